@@ -42,6 +42,7 @@ DEFAULT_VENV = REPO_ROOT / "bench" / ".lasvegas-venv"
 LASVEGAS_VERSION = "0.2.0"
 LASVEGAS_REQUIREMENT = f"lasvegas=={LASVEGAS_VERSION}"
 ENGINES = ("referee", "lasvegas")
+RECORD = False  # whether referee keeps its game record while timed (--record)
 PLAYER_COUNTS = (2, 5)
 TARGET_RATIO = 5.0
 DEFAULT_GAMES = 1000
@@ -86,13 +87,13 @@ def referee_engine():
     turns = [0]
 
     def playout(i):
-        game = Game(rules, players=players, seed=seed + i)
+        game = Game(rules, players=players, seed=seed + i, record=cfg["record"])
         while not game.is_over:
             game.apply(rng.choice(game.legal_actions()))
         return game.ranking()
 
     def counted_playout(i):
-        game = Game(rules, players=players, seed=seed + i)
+        game = Game(rules, players=players, seed=seed + i, record=cfg["record"])
         while not game.is_over:
             game.apply(rng.choice(game.legal_actions()))
             turns[0] += 1
@@ -293,6 +294,7 @@ def worker_config(
         "seed": seed,
         "mode": mode,
         "repo_root": str(REPO_ROOT),
+        "record": RECORD,
         "rules": lasvegas_rules,
         "deck": CLASSIC_DECK,
         "threshold": CLASSIC_THRESHOLD,
@@ -401,6 +403,8 @@ def report(
     print(f'Random playouts, rules "classic", {games} games x {reps} reps per engine and '
           f"player count; {rules_note}.")
     print("games/s: median [min-max] over reps; ratio = median referee / median lasvegas.")
+    print("referee " + ("keeps its full game record (--record)." if RECORD else
+                        "in look-ahead mode (record=False), as bots use it; --record to keep it."))
     print()
     headers = ["players"] + [f"{engine} g/s" for engine in engines]
     if both:
@@ -465,6 +469,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-check", action="store_true",
                         help="skip the untimed sanity playouts")
     parser.add_argument("--seed", type=int, default=1, help="base seed (default 1)")
+    parser.add_argument("--record", action="store_true",
+                        help="referee keeps its full game record (default: look-ahead mode, "
+                             "record=False, as bots use it; lasvegas keeps no record)")
     parser.add_argument("--venv", type=Path, default=DEFAULT_VENV,
                         help="virtual environment for lasvegas (default bench/.lasvegas-venv)")
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write results as JSON")
@@ -484,7 +491,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark; 0 when it ran, 1 on errors."""
+    global RECORD
     args = parse_args(argv)
+    RECORD = args.record
     engines = [args.only] if args.only else list(ENGINES)
     try:
         pythons: dict[str, Path | str] = {}

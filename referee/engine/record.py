@@ -1,0 +1,166 @@
+"""Game records: every event of a game, as data that can be stored, shared and replayed.
+
+In memory an event is a tuple whose first item names its type; `EVENT_FIELDS` names the rest.
+On disk (JSON) each event is an object with a "type" key and those fields. Participant indexes
+in "counts", "cancelled" and "payouts" are seats, and `players` stands for the neutral player.
+The format is documented in docs/replay-format.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from referee.engine.actions import Action
+from referee.engine.errors import IllegalActionError
+from referee.engine.rules import RuleSet
+
+RECORD_FORMAT = "referee-game-record"
+RECORD_VERSION = 1
+
+EVENT_FIELDS: dict[str, tuple[str, ...]] = {
+    "round": ("round", "start_seat", "casinos"),
+    "preroll": ("faces",),
+    "roll": ("seat", "own", "big", "neutral"),
+    "place": ("seat", "value", "slot", "own", "big", "neutral"),
+    "score": ("target", "counts", "cancelled", "payouts", "leaving"),
+    "end": ("money", "notes", "places"),
+}
+
+
+def event_to_dict(event: tuple) -> dict[str, Any]:
+    """The JSON form of one event."""
+    if event[0] == "roll":  # held in memory as (seat, faces, ordinary count, big count)
+        _, seat, faces, a, b = event
+        return {"type": "roll", "seat": seat, "own": list(faces[:a]),
+                "big": list(faces[a:a + b]), "neutral": list(faces[a + b:])}
+    kind, *values = event
+    out: dict[str, Any] = {"type": kind}
+    for name, value in zip(EVENT_FIELDS[kind], values, strict=True):
+        out[name] = _to_lists(value)
+    if kind == "place":
+        out["slot"] = bool(out["slot"])
+    return out
+
+
+def event_from_dict(data: dict[str, Any]) -> tuple:
+    """The tuple form of one JSON event; ValueError if it is not a known event."""
+    kind = data.get("type")
+    if kind not in EVENT_FIELDS:
+        raise ValueError(f"unknown event type {kind!r}")
+    try:
+        if kind == "roll":
+            own, big, neutral = data["own"], data["big"], data["neutral"]
+            return ("roll", data["seat"], bytes(own + big + neutral), len(own), len(big))
+        return (kind, *(_to_tuples(data[name]) for name in EVENT_FIELDS[kind]))
+    except KeyError as missing:
+        raise ValueError(f"event {kind!r} lacks the field {missing}") from None
+
+
+def _to_lists(value: Any) -> Any:
+    if isinstance(value, tuple | list):
+        return [_to_lists(v) for v in value]
+    return value
+
+
+def _to_tuples(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_to_tuples(v) for v in value)
+    return value
+
+
+@dataclass
+class GameRecord:
+    """A complete game: rules, seats, seed, every event, and free-form `meta` from the match
+    (bots and their versions, latencies, strikes)."""
+
+    rules: RuleSet
+    players: int
+    seed: int
+    events: list[tuple]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def actions(self) -> list[Action]:
+        """The placements of the game, in order: all a replay needs besides the seed."""
+        return [Action(e[2], e[3]) for e in self.events if e[0] == "place"]
+
+    def final(self) -> tuple | None:
+        """The game-end event, or None if the record stops before the end."""
+        return self.events[-1] if self.events and self.events[-1][0] == "end" else None
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as JSON-ready data (see docs/replay-format.md)."""
+        return {
+            "format": RECORD_FORMAT,
+            "version": RECORD_VERSION,
+            "rules": self.rules.to_dict(),
+            "players": self.players,
+            "seed": self.seed,
+            **self.meta,
+            "events": [event_to_dict(e) for e in self.events],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> GameRecord:
+        """Read a record; ValueError naming the problem if it is not a valid one."""
+        if data.get("format") != RECORD_FORMAT:
+            raise ValueError(f"not a game record (format {data.get('format')!r})")
+        if data.get("version") != RECORD_VERSION:
+            raise ValueError(f"unsupported record version {data.get('version')!r}")
+        reserved = {"format", "version", "rules", "players", "seed", "events"}
+        return cls(
+            rules=RuleSet.from_dict(data["rules"]),
+            players=data["players"],
+            seed=data["seed"],
+            events=[event_from_dict(e) for e in data["events"]],
+            meta={k: v for k, v in data.items() if k not in reserved},
+        )
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """Where a replay first disagrees with a record."""
+
+    index: int                      # index of the first differing event
+    expected: dict[str, Any] | None  # the recorded event (None: the record ends early)
+    actual: dict[str, Any] | None    # the re-derived event (None: the replay ends early)
+    reason: str
+
+    def __str__(self) -> str:
+        return f"event {self.index}: {self.reason}"
+
+
+def replay(record: GameRecord) -> Divergence | None:
+    """Replay a record's placements through the engine; return the first divergence, or None.
+
+    Every event is re-derived from the rules, the seed and the placements: funding, rolls,
+    scoring, leftovers and the final ranking must all match the record.
+    """
+    from referee.engine.game import Game
+
+    game = Game(record.rules, record.players, record.seed)
+    assert game.events is not None
+    illegal: str | None = None
+    for action in record.actions():
+        if game.is_over:
+            illegal = "the record places dice after the game ended"
+            break
+        try:
+            game.apply(action)
+        except IllegalActionError as exc:
+            illegal = f"recorded placement {action} is illegal here: {exc}"
+            break
+    derived = game.events
+    for i, recorded in enumerate(record.events):
+        expected = event_to_dict(recorded)
+        actual = event_to_dict(derived[i]) if i < len(derived) else None
+        if actual != expected:
+            differs = f"the recorded {expected['type']!r} event differs from the replay"
+            reason = illegal or ("the replay ends before this event" if actual is None else differs)
+            return Divergence(i, expected, actual, reason)
+    if illegal:
+        return Divergence(len(record.events), None, None, illegal)
+    if record.final() is None and game.is_over:
+        return Divergence(len(record.events), None, event_to_dict(derived[len(record.events)]),
+                          "the record stops before the game's end")
+    return None

@@ -1,0 +1,155 @@
+"""What a player may see (R24, R51), and rebuilding a playable game from it for look-ahead."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from referee.engine.actions import Action, Roll
+from referee.engine.rules import RuleSet
+
+if TYPE_CHECKING:
+    from referee.engine.game import Game
+
+
+@dataclass(frozen=True)
+class CasinoView:
+    """One casino (1..6) or the slot machine (7): its notes and the dice placed on it."""
+
+    target: int
+    notes: tuple[int, ...]      # values in dollars, highest first
+    ordinary: tuple[int, ...]   # ordinary dice per seat
+    big: tuple[int, ...]        # big dice per seat
+    neutral: int                # neutral dice (the neutral player's)
+
+    def count(self, seat: int) -> int:
+        """The seat's count on this casino (R20: a big die counts 2)."""
+        return self.ordinary[seat] + 2 * self.big[seat]
+
+
+@dataclass(frozen=True)
+class SlotPlacement:
+    """One placement on the slot machine (R31 allows one per face value)."""
+
+    value: int
+    seat: int
+    ordinary: int
+    big: int
+    neutral: int
+
+
+@dataclass(frozen=True)
+class SeatView:
+    """A seat's public situation: dice it still holds, money and notes won (R24)."""
+
+    seat: int
+    dice: int
+    big_dice: int
+    neutral_dice: int
+    money: int
+    notes: int
+
+
+@dataclass(frozen=True)
+class View:
+    """The public state of a game as seen by `seat`. The deck's order and the seeds are hidden."""
+
+    rules: RuleSet
+    players: int
+    seat: int
+    round: int
+    start_seat: int
+    current_seat: int
+    casinos: tuple[CasinoView, ...]
+    seats: tuple[SeatView, ...]
+    deck_notes: tuple[int, ...]       # notes still in the deck, ascending; their order is hidden
+    slot: tuple[SlotPlacement, ...]
+    roll: Roll
+    legal: tuple[Action, ...]
+    is_over: bool
+
+    def casino(self, target: int) -> CasinoView:
+        """The casino numbered `target` (1..6, or 7 for the slot)."""
+        return self.casinos[target - 1]
+
+
+def make_view(game: Game, seat: int) -> View:
+    """Build `seat`'s view of `game`."""
+    if not 0 <= seat < game.players:
+        raise ValueError(f"seat must be from 0 to {game.players - 1}, got {seat}")
+    casinos = tuple(
+        CasinoView(
+            target=t,
+            notes=tuple(sorted(game._notes[t], reverse=True)),
+            ordinary=tuple(game._own[t]),
+            big=tuple(game._big[t]),
+            neutral=game._neu[t],
+        )
+        for t in game._targets
+    )
+    seats = tuple(
+        SeatView(s, game._hand_own[s], game._hand_big[s], game._hand_neu[s], game.money[s],
+                 len(game.notes_won[s]))
+        for s in range(game.players)
+    )
+    return View(
+        rules=game.rules,
+        players=game.players,
+        seat=seat,
+        round=game.round,
+        start_seat=game.start_seat,
+        current_seat=game.seat,
+        casinos=casinos,
+        seats=seats,
+        deck_notes=tuple(sorted(game._deck[game._deck_pos:])),
+        slot=tuple(SlotPlacement(*placement) for placement in game._slot_log),
+        roll=game.roll,
+        legal=tuple(game.legal_actions()),
+        is_over=game.is_over,
+    )
+
+
+def determinize(view: View, seed: int) -> Game:
+    """A playable game that agrees with everything `view` shows, for look-ahead.
+
+    What the view hides is drawn from `seed`: the deck's order and every future roll. The game
+    keeps no record. Players' won notes are known by count only, so they hold zeros of that
+    count; money and ranking are exact.
+    """
+    from referee.engine.game import Game
+
+    game = Game.__new__(Game)
+    game.rules, game.players, game.seed = view.rules, view.players, seed
+    game.events = None
+    game._setup_empty()
+    if game._plain:
+        game._hand_own = game._held
+    n = view.players
+    game.round, game.start_seat, game.seat = view.round, view.start_seat, view.current_seat
+    game.is_over = view.is_over
+    for c in view.casinos:
+        game._notes[c.target] = list(c.notes)
+        game._own[c.target] = list(c.ordinary)
+        game._big[c.target] = list(c.big)
+        game._neu[c.target] = c.neutral
+    for p in view.slot:
+        game._slot_values.add(p.value)
+        game._slot_log.append((p.value, p.seat, p.ordinary, p.big, p.neutral))
+        game._slot_sum[p.seat] += p.value * (p.ordinary + p.big)
+        game._slot_sum[n] += p.value * p.neutral
+    for s in view.seats:
+        game._hand_big[s.seat], game._hand_neu[s.seat] = s.big_dice, s.neutral_dice
+        game._held[s.seat] = s.dice + s.big_dice + s.neutral_dice
+        if not game._plain:
+            game._hand_own[s.seat] = s.dice
+        game.money[s.seat] = s.money
+        game.notes_won[s.seat] = [0] * s.notes
+    deck = list(view.deck_notes)
+    random.Random(seed).shuffle(deck)
+    game._deck = deck
+    roll = view.roll
+    game._roll_own, game._roll_big = bytes(roll.own), bytes(roll.big)
+    game._roll_neu = bytes(roll.neutral)
+    game._roll_all = game._roll_own + game._roll_big + game._roll_neu
+    return game
