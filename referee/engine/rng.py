@@ -1,8 +1,8 @@
-"""Seeded randomness (R50): independent streams derived from the game seed with SHA-256.
+"""Seeded randomness (R50): independent streams derived from the game seed with SHA-512.
 
-Every random draw of a game comes from SHA-256, so any third party can reproduce a game in any
+Every random draw of a game comes from SHA-512, so any third party can reproduce a game in any
 language, and no Python or platform version changes a result. A *stream* named `label` is the
-concatenation of SHA-256("lasvegas/v1/{seed}/{label}/{block}") for block = 0, 1, 2, ... where
+concatenation of SHA-512("lasvegas/v1/{seed}/{label}/{block}") for block = 0, 1, 2, ... where
 `seed` is the game seed in decimal (0 <= seed < 2**64).
 
 * **Dice.** Seat `s` rolls from the stream labelled `dice/{s}`; the neutral pre-roll (R41) from
@@ -21,7 +21,7 @@ position sees the same dice.
 from __future__ import annotations
 
 import struct
-from hashlib import sha256
+from hashlib import sha512
 
 # Byte -> face table for bytes.translate; bytes 252..255 are deleted (rejection sampling).
 _FACES = bytes((b % 6) + 1 if b < 252 else 0 for b in range(256))
@@ -37,8 +37,8 @@ def check_seed(seed: int) -> int:
 
 
 def stream_block(seed: int, label: str, block: int) -> bytes:
-    """Block `block` (32 bytes) of the stream `label`."""
-    return sha256(f"lasvegas/v1/{seed}/{label}/{block}".encode()).digest()
+    """Block `block` (64 bytes) of the stream `label`."""
+    return sha512(f"lasvegas/v1/{seed}/{label}/{block}".encode()).digest()
 
 
 class DiceStream:
@@ -71,6 +71,7 @@ def shuffled_deck(seed: int, canonical: list[int]) -> list[int]:
     """The deck order for `seed`: `canonical` sorted by its stream keys, top of deck first."""
     n = len(canonical)
     prefix = f"lasvegas/v1/{seed}/deck/"
-    stream = b"".join([sha256(f"{prefix}{b}".encode()).digest() for b in range((4 * n + 31) // 32)])
+    blocks = range((4 * n + 63) // 64)
+    stream = b"".join([sha512(f"{prefix}{b}".encode()).digest() for b in blocks])
     keys = struct.unpack(f">{n}I", stream[: 4 * n])
     return [canonical[i] for i in sorted(range(n), key=keys.__getitem__)]
