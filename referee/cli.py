@@ -1,0 +1,166 @@
+"""The `referee` command line: thin click commands over the library."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from referee import __version__
+from referee.engine import PRESET_NOTES, PRESETS, RuleSet, preset
+from referee.engine.errors import EngineError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# Errors a user can cause; each is reported as one line, never a traceback.
+USER_ERRORS: tuple[type[BaseException], ...] = (EngineError, ValueError, OSError)
+
+
+def friendly_errors(func: F) -> F:
+    """Report user errors as one line ("error: ...") and exit with status 2."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except click.exceptions.Exit:
+            raise
+        except USER_ERRORS as exc:
+            raise click.ClickException(str(exc)) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+class RulesParam(click.ParamType):
+    """A preset name, or a TOML file holding a rule set (`preset = ...` plus options)."""
+
+    name = "rules"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> RuleSet:
+        if isinstance(value, RuleSet):
+            return value
+        try:
+            if value in PRESETS:
+                return preset(value)
+            path = Path(value)
+            if path.suffix == ".toml" and path.exists():
+                from referee.config import load_rules_file
+
+                return load_rules_file(path)
+            return preset(value)
+        except (EngineError, ValueError, OSError) as exc:
+            self.fail(str(exc), param, ctx)
+
+
+RULES = RulesParam()
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="referee")
+def main() -> None:
+    """Run tournaments of Las Vegas bots written in any language.
+
+    \b
+    Quick start:
+      referee rules                       list the rule presets
+      referee simulate --players 3        in-process games between built-in policies
+      referee match sample_bots/greedy.toml sample_bots/random.toml
+      referee league sample_bots/*.toml   a league of bots with ratings and tables
+    """
+
+
+@main.command("rules")
+@click.argument("preset_name", required=False, metavar="[PRESET]")
+@friendly_errors
+def rules_command(preset_name: str | None) -> None:
+    """List the rule presets and options, or print PRESET as TOML."""
+    if preset_name is not None:
+        click.echo(rules_to_toml(preset(preset_name)), nl=False)
+        return
+    click.echo("Presets (referee rules PRESET prints one as TOML):\n")
+    for name, rules in PRESETS.items():
+        players = f"{rules.min_players}-{rules.max_players} players"
+        click.echo(f"  {name:<25} {players:<13} {PRESET_NOTES[name]}")
+    click.echo("\nOptions (set any of them on top of a preset in a rules TOML file):\n")
+    for name, doc in OPTION_DOCS.items():
+        click.echo(f"  {name:<18} {doc}")
+
+
+OPTION_DOCS = {
+    "preset": "the preset the options start from",
+    "min_players": "fewest seats (2-8)",
+    "max_players": "most seats (2-8)",
+    "rounds": "rounds per game (R25)",
+    "dice": "ordinary dice per player (R3)",
+    "big_dice": "big dice per player, each counts 2 when scored (R3, R20)",
+    "funding": '"threshold" (fund each casino up to `threshold`) or "notes" (R10)',
+    "threshold": "dollars per casino in threshold funding (R10)",
+    "scaled_threshold": "Boulevard: threshold by player count, $30k..$90k (R10)",
+    "notes_per_casino": "notes per casino in notes funding (R10)",
+    "hundred_k": "shuffle five $100k notes into the deck (R2)",
+    "slot": "the slot machine, a 7th casino (R30-R32)",
+    "neutral": '"none", "white" (R41) or "grey" (R43) neutral dice',
+    "leftovers": '"bottom" (under the deck) or "discard" (R23)',
+}
+
+
+def rules_to_toml(rules: RuleSet) -> str:
+    """A rule set as TOML, one option per line."""
+    lines = []
+    for key, value in rules.to_dict().items():
+        if isinstance(value, bool):
+            text = "true" if value else "false"
+        elif isinstance(value, int):
+            text = str(value)
+        else:
+            text = json.dumps(value)
+        lines.append(f"{key} = {text}")
+    return "\n".join(lines) + "\n"
+
+
+@main.command()
+@click.option("--rules", "rules", type=RULES, default="classic", show_default=True,
+              help="Rule preset, or a rules TOML file.")
+@click.option("--players", type=int, default=None,
+              help="Seats per game (default: the rule set's smallest).")
+@click.option("--games", type=click.IntRange(min=1), default=1000, show_default=True)
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True)
+@click.option("--policy", type=click.Choice(["random", "greedy"]), default="random",
+              show_default=True, help="What every seat plays.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--replay", type=click.Path(dir_okay=False, writable=True, path_type=Path),
+              help="Write every game record to FILE as JSON Lines.")
+@friendly_errors
+def simulate(rules: RuleSet, players: int | None, games: int, seed: int, policy: str,
+             as_json: bool, replay: Path | None) -> None:
+    """Play in-process games between built-in policies and print per-seat statistics."""
+    from referee.simulate import simulate as run_simulation
+
+    players = players if players is not None else rules.min_players
+    rules.check_players(players)
+    if replay is not None:
+        with replay.open("w", encoding="utf-8") as out:
+            result = run_simulation(rules, players, games, seed, policy, out)
+    else:
+        result = run_simulation(rules, players, games, seed, policy)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=2))
+        return
+    click.echo(f"{games} games of {rules.preset!r}, {players} players, policy {policy}, "
+               f"seed {seed}")
+    click.echo(f"{'seat':>4}  {'win %':>7}  {'mean money':>12}  {'mean place':>10}")
+    for stats in result.seats:
+        data = stats.to_json(games)
+        click.echo(f"{stats.seat:>4}  {100 * data['win_rate']:>6.2f}%  "
+                   f"{data['mean_money']:>12,.0f}  {data['mean_place']:>10.3f}")
+    if replay is not None:
+        click.echo(f"records written to {replay}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
