@@ -1,0 +1,195 @@
+"""The referee's gRPC client for one bot: handshake, and one Play stream per game with deadlines.
+
+`GameStream.decide` never raises for anything a bot does: it returns a `Reply` that holds either
+the action the bot chose or the strike it earned (timeout, malformed, protocol, crash).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import grpc
+
+from referee import __version__
+from referee.bots.errors import CRASH, MALFORMED, PROTOCOL, TIMEOUT, BotStartError
+from referee.protocol import PROTOCOL_VERSION, pb, rpc
+
+CHANNEL_OPTIONS = [
+    ("grpc.max_receive_message_length", 1 << 20),   # a decision is a few bytes; refuse floods
+    ("grpc.enable_retries", 0),
+    ("grpc.keepalive_time_ms", 10_000),
+]
+_END = object()   # the stream ended
+
+
+@dataclass(frozen=True)
+class Hello:
+    """What a bot said about itself in the handshake."""
+
+    name: str
+    version: str
+    protocol_version: int
+    max_concurrent_games: int
+
+
+@dataclass
+class Reply:
+    """The outcome of one decision request."""
+
+    action: pb.Action | None      # the bot's action, if it answered in time and well formed
+    strike: str | None            # the strike type otherwise
+    detail: str                   # why, for a strike
+    latency_us: int               # measured by the referee, from send to receive
+
+
+class BotClient:
+    """A gRPC channel to one bot instance."""
+
+    def __init__(self, name: str, address: str, alive: Callable[[], bool] | None = None) -> None:
+        self.name = name
+        self.address = address
+        self.channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+        self.stub = rpc.BotStub(self.channel)
+        self._alive = alive or (lambda: True)
+        self.hello: Hello | None = None
+
+    def process_alive(self) -> bool:
+        """False once the bot's process is known to have ended."""
+        return self._alive()
+
+    async def handshake(self, timeout: float) -> Hello:
+        """Call Hello until it answers or `timeout` seconds pass; BotStartError if it never does."""
+        deadline = time.monotonic() + timeout
+        request = pb.HelloRequest(protocol_version=PROTOCOL_VERSION, referee_version=__version__)
+        last_error = "no answer"
+        while True:
+            if not self._alive():
+                raise BotStartError(self.name, "exited during start-up")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise BotStartError(self.name, f"no answer to Hello within {timeout:g} s "
+                                               f"({last_error})")
+            try:
+                reply = await self.stub.Hello(request, timeout=min(left, 1.0),
+                                              wait_for_ready=False)
+                break
+            except grpc.aio.AioRpcError as exc:
+                last_error = exc.code().name.lower()
+                await asyncio.sleep(min(0.02, max(left, 0)))
+        if reply.protocol_version != PROTOCOL_VERSION:
+            raise BotStartError(self.name, f"speaks protocol {reply.protocol_version}, the "
+                                           f"referee speaks {PROTOCOL_VERSION}")
+        self.hello = Hello(reply.bot_name or self.name, reply.bot_version,
+                           reply.protocol_version, max(1, reply.max_concurrent_games))
+        return self.hello
+
+    def open_game(self) -> GameStream:
+        """Open the Play stream of one game."""
+        return GameStream(self)
+
+    async def close(self) -> None:
+        """Close the channel."""
+        await self.channel.close(grace=None)
+
+
+class GameStream:
+    """One game's Play stream: the referee writes requests, a reader task collects answers."""
+
+    def __init__(self, client: BotClient) -> None:
+        self.client = client
+        self.call = client.stub.Play()
+        self.inbox: asyncio.Queue[object] = asyncio.Queue()
+        self.broken: str | None = None     # why the stream can no longer be used
+        self.reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        try:
+            while True:
+                message = await self.call.read()
+                if message is grpc.aio.EOF:
+                    break
+                self.inbox.put_nowait(message)
+        except (grpc.aio.AioRpcError, asyncio.CancelledError, grpc.aio.UsageError) as exc:
+            if isinstance(exc, grpc.aio.AioRpcError):
+                self.inbox.put_nowait(exc)
+        finally:
+            self.inbox.put_nowait(_END)
+
+    def _failure(self, detail: str) -> tuple[str, str]:
+        """Classify a broken stream: a crash if the process died or the bot is unreachable."""
+        if not self.client.process_alive():
+            return CRASH, f"the bot's process ended ({detail})"
+        if "unavailable" in detail or "connect" in detail:
+            return CRASH, detail
+        return PROTOCOL, detail
+
+    async def send(self, message: pb.RefereeMessage) -> str | None:
+        """Write a message; return None, or why the stream is broken."""
+        if self.broken is not None:
+            return self.broken
+        try:
+            await self.call.write(message)
+        except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError) as exc:
+            self.broken = _describe(exc)
+        return self.broken
+
+    async def decide(self, message: pb.RefereeMessage, timeout_s: float) -> Reply:
+        """Send a decision request and wait for the matching decision, at most `timeout_s`."""
+        request = message.decision
+        started = time.perf_counter()
+        error = await self.send(message)
+        if error is not None:
+            strike, detail = self._failure(error)
+            return Reply(None, strike, detail, 0)
+        deadline = started + timeout_s
+        while True:
+            left = deadline - time.perf_counter()
+            try:
+                if left <= 0:
+                    raise TimeoutError
+                item = await asyncio.wait_for(self.inbox.get(), left)
+            except TimeoutError:
+                elapsed = int((time.perf_counter() - started) * 1e6)
+                return Reply(None, TIMEOUT, f"no decision within {timeout_s * 1000:.0f} ms",
+                             elapsed)
+            latency = int((time.perf_counter() - started) * 1e6)
+            if item is _END or isinstance(item, grpc.aio.AioRpcError):
+                self.broken = _describe(item) if item is not _END else "the bot ended the stream"
+                self.inbox.put_nowait(_END)  # later requests see the end at once
+                strike, detail = self._failure(self.broken)
+                return Reply(None, strike, detail, latency)
+            assert isinstance(item, pb.BotMessage)
+            if item.WhichOneof("kind") != "decision":
+                return Reply(None, MALFORMED, "a message without a decision", latency)
+            decision = item.decision
+            if decision.request_id < request.request_id:
+                continue   # a late answer to an earlier request: dropped, already struck
+            if decision.request_id != request.request_id:
+                return Reply(None, PROTOCOL, f"answered request {decision.request_id}, "
+                                             f"expected {request.request_id}", latency)
+            if not decision.HasField("action"):
+                return Reply(None, MALFORMED, "a decision without an action", latency)
+            return Reply(decision.action, None, "", latency)
+
+    async def finish(self, end: pb.GameEnd | None) -> None:
+        """Send GameEnd (if the stream still works), close our side and stop the reader."""
+        if end is not None and self.broken is None:
+            await self.send(pb.RefereeMessage(end=end))
+        with contextlib.suppress(Exception):
+            if self.broken is None:
+                await asyncio.wait_for(self.call.done_writing(), 1.0)
+        self.call.cancel()
+        self.reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self.reader
+
+
+def _describe(error: object) -> str:
+    if isinstance(error, grpc.aio.AioRpcError):
+        details = (error.details() or "").strip()
+        return f"{error.code().name.lower()}: {details}" if details else error.code().name.lower()
+    return str(error) or type(error).__name__

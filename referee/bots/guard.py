@@ -1,0 +1,138 @@
+"""A tiny supervisor between the referee and a bot process: no bot process outlives the referee.
+
+Run as `python -m referee.bots.guard --grace SECONDS -- COMMAND...`. The guard
+
+* asks the kernel to send it SIGTERM when the referee dies (PR_SET_PDEATHSIG), even by SIGKILL;
+* becomes a child subreaper, so every descendant of the bot that is orphaned becomes its child
+  (a bot cannot escape by double-forking or by starting a new session);
+* on SIGTERM, or when the bot's main process exits, sends SIGTERM to every remaining
+  descendant, waits `--grace` seconds, sends SIGKILL to what is left and reaps it all.
+
+It exits with the bot's exit status (128 + signal number if the bot was killed by a signal).
+It imports only the standard library and starts in a few milliseconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import sys
+import time
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+
+
+class _Stop(Exception):
+    pass
+
+
+def _prctl(option: int, value: int) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(option, value, 0, 0, 0)
+
+
+def _children() -> list[int]:
+    """Pids of this process's children (descendants re-parented to us included)."""
+    me = str(os.getpid())
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                stat = handle.read().decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[-1].split()
+        if len(fields) > 1 and fields[1] == me:
+            found.append(int(entry))
+    return found
+
+
+def _reap() -> tuple[int, int] | None:
+    """Reap one exited child without blocking: (pid, status), or None."""
+    try:
+        pid, status = os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return None
+    return (pid, status) if pid else None
+
+
+def _signal_all(sig: int) -> None:
+    for pid in _children():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+
+
+def terminate_descendants(grace: float) -> None:
+    """SIGTERM every descendant, wait up to `grace` seconds, SIGKILL the rest, reap them all."""
+    _signal_all(signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        while _reap():
+            pass
+        if not _children():
+            return
+        time.sleep(0.02)
+    for _ in range(50):  # descendants re-parented while we kill are caught on a later pass
+        _signal_all(signal.SIGKILL)
+        while _reap():
+            pass
+        if not _children():
+            return
+        time.sleep(0.01)
+
+
+def main(argv: list[str]) -> int:
+    grace = 2.0
+    if argv[:1] == ["--grace"]:
+        grace = float(argv[1])
+        argv = argv[2:]
+    if argv[:1] == ["--"]:
+        argv = argv[1:]
+    if not argv:
+        print("usage: python -m referee.bots.guard [--grace S] -- COMMAND...", file=sys.stderr)
+        return 2
+    parent = int(os.environ.pop("REFEREE_GUARD_PARENT", "0") or 0)
+    _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if parent and os.getppid() != parent:  # the referee died before we could watch it
+        return 1
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+    def stop(signum: int, frame: object) -> None:
+        raise _Stop()
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, stop)
+    status = 0
+    try:
+        child = os.fork()
+        if child == 0:  # the bot: dies with the guard even if the guard is SIGKILLed
+            try:
+                for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                    signal.signal(sig, signal.SIG_DFL)
+                _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+                os.execvp(argv[0], argv)
+            except OSError as exc:
+                os.write(2, f"cannot run {argv[0]!r}: {exc.strerror}\n".encode())
+            os._exit(127)
+        while True:
+            pid, wait_status = os.waitpid(-1, 0)
+            if pid == child:
+                status = os.waitstatus_to_exitcode(wait_status)
+                break
+    except _Stop:
+        pass
+    except ChildProcessError:
+        pass
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
+    terminate_descendants(grace)
+    return 128 - status if status < 0 else status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

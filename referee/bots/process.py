@@ -1,0 +1,225 @@
+"""Launching command bots: build step, listen address, readiness, output capture, shutdown.
+
+Every bot process runs under `referee.bots.guard` in a process group of its own, so that
+stopping a bot (or the referee dying, even by SIGKILL) ends the bot and all its descendants.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import uuid
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+from referee.bots.errors import BotStartError
+from referee.bots.spec import BotSpec, hash_tree
+
+GRACE_SECONDS = 2.0
+LOG_KEEP_BYTES = 256 * 1024      # output kept per process, newest last
+GAME_LOG_CAP = 16 * 1024         # output kept per game in records
+RUN_ID = uuid.uuid4().hex[:12]   # marks every process this referee starts (REFEREE_RUN_ID)
+
+
+def cache_dir() -> Path:
+    """Where build stamps live ($XDG_CACHE_HOME/referee or ~/.cache/referee)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base, "referee")
+
+
+def ensure_built(spec: BotSpec, timeout: float = 600.0) -> bool:
+    """Run the spec's build command once per content of the bot's files.
+
+    Returns True if it ran, False if a stamp showed it already ran for these files. Raises
+    BotStartError with the tail of the build's output if it fails.
+    """
+    if not spec.build or spec.workdir is None:
+        return False
+    key = hashlib.sha256(
+        "\0".join([str(spec.workdir), *spec.build, hash_tree(spec.workdir)]).encode()
+    ).hexdigest()[:24]
+    stamp = cache_dir() / "builds" / f"{spec.name}-{key}"
+    if stamp.exists():
+        return False
+    argv = [sys.executable if part == "{python}" else part for part in spec.build]
+    if shutil.which(argv[0], path=os.environ.get("PATH")) is None and not Path(
+        spec.workdir, argv[0]
+    ).exists():
+        raise BotStartError(spec.name, f"build command not found: {argv[0]}")
+    try:
+        done = subprocess.run(argv, cwd=spec.workdir, stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=timeout,
+                              env={**os.environ, **spec.env})
+    except subprocess.TimeoutExpired:
+        raise BotStartError(spec.name, f"build timed out after {timeout:.0f} s") from None
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+        raise BotStartError(spec.name, f"build {' '.join(argv)} failed with exit "
+                                       f"{done.returncode}: {' | '.join(tail)}")
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(" ".join(argv) + "\n")
+    return True
+
+
+class OutputLog:
+    """A process's merged stdout and stderr, bounded; games take the part written during them."""
+
+    def __init__(self) -> None:
+        self.chunks: deque[bytes] = deque()
+        self.kept = 0
+        self.written = 0   # total bytes ever written
+
+    def add(self, data: bytes) -> None:
+        self.chunks.append(data)
+        self.kept += len(data)
+        self.written += len(data)
+        while self.kept > LOG_KEEP_BYTES and len(self.chunks) > 1:
+            self.kept -= len(self.chunks.popleft())
+
+    def since(self, offset: int, cap: int = GAME_LOG_CAP) -> str:
+        """Text written since `offset` (a value of `written`), at most `cap` bytes (the tail)."""
+        want = self.written - offset
+        if want <= 0:
+            return ""
+        data = b"".join(self.chunks)[-min(want, self.kept):]
+        dropped = want - len(data)
+        if len(data) > cap:
+            dropped += len(data) - cap
+            data = data[-cap:]
+        text = data.decode("utf-8", errors="replace")
+        return f"[{dropped} bytes dropped]\n{text}" if dropped else text
+
+    def tail(self, lines: int = 3) -> str:
+        """The last few lines, joined with ' | ' (for one-line error messages)."""
+        text = b"".join(self.chunks)[-4096:].decode("utf-8", errors="replace")
+        return " | ".join(line.strip() for line in text.strip().splitlines()[-lines:])
+
+
+@dataclass
+class Launch:
+    """Where a launched bot listens and what runs it."""
+
+    address: str
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+
+
+class BotProcess:
+    """One running instance of a command bot."""
+
+    def __init__(self, spec: BotSpec, instance: int = 0, *, sandbox: bool = False) -> None:
+        if spec.kind != "command":
+            raise ValueError(f"{spec.name}: only command bots have processes")
+        self.spec = spec
+        self.instance = instance
+        self.sandbox = sandbox
+        self.log = OutputLog()
+        self.proc: asyncio.subprocess.Process | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._dir: Path | None = None
+
+    @property
+    def pid(self) -> int | None:
+        """The guard's pid (also the process group id), or None before start."""
+        return self.proc.pid if self.proc else None
+
+    @property
+    def alive(self) -> bool:
+        """True while the bot's process runs."""
+        return self.proc is not None and self.proc.returncode is None
+
+    @property
+    def exit_status(self) -> int | None:
+        """The exit status once the process ended."""
+        return self.proc.returncode if self.proc else None
+
+    def _prepare(self) -> Launch:
+        argv = self.spec.argv()
+        assert self.spec.workdir is not None
+        program = argv[0]
+        if os.sep in program:
+            resolved = Path(self.spec.workdir, program)
+            if not (resolved.exists() and os.access(resolved, os.X_OK)):
+                raise BotStartError(self.spec.name, f"command not found: {program}")
+        elif shutil.which(program, path=self.spec.env.get("PATH", os.environ.get("PATH"))) is None:
+            raise BotStartError(self.spec.name, f"command not found: {program}")
+        self._dir = Path(tempfile.mkdtemp(prefix="referee-"))
+        address = f"unix:{self._dir / 'bot.sock'}"
+        env = {**os.environ, **self.spec.env, "REFEREE_BOT_ADDRESS": address,
+               "REFEREE_RUN_ID": RUN_ID, "PYTHONUNBUFFERED": "1"}
+        return Launch(address, [*argv, "--address", address], env, self.spec.workdir)
+
+    async def start(self) -> str:
+        """Start the process; return the address it must listen on."""
+        launch = self._prepare()
+        argv = launch.argv
+        if self.sandbox:
+            argv = self._sandboxed(launch)
+        guard = [sys.executable, "-m", "referee.bots.guard", "--grace", str(GRACE_SECONDS), "--"]
+        env = {**launch.env, "REFEREE_GUARD_PARENT": str(os.getpid())}
+        try:
+            self.proc = await asyncio.create_subprocess_exec(
+                *guard, *argv, cwd=launch.cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise BotStartError(self.spec.name, f"cannot start: {exc.strerror}") from None
+        self._reader = asyncio.create_task(self._read_output())
+        return launch.address
+
+    def _sandboxed(self, launch: Launch) -> list[str]:
+        from referee.bots.sandbox import bwrap_argv, default_env, prepare_dirs
+
+        assert self._dir is not None
+        tmp = self._dir / "tmp"
+        prepare_dirs(tmp, uid=65534, gid=65534)
+        os.chmod(self._dir, 0o777)
+        limits = self.spec.limits
+        package_root = Path(__file__).resolve().parents[2]
+        env = default_env(**self.spec.env, REFEREE_BOT_ADDRESS=launch.env["REFEREE_BOT_ADDRESS"],
+                          REFEREE_RUN_ID=RUN_ID, PYTHONPATH=str(package_root))
+        return bwrap_argv(launch.argv, bot_dir=launch.cwd, tmp_dir=tmp, socket_dir=self._dir,
+                          env=env, memory_mb=limits.memory_mb, cpu_seconds=limits.cpu_seconds,
+                          max_processes=limits.max_processes,
+                          ro_paths=[package_root / "referee", package_root / "proto"])
+
+    async def _read_output(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        while True:
+            data = await self.proc.stdout.read(65536)
+            if not data:
+                return
+            self.log.add(data)
+
+    async def stop(self) -> None:
+        """SIGTERM the bot and its descendants, SIGKILL after the grace period; clean up."""
+        proc = self.proc
+        if proc is not None and proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                await asyncio.wait_for(proc.wait(), GRACE_SECONDS + 1.0)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                await proc.wait()
+        if proc is not None:
+            # The guard has ended its descendants; make sure nothing is left in the group.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        if self._reader is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(self._reader, 1.0)
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None

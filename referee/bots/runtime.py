@@ -1,0 +1,183 @@
+"""Running bots for many games: instances started once and reused, restarted after a crash.
+
+A `BotRunner` owns every running instance of one bot spec. `lease()` hands out a place at a
+table on an instance with spare capacity (the bot's `max_concurrent_games`), starting another
+instance when all are full, and replacing instances whose process has died.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+
+from referee.bots.client import BotClient, GameStream, Hello
+from referee.bots.errors import BotStartError
+from referee.bots.process import BotProcess, ensure_built
+from referee.bots.spec import BotSpec, Limits
+
+
+@dataclass(eq=False)
+class Instance:
+    """One running copy of a bot (a process, or a bot already running at an address)."""
+
+    client: BotClient
+    process: BotProcess | None
+    hello: Hello
+    in_use: int = 0
+
+    @property
+    def alive(self) -> bool:
+        """False once the process has ended."""
+        return self.process is None or self.process.alive
+
+    @property
+    def free(self) -> int:
+        """Games it can take on now."""
+        return self.hello.max_concurrent_games - self.in_use if self.alive else 0
+
+
+@dataclass(eq=False)
+class Lease:
+    """A seat's claim on an instance for one game; give it back with `BotRunner.release`."""
+
+    runner: BotRunner
+    instance: Instance
+    log_offset: int = 0
+
+    @property
+    def client(self) -> BotClient:
+        """The instance's gRPC client."""
+        return self.instance.client
+
+    @property
+    def name(self) -> str:
+        """The bot's name."""
+        return self.runner.name
+
+    @property
+    def version(self) -> str:
+        """The bot's version (a hash of its files)."""
+        return self.runner.version
+
+    @property
+    def limits(self) -> Limits:
+        """The bot's limits."""
+        return self.runner.spec.limits
+
+    def open_game(self) -> GameStream:
+        """Open the Play stream of one game on this instance."""
+        return self.instance.client.open_game()
+
+    def output(self) -> str:
+        """What the bot's process wrote since this lease began (capped), or ''."""
+        process = self.instance.process
+        return process.log.since(self.log_offset) if process else ""
+
+
+@dataclass(eq=False)
+class BotRunner:
+    """All instances of one bot spec."""
+
+    spec: BotSpec
+    sandbox: bool = False
+    max_instances: int = 8
+    instances: list[Instance] = field(default_factory=list)
+    restarts: int = 0
+    _started: int = 0
+    _changed: asyncio.Condition | None = None
+
+    @property
+    def name(self) -> str:
+        """The bot's name (from its spec)."""
+        return self.spec.name
+
+    @property
+    def version(self) -> str:
+        """The bot's version: a hash of its files, its address or its image."""
+        return self.spec.files_hash()
+
+    async def start(self) -> Hello:
+        """Build the bot if needed and start its first instance; BotStartError if it cannot."""
+        if self.spec.kind == "command":
+            await asyncio.to_thread(ensure_built, self.spec)
+        instance = await self._launch()
+        return instance.hello
+
+    async def _launch(self) -> Instance:
+        spec = self.spec
+        if spec.kind == "image":
+            raise BotStartError(spec.name, "container bots need a container runtime "
+                                           "(image = ... is not supported by this runner)")
+        process = None
+        if spec.kind == "address":
+            assert spec.address is not None
+            client = BotClient(spec.name, spec.address)
+        else:
+            process = BotProcess(spec, self._started, sandbox=self.sandbox)
+            address = await process.start()
+            client = BotClient(spec.name, address, alive=lambda: process.alive)
+        self._started += 1
+        try:
+            hello = await client.handshake(spec.limits.startup_ms / 1000)
+        except BotStartError as exc:
+            await client.close()
+            detail = exc.reason
+            if process is not None:
+                await process.stop()
+                output = process.log.tail()
+                if output:
+                    detail = f"{detail}; its output: {output}"
+            raise BotStartError(spec.name, detail) from None
+        instance = Instance(client, process, hello)
+        self.instances.append(instance)
+        return instance
+
+    def _condition(self) -> asyncio.Condition:
+        if self._changed is None:
+            self._changed = asyncio.Condition()
+        return self._changed
+
+    async def lease(self) -> Lease:
+        """A place for one game on an instance with spare capacity (starting one if needed)."""
+        changed = self._condition()
+        async with changed:
+            while True:
+                await self._drop_dead()
+                for instance in self.instances:
+                    if instance.free > 0:
+                        instance.in_use += 1
+                        offset = instance.process.log.written if instance.process else 0
+                        return Lease(self, instance, offset)
+                if len(self.instances) < self.max_instances:
+                    instance = await self._launch()
+                    instance.in_use += 1
+                    offset = instance.process.log.written if instance.process else 0
+                    return Lease(self, instance, offset)
+                await changed.wait()
+
+    async def _drop_dead(self) -> None:
+        """Forget instances whose process died and that no game uses any more."""
+        for instance in list(self.instances):
+            if not instance.alive and instance.in_use == 0:
+                self.instances.remove(instance)
+                self.restarts += 1
+                await instance.client.close()
+                if instance.process is not None:
+                    await instance.process.stop()
+
+    async def release(self, lease: Lease) -> None:
+        """Give a place back."""
+        changed = self._condition()
+        async with changed:
+            lease.instance.in_use -= 1
+            changed.notify_all()
+
+    async def stop(self) -> None:
+        """Stop every instance."""
+        instances, self.instances = self.instances, []
+        for instance in instances:
+            with contextlib.suppress(Exception):
+                await instance.client.close()
+        await asyncio.gather(*(i.process.stop() for i in instances if i.process is not None),
+                             return_exceptions=True)

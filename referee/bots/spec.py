@@ -1,0 +1,198 @@
+"""Bot specs: one TOML file per bot, telling the referee how to run it (docs/bot-spec.md)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from referee.config import ConfigError, read_toml
+
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+# Directories that are build output or tool state, not the bot's own files.
+IGNORED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "target", ".mypy_cache",
+                          ".pytest_cache", ".ruff_cache"})
+
+
+class BotSpecError(ConfigError):
+    """A bot spec that cannot be used; the message names the file, the key and what is expected."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Time and resource limits for one bot (the referee measures time itself)."""
+
+    decision_ms: int = 1000      # per-decision deadline
+    game_bank_ms: int = 20000    # extra time a bot may spend over its deadlines in one game
+    startup_ms: int = 15000      # from launch until Hello answers
+    memory_mb: int | None = None
+    cpu_seconds: int | None = None
+    max_processes: int | None = None
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    """How to run one bot: a command, an address of a running bot, or a container image."""
+
+    name: str
+    path: Path | None = None                  # the TOML file it came from
+    command: tuple[str, ...] = ()
+    workdir: Path | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    build: tuple[str, ...] = ()
+    address: str | None = None
+    image: str | None = None
+    runtime: str | None = None                # "podman" or "docker" for image bots
+    sandbox: str = "auto"                     # "auto" (bubblewrap where present) or "none"
+    limits: Limits = field(default_factory=Limits)
+
+    @property
+    def kind(self) -> str:
+        """"command", "address" or "image"."""
+        if self.address:
+            return "address"
+        return "image" if self.image else "command"
+
+    def argv(self) -> list[str]:
+        """The command with `{python}` replaced by the referee's own interpreter."""
+        return [sys.executable if part == "{python}" else part for part in self.command]
+
+    def files_hash(self) -> str:
+        """A content hash of the bot's files (its version for image-less bots)."""
+        if self.kind == "address":
+            return "address:" + (self.address or "")
+        if self.kind == "image":
+            return "image:" + (self.image or "")
+        assert self.workdir is not None
+        return "sha256:" + hash_tree(self.workdir)[:16]
+
+
+def hash_tree(root: Path) -> str:
+    """SHA-256 over the relative paths and contents of every file below `root`."""
+    digest = hashlib.sha256()
+    for path in sorted(_walk(root)):
+        digest.update(str(path.relative_to(root)).encode() + b"\0")
+        try:
+            digest.update(path.read_bytes())
+        except OSError:
+            digest.update(b"<unreadable>")
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _walk(root: Path) -> Iterable[Path]:
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in IGNORED_DIRS]
+        for name in filenames:
+            path = Path(dirpath, name)
+            if path.is_file() and not path.is_symlink():
+                yield path
+
+
+TOP_KEYS = {"name", "command", "workdir", "env", "build", "address", "image", "runtime",
+            "sandbox", "limits"}
+LIMIT_KEYS = {"decision_ms": (1, 3_600_000), "game_bank_ms": (0, 86_400_000),
+              "startup_ms": (100, 600_000), "memory_mb": (16, 1_048_576),
+              "cpu_seconds": (1, 86_400), "max_processes": (1, 100_000)}
+
+
+def load_spec(path: str | Path) -> BotSpec:
+    """Read and check a bot spec; BotSpecError naming the file and the key on any problem."""
+    path = Path(path)
+    try:
+        data = read_toml(path)
+    except ConfigError as exc:
+        raise BotSpecError(str(exc)) from None
+    return spec_from_dict(data, path)
+
+
+def spec_from_dict(data: Mapping[str, Any], path: Path) -> BotSpec:
+    """Check the parsed TOML of a bot spec found at `path`."""
+    where = str(path)
+
+    def fail(key: str, expected: str) -> BotSpecError:
+        return BotSpecError(f"{where}: key '{key}': expected {expected}")
+
+    unknown = sorted(set(data) - TOP_KEYS)
+    if unknown:
+        raise BotSpecError(f"{where}: unknown key '{unknown[0]}'; known keys: "
+                           f"{', '.join(sorted(TOP_KEYS))}")
+    name = data.get("name")
+    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+        raise fail("name", "a name of letters, digits, '.', '_' or '-' (at most 64)")
+    sources = [key for key in ("command", "address", "image") if key in data]
+    if len(sources) != 1:
+        raise BotSpecError(f"{where}: expected exactly one of 'command', 'address' or 'image', "
+                           f"found {', '.join(sources) or 'none'}")
+    base = path.parent.resolve()
+    command: tuple[str, ...] = ()
+    if "command" in data:
+        command = _string_list(data["command"], lambda: fail("command", "a non-empty list of "
+                                                             "strings, e.g. [\"python3\", "
+                                                             "\"main.py\"]"))
+    build: tuple[str, ...] = ()
+    if "build" in data:
+        build = _string_list(data["build"], lambda: fail("build", "a non-empty list of strings, "
+                                                         "e.g. [\"npm\", \"ci\"]"))
+    workdir = data.get("workdir", ".")
+    if not isinstance(workdir, str):
+        raise fail("workdir", "a directory path relative to the spec file")
+    workdir_path = (base / workdir).resolve()
+    if "address" not in data and not workdir_path.is_dir():
+        raise fail("workdir", f"an existing directory ({workdir_path} does not exist)")
+    env = data.get("env", {})
+    if not isinstance(env, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in env.items()
+    ):
+        raise fail("env", "a table of string values, e.g. env = { LEVEL = \"3\" }")
+    address = data.get("address")
+    if address is not None and (not isinstance(address, str) or not _valid_address(address)):
+        raise fail("address", "'HOST:PORT' or 'unix:/path/to/socket'")
+    image = data.get("image")
+    if image is not None and (not isinstance(image, str) or not image.strip()):
+        raise fail("image", "a container image name such as 'mybot:1.0'")
+    runtime = data.get("runtime")
+    if runtime is not None and runtime not in ("podman", "docker"):
+        raise fail("runtime", "\"podman\" or \"docker\"")
+    sandbox = data.get("sandbox", "auto")
+    if sandbox not in ("auto", "none"):
+        raise fail("sandbox", "\"auto\" or \"none\"")
+    limits = _limits(data.get("limits", {}), where)
+    return BotSpec(name=name, path=path.resolve(), command=command, workdir=workdir_path,
+                   env=dict(env), build=build, address=address, image=image, runtime=runtime,
+                   sandbox=sandbox, limits=limits)
+
+
+def _string_list(value: Any, error: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v
+                                                          for v in value):
+        raise error()
+    return tuple(value)
+
+
+def _valid_address(address: str) -> bool:
+    if address.startswith("unix:"):
+        return len(address) > 5
+    host, _, port = address.rpartition(":")
+    return bool(host) and port.isdigit() and 0 < int(port) < 65536
+
+
+def _limits(data: Any, where: str) -> Limits:
+    if not isinstance(data, dict):
+        raise BotSpecError(f"{where}: key 'limits': expected a table such as "
+                           "[limits] decision_ms = 1000")
+    unknown = sorted(set(data) - set(LIMIT_KEYS))
+    if unknown:
+        raise BotSpecError(f"{where}: unknown key 'limits.{unknown[0]}'; known keys: "
+                           f"{', '.join(LIMIT_KEYS)}")
+    for key, value in data.items():
+        low, high = LIMIT_KEYS[key]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise BotSpecError(f"{where}: key 'limits.{key}': expected a whole number from "
+                               f"{low} to {high}, got {value!r}")
+    return Limits(**data)
