@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -12,13 +13,14 @@ from typing import Any, TypeVar
 import click
 
 from referee import __version__
+from referee.bots.errors import BotError
 from referee.engine import PRESET_NOTES, PRESETS, RuleSet, preset
 from referee.engine.errors import EngineError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 # Errors a user can cause; each is reported as one line, never a traceback.
-USER_ERRORS: tuple[type[BaseException], ...] = (EngineError, ValueError, OSError)
+USER_ERRORS: tuple[type[BaseException], ...] = (EngineError, ValueError, OSError, BotError)
 
 
 def friendly_errors(func: F) -> F:
@@ -32,6 +34,14 @@ def friendly_errors(func: F) -> F:
             raise
         except USER_ERRORS as exc:
             raise click.ClickException(str(exc)) from None
+        except KeyboardInterrupt:
+            raise click.ClickException("interrupted") from None
+        except Exception as exc:  # a bug: one line, the traceback only on request
+            if os.environ.get("REFEREE_DEBUG"):
+                raise
+            raise click.ClickException(
+                f"internal error: {type(exc).__name__}: {exc} (REFEREE_DEBUG=1 shows details)"
+            ) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -164,3 +174,52 @@ def simulate(rules: RuleSet, players: int | None, games: int, seed: int, policy:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
+
+
+@main.command()
+@click.argument("bots", nargs=-1, required=True, metavar="BOT.toml...")
+@click.option("--rules", "rules", type=RULES, default="classic", show_default=True,
+              help="Rule preset, or a rules TOML file.")
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True)
+@click.option("--replay", type=click.Path(dir_okay=False, writable=True, path_type=Path),
+              help="Write the game record (with latencies and strikes) to FILE as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print events as JSON lines.")
+@click.option("--autoplay-forced", is_flag=True, help="Do not ask a bot with one legal choice.")
+@friendly_errors
+def match(bots: tuple[str, ...], rules: RuleSet, seed: int, replay: Path | None,
+          as_json: bool, autoplay_forced: bool) -> None:
+    """Play one game between BOT.toml files (seat order as given) and show it turn by turn."""
+    from referee.bots.spec import load_spec
+    from referee.engine.record import event_to_dict
+    from referee.match import MatchOptions
+    from referee.render import Narrator
+    from referee.single import run_match
+
+    specs = [load_spec(path) for path in bots]
+    narrator = Narrator([spec.name for spec in specs])
+
+    def show(game: Any, events: list[tuple], decision: dict[str, Any] | None) -> None:
+        for event in events:
+            note = decision if event[0] == "place" else None
+            if as_json:
+                data = event_to_dict(event)
+                if note:
+                    data["decision"] = note
+                click.echo(json.dumps(data))
+            else:
+                for line in narrator.lines(event, note):
+                    click.echo(line)
+
+    result = run_match(specs, rules, seed, observer=show, replay=replay,
+                       options=MatchOptions(autoplay_forced=autoplay_forced))
+    if as_json:
+        return
+    for seat in result.seats:
+        latencies = sorted(seat.latencies_us)
+        median = latencies[len(latencies) // 2] / 1000 if latencies else 0.0
+        strikes = ", ".join(f"{k} {v}" for k, v in seat.strikes.items() if v) or "none"
+        status = f"; forfeited: {seat.reason}" if seat.forfeited else ""
+        click.echo(f"  {seat.bot}: {len(latencies)} decisions, median {median:.2f} ms, "
+                   f"strikes: {strikes}{status}")
+    if replay is not None:
+        click.echo(f"record written to {replay}")

@@ -19,7 +19,7 @@ from referee.bots.client import GameStream
 from referee.bots.errors import ILLEGAL, MALFORMED, STRIKE_TYPES
 from referee.bots.spec import Limits
 from referee.engine import Game, GameRecord, RuleSet
-from referee.protocol import convert
+from referee.protocol import convert, pb
 from referee.seeds import derive_seed
 
 
@@ -94,11 +94,12 @@ async def play_match(
     bots: Sequence[SeatBot],
     seed: int,
     game_id: str,
-    options: MatchOptions = MatchOptions(),
+    options: MatchOptions | None = None,
     observer: Observer | None = None,
 ) -> MatchResult:
     """Play one game with `bots[i]` in seat i and return its result; never raises for a bot."""
     started = time.monotonic()
+    options = options or MatchOptions()
     players = len(bots)
     game = Game(rules, players, seed)
     seats = [SeatResult(bot.name, bot.version) for bot in bots]
@@ -110,11 +111,10 @@ async def play_match(
     rules_pb = convert.rules_to_pb(rules)
     streams = [bot.open_game() for bot in bots]
     await asyncio.gather(*(
-        stream.send(convert.game_start(game_id, rules, names, seat,
+        stream.send(convert.game_start(game_id, rules_pb, names, seat,
                                        decision_ms=bots[seat].limits.decision_ms,
                                        game_bank_ms=bots[seat].limits.game_bank_ms,
-                                       autoplay_forced=options.autoplay_forced,
-                                       rules_pb=rules_pb))
+                                       autoplay_forced=options.autoplay_forced))
         for seat, stream in enumerate(streams)
     ))
     request_id = 0
@@ -133,8 +133,8 @@ async def play_match(
         else:
             request_id += 1
             limits = bots[seat].limits
-            message = convert.decision_request(game.view(seat), request_id,
-                                               int(bank_ms[seat]), last_latency[seat])
+            message = pb.RefereeMessage(decision=convert.decision_request(
+                game.view(seat), request_id, int(bank_ms[seat]), last_latency[seat]))
             reply = await streams[seat].decide(message, (limits.decision_ms + bank_ms[seat]) / 1000)
             latency_ms = reply.latency_us / 1000
             bank_ms[seat] = max(0.0, bank_ms[seat] - max(0.0, latency_ms - limits.decision_ms))

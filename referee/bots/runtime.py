@@ -181,3 +181,45 @@ class BotRunner:
                 await instance.client.close()
         await asyncio.gather(*(i.process.stop() for i in instances if i.process is not None),
                              return_exceptions=True)
+
+
+class Roster:
+    """The runners of a set of bot specs, started together and stopped together."""
+
+    def __init__(self, specs: list[BotSpec], *, sandbox: bool = False) -> None:
+        self.runners: dict[str, BotRunner] = {}
+        for spec in specs:
+            if spec.name in self.runners:
+                if self.runners[spec.name].spec.path != spec.path:
+                    raise BotStartError(spec.name, f"two bot specs use this name: "
+                                                   f"{self.runners[spec.name].spec.path} and "
+                                                   f"{spec.path}")
+                continue
+            self.runners[spec.name] = BotRunner(spec, sandbox=sandbox)
+
+    async def start(self, skip_broken: bool = False) -> list[BotStartError]:
+        """Start every bot; raise the first BotStartError, or drop broken bots if `skip_broken`."""
+        results = await asyncio.gather(*(r.start() for r in self.runners.values()),
+                                       return_exceptions=True)
+        broken = []
+        for name, result in zip(list(self.runners), results, strict=True):
+            if isinstance(result, BotStartError):
+                broken.append(result)
+                del self.runners[name]
+            elif isinstance(result, BaseException):
+                broken.append(BotStartError(name, f"{type(result).__name__}: {result}"))
+                del self.runners[name]
+        if broken and not skip_broken:
+            await self.stop()
+            raise broken[0]
+        return broken
+
+    async def stop(self) -> None:
+        """Stop every bot process."""
+        await asyncio.gather(*(r.stop() for r in self.runners.values()), return_exceptions=True)
+
+    async def __aenter__(self) -> Roster:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()

@@ -1,0 +1,47 @@
+"""Playing a single game between bot specs (what `referee match` does)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from referee.bots.runtime import Roster
+from referee.bots.spec import BotSpec
+from referee.engine import RuleSet
+from referee.match import MatchOptions, MatchResult, Observer, play_match
+from referee.seeds import derive_seed
+
+
+async def play_one(
+    specs: Sequence[BotSpec],
+    rules: RuleSet,
+    seed: int,
+    *,
+    observer: Observer | None = None,
+    options: MatchOptions | None = None,
+    sandbox: bool = False,
+) -> MatchResult:
+    """Start the bots, play one game with specs[i] in seat i, stop the bots."""
+    rules.check_players(len(specs))
+    async with Roster(list(specs), sandbox=sandbox) as roster:
+        await roster.start()
+        leases = [await roster.runners[spec.name].lease() for spec in specs]
+        game_seed = derive_seed(seed, "match")
+        try:
+            return await play_match(rules, leases, game_seed, f"match-{seed}", options, observer)
+        finally:
+            for lease in leases:
+                await lease.runner.release(lease)
+
+
+def run_match(specs: Sequence[BotSpec], rules: RuleSet, seed: int, *,
+              observer: Observer | None = None, replay: Path | None = None,
+              options: MatchOptions | None = None, sandbox: bool = False) -> MatchResult:
+    """Synchronous `play_one`; with `replay`, write the game record (JSON) there."""
+    result = asyncio.run(play_one(specs, rules, seed, observer=observer, options=options,
+                                  sandbox=sandbox))
+    if replay is not None:
+        replay.write_text(json.dumps(result.record.to_json(), indent=1) + "\n", encoding="utf-8")
+    return result
