@@ -1,0 +1,1 @@
+"""Leagues: fair schedules, concurrent games, durable results, ratings and tables."""

@@ -1,0 +1,23 @@
+"""What a league keeps of each played game: the facts ratings and tables are derived from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PlayedGame:
+    """One finished league game, in the form ratings and tables consume."""
+
+    index: int                          # position in the schedule (ratings use this order)
+    bots: tuple[str, ...]               # bot name per seat
+    places: tuple[int, ...]             # final place per seat (R26; forfeits share the last)
+    money: tuple[int, ...]              # dollars per seat
+    forfeited: tuple[bool, ...]         # per seat
+    strikes: tuple[dict[str, int], ...]  # per seat: strike type -> count
+    latencies_us: tuple[tuple[int, ...], ...]  # per seat: every measured decision latency
+
+    @property
+    def players(self) -> int:
+        """Seats at the table."""
+        return len(self.bots)
