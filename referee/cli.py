@@ -223,3 +223,106 @@ def match(bots: tuple[str, ...], rules: RuleSet, seed: int, replay: Path | None,
                    f"strikes: {strikes}{status}")
     if replay is not None:
         click.echo(f"record written to {replay}")
+
+
+def _players_option(ctx: Any, param: Any, value: str | None) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    from referee.league.config import parse_players
+
+    try:
+        return parse_players(value, "--players")
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+@main.command()
+@click.argument("sources", nargs=-1, metavar="BOT.toml... | LEAGUE.toml")
+@click.option("--games", type=click.IntRange(min=1), help="Games to play (default: 10 per bot).")
+@click.option("--players", callback=_players_option,
+              help="Table size, or a range like 2-5 (default: 4, or fewer bots).")
+@click.option("--rules", "rules", type=RULES, help="Rule preset or rules TOML (default classic).")
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), help="League seed (default 1).")
+@click.option("--concurrency", "-j", type=click.IntRange(min=1),
+              help="Games in flight (default: from the cores and the table size).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Output directory: league.db and tables (default league-out).")
+@click.option("--duplicate", is_flag=True, default=None,
+              help="Play each table and seed in every seat rotation (R50).")
+@click.option("--resume", is_flag=True, help="Continue an unfinished league in --out.")
+@click.option("--skip-broken", is_flag=True, default=None,
+              help="Leave out bots that cannot start instead of stopping.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress output.")
+@friendly_errors
+def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int] | None,
+           rules: RuleSet | None, seed: int | None, concurrency: int | None, out: Path | None,
+           duplicate: bool | None, resume: bool, skip_broken: bool | None, quiet: bool) -> None:
+    """Play a league between bots and print its table.
+
+    \b
+    referee league sample_bots/*.toml
+    referee league league.toml            (settings in a file; options override it)
+    referee league --resume --out DIR     (continue after an interruption)
+    """
+    import asyncio
+
+    from referee.league.config import LeagueSettings, expand_bots, is_league_file, load_league_file
+    from referee.league.progress import make_progress
+    from referee.league.runner import run_league
+
+    if len(sources) == 1 and Path(sources[0]).suffix == ".toml" and \
+            is_league_file(Path(sources[0])):
+        settings = load_league_file(Path(sources[0]))
+    elif sources:
+        settings = LeagueSettings(bots=expand_bots(list(sources), Path(".")))
+    elif resume:
+        settings = LeagueSettings(bots=[])
+    else:
+        raise click.UsageError("give bot spec files, a league file, or --resume --out DIR")
+    overrides = {"games": games, "players": players, "rules": rules, "seed": seed,
+                 "concurrency": concurrency, "out": out, "duplicate": duplicate,
+                 "skip_broken": skip_broken}
+    for key, value in overrides.items():
+        if value is not None:
+            setattr(settings, key, value)
+    progress = make_progress(quiet)
+    outcome = asyncio.run(run_league(settings, progress, resume=resume))
+    for error in outcome.broken:
+        click.echo(f"skipped {error}", err=True)
+    _print_outcome(outcome, quiet)
+
+
+@main.command()
+@click.argument("out", type=click.Path(file_okay=False, exists=True, path_type=Path),
+                default="league-out")
+@friendly_errors
+def table(out: Path) -> None:
+    """Reprint a league's tables from its store (and rewrite the table files)."""
+    from referee.league.runner import load_outcome, open_store
+
+    if not (out / "league.db").exists():
+        raise click.ClickException(f"{out}: no league.db here")
+    store = open_store(out)
+    try:
+        outcome = load_outcome(store)
+    finally:
+        store.close()
+    _print_outcome(outcome, quiet=False)
+
+
+def _print_outcome(outcome: Any, quiet: bool) -> None:
+    from referee.league.runner import open_store, write_outputs
+    from referee.league.tables import render_terminal
+
+    store = open_store(outcome.out)
+    try:
+        rules = (store.settings() or {}).get("rules", {})
+    finally:
+        store.close()
+    write_outputs(outcome, rules)
+    if not quiet:
+        click.echo(f"schedule: {len(outcome.schedule)} games; {outcome.balance.describe()}")
+    render_terminal(outcome.rows, outcome.h2h)
+    state = "finished" if outcome.finished else "unfinished (use --resume)"
+    click.echo(f"{len(outcome.games)}/{len(outcome.schedule)} games recorded, {state}; "
+               f"played now: {outcome.played_now}; tables in {outcome.out}/")

@@ -1,0 +1,170 @@
+"""The league store: one SQLite database (WAL) per league, written one game at a time.
+
+A game is committed the moment it ends, so a referee killed at any point (SIGKILL included)
+loses at most the games in flight; `--resume` plays exactly the games with no row yet.
+Seeds are stored as text because they are unsigned 64-bit numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from referee.league.results import PlayedGame
+from referee.league.schedule import ScheduledGame
+from referee.match import MatchResult
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS settings (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL               -- JSON
+);
+CREATE TABLE IF NOT EXISTS bots (
+    name      TEXT PRIMARY KEY,
+    version   TEXT NOT NULL,          -- hash of the bot's files, its address or image
+    spec_path TEXT
+);
+CREATE TABLE IF NOT EXISTS schedule (
+    idx       INTEGER PRIMARY KEY,    -- schedule order: ratings are applied in this order
+    grp       INTEGER NOT NULL,       -- duplicate group (same table and seed)
+    bots      TEXT NOT NULL,          -- JSON list, seat order
+    seed      TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS games (
+    idx          INTEGER PRIMARY KEY REFERENCES schedule(idx),
+    game_id      TEXT NOT NULL,
+    bots         TEXT NOT NULL,       -- JSON list, seat order
+    seed         TEXT NOT NULL,
+    places       TEXT NOT NULL,       -- JSON list per seat
+    money        TEXT NOT NULL,
+    forfeited    TEXT NOT NULL,
+    strikes      TEXT NOT NULL,       -- JSON list of {type: count} per seat
+    latencies_us TEXT NOT NULL,       -- JSON list of lists per seat
+    versions     TEXT NOT NULL,       -- JSON list of bot versions per seat
+    seconds      REAL NOT NULL,
+    finished_at  REAL NOT NULL,
+    record       BLOB NOT NULL        -- zlib-compressed JSON game record (docs/replay-format.md)
+);
+"""
+
+
+class LeagueStore:
+    """A league's database at `path` (created if missing)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(path, isolation_level=None)  # explicit transactions
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        """Close the database."""
+        self.db.close()
+
+    # ---------------------------------------------------------------- settings and schedule
+
+    def settings(self) -> dict[str, Any] | None:
+        """The stored league settings, or None for a new store."""
+        rows = self.db.execute("SELECT key, value FROM settings").fetchall()
+        return {key: json.loads(value) for key, value in rows} or None
+
+    def create(self, settings: dict[str, Any], bots: dict[str, tuple[str, str | None]],
+               schedule: list[ScheduledGame]) -> None:
+        """Store a new league's settings, bots (name -> (version, spec path)) and schedule."""
+        with self._transaction():
+            self.db.executemany("INSERT INTO settings VALUES (?, ?)",
+                                [(k, json.dumps(v)) for k, v in settings.items()])
+            self.db.executemany("INSERT OR REPLACE INTO bots VALUES (?, ?, ?)",
+                                [(name, v, p) for name, (v, p) in bots.items()])
+            self.db.executemany(
+                "INSERT INTO schedule VALUES (?, ?, ?, ?)",
+                [(g.index, g.group, json.dumps(list(g.bots)), str(g.seed)) for g in schedule],
+            )
+
+    def update_bot(self, name: str, version: str, spec_path: str | None) -> None:
+        """Record a bot's current version."""
+        with self._transaction():
+            self.db.execute("INSERT OR REPLACE INTO bots VALUES (?, ?, ?)",
+                            (name, version, spec_path))
+
+    def bots(self) -> dict[str, tuple[str, str | None]]:
+        """name -> (version, spec path)."""
+        rows = self.db.execute("SELECT name, version, spec_path FROM bots").fetchall()
+        return {name: (version, path) for name, version, path in rows}
+
+    def schedule(self) -> list[ScheduledGame]:
+        """The whole schedule, in order."""
+        rows = self.db.execute("SELECT idx, grp, bots, seed FROM schedule ORDER BY idx")
+        return [ScheduledGame(idx, tuple(json.loads(bots)), int(seed), grp)
+                for idx, grp, bots, seed in rows]
+
+    # ---------------------------------------------------------------- games
+
+    def done(self) -> set[int]:
+        """Schedule indexes of the games already recorded."""
+        return {idx for (idx,) in self.db.execute("SELECT idx FROM games")}
+
+    def save(self, game: ScheduledGame, result: MatchResult) -> None:
+        """Record a finished game (one transaction: all of it or nothing)."""
+        seats = result.seats
+        record = zlib.compress(json.dumps(result.record.to_json(),
+                                          separators=(",", ":")).encode(), 6)
+        row = (
+            game.index, result.game_id, json.dumps(list(game.bots)), str(game.seed),
+            json.dumps(result.places), json.dumps(result.money),
+            json.dumps([s.forfeited for s in seats]), json.dumps([s.strikes for s in seats]),
+            json.dumps([s.latencies_us for s in seats]),
+            json.dumps([s.version for s in seats]), result.seconds, time.time(), record,
+        )
+        with self._transaction():
+            self.db.execute(f"INSERT INTO games VALUES ({', '.join('?' * len(row))})", row)
+
+    def played(self) -> list[PlayedGame]:
+        """Every recorded game, in schedule order."""
+        rows = self.db.execute(
+            "SELECT idx, bots, places, money, forfeited, strikes, latencies_us FROM games "
+            "ORDER BY idx"
+        )
+        return [
+            PlayedGame(
+                index=idx,
+                bots=tuple(json.loads(bots)),
+                places=tuple(json.loads(places)),
+                money=tuple(json.loads(money)),
+                forfeited=tuple(json.loads(forfeited)),
+                strikes=tuple(json.loads(strikes)),
+                latencies_us=tuple(tuple(x) for x in json.loads(latencies)),
+            )
+            for idx, bots, places, money, forfeited, strikes, latencies in rows
+        ]
+
+    def record(self, index: int) -> dict[str, Any] | None:
+        """The stored game record (JSON data) of schedule index `index`."""
+        row = self.db.execute("SELECT record FROM games WHERE idx = ?", (index,)).fetchone()
+        return json.loads(zlib.decompress(row[0])) if row else None
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """Every stored game record, in schedule order."""
+        for (blob,) in self.db.execute("SELECT record FROM games ORDER BY idx"):
+            yield json.loads(zlib.decompress(blob))
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self.db)
+
+
+class _Transaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: object, *rest: object) -> None:
+        self.db.execute("ROLLBACK" if kind else "COMMIT")
