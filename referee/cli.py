@@ -172,9 +172,6 @@ def simulate(rules: RuleSet, players: int | None, games: int, seed: int, policy:
         click.echo(f"records written to {replay}")
 
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
-
 
 @main.command()
 @click.argument("bots", nargs=-1, required=True, metavar="BOT.toml...")
@@ -326,3 +323,7 @@ def _print_outcome(outcome: Any, quiet: bool) -> None:
     state = "finished" if outcome.finished else "unfinished (use --resume)"
     click.echo(f"{len(outcome.games)}/{len(outcome.schedule)} games recorded, {state}; "
                f"played now: {outcome.played_now}; tables in {outcome.out}/")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
