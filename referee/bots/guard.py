@@ -61,21 +61,30 @@ def _reap() -> tuple[int, int] | None:
     return (pid, status) if pid else None
 
 
-def _signal_all(sig: int) -> None:
+def _signal_all(sig: int, skip: set[int] | None = None) -> set[int]:
+    """Send `sig` to every child not in `skip`; return the pids signalled."""
+    sent = set()
     for pid in _children():
+        if skip is not None and pid in skip:
+            continue
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, sig)
+        sent.add(pid)
+    return sent
 
 
 def terminate_descendants(grace: float) -> None:
     """SIGTERM every descendant, wait up to `grace` seconds, SIGKILL the rest, reap them all."""
-    _signal_all(signal.SIGTERM)
+    termed = _signal_all(signal.SIGTERM)
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
         while _reap():
             pass
         if not _children():
             return
+        # Descendants orphaned since (a bot's daemon whose parent just died, re-parented to us
+        # as the subreaper) get their SIGTERM now rather than a SIGKILL after the whole grace.
+        termed |= _signal_all(signal.SIGTERM, skip=termed)
         time.sleep(0.02)
     for _ in range(50):  # descendants re-parented while we kill are caught on a later pass
         _signal_all(signal.SIGKILL)
