@@ -56,6 +56,7 @@ class BotClient:
         self.stub = rpc.BotStub(self.channel)
         self._alive = alive or (lambda: True)
         self.hello: Hello | None = None
+        self.lost = False   # a stream saw the bot crash: do not start new games on this client
 
     def process_alive(self) -> bool:
         """False once the bot's process is known to have ended."""
@@ -122,8 +123,10 @@ class GameStream:
     def _failure(self, detail: str) -> tuple[str, str]:
         """Classify a broken stream: a crash if the process died or the bot is unreachable."""
         if not self.client.process_alive():
+            self.client.lost = True
             return CRASH, f"the bot's process ended ({detail})"
         if "unavailable" in detail or "connect" in detail:
+            self.client.lost = True
             return CRASH, detail
         return PROTOCOL, detail
 

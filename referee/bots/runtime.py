@@ -28,7 +28,10 @@ class Instance:
 
     @property
     def alive(self) -> bool:
-        """False once the process has ended."""
+        """False once the process has ended, or a game lost its connection to the bot (the
+        process may not have been reaped yet: a new game must not start on it)."""
+        if self.client.lost:
+            return False
         return self.process is None or self.process.alive
 
     @property
@@ -124,7 +127,10 @@ class BotRunner:
             await client.close()
             detail = exc.reason
             if process is not None:
+                exited = not process.alive
                 await process.stop()
+                if exited and process.exit_status is not None:
+                    detail = f"{detail} with exit status {process.exit_status}"
                 output = process.log.tail()
                 if output:
                     detail = f"{detail}; its output: {output}"
