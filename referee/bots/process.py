@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import hashlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -26,7 +27,17 @@ from referee.bots.spec import BotSpec, hash_tree
 GRACE_SECONDS = 2.0
 LOG_KEEP_BYTES = 256 * 1024      # output kept per process, newest last
 GAME_LOG_CAP = 16 * 1024         # output kept per game in records
-RUN_ID = uuid.uuid4().hex[:12]   # marks every process this referee starts (REFEREE_RUN_ID)
+
+
+def _run_id() -> str:
+    """This referee's run id: $REFEREE_RUN_ID if set to a plain token, else a random one."""
+    given = os.environ.get("REFEREE_RUN_ID", "")
+    if re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", given):
+        return given
+    return uuid.uuid4().hex[:12]
+
+
+RUN_ID = _run_id()   # marks every process this referee starts (env REFEREE_RUN_ID)
 
 
 def cache_dir() -> Path:
