@@ -188,6 +188,7 @@ async def play_match(
         forfeits=[{"seat": s, "reason": r.reason} for s, r in enumerate(seats) if r.forfeited],
         strikes=[r.strikes for r in seats],
         decisions=decisions,
+        output=[r.output for r in seats],
     )
     return MatchResult(game_id, record, places, list(game.money), seats,
                        time.monotonic() - started)

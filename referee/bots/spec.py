@@ -123,6 +123,8 @@ def spec_from_dict(data: Mapping[str, Any], path: Path) -> BotSpec:
         raise BotSpecError(f"{where}: unknown key '{unknown[0]}'; known keys: "
                            f"{', '.join(sorted(TOP_KEYS))}")
     name = data.get("name")
+    if name is None:
+        raise fail("name", "a name such as name = \"mybot\" (the key is missing)")
     if not isinstance(name, str) or not NAME_PATTERN.match(name):
         raise fail("name", "a name of letters, digits, '.', '_' or '-' (at most 64)")
     sources = [key for key in ("command", "address", "image") if key in data]
