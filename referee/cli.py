@@ -325,5 +325,44 @@ def _print_outcome(outcome: Any, quiet: bool) -> None:
                f"played now: {outcome.played_now}; tables in {outcome.out}/")
 
 
+@main.command()
+@click.argument("bot", metavar="BOT.toml", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--opponent", "opponents", multiple=True, metavar="BOT.toml",
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Opponent bot spec (repeatable). Default: sample_bots/random.toml and "
+                   "greedy.toml, or the honest test bot.")
+@click.option("--preset", "presets", multiple=True, type=click.Choice(list(PRESETS)),
+              help="Play only these presets (repeatable). Default: all.")
+@click.option("--games", type=click.IntRange(1, 100), default=1, show_default=True,
+              help="Games per preset and player count.")
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True)
+@click.option("--no-probes", is_flag=True, help="Skip the crafted edge-state requests.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@friendly_errors
+def check(bot: Path, opponents: tuple[Path, ...], presets: tuple[str, ...], games: int,
+          seed: int, no_probes: bool, as_json: bool) -> None:
+    """Check that a bot conforms to the protocol: a report for bot authors.
+
+    Builds and starts BOT.toml, checks its handshake, plays every preset at its smallest and
+    largest table, probes edge states, and reports strikes and latencies, one line per check.
+    Exits with status 1 if any check fails.
+    """
+    from referee.check import CheckOptions, run_check
+
+    options = CheckOptions(seed=seed, games=games, presets=presets or tuple(PRESETS),
+                           opponents=opponents or None, probes=not no_probes)
+    if as_json:
+        report = run_check(bot, options)
+        click.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        click.echo(f"referee check {bot}")
+        report = run_check(bot, options, listener=lambda c: click.echo(c.line()))
+        if report.failures and report.output_tail:
+            click.echo(f"bot output (last lines): {report.output_tail}")
+        click.echo(report.summary())
+    if not report.ok:
+        raise click.exceptions.Exit(1)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

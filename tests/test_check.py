@@ -1,0 +1,114 @@
+"""`referee check`: the conformance report, with the test bots of tests/bots/."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from referee.bots.process import RUN_ID
+from referee.check import (
+    PROBES,
+    CheckOptions,
+    find_state,
+    latency_summary,
+    processes_with_run_id,
+    run_check,
+)
+from referee.engine import PRESETS, preset
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs /proc")
+
+BOTS = Path(__file__).parent / "bots"
+HONEST = BOTS / "honest.toml"
+
+
+def referee_check(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "referee.cli", "check", *args], cwd=BOTS,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=os.environ.copy())
+
+
+def test_honest_bot_passes_every_check() -> None:
+    seen = []
+    report = run_check(HONEST, CheckOptions(opponents=(HONEST,)), listener=seen.append)
+    assert report.ok, "\n".join(report.lines())
+    assert seen == report.checks
+    names = [check.name for check in report.checks]
+    for name in ("spec", "build", "start", "hello: bot_name", "hello: bot_version",
+                 "hello: protocol_version", "hello: max_concurrent_games", "latency",
+                 "shutdown", "concurrent games"):
+        assert name in names
+    for name, rules in PRESETS.items():
+        assert f"game {name} {rules.min_players}p seat 0" in names
+        last = rules.max_players - 1
+        assert f"game {name} {rules.max_players}p seat {last}" in names
+    assert sum(name.startswith("probe: ") for name in names) == len(PROBES)
+    assert all(check.status == "PASS" for check in report.checks)
+    assert report.hello == {"bot_name": "honest", "bot_version": "test-1",
+                            "protocol_version": 1, "max_concurrent_games": 8}
+    latency = report.latency()
+    assert latency is not None and 0 < latency["p50"] <= latency["p95"] <= latency["p99"]
+    data = report.to_json()
+    assert data["ok"] is True and data["decisions"] == len(report.latencies_us) > 100
+    json.dumps(data)
+    assert processes_with_run_id(RUN_ID) == []
+
+
+def test_misbehaving_bots_fail_with_the_reason() -> None:
+    illegal = referee_check("illegal.toml", "--opponent", "honest.toml")
+    hang = referee_check("hang.toml", "--opponent", "honest.toml", "--preset", "classic",
+                         "--preset", "biggy-slot", "--json")
+    broken = referee_check("bad_unknown_key.toml")
+    dead = referee_check("exit_at_start.toml", "--opponent", "honest.toml")
+
+    out, err = illegal.communicate(timeout=120)
+    assert illegal.returncode == 1, err
+    assert "Traceback" not in out + err
+    lines = out.splitlines()
+    assert lines[0] == "referee check illegal.toml"
+    failed = [line for line in lines if line.startswith("FAIL")]
+    assert any(line.startswith("FAIL  game classic 2p seat 0") for line in failed)
+    assert all("illegal" in line for line in failed)
+    assert "is not legal here" in failed[0] and "forfeited" in failed[0]
+    assert any("probe: slot rule R31" in line for line in failed)
+    assert any(line.startswith("PASS  hello: bot_name") for line in lines)
+    assert lines[-1].startswith("illegal does NOT conform: ")
+
+    out, err = hang.communicate(timeout=120)
+    assert hang.returncode == 1, err
+    report = json.loads(out)
+    assert report["ok"] is False and report["bot"] == "hang"
+    failed = {c["name"]: c for c in report["checks"] if c["status"] == "FAIL"}
+    assert {"game classic 2p seat 0", "game classic 5p seat 4", "game biggy-slot 2p seat 0",
+            "game biggy-slot 6p seat 5", "probe: single legal action"} <= set(failed)
+    assert failed["game classic 2p seat 0"]["strikes"] == {"timeout": 3}
+    assert "timeout: no decision within 150 ms" in failed["game classic 2p seat 0"]["detail"]
+    assert all("timeout" in c["detail"] for c in failed.values())
+    assert report["latency_ms"] is None   # no decision was ever answered
+
+    out, err = broken.communicate(timeout=60)
+    assert broken.returncode == 1, err
+    assert "FAIL  spec" in out and "unknown key 'timeout_ms'" in out
+
+    out, err = dead.communicate(timeout=60)
+    assert dead.returncode == 1, err
+    start = next(line for line in out.splitlines() if line.startswith("FAIL  start"))
+    assert "exited during start-up" in start and "cannot find my model file" in start
+
+
+@pytest.mark.parametrize("probe", PROBES, ids=lambda p: p.name)
+def test_probe_states_exist_for_every_seed(probe) -> None:
+    for seed in (1, 2, 99):
+        game = find_state(preset(probe.preset), probe.players, probe.wanted, seed)
+        assert game is not None and not game.is_over and probe.wanted(game)
+
+
+def test_latency_summary_uses_nearest_rank() -> None:
+    assert latency_summary([]) is None
+    summary = latency_summary([1000 * v for v in range(1, 101)])
+    assert summary == {"p50": 50.0, "p95": 95.0, "p99": 99.0, "max": 100.0}
