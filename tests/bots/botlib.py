@@ -1,0 +1,84 @@
+"""Shared plumbing of the test bots: a plain grpcio server speaking referee.protocol.
+
+Each bot directory's `main.py` imports this module (from the parent directory) and calls
+`run(decide, ...)`. `decide(request, start, n)` returns the BotMessages to send for the n-th
+decision request of the stream (an empty list: send nothing); it may sleep or exit.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterable
+from concurrent import futures
+
+import grpc
+
+from referee.protocol import PROTOCOL_VERSION, pb, rpc
+
+Decide = Callable[[pb.DecisionRequest, pb.GameStart, int], Iterable[pb.BotMessage]]
+
+decisions_in_process = 0          # decision requests this process received, all games
+_lock = threading.Lock()
+
+
+def answer(request: pb.DecisionRequest, value: int, slot: bool = False) -> pb.BotMessage:
+    """A Decision for `request` with the given action."""
+    return pb.BotMessage(decision=pb.Decision(request_id=request.request_id,
+                                              action=pb.Action(value=value, slot=slot)))
+
+
+def honest(request: pb.DecisionRequest, start: pb.GameStart, n: int) -> list[pb.BotMessage]:
+    """The first legal action."""
+    first = request.legal[0]
+    return [answer(request, first.value, first.slot)]
+
+
+def address_from_argv(argv: list[str]) -> str:
+    """The listen address: `--address ADDR`, else $REFEREE_BOT_ADDRESS."""
+    if "--address" in argv:
+        return argv[argv.index("--address") + 1]
+    return os.environ["REFEREE_BOT_ADDRESS"]
+
+
+class Servicer(rpc.BotServicer):
+    def __init__(self, name: str, decide: Decide, on_hello: Callable[[], None] | None,
+                 max_games: int) -> None:
+        self.name = name
+        self.decide = decide
+        self.on_hello = on_hello
+        self.max_games = max_games
+
+    def Hello(self, request, context):  # noqa: N802 (gRPC method name)
+        if self.on_hello is not None:
+            self.on_hello()
+        return pb.HelloReply(bot_name=self.name, bot_version="test-1",
+                             protocol_version=PROTOCOL_VERSION,
+                             max_concurrent_games=self.max_games)
+
+    def Play(self, request_iterator, context):  # noqa: N802
+        global decisions_in_process
+        start = pb.GameStart()
+        n = 0
+        for message in request_iterator:
+            kind = message.WhichOneof("kind")
+            if kind == "start":
+                start = message.start
+            elif kind == "decision":
+                n += 1
+                with _lock:
+                    decisions_in_process += 1
+                yield from self.decide(message.decision, start, n)
+            elif kind == "end":
+                return
+
+
+def run(name: str, decide: Decide = honest, *, on_hello: Callable[[], None] | None = None,
+        max_games: int = 8) -> None:
+    """Serve until SIGTERM (the default action ends the process)."""
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_games + 4))
+    rpc.add_BotServicer_to_server(Servicer(name, decide, on_hello, max_games), server)
+    server.add_insecure_port(address_from_argv(sys.argv))
+    server.start()
+    server.wait_for_termination()

@@ -1,0 +1,360 @@
+"""The bots layer against misbehaving bots: real subprocesses, real gRPC, real files.
+
+Every test bot lives in tests/bots/ (a directory with main.py and a spec NAME.toml). Each plays
+against the `honest` bot; the failure policy (docs/protocol.md) must turn its misbehaviour into
+strikes of the right type, finish the game, leave the honest seat alone, and leave no process
+behind (every process the referee starts carries REFEREE_RUN_ID in its environment).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import functools
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from referee.bots.errors import STRIKE_TYPES, BotStartError
+from referee.bots.process import GAME_LOG_CAP, RUN_ID
+from referee.bots.runtime import BotRunner, Roster
+from referee.bots.spec import BotSpec, BotSpecError, load_spec
+from referee.check import processes_with_run_id
+from referee.engine import Game, preset, replay
+from referee.match import MatchResult, final_places, play_match
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs /proc")
+
+BOTS = Path(__file__).parent / "bots"
+CLASSIC = preset("classic")
+
+
+def spec(name: str) -> BotSpec:
+    return load_spec(BOTS / f"{name}.toml")
+
+
+def leftovers(run_id: str = RUN_ID, wait: float = 1.0) -> list[int]:
+    """Processes still carrying the run id after up to `wait` seconds."""
+    deadline = time.monotonic() + wait
+    while (found := processes_with_run_id(run_id)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return found
+
+
+def sessions(pids: list[int]) -> dict[int, int]:
+    """The session id of each pid that still exists."""
+    found = {}
+    for pid in pids:
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/stat", "rb") as handle:
+            found[pid] = int(handle.read().rsplit(b")", 1)[-1].split()[3])
+    return found
+
+
+@dataclasses.dataclass
+class Outcome:
+    results: list[MatchResult]
+    pids: list[list[int | None]]        # per game, the guard pid of each seat's instance
+    usable: list[list[bool]]            # per game, whether each seat's instance takes new games
+    restarts: dict[str, int]
+    written: dict[str, int]             # bytes each bot's last instance wrote
+    running: dict[int, int]             # run-id processes seen in the first game: pid -> session
+    left: list[int]                     # run-id processes left after the roster stopped
+
+
+async def _play(names: list[str], games: int, rules: Any, seed: int) -> Outcome:
+    specs = [spec(name) for name in names]
+    pids: list[list[int | None]] = []
+    running: dict[int, int] = {}
+    usable: list[list[bool]] = []
+    results = []
+    async with Roster(specs) as roster:
+        await roster.start()
+        for game in range(games):
+            leases = [await roster.runners[name].lease() for name in names]
+            pids.append([lease.instance.process.pid if lease.instance.process else None
+                         for lease in leases])
+            if game == 0:
+                running = sessions(processes_with_run_id(RUN_ID))
+            try:
+                results.append(await play_match(rules, leases, seed + game, f"test-{game}"))
+            finally:
+                for lease in leases:
+                    await lease.runner.release(lease)
+            usable.append([lease.instance.free > 0 for lease in leases])
+        restarts = {name: runner.restarts for name, runner in roster.runners.items()}
+        written = {name: sum(i.process.log.written for i in runner.instances if i.process)
+                   for name, runner in roster.runners.items()}
+    return Outcome(results, pids, usable, restarts, written, running, leftovers())
+
+
+def play(names: list[str], games: int = 1, rules: Any = CLASSIC, seed: int = 7) -> Outcome:
+    return asyncio.run(_play(names, games, rules, seed))
+
+
+@functools.cache
+def duel(name: str) -> Outcome:
+    """`name` in seat 0 against `honest`, one classic game (cached: several tests look at it)."""
+    return play([name, "honest"])
+
+
+def strikes(**counts: int) -> dict[str, int]:
+    return {kind: counts.get(kind, 0) for kind in STRIKE_TYPES}
+
+
+EXPECTED = {   # bot: (strikes, forfeited)
+    "hang": (strikes(timeout=3), True),
+    "slow": (strikes(timeout=2), False),   # the late answers are dropped, not struck again
+    "illegal": (strikes(illegal=3), True),
+    "garbage": (strikes(malformed=2, protocol=1), True),
+    "crash_mid": (strikes(crash=3), True),
+    "forker": (strikes(), False),
+    "stderr_flood": (strikes(), False),
+}
+
+
+def assert_complete(result: MatchResult) -> None:
+    """The game ran to its end, every die placed, and the record replays exactly."""
+    record = result.record
+    assert record.final() is not None
+    assert replay(record) is None
+    placed: Counter[tuple[int, int]] = Counter()
+    round_index = -1
+    for event in record.events:
+        if event[0] == "round":
+            round_index = event[1]
+        elif event[0] == "place":
+            _, seat, _value, _slot, own, big, _neutral = event
+            placed[round_index, seat] += own + big
+    rules = record.rules
+    assert placed == {(r, s): rules.dice + rules.big_dice
+                      for r in range(rules.rounds) for s in range(record.players)}
+
+
+@pytest.mark.parametrize("name", list(EXPECTED))
+def test_misbehaviour_gives_its_strikes(name: str) -> None:
+    expected, forfeited = EXPECTED[name]
+    outcome = duel(name)
+    result = outcome.results[0]
+    bot, honest = result.seats
+    assert bot.strikes == expected, [d for d in result.record.meta["decisions"] if "strike" in d]
+    assert bot.forfeited is forfeited
+    # The record tells the same story, decision by decision.
+    meta = result.record.meta
+    assert meta["strikes"][0] == expected
+    struck = Counter(d["strike"] for d in meta["decisions"] if d["seat"] == 0 and "strike" in d)
+    assert struck == {k: v for k, v in expected.items() if v}
+    assert all(d["detail"] for d in meta["decisions"] if "strike" in d)
+    if forfeited:
+        assert meta["forfeits"] == [{"seat": 0, "reason": bot.reason}]
+        assert bot.reason.startswith("3 strikes")
+        assert result.places == [2, 1]
+        # Once forfeited the bot is not asked again: the referee plays its dice.
+        asked = [d for d in meta["decisions"] if d["seat"] == 0 and "auto" not in d]
+        assert len(asked) == 3 + (3 if name == "crash_mid" else 0)
+    else:
+        assert meta["forfeits"] == []
+    # The game went on to the end and the other seat was unaffected.
+    assert_complete(result)
+    assert honest.strike_count == 0 and not honest.forfeited
+    assert max(honest.latencies_us) < 500_000
+    assert outcome.left == []
+
+
+def test_late_answers_are_dropped_without_a_second_strike() -> None:
+    result = duel("slow").results[0]
+    mine = [d for d in result.record.meta["decisions"] if d["seat"] == 0]
+    assert [d.get("strike") for d in mine[:3]] == ["timeout", "timeout", None]
+    assert all("strike" not in d for d in mine[2:])
+
+
+def test_forfeited_seat_ranks_last_in_a_bigger_game() -> None:
+    outcome = play(["honest", "hang", "illegal"], rules=CLASSIC)
+    result = outcome.results[0]
+    assert [s.forfeited for s in result.seats] == [False, True, True]
+    assert result.places == [1, 2, 2]
+    assert result.seats[0].strike_count == 0
+    assert_complete(result)
+    assert outcome.left == []
+
+
+def test_final_places_put_forfeits_last_whatever_their_money() -> None:
+    game = Game(CLASSIC, 3, 1)
+    while not game.is_over:
+        game.apply(game.legal_actions()[0])
+    richest = max(range(3), key=lambda s: (game.money[s], len(game.notes_won[s])))
+    forfeited = [s == richest for s in range(3)]
+    places = final_places(game, forfeited)
+    assert places[richest] == 3
+    assert sorted(p for s, p in enumerate(places) if s != richest)[0] == 1
+
+
+def test_crashed_instance_is_restarted_for_the_next_game() -> None:
+    outcome = play(["crash_mid", "honest"], games=2)
+    for result in outcome.results:
+        mine = [d for d in result.record.meta["decisions"] if d["seat"] == 0]
+        # A fresh process each game: three good answers, then the crash strikes.
+        assert [d.get("strike") for d in mine[:6]] == [None] * 3 + ["crash"] * 3
+        assert result.seats[0].forfeited
+        assert_complete(result)
+        assert result.seats[1].strike_count == 0
+    # Right after the crash the instance takes no new game, even if its process has not been
+    # reaped yet: the next game must not start on a dead bot.
+    assert outcome.usable[0] == [False, True]
+    first, second = outcome.pids
+    assert first[0] != second[0]           # crash_mid was restarted
+    assert first[1] == second[1]           # honest kept its process
+    assert outcome.restarts == {"crash_mid": 1, "honest": 0}
+    assert "exiting on purpose" in outcome.results[0].seats[0].output
+    assert outcome.left == []
+
+
+def test_forker_children_are_killed_when_the_roster_stops() -> None:
+    outcome = duel("forker")
+    # While playing: two guards, two bots, and forker's child and grandchild, which started a
+    # session of their own (so a process-group kill alone would miss them).
+    assert len(outcome.running) >= 6
+    guards = {pid for pid in outcome.pids[0] if pid}
+    escaped = [pid for pid, session in outcome.running.items() if session not in guards]
+    assert len(escaped) == 2, outcome.running
+    assert outcome.left == []
+
+
+def test_output_per_game_is_capped() -> None:
+    outcome = duel("stderr_flood")
+    assert outcome.written["stderr_flood"] > 1_000_000
+    flood, honest = outcome.results[0].record.meta["output"]
+    assert len(flood.encode()) <= GAME_LOG_CAP + 64
+    assert flood.startswith("[") and "bytes dropped" in flood.splitlines()[0]
+    assert flood.rstrip().endswith("x")
+    assert honest == ""
+
+
+START_FAILURES = {
+    "exit_at_start": ["exited during start-up", "exit status 1",
+                      "cannot find my model file weights.bin"],
+    "exit_in_handshake": ["exited during start-up", "exit status 4", "exit_in_handshake: bye"],
+    "missing_command": ["command not found: no-such-binary-xyz"],
+}
+
+
+@pytest.mark.parametrize("name", list(START_FAILURES))
+def test_start_failures_raise_one_line_errors(name: str) -> None:
+    async def start() -> None:
+        async with Roster([spec("honest"), spec(name)]) as roster:
+            await roster.start()
+
+    with pytest.raises(BotStartError) as info:
+        asyncio.run(start())
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith(f"bot {name!r}: ")
+    for part in START_FAILURES[name]:
+        assert part in message
+    assert leftovers() == []   # the honest bot started alongside was stopped too
+
+
+def test_a_crashed_start_can_be_retried_by_a_runner() -> None:
+    async def twice() -> list[str]:
+        runner = BotRunner(spec("exit_at_start"))
+        errors = []
+        for _ in range(2):
+            with pytest.raises(BotStartError) as info:
+                await runner.start()
+            errors.append(info.value.reason)
+        await runner.stop()
+        return errors
+
+    first, second = asyncio.run(twice())
+    assert first == second
+    assert leftovers() == []
+
+
+SPEC_ERRORS = {
+    "bad_syntax": "invalid TOML",
+    "bad_unknown_key": "unknown key 'timeout_ms'",
+    "bad_command": "key 'command'",
+    "bad_no_name": "key 'name'",
+}
+
+
+@pytest.mark.parametrize("name", list(SPEC_ERRORS))
+def test_malformed_specs_name_the_file_and_the_key(name: str) -> None:
+    with pytest.raises(BotSpecError) as info:
+        spec(name)
+    message = str(info.value)
+    assert message.startswith(str(BOTS / f"{name}.toml") + ": ")
+    assert SPEC_ERRORS[name] in message
+    assert "\n" not in message
+    if name == "bad_syntax":
+        assert "line 3" in message
+
+
+def referee(*args: str, env: dict[str, str] | None = None, **kwargs: Any) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "referee.cli", *args], cwd=BOTS,
+                            env={**os.environ, **(env or {})}, text=True, **kwargs)
+
+
+def test_cli_reports_each_failure_on_one_line() -> None:
+    cases = {**{name: START_FAILURES[name][0] for name in START_FAILURES},
+             **{name: SPEC_ERRORS[name] for name in SPEC_ERRORS},
+             "does_not_exist": "no such file"}
+    runs = {name: referee("match", f"{name}.toml", "honest.toml", stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE)
+            for name in cases}
+    for name, run in runs.items():
+        out, err = run.communicate(timeout=60)
+        assert run.returncode == 1, (name, out, err)
+        assert "Traceback" not in out + err
+        lines = (out + err).strip().splitlines()
+        assert len(lines) == 1, (name, lines)
+        assert lines[0].startswith("Error: ") and cases[name] in lines[0], (name, lines)
+        assert name in lines[0]
+
+
+def test_cli_match_shows_strikes_and_forfeits() -> None:
+    run = referee("match", "hang.toml", "honest.toml", stdout=subprocess.PIPE,
+                  stderr=subprocess.PIPE)
+    out, err = run.communicate(timeout=60)
+    assert run.returncode == 0, err
+    assert "hang: 3 decisions" in out and "strikes: timeout 3; forfeited" in out
+    assert "honest:" in out and "strikes: none" in out
+
+
+def test_no_bot_survives_a_sigkilled_referee(tmp_path: Path) -> None:
+    (tmp_path / "hang_long.toml").write_text(
+        f'name = "hang_long"\ncommand = ["{{python}}", "main.py"]\n'
+        f'workdir = "{BOTS / "hang"}"\n[limits]\ndecision_ms = 600000\n')
+    run_id = "t" + uuid.uuid4().hex[:12]
+    ref = referee("match", str(tmp_path / "hang_long.toml"), "forker.toml",
+                  env={"REFEREE_RUN_ID": run_id}, stdout=subprocess.DEVNULL,
+                  stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        bots: list[int] = []
+        # Two guards, two bots, forker's child and grandchild.
+        while time.monotonic() < deadline and len(bots) < 6:
+            assert ref.poll() is None, ref.communicate()
+            time.sleep(0.1)
+            bots = [pid for pid in processes_with_run_id(run_id) if pid != ref.pid]
+        assert len(bots) >= 6, bots
+        time.sleep(0.5)   # the game is on: hang_long sits on its first decision
+        assert ref.poll() is None
+        ref.send_signal(signal.SIGKILL)
+        ref.wait(timeout=10)
+        assert leftovers(run_id, wait=5.0) == []
+    finally:
+        if ref.poll() is None:
+            ref.kill()
+            ref.wait()
+        for pid in processes_with_run_id(run_id):   # never leak processes from a failed test
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
