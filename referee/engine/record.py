@@ -17,6 +17,7 @@ from referee.engine.rules import RuleSet
 
 RECORD_FORMAT = "referee-game-record"
 RECORD_VERSION = 1
+RESERVED_KEYS = frozenset({"format", "version", "rules", "players", "seed", "events"})
 
 EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "round": ("round", "start_seat", "casinos"),
@@ -90,6 +91,9 @@ class GameRecord:
 
     def to_json(self) -> dict[str, Any]:
         """The record as JSON-ready data (see docs/replay-format.md)."""
+        clash = RESERVED_KEYS & set(self.meta)
+        if clash:
+            raise ValueError(f"record metadata may not use the key {sorted(clash)[0]!r}")
         return {
             "format": RECORD_FORMAT,
             "version": RECORD_VERSION,
@@ -107,7 +111,7 @@ class GameRecord:
             raise ValueError(f"not a game record (format {data.get('format')!r})")
         if data.get("version") != RECORD_VERSION:
             raise ValueError(f"unsupported record version {data.get('version')!r}")
-        reserved = {"format", "version", "rules", "players", "seed", "events"}
+        reserved = RESERVED_KEYS
         return cls(
             rules=RuleSet.from_dict(data["rules"]),
             players=data["players"],
@@ -156,7 +160,10 @@ def replay(record: GameRecord) -> Divergence | None:
         actual = event_to_dict(derived[i]) if i < len(derived) else None
         if actual != expected:
             differs = f"the recorded {expected['type']!r} event differs from the replay"
-            reason = illegal or ("the replay ends before this event" if actual is None else differs)
+            if actual is not None:
+                reason = differs
+            else:
+                reason = illegal or "the replay ends before this event"
             return Divergence(i, expected, actual, reason)
     if illegal:
         return Divergence(len(record.events), None, None, illegal)

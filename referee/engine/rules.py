@@ -118,13 +118,16 @@ class RuleSet:
         unknown key raises RulesError naming it and the known keys.
         """
         data = dict(data)
-        base = preset(data.get("preset", "classic"))
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
             raise RulesError(
                 f"unknown rule option {unknown[0]!r}; known options: {', '.join(sorted(known))}"
             )
+        name = data.get("preset", "classic")
+        if name not in PRESETS and set(data) == known:
+            return cls(**data)  # a complete rule set, e.g. a custom variant read from a record
+        base = preset(name)
         return dataclasses.replace(base, **data)
 
     def replace(self, **changes: Any) -> RuleSet:
