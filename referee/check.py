@@ -291,7 +291,7 @@ class Checker:
             self.add("hello: bot_version", PASS, repr(reply.bot_version))
         else:
             self.add("hello: bot_version", FAIL, "empty: answer with a version such as '1.0' "
-                                                 "or a git hash (records keep it)")
+                                                 "or a git hash")
         self.add("hello: protocol_version", PASS, f"{reply.protocol_version} (the referee "
                                                   f"speaks {PROTOCOL_VERSION})")
         games = reply.max_concurrent_games
