@@ -166,7 +166,7 @@ class CheckOptions:
     presets: tuple[str, ...] = tuple(PRESETS)
     opponents: tuple[Path, ...] | None = None     # None: default_opponents()
     probes: bool = True
-    sandbox: bool = False
+    sandbox: bool | None = None
 
 
 Listener = Callable[[Check], None]

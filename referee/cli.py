@@ -182,9 +182,11 @@ def simulate(rules: RuleSet, players: int | None, games: int, seed: int, policy:
               help="Write the game record (with latencies and strikes) to FILE as JSON.")
 @click.option("--json", "as_json", is_flag=True, help="Print events as JSON lines.")
 @click.option("--autoplay-forced", is_flag=True, help="Do not ask a bot with one legal choice.")
+@click.option("--no-sandbox", is_flag=True,
+              help="Run bots unconfined (trusted local development only).")
 @friendly_errors
 def match(bots: tuple[str, ...], rules: RuleSet, seed: int, replay: Path | None,
-          as_json: bool, autoplay_forced: bool) -> None:
+          as_json: bool, autoplay_forced: bool, no_sandbox: bool) -> None:
     """Play one game between BOT.toml files (seat order as given) and show it turn by turn."""
     from referee.bots.spec import load_spec
     from referee.engine.record import event_to_dict
@@ -208,6 +210,7 @@ def match(bots: tuple[str, ...], rules: RuleSet, seed: int, replay: Path | None,
                     click.echo(line)
 
     result = run_match(specs, rules, seed, observer=show, replay=replay,
+                       sandbox=False if no_sandbox else None,
                        options=MatchOptions(autoplay_forced=autoplay_forced))
     if as_json:
         return
@@ -250,10 +253,13 @@ def _players_option(ctx: Any, param: Any, value: str | None) -> tuple[int, int] 
 @click.option("--skip-broken", is_flag=True, default=None,
               help="Leave out bots that cannot start instead of stopping.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
+@click.option("--no-sandbox", is_flag=True,
+              help="Run bots unconfined (trusted local development only).")
 @friendly_errors
 def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int] | None,
            rules: RuleSet | None, seed: int | None, concurrency: int | None, out: Path | None,
-           duplicate: bool | None, resume: bool, skip_broken: bool | None, quiet: bool) -> None:
+           duplicate: bool | None, resume: bool, skip_broken: bool | None, quiet: bool,
+           no_sandbox: bool) -> None:
     """Play a league between bots and print its table.
 
     \b
@@ -278,7 +284,7 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
         raise click.UsageError("give bot spec files, a league file, or --resume --out DIR")
     overrides = {"games": games, "players": players, "rules": rules, "seed": seed,
                  "concurrency": concurrency, "out": out, "duplicate": duplicate,
-                 "skip_broken": skip_broken}
+                 "skip_broken": skip_broken, "sandbox": False if no_sandbox else None}
     for key, value in overrides.items():
         if value is not None:
             setattr(settings, key, value)
@@ -338,9 +344,11 @@ def _print_outcome(outcome: Any, quiet: bool) -> None:
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True)
 @click.option("--no-probes", is_flag=True, help="Skip the crafted edge-state requests.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--no-sandbox", is_flag=True,
+              help="Run bots unconfined (trusted local development only).")
 @friendly_errors
 def check(bot: Path, opponents: tuple[Path, ...], presets: tuple[str, ...], games: int,
-          seed: int, no_probes: bool, as_json: bool) -> None:
+          seed: int, no_probes: bool, as_json: bool, no_sandbox: bool) -> None:
     """Check that a bot conforms to the protocol: a report for bot authors.
 
     Builds and starts BOT.toml, checks its handshake, plays every preset at its smallest and
@@ -350,7 +358,8 @@ def check(bot: Path, opponents: tuple[Path, ...], presets: tuple[str, ...], game
     from referee.check import CheckOptions, run_check
 
     options = CheckOptions(seed=seed, games=games, presets=presets or tuple(PRESETS),
-                           opponents=opponents or None, probes=not no_probes)
+                           opponents=opponents or None, probes=not no_probes,
+                           sandbox=False if no_sandbox else None)
     if as_json:
         report = run_check(bot, options)
         click.echo(json.dumps(report.to_json(), indent=2))

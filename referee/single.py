@@ -21,7 +21,7 @@ async def play_one(
     *,
     observer: Observer | None = None,
     options: MatchOptions | None = None,
-    sandbox: bool = False,
+    sandbox: bool | None = None,
 ) -> MatchResult:
     """Start the bots, play one game with specs[i] in seat i, stop the bots."""
     rules.check_players(len(specs))
@@ -38,7 +38,7 @@ async def play_one(
 
 def run_match(specs: Sequence[BotSpec], rules: RuleSet, seed: int, *,
               observer: Observer | None = None, replay: Path | None = None,
-              options: MatchOptions | None = None, sandbox: bool = False) -> MatchResult:
+              options: MatchOptions | None = None, sandbox: bool | None = None) -> MatchResult:
     """Synchronous `play_one`; with `replay`, write the game record (JSON) there."""
     result = asyncio.run(play_one(specs, rules, seed, observer=observer, options=options,
                                   sandbox=sandbox))

@@ -27,6 +27,7 @@ import pytest
 from referee.bots.errors import STRIKE_TYPES, BotStartError
 from referee.bots.process import GAME_LOG_CAP, RUN_ID
 from referee.bots.runtime import BotRunner, Roster
+from referee.bots.sandbox import sandbox_available
 from referee.bots.spec import BotSpec, BotSpecError, load_spec
 from referee.check import processes_with_run_id
 from referee.engine import Game, preset, replay
@@ -70,13 +71,14 @@ class Outcome:
     left: list[int]                     # run-id processes left after the roster stopped
 
 
-async def _play(names: list[str], games: int, rules: Any, seed: int) -> Outcome:
+async def _play(names: list[str], games: int, rules: Any, seed: int,
+                sandbox: bool | None = None) -> Outcome:
     specs = [spec(name) for name in names]
     pids: list[list[int | None]] = []
     running: dict[int, int] = {}
     usable: list[list[bool]] = []
     results = []
-    async with Roster(specs) as roster:
+    async with Roster(specs, sandbox=sandbox) as roster:
         await roster.start()
         for game in range(games):
             leases = [await roster.runners[name].lease() for name in names]
@@ -96,8 +98,9 @@ async def _play(names: list[str], games: int, rules: Any, seed: int) -> Outcome:
     return Outcome(results, pids, usable, restarts, written, running, leftovers())
 
 
-def play(names: list[str], games: int = 1, rules: Any = CLASSIC, seed: int = 7) -> Outcome:
-    return asyncio.run(_play(names, games, rules, seed))
+def play(names: list[str], games: int = 1, rules: Any = CLASSIC, seed: int = 7,
+         sandbox: bool | None = None) -> Outcome:
+    return asyncio.run(_play(names, games, rules, seed, sandbox))
 
 
 @functools.cache
@@ -218,13 +221,21 @@ def test_crashed_instance_is_restarted_for_the_next_game() -> None:
 
 
 def test_forker_children_are_killed_when_the_roster_stops() -> None:
-    outcome = duel("forker")
+    outcome = play(["forker", "honest"], sandbox=False)  # the guard alone, no sandbox
     # While playing: two guards, two bots, and forker's child and grandchild, which started a
     # session of their own (so a process-group kill alone would miss them).
     assert len(outcome.running) >= 6
     guards = {pid for pid in outcome.pids[0] if pid}
     escaped = [pid for pid, session in outcome.running.items() if session not in guards]
     assert len(escaped) == 2, outcome.running
+    assert outcome.left == []
+
+
+@pytest.mark.skipif(not sandbox_available(), reason="bubblewrap is not available here")
+def test_forker_children_are_killed_in_the_sandbox_too() -> None:
+    outcome = play(["forker", "honest"], sandbox=True)
+    assert len(outcome.running) >= 6
+    assert outcome.results[0].seats[0].strike_count == 0
     assert outcome.left == []
 
 

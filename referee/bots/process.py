@@ -80,6 +80,33 @@ def ensure_built(spec: BotSpec, timeout: float = 600.0) -> bool:
     return True
 
 
+_warned_no_sandbox = False
+
+
+def use_sandbox(spec: BotSpec, requested: bool | None) -> bool:
+    """Whether to confine this bot with bubblewrap.
+
+    `requested` is the organiser's choice: False (--no-sandbox) never, True always (an error
+    where bubblewrap does not work), None (the default) wherever bubblewrap works, unless the
+    bot's spec says `sandbox = "none"`. Without bubblewrap, a warning is printed once.
+    """
+    global _warned_no_sandbox
+    if requested is False or spec.sandbox == "none":
+        return False
+    from referee.bots.sandbox import sandbox_available
+
+    if sandbox_available():
+        return True
+    if requested:
+        raise BotStartError(spec.name, "a sandbox was asked for, but bubblewrap (bwrap) is "
+                                       "not installed or does not work here")
+    if not _warned_no_sandbox:
+        _warned_no_sandbox = True
+        print("warning: bubblewrap (bwrap) is not available: bots run without a sandbox "
+              "(apt-get install bubblewrap)", file=sys.stderr)
+    return False
+
+
 class OutputLog:
     """A process's merged stdout and stderr, bounded; games take the part written during them."""
 
@@ -127,12 +154,12 @@ class Launch:
 class BotProcess:
     """One running instance of a command bot."""
 
-    def __init__(self, spec: BotSpec, instance: int = 0, *, sandbox: bool = False) -> None:
+    def __init__(self, spec: BotSpec, instance: int = 0, *, sandbox: bool | None = None) -> None:
         if spec.kind != "command":
             raise ValueError(f"{spec.name}: only command bots have processes")
         self.spec = spec
         self.instance = instance
-        self.sandbox = sandbox
+        self.sandbox = use_sandbox(spec, sandbox)
         self.log = OutputLog()
         self.proc: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Task[None] | None = None

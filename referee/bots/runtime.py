@@ -83,7 +83,7 @@ class BotRunner:
     """All instances of one bot spec."""
 
     spec: BotSpec
-    sandbox: bool = False
+    sandbox: bool | None = None
     max_instances: int = 8
     instances: list[Instance] = field(default_factory=list)
     restarts: int = 0
@@ -192,7 +192,7 @@ class BotRunner:
 class Roster:
     """The runners of a set of bot specs, started together and stopped together."""
 
-    def __init__(self, specs: list[BotSpec], *, sandbox: bool = False) -> None:
+    def __init__(self, specs: list[BotSpec], *, sandbox: bool | None = None) -> None:
         self.runners: dict[str, BotRunner] = {}
         for spec in specs:
             if spec.name in self.runners:

@@ -36,7 +36,7 @@ class LeagueSettings:
     limits: dict[str, int] = field(default_factory=dict)   # overrides every bot's [limits]
     ratings: RatingParams = field(default_factory=RatingParams)
     skip_broken: bool = False
-    sandbox: bool = False
+    sandbox: bool | None = None              # None: wherever bubblewrap works
 
     def table_sizes(self, bot_count: int) -> tuple[int, int]:
         """The table sizes to schedule, checked against the rules and the number of bots."""
