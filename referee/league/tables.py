@@ -1,0 +1,306 @@
+"""League tables and head-to-head counts from played games, and their renderings.
+
+`league_table` and `head_to_head` are pure; the renderers turn their results into a rich
+terminal view, Markdown, CSV and JSON, and `write_tables` writes those files to a directory.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Container, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from referee.bots.errors import STRIKE_TYPES
+from referee.league.ratings import Ratings
+from referee.league.results import PlayedGame
+
+# head_to_head value: (games at one table, times a finished ahead of b, times b ahead of a)
+HeadToHead = dict[tuple[str, str], tuple[int, int, int]]
+
+
+@dataclass
+class Row:
+    """One bot's line of the league table. Averages and percentages are None without games."""
+
+    rank: int
+    bot: str
+    mu: float
+    sigma: float
+    conservative: float                 # mu - 3 sigma: the sort key
+    games: int
+    wins: int                           # games at place 1 (a shared first place counts)
+    win_pct: float | None               # 0..100
+    avg_place: float | None
+    avg_money: float | None             # dollars
+    seat_win_pct: list[float | None]    # per seat 0..max seats - 1; None where never seated
+    strikes: dict[str, int]             # per strike type (every type, zeros included)
+    forfeits: int
+    think_p50_ms: float | None          # over all the bot's decision latencies
+    think_p95_ms: float | None
+
+
+def league_table(
+    games: Sequence[PlayedGame], bots: Sequence[str], ratings: Ratings
+) -> list[Row]:
+    """One row per bot, best `mu - 3 sigma` first (ties by name), ranked 1, 2, 3..."""
+    seats = max((game.players for game in games), default=0)
+    stats = {bot: _Stats(seats) for bot in bots}
+    for game in games:
+        for seat, bot in enumerate(game.bots):
+            _known(bot, stats, game)
+            stats[bot].add(game, seat)
+    order = sorted(bots, key=lambda bot: (-ratings.conservative(bot), bot))
+    return [stats[bot].row(rank, bot, ratings) for rank, bot in enumerate(order, start=1)]
+
+
+def head_to_head(games: Iterable[PlayedGame], bots: Sequence[str]) -> HeadToHead:
+    """For every ordered pair (a, b) of distinct bots: (games together, a ahead, b ahead), where
+    a is ahead of b when a's place is lower (better) than b's at the same table."""
+    counts = {(a, b): [0, 0, 0] for a in bots for b in bots if a != b}
+    known = set(bots)
+    for game in games:
+        for bot in game.bots:
+            _known(bot, known, game)
+        for i, a in enumerate(game.bots):
+            for j, b in enumerate(game.bots):
+                if i == j:
+                    continue
+                cell = counts[a, b]
+                cell[0] += 1
+                cell[1] += game.places[i] < game.places[j]
+                cell[2] += game.places[j] < game.places[i]
+    return {pair: (c[0], c[1], c[2]) for pair, c in counts.items()}
+
+
+def percentile(values: Sequence[float], pct: float) -> float | None:
+    """The `pct` percentile of `values`, interpolating linearly between the closest ranks (as
+    numpy's default); None for no values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * pct / 100
+    low, high = math.floor(position), math.ceil(position)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+class _Stats:
+    """Running totals for one bot."""
+
+    def __init__(self, seats: int) -> None:
+        self.games = self.wins = self.forfeits = 0
+        self.places = self.money = 0
+        self.seat_games = [0] * seats
+        self.seat_wins = [0] * seats
+        self.strikes = dict.fromkeys(STRIKE_TYPES, 0)
+        self.latencies: list[int] = []
+
+    def add(self, game: PlayedGame, seat: int) -> None:
+        won = game.places[seat] == 1
+        self.games += 1
+        self.wins += won
+        self.places += game.places[seat]
+        self.money += game.money[seat]
+        self.seat_games[seat] += 1
+        self.seat_wins[seat] += won
+        self.forfeits += game.forfeited[seat]
+        for kind, count in game.strikes[seat].items():
+            self.strikes[kind] = self.strikes.get(kind, 0) + count
+        self.latencies.extend(game.latencies_us[seat])
+
+    def row(self, rank: int, bot: str, ratings: Ratings) -> Row:
+        def ms(pct: float) -> float | None:
+            value = percentile(self.latencies, pct)
+            return None if value is None else value / 1000
+
+        return Row(
+            rank=rank, bot=bot,
+            mu=ratings.mu[bot], sigma=ratings.sigma[bot], conservative=ratings.conservative(bot),
+            games=self.games, wins=self.wins,
+            win_pct=_pct(self.wins, self.games),
+            avg_place=self.places / self.games if self.games else None,
+            avg_money=self.money / self.games if self.games else None,
+            seat_win_pct=[_pct(w, g) for w, g in zip(self.seat_wins, self.seat_games, strict=True)],
+            strikes=dict(self.strikes), forfeits=self.forfeits,
+            think_p50_ms=ms(50), think_p95_ms=ms(95),
+        )
+
+
+def _pct(part: int, whole: int) -> float | None:
+    return 100 * part / whole if whole else None
+
+
+def _known(bot: str, known: Container[str], game: PlayedGame) -> None:
+    if bot not in known:
+        raise ValueError(f"game {game.index}: unknown bot {bot!r}")
+
+
+# --- Renderings ---------------------------------------------------------------------------
+
+def _columns(rows: Sequence[Row]) -> list[str]:
+    """The flat column names shared by CSV and Markdown."""
+    seats = max((len(row.seat_win_pct) for row in rows), default=0)
+    kinds = _strike_kinds(rows)
+    return [
+        "rank", "bot", "mu", "sigma", "conservative", "games", "wins", "win_pct",
+        "avg_place", "avg_money",
+        *(f"seat{s}_win_pct" for s in range(seats)),
+        *(f"strikes_{kind}" for kind in kinds),
+        "forfeits", "think_p50_ms", "think_p95_ms",
+    ]
+
+
+def _strike_kinds(rows: Sequence[Row]) -> list[str]:
+    extra = sorted({kind for row in rows for kind in row.strikes} - set(STRIKE_TYPES))
+    return [*STRIKE_TYPES, *extra]
+
+
+def _flat(row: Row) -> dict[str, Any]:
+    """A row as flat columns (raw values, None where undefined)."""
+    flat = {key: value for key, value in asdict(row).items()
+            if key not in ("seat_win_pct", "strikes")}
+    for seat, value in enumerate(row.seat_win_pct):
+        flat[f"seat{seat}_win_pct"] = value
+    for kind, count in row.strikes.items():
+        flat[f"strikes_{kind}"] = count
+    return flat
+
+
+def _fmt(value: Any, digits: int = 2) -> str:
+    """A value for people: floats with `digits` decimals, '-' for None."""
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _h2h_cell(h2h: HeadToHead, a: str, b: str) -> str:
+    """'a_ahead-b_ahead' for a row bot a and column bot b; '' if they never met."""
+    if a == b:
+        return "x"
+    together, ahead, behind = h2h.get((a, b), (0, 0, 0))
+    return f"{ahead}-{behind}" if together else ""
+
+
+def render_terminal(rows: Sequence[Row], h2h: HeadToHead, console: Console | None = None) -> None:
+    """Print the league table and the head-to-head matrix with rich."""
+    console = console or Console()
+    table = Table(title="League table", title_justify="left")
+    for name in ("#", "bot", "mu", "sigma", "mu-3s", "games", "wins", "win %",
+                 "avg place", "avg $", "win % by seat", "strikes", "forfeits",
+                 "think p50 ms", "think p95 ms"):
+        table.add_column(name, justify="left" if name == "bot" else "right")
+    for row in rows:
+        strikes = " ".join(f"{kind}:{n}" for kind, n in row.strikes.items() if n) or "-"
+        table.add_row(
+            str(row.rank), row.bot, _fmt(row.mu), _fmt(row.sigma), _fmt(row.conservative),
+            str(row.games), str(row.wins), _fmt(row.win_pct, 1), _fmt(row.avg_place),
+            _fmt(None if row.avg_money is None else round(row.avg_money)),
+            " ".join(_fmt(pct, 0) for pct in row.seat_win_pct),
+            strikes, str(row.forfeits), _fmt(row.think_p50_ms, 1), _fmt(row.think_p95_ms, 1),
+        )
+    console.print(table)
+    names = [row.bot for row in rows]
+    console.print("Head to head: games the row bot finished ahead of the column bot - behind it")
+    matrix = Table()
+    matrix.add_column("")
+    for name in names:
+        matrix.add_column(name, justify="center")
+    for a in names:
+        matrix.add_row(a, *(_h2h_cell(h2h, a, b) for b in names))
+    console.print(matrix)
+
+
+def to_markdown(rows: Sequence[Row], h2h: HeadToHead) -> str:
+    """The league table and the head-to-head matrix as Markdown tables (numbers to 2 decimals,
+    '-' where undefined)."""
+    columns = _columns(rows)
+    lines = ["## League table", "", _md_line(columns), _md_line(["---"] * len(columns))]
+    for row in rows:
+        flat = _flat(row)
+        lines.append(_md_line([_fmt(flat.get(column)) for column in columns]))
+    names = [row.bot for row in rows]
+    lines += ["", "## Head to head", "", "Cells: times the row bot finished ahead of the column "
+              "bot - times behind, at the same table.", "",
+              _md_line(["", *names]), _md_line(["---"] * (len(names) + 1))]
+    for a in names:
+        lines.append(_md_line([a, *(_h2h_cell(h2h, a, b) for b in names)]))
+    return "\n".join(lines) + "\n"
+
+
+def _md_line(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+
+def to_csv(rows: Sequence[Row]) -> str:
+    """The league table as CSV: one header row, flat columns (seatN_win_pct, strikes_KIND),
+    full-precision numbers, empty cells where undefined."""
+    columns = _columns(rows)
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        flat = _flat(row)
+        writer.writerow({column: _csv_value(flat.get(column)) for column in columns})
+    return out.getvalue()
+
+
+def _csv_value(value: Any) -> str:
+    return "" if value is None else repr(value) if isinstance(value, float) else str(value)
+
+
+def h2h_csv(h2h: HeadToHead) -> str:
+    """Head-to-head counts as CSV: a, b, games, a_ahead, b_ahead (one line per ordered pair)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["a", "b", "games", "a_ahead", "b_ahead"])
+    for (a, b), (together, ahead, behind) in h2h.items():
+        writer.writerow([a, b, together, ahead, behind])
+    return out.getvalue()
+
+
+def to_json(rows: Sequence[Row], h2h: HeadToHead) -> dict[str, Any]:
+    """The table and head-to-head counts as JSON-ready data: {"table": [row, ...],
+    "head_to_head": [{"a", "b", "games", "a_ahead", "b_ahead"}, ...]}."""
+    return {
+        "table": [asdict(row) for row in rows],
+        "head_to_head": [
+            {"a": a, "b": b, "games": together, "a_ahead": ahead, "b_ahead": behind}
+            for (a, b), (together, ahead, behind) in h2h.items()
+        ],
+    }
+
+
+def write_tables(
+    out_dir: Path, rows: Sequence[Row], h2h: HeadToHead, extra: dict[str, Any] | None = None
+) -> list[Path]:
+    """Write table.md, table.csv, table.json and head_to_head.csv into `out_dir` (created if
+    needed) and return their paths. `extra` (e.g. league settings) is listed at the top of the
+    Markdown and kept under "extra" in the JSON."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    markdown = to_markdown(rows, h2h)
+    data = to_json(rows, h2h)
+    if extra:
+        markdown = "".join(f"- {key}: {value}\n" for key, value in extra.items()) + "\n" + markdown
+        data["extra"] = extra
+    files = {
+        "table.md": markdown,
+        "table.csv": to_csv(rows),
+        "table.json": json.dumps(data, indent=2, default=str) + "\n",
+        "head_to_head.csv": h2h_csv(h2h),
+    }
+    paths = []
+    for name, text in files.items():
+        path = out_dir / name
+        path.write_text(text, encoding="utf-8")
+        paths.append(path)
+    return paths

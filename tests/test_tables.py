@@ -1,0 +1,191 @@
+"""League tables from hand-made games: exact numbers, head-to-head, and the renderings."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from rich.console import Console
+
+from referee.league.ratings import Ratings, rate_games
+from referee.league.results import PlayedGame
+from referee.league.tables import (
+    Row,
+    h2h_csv,
+    head_to_head,
+    league_table,
+    percentile,
+    render_terminal,
+    to_csv,
+    to_json,
+    to_markdown,
+    write_tables,
+)
+
+BOTS = ["ann", "bob", "cat"]
+GAMES = [
+    # ann and bob share first place (R26); bob has a timeout strike.
+    PlayedGame(0, ("ann", "bob", "cat"), (1, 1, 3), (100_000, 100_000, 50_000),
+               (False, False, False), ({}, {"timeout": 1}, {}),
+               ((1000, 3000), (2000,), ())),
+    # cat forfeits (last place) after a crash and two timeouts.
+    PlayedGame(1, ("bob", "cat"), (1, 2), (80_000, 60_000), (False, True),
+               ({}, {"crash": 1, "timeout": 2}), ((4000, 6000), (500,))),
+    PlayedGame(2, ("cat", "ann"), (1, 2), (90_000, 30_000), (False, False),
+               ({}, {}), ((1500,), (5000, 7000, 9000))),
+]
+# conservative: cat 20-3*1 = 17 first; ann 30-15 = 15 and bob 24-9 = 15 tie: by name.
+RATINGS = Ratings(mu={"ann": 30.0, "bob": 24.0, "cat": 20.0},
+                  sigma={"ann": 5.0, "bob": 3.0, "cat": 1.0})
+NO_STRIKES = {"timeout": 0, "illegal": 0, "malformed": 0, "protocol": 0, "crash": 0}
+
+
+@pytest.fixture
+def rows() -> list[Row]:
+    return league_table(GAMES, BOTS, RATINGS)
+
+
+@pytest.fixture
+def h2h():
+    return head_to_head(GAMES, BOTS)
+
+
+def test_rows_are_ranked_by_conservative_rating_then_name(rows):
+    assert [(row.rank, row.bot) for row in rows] == [(1, "cat"), (2, "ann"), (3, "bob")]
+    cat = rows[0]
+    assert (cat.mu, cat.sigma, cat.conservative) == (20.0, 1.0, 17.0)
+
+
+def test_exact_numbers(rows):
+    cat, ann, bob = rows
+    assert ann == Row(
+        rank=2, bot="ann", mu=30.0, sigma=5.0, conservative=15.0, games=2, wins=1,
+        win_pct=50.0, avg_place=1.5, avg_money=65_000.0, seat_win_pct=[100.0, 0.0, None],
+        strikes=NO_STRIKES, forfeits=0,
+        think_p50_ms=5.0, think_p95_ms=pytest.approx(8.6),   # 7000 + 0.8 * 2000 us
+    )
+    # A shared first place is a win for each bot that shares it.
+    assert (bob.games, bob.wins, bob.win_pct, bob.avg_place) == (2, 2, 100.0, 1.0)
+    assert bob.avg_money == 90_000.0
+    assert bob.seat_win_pct == [100.0, 100.0, None]
+    assert bob.strikes == {**NO_STRIKES, "timeout": 1}
+    assert (bob.think_p50_ms, bob.think_p95_ms) == (4.0, pytest.approx(5.8))
+    assert (cat.games, cat.wins, cat.avg_place, cat.forfeits) == (3, 1, 2.0, 1)
+    assert cat.win_pct == pytest.approx(100 / 3)
+    assert cat.avg_money == pytest.approx(200_000 / 3)
+    assert cat.seat_win_pct == [100.0, 0.0, 0.0]
+    assert cat.strikes == {**NO_STRIKES, "timeout": 2, "crash": 1}
+    assert (cat.think_p50_ms, cat.think_p95_ms) == (1.0, pytest.approx(1.45))
+
+
+def test_bots_without_games_and_real_ratings():
+    ratings = rate_games(GAMES, [*BOTS, "dan"])
+    rows = league_table(GAMES, [*BOTS, "dan"], ratings)
+    assert [row.bot for row in rows] == ratings.bots()
+    dan = next(row for row in rows if row.bot == "dan")
+    assert (dan.games, dan.wins, dan.forfeits) == (0, 0, 0)
+    assert (dan.win_pct, dan.avg_place, dan.avg_money) == (None, None, None)
+    assert dan.seat_win_pct == [None, None, None]
+    assert (dan.think_p50_ms, dan.think_p95_ms) == (None, None)
+    with pytest.raises(ValueError, match="unknown bot"):
+        league_table(GAMES, ["ann", "bob"], ratings)
+    with pytest.raises(ValueError, match="unknown bot"):
+        head_to_head(GAMES, ["ann", "bob"])
+
+
+def test_head_to_head_counts(h2h):
+    assert h2h == {
+        ("ann", "bob"): (1, 0, 0), ("bob", "ann"): (1, 0, 0),   # shared first: nobody ahead
+        ("ann", "cat"): (2, 1, 1), ("cat", "ann"): (2, 1, 1),
+        ("bob", "cat"): (2, 2, 0), ("cat", "bob"): (2, 0, 2),
+    }
+    assert head_to_head([], ["a", "b"]) == {("a", "b"): (0, 0, 0), ("b", "a"): (0, 0, 0)}
+
+
+def test_percentile_interpolates_linearly():
+    assert percentile([], 50) is None
+    assert percentile([7], 95) == 7
+    assert percentile([1, 2, 3, 4], 50) == 2.5
+    assert percentile([10, 0, 20], 100) == 20 and percentile([10, 0, 20], 0) == 0
+
+
+def test_csv_parses_back(rows):
+    parsed = list(csv.DictReader(io.StringIO(to_csv(rows))))
+    assert list(parsed[0]) == [
+        "rank", "bot", "mu", "sigma", "conservative", "games", "wins", "win_pct", "avg_place",
+        "avg_money", "seat0_win_pct", "seat1_win_pct", "seat2_win_pct", "strikes_timeout",
+        "strikes_illegal", "strikes_malformed", "strikes_protocol", "strikes_crash", "forfeits",
+        "think_p50_ms", "think_p95_ms",
+    ]
+    for row, line in zip(rows, parsed, strict=True):
+        assert line["bot"] == row.bot and int(line["rank"]) == row.rank
+        assert int(line["games"]) == row.games and int(line["wins"]) == row.wins
+        assert float(line["mu"]) == row.mu and float(line["win_pct"]) == row.win_pct
+        assert float(line["avg_money"]) == row.avg_money
+        assert float(line["think_p95_ms"]) == row.think_p95_ms
+        seats = [line[f"seat{s}_win_pct"] for s in range(3)]
+        assert [float(v) if v else None for v in seats] == row.seat_win_pct
+        assert {k: int(line[f"strikes_{k}"]) for k in row.strikes} == row.strikes
+        assert int(line["forfeits"]) == row.forfeits
+
+
+def test_markdown_parses_back(rows, h2h):
+    text = to_markdown(rows, h2h)
+    table, matrix = text.split("## Head to head")
+    lines = [line for line in table.splitlines() if line.startswith("|")]
+    header = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    records = [dict(zip(header, (c.strip() for c in line.strip("|").split("|")), strict=True))
+               for line in lines[2:]]
+    assert [r["bot"] for r in records] == ["cat", "ann", "bob"]
+    cat, ann, bob = records
+    assert cat["win_pct"] == "33.33" and cat["avg_money"] == "66666.67"
+    assert cat["strikes_crash"] == "1" and cat["forfeits"] == "1"
+    assert ann["seat2_win_pct"] == "-" and ann["think_p95_ms"] == "8.60"
+    assert float(bob["mu"]) == 24.0 and bob["wins"] == "2"
+    cells = {line.strip("|").split("|")[0].strip(): [c.strip() for c in line.strip("|").split("|")]
+             for line in matrix.splitlines() if line.startswith("|")}
+    assert cells[""] == ["", "cat", "ann", "bob"]
+    assert cells["bob"] == ["bob", "2-0", "0-0", "x"]
+    assert cells["cat"] == ["cat", "x", "1-1", "0-2"]
+
+
+def test_json_parses_back(rows, h2h):
+    data = json.loads(json.dumps(to_json(rows, h2h)))
+    assert [entry["bot"] for entry in data["table"]] == ["cat", "ann", "bob"]
+    cat = data["table"][0]
+    assert cat["seat_win_pct"] == [100.0, 0.0, 0.0]
+    assert cat["strikes"] == {**NO_STRIKES, "timeout": 2, "crash": 1}
+    assert cat["win_pct"] == rows[0].win_pct and cat["avg_money"] == rows[0].avg_money
+    assert data["table"][1]["seat_win_pct"] == [100.0, 0.0, None]
+    pairs = {(e["a"], e["b"]): (e["games"], e["a_ahead"], e["b_ahead"])
+             for e in data["head_to_head"]}
+    assert pairs == h2h
+
+
+def test_write_tables(tmp_path, rows, h2h):
+    paths = write_tables(tmp_path / "out", rows, h2h, extra={"league": "demo", "seed": 7})
+    assert sorted(p.name for p in paths) == [
+        "head_to_head.csv", "table.csv", "table.json", "table.md"]
+    out = tmp_path / "out"
+    data = json.loads((out / "table.json").read_text())
+    assert data["extra"] == {"league": "demo", "seed": 7}
+    assert data["table"] == to_json(rows, h2h)["table"]
+    assert (out / "table.csv").read_text() == to_csv(rows)
+    assert (out / "table.md").read_text().startswith("- league: demo\n- seed: 7\n")
+    lines = list(csv.DictReader(io.StringIO((out / "head_to_head.csv").read_text())))
+    assert {(r["a"], r["b"]): (int(r["games"]), int(r["a_ahead"]), int(r["b_ahead"]))
+            for r in lines} == h2h
+    assert (out / "head_to_head.csv").read_text() == h2h_csv(h2h)
+
+
+def test_render_terminal(rows, h2h):
+    console = Console(file=io.StringIO(), width=220, color_system=None)
+    render_terminal(rows, h2h, console)
+    text = console.file.getvalue()
+    assert "League table" in text and "Head to head" in text
+    for bot in BOTS:
+        assert bot in text
+    assert "timeout:2 crash:1" in text
+    assert "2-0" in text and "0-2" in text
