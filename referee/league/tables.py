@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import math
+import shutil
 from collections.abc import Container, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -192,7 +193,10 @@ def _h2h_cell(h2h: HeadToHead, a: str, b: str) -> str:
 
 def render_terminal(rows: Sequence[Row], h2h: HeadToHead, console: Console | None = None) -> None:
     """Print the league table and the head-to-head matrix with rich."""
-    console = console or Console()
+    if console is None:
+        # The table is wide: never squeeze it below 170 columns (a pipe or log gets 80).
+        width = max(170, shutil.get_terminal_size((170, 24)).columns)
+        console = Console(width=width)
     table = Table(title="League table", title_justify="left")
     for name in ("#", "bot", "mu", "sigma", "mu-3s", "games", "wins", "win %",
                  "avg place", "avg $", "win % by seat", "strikes", "forfeits",
@@ -204,7 +208,7 @@ def render_terminal(rows: Sequence[Row], h2h: HeadToHead, console: Console | Non
             str(row.rank), row.bot, _fmt(row.mu), _fmt(row.sigma), _fmt(row.conservative),
             str(row.games), str(row.wins), _fmt(row.win_pct, 1), _fmt(row.avg_place),
             _fmt(None if row.avg_money is None else round(row.avg_money)),
-            " ".join(_fmt(pct, 0) for pct in row.seat_win_pct),
+            "/".join(_fmt(pct, 0) for pct in row.seat_win_pct),
             strikes, str(row.forfeits), _fmt(row.think_p50_ms, 1), _fmt(row.think_p95_ms, 1),
         )
     console.print(table)
