@@ -1,12 +1,22 @@
 """A tiny supervisor between the referee and a bot process: no bot process outlives the referee.
 
-Run as `python -m referee.bots.guard --grace SECONDS -- COMMAND...`. The guard
+Run as `python -m referee.bots.guard [--grace S] [--on-exit CMD] [--no-subreaper] -- COMMAND...`.
+The guard
 
 * asks the kernel to send it SIGTERM when the referee dies (PR_SET_PDEATHSIG), even by SIGKILL;
 * becomes a child subreaper, so every descendant of the bot that is orphaned becomes its child
   (a bot cannot escape by double-forking or by starting a new session);
 * on SIGTERM, or when the bot's main process exits, sends SIGTERM to every remaining
   descendant, waits `--grace` seconds, sends SIGKILL to what is left and reaps it all.
+
+Options for a COMMAND that is a container client (`podman run`, `docker run`), whose container
+lives on outside this process tree:
+
+* `--on-exit CMD` runs CMD (split like a shell would, no shell) once everything is terminated,
+  for at most `--on-exit-timeout` seconds (default 10), with its stdout discarded; e.g.
+  `podman rm -f -t 0 NAME`, so that the container goes too when the referee dies;
+* `--no-subreaper` does not make the guard a subreaper: podman's conmon daemonises, and as a
+  subreaper the guard would adopt it and SIGTERM it along with the client.
 
 It exits with the bot's exit status (128 + signal number if the bot was killed by a signal).
 It imports only the standard library and starts in a few milliseconds.
@@ -17,7 +27,9 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import shlex
 import signal
+import subprocess
 import sys
 import time
 
@@ -95,21 +107,51 @@ def terminate_descendants(grace: float) -> None:
         time.sleep(0.01)
 
 
+def run_on_exit(command: str, timeout: float) -> None:
+    """Run `command` (shell-like words, no shell) for at most `timeout` seconds; never raise."""
+    try:
+        subprocess.run(shlex.split(command), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       timeout=timeout, check=False)
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:
+        os.write(2, f"guard: --on-exit {command!r} failed: {exc}\n".encode())
+
+
+USAGE = ("usage: python -m referee.bots.guard [--grace S] [--on-exit CMD] [--on-exit-timeout S] "
+         "[--no-subreaper] -- COMMAND...")
+
+
 def main(argv: list[str]) -> int:
     grace = 2.0
-    if argv[:1] == ["--grace"]:
-        grace = float(argv[1])
-        argv = argv[2:]
+    on_exit = ""
+    on_exit_timeout = 10.0
+    subreaper = True
+    try:
+        while argv and argv[0] != "--" and argv[0].startswith("--"):
+            option = argv.pop(0)
+            if option == "--no-subreaper":
+                subreaper = False
+            elif option == "--grace":
+                grace = float(argv.pop(0))
+            elif option == "--on-exit":
+                on_exit = argv.pop(0)
+            elif option == "--on-exit-timeout":
+                on_exit_timeout = float(argv.pop(0))
+            else:
+                raise ValueError(option)
+    except (IndexError, ValueError):
+        print(USAGE, file=sys.stderr)
+        return 2
     if argv[:1] == ["--"]:
         argv = argv[1:]
     if not argv:
-        print("usage: python -m referee.bots.guard [--grace S] -- COMMAND...", file=sys.stderr)
+        print(USAGE, file=sys.stderr)
         return 2
     parent = int(os.environ.pop("REFEREE_GUARD_PARENT", "0") or 0)
     _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     if parent and os.getppid() != parent:  # the referee died before we could watch it
         return 1
-    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    if subreaper:
+        _prctl(PR_SET_CHILD_SUBREAPER, 1)
 
     def stop(signum: int, frame: object) -> None:
         raise _Stop()
@@ -140,6 +182,8 @@ def main(argv: list[str]) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
     terminate_descendants(grace)
+    if on_exit:
+        run_on_exit(on_exit, on_exit_timeout)
     return 128 - status if status < 0 else status
 
 
