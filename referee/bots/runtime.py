@@ -12,17 +12,18 @@ import contextlib
 from dataclasses import dataclass, field
 
 from referee.bots.client import BotClient, GameStream, Hello
+from referee.bots.container import ContainerProcess, remove_run_containers
 from referee.bots.errors import BotStartError
-from referee.bots.process import BotProcess, ensure_built
+from referee.bots.process import RUN_ID, BotProcess, ensure_built
 from referee.bots.spec import BotSpec, Limits
 
 
 @dataclass(eq=False)
 class Instance:
-    """One running copy of a bot (a process, or a bot already running at an address)."""
+    """One running copy of a bot (a process, a container, or a bot already at an address)."""
 
     client: BotClient
-    process: BotProcess | None
+    process: BotProcess | ContainerProcess | None
     hello: Hello
     in_use: int = 0
 
@@ -60,7 +61,9 @@ class Lease:
 
     @property
     def version(self) -> str:
-        """The bot's version (a hash of its files)."""
+        """The bot's version (a hash of its files; for a container, the image id it runs)."""
+        if isinstance(self.instance.process, ContainerProcess):
+            return self.instance.process.image_version or self.runner.version
         return self.runner.version
 
     @property
@@ -88,6 +91,7 @@ class BotRunner:
     instances: list[Instance] = field(default_factory=list)
     restarts: int = 0
     _started: int = 0
+    _image_version: str | None = None   # image bots: the image id of the latest instance
     _changed: asyncio.Condition | None = None
 
     @property
@@ -97,8 +101,8 @@ class BotRunner:
 
     @property
     def version(self) -> str:
-        """The bot's version: a hash of its files, its address or its image."""
-        return self.spec.files_hash()
+        """The bot's version: a hash of its files, its address, or its image and image id."""
+        return self._image_version or self.spec.files_hash()
 
     async def start(self) -> Hello:
         """Build the bot if needed and start its first instance; BotStartError if it cannot."""
@@ -109,13 +113,15 @@ class BotRunner:
 
     async def _launch(self) -> Instance:
         spec = self.spec
-        if spec.kind == "image":
-            raise BotStartError(spec.name, "container bots need a container runtime "
-                                           "(image = ... is not supported by this runner)")
-        process = None
+        process: BotProcess | ContainerProcess | None = None
         if spec.kind == "address":
             assert spec.address is not None
             client = BotClient(spec.name, spec.address)
+        elif spec.kind == "image":
+            container = process = ContainerProcess(spec, self._started)
+            address = await container.start()
+            self._image_version = container.image_version
+            client = BotClient(spec.name, address, alive=lambda: container.alive)
         else:
             process = BotProcess(spec, self._started, sandbox=self.sandbox)
             address = await process.start()
@@ -221,8 +227,11 @@ class Roster:
         return broken
 
     async def stop(self) -> None:
-        """Stop every bot process."""
+        """Stop every bot process; remove any container of these bots still left."""
         await asyncio.gather(*(r.stop() for r in self.runners.values()), return_exceptions=True)
+        images = [r.name for r in self.runners.values() if r.spec.kind == "image"]
+        if images:
+            await asyncio.to_thread(remove_run_containers, RUN_ID, images)
 
     async def __aenter__(self) -> Roster:
         return self
