@@ -1,0 +1,407 @@
+"""Container bots (referee/bots/container.py, docs/containers.md) and the guard's `--on-exit`.
+
+The container tests need a working podman (`bash .ci/setup-containers.sh` as root) and build a
+test image once (`tests/bots/honest` + `botlib.py` with sample_bots/container/build-image.sh,
+tagged with a hash of its inputs and reused while they do not change; ~60 s the first time on a
+fresh machine, of which ~50 s for the base image). Without a runtime they are skipped with the
+reason, unless the machine was set up for containers (the containers.conf written by
+setup-containers.sh) or REFEREE_REQUIRE_CONTAINERS=1, where that is a failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+from google import protobuf
+
+from referee.bots.client import BotClient
+from referee.bots.container import (
+    DEFAULT_CPUS,
+    ContainerProcess,
+    detect_runtime,
+    image_id,
+    remove_run_containers,
+    run_containers,
+)
+from referee.bots.errors import BotStartError
+from referee.bots.process import RUN_ID
+from referee.bots.runtime import BotRunner
+from referee.bots.spec import load_spec
+from referee.engine import preset
+from referee.single import run_match
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs Linux")
+
+ROOT = Path(__file__).resolve().parent.parent
+BOTS = ROOT / "tests" / "bots"
+HONEST = BOTS / "honest.toml"
+BUILD_SCRIPT = ROOT / "sample_bots" / "container" / "build-image.sh"
+CONTAINERFILE = ROOT / "sample_bots" / "container" / "Containerfile"
+SAMPLE_SPEC = ROOT / "sample_bots" / "container" / "random-container.toml"
+TEST_REPO = "localhost/referee-test-honest"
+GUARD = [sys.executable, "-m", "referee.bots.guard"]
+
+
+# ---------------------------------------------------------------- guard --on-exit (no runtime)
+
+
+def test_guard_runs_on_exit_after_the_bot_exits(tmp_path: Path) -> None:
+    mark = tmp_path / "mark"
+    done = subprocess.run([*GUARD, "--grace", "1", "--on-exit", f"touch {mark}", "--",
+                           "sh", "-c", "exit 3"], capture_output=True, timeout=30, check=False)
+    assert done.returncode == 3
+    assert mark.exists()
+
+
+def test_guard_runs_on_exit_when_stopped_and_can_skip_the_subreaper(tmp_path: Path) -> None:
+    mark = tmp_path / "mark"
+    command = f"sh -c 'echo stopped > {mark}'"
+    proc = subprocess.Popen([*GUARD, "--grace", "1", "--no-subreaper", "--on-exit", command,
+                             "--on-exit-timeout", "5", "--", "sleep", "30"],
+                            start_new_session=True)
+    time.sleep(0.5)
+    began = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=10)
+    assert time.monotonic() - began < 2.0
+    assert mark.read_text() == "stopped\n"
+
+
+def test_guard_bounds_on_exit_and_rejects_bad_options(tmp_path: Path) -> None:
+    began = time.monotonic()
+    done = subprocess.run([*GUARD, "--on-exit", "sleep 30", "--on-exit-timeout", "0.5", "--",
+                           "true"], capture_output=True, timeout=30, check=False)
+    assert done.returncode == 0 and time.monotonic() - began < 5
+    for bad in (["--on-exit"], ["--grace", "x", "--", "true"], ["--nope", "--", "true"]):
+        done = subprocess.run([*GUARD, *bad], capture_output=True, text=True, timeout=30,
+                              check=False)
+        assert done.returncode == 2 and "usage:" in done.stderr
+
+
+def test_sample_container_spec_loads() -> None:
+    spec = load_spec(SAMPLE_SPEC)
+    assert spec.kind == "image"
+    assert spec.image == "localhost/referee-sample-bot:latest"
+    assert spec.runtime == "podman"
+
+
+# ---------------------------------------------------------------- containers
+
+
+def _runtime() -> tuple[str | None, str]:
+    try:
+        return detect_runtime("podman"), ""
+    except RuntimeError as exc:
+        return None, str(exc)
+
+
+RUNTIME, WHY_NOT = _runtime()
+
+
+def _containers_required() -> bool:
+    if os.environ.get("REFEREE_REQUIRE_CONTAINERS") == "1":
+        return True
+    conf = Path("/etc/containers/containers.conf")
+    try:
+        return "setup-containers.sh" in conf.read_text()
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def runtime() -> str:
+    if RUNTIME is None:
+        if _containers_required():
+            pytest.fail(f"this machine is set up for containers, but {WHY_NOT}")
+        pytest.skip(f"container tests need podman: {WHY_NOT} "
+                    "(run `bash .ci/setup-containers.sh` as root)")
+    return RUNTIME
+
+
+def _image_inputs() -> list[Path]:
+    protocol = sorted(p for p in (ROOT / "referee" / "protocol").rglob("*.py")
+                      if "__pycache__" not in p.parts)
+    return [BOTS / "honest" / "main.py", BOTS / "botlib.py", BUILD_SCRIPT, CONTAINERFILE,
+            ROOT / "referee" / "__init__.py", *protocol]
+
+
+@pytest.fixture(scope="module")
+def image(runtime: str, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The honest test bot as an image, built once per change of its inputs."""
+    digest = hashlib.sha256(f"grpcio {grpc.__version__} protobuf {protobuf.__version__}".encode())
+    for path in _image_inputs():
+        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    name = f"{TEST_REPO}:{digest.hexdigest()[:12]}"
+    if image_id(runtime, name) is None:
+        context = tmp_path_factory.mktemp("honest-image")
+        for path in (BOTS / "honest" / "main.py", BOTS / "botlib.py"):
+            (context / path.name).write_bytes(path.read_bytes())
+        done = subprocess.run(["bash", str(BUILD_SCRIPT), str(context), name],
+                              env={**os.environ, "WITH_REFEREE_SDK": "1"}, cwd=ROOT,
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=900, check=False)
+        assert done.returncode == 0, f"image build failed:\n{done.stdout}\n{done.stderr}"
+        stale = subprocess.run([runtime, "images", "--format", "{{.Repository}}:{{.Tag}}",
+                                TEST_REPO], capture_output=True, text=True, check=False)
+        for other in stale.stdout.split():
+            if other != name:
+                subprocess.run([runtime, "rmi", other], capture_output=True, check=False)
+    assert image_id(runtime, name) is not None
+    return name
+
+
+def write_spec(directory: Path, name: str, image: str, *, env: str = "",
+               limits: str = "") -> Path:
+    path = directory / f"{name}.toml"
+    path.write_text(textwrap.dedent(f"""\
+        name = "{name}"
+        image = "{image}"
+        runtime = "podman"
+        {env}
+        [limits]
+        startup_ms = 60000
+        {limits}
+        """))
+    return path
+
+
+def inspect(runtime: str, name: str) -> dict:
+    done = subprocess.run([runtime, "container", "inspect", name], capture_output=True,
+                          text=True, check=True)
+    return json.loads(done.stdout)[0]
+
+
+def labelled(runtime: str) -> list[str]:
+    done = subprocess.run([runtime, "ps", "-a", "-q", "--filter", f"label=referee.run={RUN_ID}"],
+                          capture_output=True, text=True, check=True)
+    return done.stdout.split()
+
+
+def test_container_bot_plays_a_game_against_a_command_bot(runtime: str, image: str,
+                                                          tmp_path: Path) -> None:
+    spec = load_spec(write_spec(tmp_path, "boxed", image))
+    result = run_match([spec, load_spec(HONEST)], preset("classic"), 11)
+    for seat in result.seats:
+        assert seat.strike_count == 0 and not seat.forfeited, (seat.bot, seat.strikes)
+        assert seat.latencies_us
+    ident = image_id(runtime, image)
+    version = f"image:{image}@sha256:{ident}"
+    assert result.seats[0].version == version
+    bots = result.record.meta["bots"]
+    assert bots[0] == {"seat": 0, "name": "boxed", "version": version}
+    assert bots[1]["version"].startswith("sha256:")
+    # The roster stopped: no container of this run is left.
+    assert labelled(runtime) == []
+
+
+def test_container_is_confined(runtime: str, image: str, tmp_path: Path) -> None:
+    spec = load_spec(write_spec(tmp_path, "confined", image, env='env = { LEVEL = "3" }',
+                                limits="memory_mb = 256\nmax_processes = 40"))
+
+    async def scenario() -> tuple[dict, dict, ContainerProcess]:
+        process = ContainerProcess(spec)
+        address = await process.start()
+        client = BotClient(spec.name, address, alive=lambda: process.alive)
+        try:
+            hello = await client.handshake(60)
+            assert hello.name == "honest"
+            info = await asyncio.to_thread(inspect, runtime, process.name)
+            probe = await asyncio.to_thread(subprocess.run, [
+                runtime, "exec", process.name, "python3", "-c", PROBE],
+                capture_output=True, text=True, check=False)
+            assert probe.returncode == 0, probe.stderr
+            return info, json.loads(probe.stdout), process
+        finally:
+            await client.close()
+            await process.stop()
+
+    info, seen, process = asyncio.run(scenario())
+    host = info["HostConfig"]
+    assert host["NetworkMode"] == "none"
+    assert host["ReadonlyRootfs"] is True
+    assert "CAP_NET_RAW" in host["CapDrop"] and "CAP_SYS_CHROOT" in host["CapDrop"]
+    assert not info.get("EffectiveCaps")
+    assert "no-new-privileges" in host["SecurityOpt"]
+    assert host["Memory"] == host["MemorySwap"] == 256 * 1024 * 1024
+    assert host["PidsLimit"] == 40
+    assert host["NanoCpus"] == int(DEFAULT_CPUS * 1e9)
+    assert info["Config"]["User"] == "65534:65534"
+    assert info["Config"]["Labels"]["referee.run"] == RUN_ID
+    assert info["Config"]["Labels"]["referee.bot"] == "confined"
+    assert info["Image"] == image_id(runtime, image)
+    # Seen from inside the container:
+    assert seen["interfaces"] == ["lo"]
+    assert seen["connect"] in ("ENETUNREACH", "ECONNREFUSED", "EHOSTUNREACH")
+    assert seen["uid"] == seen["gid"] == 65534
+    assert seen["cap_eff"] == 0 and seen["no_new_privs"] == 1
+    assert seen["write_root"] == seen["write_bot"] == "EROFS"
+    assert seen["write_tmp"] == "ok"
+    assert seen["env"] == ["3", "unix:/run/referee/bot.sock"]
+    assert seen["init"].startswith("/run/podman-init")
+    # Stopped: the container and its socket directory are gone.
+    assert labelled(runtime) == []
+    assert process._dir is None and not process.alive
+
+
+PROBE = r"""
+import errno, json, os, socket
+def attempt(fn):
+    try:
+        fn()
+        return "ok"
+    except OSError as exc:
+        return errno.errorcode.get(exc.errno, str(exc))
+def connect():
+    with socket.create_connection(("1.1.1.1", 53), timeout=2):
+        pass
+def write(path):
+    def go():
+        with open(path, "w") as handle:
+            handle.write("x")
+    return go
+status = dict(line.split(":\t", 1) for line in open("/proc/self/status").read().splitlines()
+              if ":\t" in line)
+print(json.dumps({
+    "interfaces": sorted(os.listdir("/sys/class/net")),
+    "connect": attempt(connect),
+    "uid": os.getuid(), "gid": os.getgid(),
+    "cap_eff": int(status["CapEff"], 16), "no_new_privs": int(status["NoNewPrivs"]),
+    "write_root": attempt(write("/x")), "write_bot": attempt(write("/bot/x")),
+    "write_tmp": attempt(write("/tmp/x")),
+    "env": [os.environ.get("LEVEL"), os.environ.get("REFEREE_BOT_ADDRESS")],
+    "init": open("/proc/1/cmdline").read().replace("\0", " "),
+}))
+"""
+
+
+def test_a_dead_container_is_noticed_and_its_output_kept(runtime: str, image: str,
+                                                         tmp_path: Path) -> None:
+    # PYTHONPATH without the image's dependencies: the bot dies on `import grpc`.
+    spec = load_spec(write_spec(tmp_path, "broken", image,
+                                env='env = { PYTHONPATH = "/nowhere" }'))
+    runner = BotRunner(spec)
+
+    async def start() -> None:
+        try:
+            await runner.start()
+        finally:
+            await runner.stop()
+
+    with pytest.raises(BotStartError) as caught:
+        asyncio.run(start())
+    assert "exited during start-up with exit status 1" in caught.value.reason
+    assert "No module named 'grpc'" in caught.value.reason
+    assert labelled(runtime) == []
+
+    # A container killed from outside: the instance is no longer alive, and stop cleans up.
+    spec = load_spec(write_spec(tmp_path, "killed", image))
+
+    async def kill_it() -> None:
+        process = ContainerProcess(spec)
+        address = await process.start()
+        client = BotClient(spec.name, address, alive=lambda: process.alive)
+        try:
+            await client.handshake(60)
+            await asyncio.to_thread(subprocess.run, [runtime, "kill", process.name],
+                                    capture_output=True, check=True)
+            for _ in range(100):
+                if not process.alive:
+                    break
+                await asyncio.sleep(0.05)
+            assert not process.alive and process.exit_status == 137
+        finally:
+            await client.close()
+            await process.stop()
+
+    asyncio.run(kill_it())
+    assert labelled(runtime) == []
+
+
+def test_missing_image_fails_fast_without_pulling(runtime: str, tmp_path: Path) -> None:
+    spec = load_spec(write_spec(tmp_path, "ghost", "localhost/referee-no-such-image:none"))
+    began = time.monotonic()
+    with pytest.raises(BotStartError) as caught:
+        asyncio.run(BotRunner(spec).start())
+    assert "not stored in podman" in caught.value.reason
+    assert time.monotonic() - began < 10
+
+
+KILLED_REFEREE = """
+import asyncio, sys
+from referee.bots.runtime import BotRunner
+from referee.bots.spec import load_spec
+
+async def main():
+    runner = BotRunner(load_spec(sys.argv[1]))
+    await runner.start()
+    process = runner.instances[0].process
+    print(process.name, process._dir, flush=True)
+    await asyncio.sleep(120)
+
+asyncio.run(main())
+"""
+
+
+def test_no_container_outlives_a_killed_referee(runtime: str, image: str,
+                                                tmp_path: Path) -> None:
+    spec = write_spec(tmp_path, "orphan", image)
+    run_id = f"killed-{os.getpid()}"
+    referee = subprocess.Popen([sys.executable, "-c", KILLED_REFEREE, str(spec)], cwd=ROOT,
+                               stdout=subprocess.PIPE, text=True,
+                               env={**os.environ, "REFEREE_RUN_ID": run_id})
+    try:
+        assert referee.stdout is not None
+        name, socket_dir = referee.stdout.readline().split()
+        assert Path(socket_dir, "bot.sock").exists()
+        assert name.startswith(f"referee-{run_id}-orphan-")
+        assert run_containers(run_id, runtime) == [name]
+        referee.kill()   # SIGKILL: no atexit, no finally; only the guard is left to clean up
+        referee.wait()
+        deadline = time.monotonic() + 15
+        while (run_containers(run_id, runtime) or Path(socket_dir).exists()) and \
+                time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert run_containers(run_id, runtime) == []
+        assert not Path(socket_dir).exists()   # removed by the guard's --on-exit too
+    finally:
+        referee.kill()
+        remove_run_containers(run_id)
+
+
+def test_remove_run_containers_sweeps_by_label(runtime: str, image: str) -> None:
+    run_id = f"sweep-{os.getpid()}"
+    names = [f"referee-{run_id}-{bot}" for bot in ("a", "b")]
+    for name, bot in zip(names, ("a", "b"), strict=True):
+        subprocess.run([runtime, "create", "--pull=never", "--name", name, "--label",
+                        f"referee.run={run_id}", "--label", f"referee.bot={bot}", image],
+                       capture_output=True, check=True)
+    try:
+        assert run_containers(run_id, runtime) == names
+        assert remove_run_containers(run_id, ["b"]) == [names[1]]
+        assert run_containers(run_id, runtime) == [names[0]]
+        assert remove_run_containers(run_id) == [names[0]]
+        assert run_containers(run_id, runtime) == []
+    finally:
+        subprocess.run([runtime, "rm", "-f", "-i", *names], capture_output=True, check=False)
+
+
+def test_referee_check_passes_a_container_bot(runtime: str, image: str, tmp_path: Path) -> None:
+    spec = write_spec(tmp_path, "checked", image)
+    done = subprocess.run([sys.executable, "-m", "referee.cli", "check", str(spec),
+                           "--opponent", str(HONEST)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASS  spec                                     image bot" in done.stdout
+    assert "checked conforms" in done.stdout
+    assert labelled(runtime) == []
