@@ -1,0 +1,595 @@
+"""Conversions between the engine's objects and the protocol messages (proto/lasvegas/v1).
+
+Used by both sides of the wire. The referee turns a `View` into a decision request and a bot's
+`Decision` back into an engine `Action`; the SDK rebuilds the `View` from the request, so a
+Python bot sees what the referee's engine sees:
+
+    data = request_bytes(game.view(seat), request_id=7, time_bank_ms=5000)  # a RefereeMessage
+    decode_request(rules, players, seat, data).view == canonical_view(game.view(seat))
+
+The hot paths (`request_bytes` on the referee side, `decode_message` / `decode_request` and
+`decision_bytes` on the bot side) run once per decision, so they work on the wire format
+directly: a decision request is mostly unchanged casinos and seats from the previous one, and
+their encodings (and, on the bot side, their decoded `CasinoView`/`SeatView`) are cached. The
+message-object functions (`decision_request`, `view_from_request`, `action_from_pb`, ...) give
+the same results for callers that hold `pb` messages; the tests check both paths against
+messages built field by field.
+
+bot.proto's orders apply: roll faces ascending, slot placements by ascending value. The engine's
+`View` keeps rolls in stream order and slot placements in placement order, so the view a bot
+rebuilds equals `canonical_view(view)` (the same view in the protocol's order; nothing a rule
+depends on differs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from operator import attrgetter
+from typing import Any, NamedTuple
+
+from google.protobuf.message import DecodeError
+
+from referee.engine.actions import CASINO_ACTIONS, SLOT_ACTIONS, Action, Roll
+from referee.engine.errors import RulesError
+from referee.engine.rules import RuleSet
+from referee.engine.view import CasinoView, SeatView, SlotPlacement, View
+from referee.protocol import pb
+
+__all__ = [
+    "Decoded", "DecodedRequest", "MalformedAction", "MalformedMessage", "PLAY_METHOD",
+    "action_from_pb", "action_to_pb", "canonical_view", "decision_bytes", "decision_message",
+    "decision_request", "decode_message", "decode_request", "game_end", "game_start",
+    "request_bytes", "rules_from_pb", "rules_to_pb", "view_from_request",
+]
+
+#: The full method name of Bot.Play, for callers that send pre-encoded bytes
+#: (`channel.stream_stream(PLAY_METHOD)` without a request serializer).
+PLAY_METHOD = "/lasvegas.v1.Bot/Play"
+
+
+class MalformedMessage(ValueError):
+    """A protocol message that does not decode or lacks a required part (docs/protocol.md,
+    "malformed")."""
+
+
+class MalformedAction(MalformedMessage):
+    """A Decision without an action, or an action whose value is not a face from 1 to 6 (the
+    "malformed" strike). A well-formed action that is not legal now is not malformed: compare it
+    with the legal actions (the "illegal" strike)."""
+
+
+# ------------------------------------------------------------------------------------ rules
+
+_FUNDING = {"threshold": pb.FUNDING_THRESHOLD, "notes": pb.FUNDING_NOTES}
+_NEUTRAL = {"none": pb.NEUTRAL_NONE, "white": pb.NEUTRAL_WHITE, "grey": pb.NEUTRAL_GREY}
+_LEFTOVERS = {"bottom": pb.LEFTOVERS_BOTTOM, "discard": pb.LEFTOVERS_DISCARD}
+_FUNDING_BACK = {v: k for k, v in _FUNDING.items()}
+_NEUTRAL_BACK = {v: k for k, v in _NEUTRAL.items()}
+_LEFTOVERS_BACK = {v: k for k, v in _LEFTOVERS.items()}
+
+
+def rules_to_pb(rules: RuleSet) -> pb.Rules:
+    """The `Rules` message of a rule set. Every option is sent as it is, including those the
+    funding mode does not use (threshold, notes_per_casino), so `rules_from_pb` gives back an
+    equal rule set."""
+    return pb.Rules(
+        preset=rules.preset,
+        min_players=rules.min_players,
+        max_players=rules.max_players,
+        rounds=rules.rounds,
+        dice=rules.dice,
+        big_dice=rules.big_dice,
+        funding=_FUNDING[rules.funding],
+        threshold=rules.threshold,
+        scaled_threshold=rules.scaled_threshold,
+        notes_per_casino=rules.notes_per_casino,
+        hundred_k=rules.hundred_k,
+        slot=rules.slot,
+        neutral=_NEUTRAL[rules.neutral],
+        leftovers=_LEFTOVERS[rules.leftovers],
+    )
+
+
+def rules_from_pb(msg: pb.Rules) -> RuleSet:
+    """The rule set of a `Rules` message; RulesError (a ValueError) naming the problem if it is
+    not a valid one (an unspecified enum, a value out of range)."""
+    try:
+        funding = _FUNDING_BACK[msg.funding]
+        neutral = _NEUTRAL_BACK[msg.neutral]
+        leftovers = _LEFTOVERS_BACK[msg.leftovers]
+    except KeyError as bad:
+        raise RulesError(f"the Rules message has an unspecified or unknown enum value {bad}"
+                         ) from None
+    return RuleSet(
+        preset=msg.preset or "custom",
+        min_players=msg.min_players,
+        max_players=msg.max_players,
+        rounds=msg.rounds,
+        dice=msg.dice,
+        big_dice=msg.big_dice,
+        funding=funding,
+        threshold=msg.threshold,
+        scaled_threshold=msg.scaled_threshold,
+        notes_per_casino=msg.notes_per_casino,
+        hundred_k=msg.hundred_k,
+        slot=msg.slot,
+        neutral=neutral,
+        leftovers=leftovers,
+    )
+
+
+# ------------------------------------------------------------------------------------ start/end
+
+
+def game_start(
+    game_id: str,
+    rules: RuleSet | pb.Rules,
+    bot_names: Sequence[str],
+    your_seat: int,
+    *,
+    decision_ms: int,
+    game_bank_ms: int = 0,
+    autoplay_forced: bool = False,
+) -> pb.RefereeMessage:
+    """The first message of a Play stream: a `RefereeMessage` holding a `GameStart`. `rules` may
+    be a `Rules` message already (to convert a rule set once for all seats)."""
+    return pb.RefereeMessage(start=pb.GameStart(
+        game_id=game_id,
+        rules=rules if isinstance(rules, pb.Rules) else rules_to_pb(rules),
+        seats=[pb.SeatInfo(seat=s, bot_name=name) for s, name in enumerate(bot_names)],
+        your_seat=your_seat,
+        time_control=pb.TimeControl(decision_ms=decision_ms, game_bank_ms=game_bank_ms),
+        autoplay_forced=autoplay_forced,
+    ))
+
+
+def game_end(
+    game_id: str,
+    places: Sequence[int],
+    money: Sequence[int],
+    notes: Sequence[int],
+    *,
+    forfeited_seats: Sequence[bool] = (),
+    forfeited: bool = False,
+    reason: str = "",
+    strikes: int = 0,
+) -> pb.RefereeMessage:
+    """The last message of a Play stream: a `RefereeMessage` holding a `GameEnd` with every
+    seat's standing in seat order, and this bot's own forfeit and strikes."""
+    gave_up = forfeited_seats or (False,) * len(places)
+    return pb.RefereeMessage(end=pb.GameEnd(
+        game_id=game_id,
+        standings=[
+            pb.Standing(seat=s, place=p, money=m, notes=k, forfeited=f)
+            for s, (p, m, k, f) in enumerate(zip(places, money, notes, gave_up, strict=True))
+        ],
+        forfeited=forfeited,
+        reason=reason,
+        strikes=strikes,
+    ))
+
+
+# ------------------------------------------------------------------------------------ wire format
+#
+# Protobuf wire format, just what the hot paths need. A field's key is (number << 3 | type),
+# type 0 for varints and 2 for length-delimited data (messages, packed repeated varints). Every
+# field number here is below 16, so keys are one byte. proto3 omits scalars equal to zero.
+
+_BYTE = [bytes((i,)) for i in range(256)]
+_CACHE_LIMIT = 4096  # entries per cache; a full cache is simply cleared
+
+
+def _varint(n: int) -> bytes:
+    if n < 0x80:
+        return _BYTE[n]
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _field(key: int, data: bytes) -> bytes:
+    """A length-delimited field with one-byte key `key`."""
+    size = len(data)
+    return _BYTE[key] + (_BYTE[size] if size < 0x80 else _varint(size)) + data
+
+
+def _packed(key: int, values: Sequence[int]) -> bytes:
+    """A packed repeated varint field (empty if there are no values)."""
+    if not values:
+        return b""
+    return _field(key, b"".join(map(_varint, values)))
+
+
+def _scalar(key: int, value: int) -> bytes:
+    return _BYTE[key] + _varint(value) if value else b""
+
+
+class _Cache(dict):
+    """A dict from keys to encodings (or decodings) with a size bound."""
+
+    def __init__(self, make: Callable[[Any], Any]) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key: Any) -> Any:
+        if len(self) >= _CACHE_LIMIT:
+            self.clear()
+        value = self[key] = self.make(key)
+        return value
+
+
+def _encode_casino(c: CasinoView) -> bytes:
+    msg = pb.Casino(
+        target=c.target, notes=c.notes, neutral_dice=c.neutral,
+        dice=[pb.SeatDice(seat=s, ordinary=o, big=b)
+              for s, (o, b) in enumerate(zip(c.ordinary, c.big, strict=True))],
+    )
+    return _field(0x2A, msg.SerializeToString())  # State.casinos = 5
+
+
+def _encode_seat(s: SeatView) -> bytes:
+    msg = pb.SeatState(seat=s.seat, dice_ordinary=s.dice, dice_big=s.big_dice,
+                       dice_neutral=s.neutral_dice, money=s.money, notes=s.notes)
+    return _field(0x32, msg.SerializeToString())  # State.seats = 6
+
+
+def _encode_slot(p: SlotPlacement) -> bytes:
+    msg = pb.SlotDice(value=p.value, seat=p.seat, ordinary=p.ordinary, big=p.big,
+                      neutral=p.neutral)
+    return _field(0x4A, msg.SerializeToString())  # State.slot_dice = 9
+
+
+_CASINO_BYTES = _Cache(_encode_casino)
+_SEAT_BYTES = _Cache(_encode_seat)
+_SLOT_BYTES = _Cache(_encode_slot)
+_DECK_BYTES = _Cache(lambda notes: _packed(0x3A, notes))  # State.deck_notes = 7
+# DecisionRequest.legal = 4; Action.value = 1, Action.slot = 2.
+_LEGAL_BYTES = {a: _field(0x22, _BYTE[0x08] + _BYTE[a.value] + (b"\x10\x01" if a.slot else b""))
+                for table in (CASINO_ACTIONS, SLOT_ACTIONS) for a in table.values()}
+# Decision.action = 2.
+_ACTION_BYTES = {a: _field(0x12, _BYTE[0x08] + _BYTE[a.value] + (b"\x10\x01" if a.slot else b""))
+                 for table in (CASINO_ACTIONS, SLOT_ACTIONS) for a in table.values()}
+_by_value = attrgetter("value")
+
+
+def _request_body(view: View, request_id: int, time_bank_ms: int, last_latency_us: int) -> bytes:
+    """The encoded DecisionRequest of `view` (fields in number order, as protobuf writes them)."""
+    slot = view.slot
+    if slot:
+        if len(slot) > 1:
+            slot = sorted(slot, key=_by_value)
+        slot_part = (_field(0x42, bytes([p.value for p in slot]))  # State.slot_values = 8
+                     + b"".join(map(_SLOT_BYTES.__getitem__, slot)))
+    else:
+        slot_part = b""
+    state = b"".join((
+        _scalar(0x08, view.round),
+        _scalar(0x10, view.rules.rounds),
+        _scalar(0x18, view.start_seat),
+        _scalar(0x20, view.current_seat),
+        *map(_CASINO_BYTES.__getitem__, view.casinos),
+        *map(_SEAT_BYTES.__getitem__, view.seats),
+        _DECK_BYTES[view.deck_notes],
+        slot_part,
+    ))
+    own, big, neutral = view.roll
+    # Faces are below 128, so a packed list of faces is just their bytes.
+    roll = b"".join((
+        _field(0x0A, bytes(sorted(own))) if own else b"",
+        _field(0x12, bytes(sorted(big))) if big else b"",
+        _field(0x1A, bytes(sorted(neutral))) if neutral else b"",
+    ))
+    return b"".join((
+        _scalar(0x08, request_id),
+        _field(0x12, state),
+        _field(0x1A, roll),
+        *map(_LEGAL_BYTES.__getitem__, view.legal),
+        _scalar(0x28, time_bank_ms),
+        _scalar(0x30, last_latency_us),
+    ))
+
+
+def request_bytes(
+    view: View, request_id: int, time_bank_ms: int = 0, last_latency_us: int = 0
+) -> bytes:
+    """The serialized `RefereeMessage` asking `view.current_seat` to choose (R13-R16), from the
+    referee's view of that seat: what the referee writes on a Play stream opened without a
+    request serializer (`channel.stream_stream(PLAY_METHOD, response_deserializer=...)`; then
+    send the other messages as `msg.SerializeToString()` too)."""
+    return _field(0x12, _request_body(view, request_id, time_bank_ms, last_latency_us))
+
+
+def decision_request(
+    view: View, request_id: int, time_bank_ms: int = 0, last_latency_us: int = 0
+) -> pb.DecisionRequest:
+    """The `DecisionRequest` message of `view` (see `request_bytes` for the faster form); wrap it
+    as `pb.RefereeMessage(decision=...)` to send it."""
+    return pb.DecisionRequest.FromString(
+        _request_body(view, request_id, time_bank_ms, last_latency_us))
+
+
+# ------------------------------------------------------------------------------------ bot side
+
+
+class DecodedRequest(NamedTuple):
+    """A decoded DecisionRequest: the rebuilt view and the request's own fields."""
+
+    view: View
+    request_id: int
+    time_bank_ms: int
+    last_latency_us: int
+
+
+class Decoded(NamedTuple):
+    """One decoded RefereeMessage: exactly one of the three is set (none for an unknown kind)."""
+
+    start: pb.GameStart | None = None
+    request: DecodedRequest | None = None
+    end: pb.GameEnd | None = None
+
+
+def _fields(buf: bytes) -> list[tuple[int, Any]]:
+    """The (key, value) pairs of an encoded message: ints for varints, bytes for
+    length-delimited fields (fixed-width fields are returned as bytes too)."""
+    out = []
+    append = out.append
+    i, end = 0, len(buf)
+    while i < end:
+        key = buf[i]
+        i += 1
+        if key & 0x80:
+            key, i = _read_varint(buf, i - 1)
+        kind = key & 7
+        if kind == 0:
+            value = buf[i]
+            i += 1
+            if value & 0x80:
+                value, i = _read_varint(buf, i - 1)
+        elif kind == 2:
+            size = buf[i]
+            i += 1
+            if size & 0x80:
+                size, i = _read_varint(buf, i - 1)
+            if i + size > end:
+                raise MalformedMessage("a length-delimited field runs past the end of its message")
+            value = buf[i:i + size]
+            i += size
+        elif kind == 1:
+            value, i = buf[i:i + 8], i + 8
+        elif kind == 5:
+            value, i = buf[i:i + 4], i + 4
+        else:
+            raise MalformedMessage(f"unsupported wire type {kind}")
+        append((key, value))
+    if i != end:
+        raise MalformedMessage("the message ends inside a field")
+    return out
+
+
+def _read_varint(buf: bytes, i: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = buf[i]
+        i += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, i
+        shift += 7
+        if shift > 63:
+            raise MalformedMessage("a varint is longer than 10 bytes")
+
+
+def _unpack(data: bytes) -> tuple[int, ...]:
+    """The values of a packed repeated varint field."""
+    if max(data, default=0) < 0x80:
+        return tuple(data)
+    values, i, end = [], 0, len(data)
+    while i < end:
+        value, i = _read_varint(data, i)
+        values.append(value)
+    return tuple(values)
+
+
+def _decode_casino(data: bytes) -> CasinoView:
+    msg = pb.Casino.FromString(data)
+    dice = msg.dice
+    return CasinoView(msg.target, tuple(msg.notes), tuple([d.ordinary for d in dice]),
+                      tuple([d.big for d in dice]), msg.neutral_dice)
+
+
+def _decode_seat(data: bytes) -> SeatView:
+    s = pb.SeatState.FromString(data)
+    return SeatView(s.seat, s.dice_ordinary, s.dice_big, s.dice_neutral, s.money, s.notes)
+
+
+def _decode_slot(data: bytes) -> SlotPlacement:
+    p = pb.SlotDice.FromString(data)
+    return SlotPlacement(p.value, p.seat, p.ordinary, p.big, p.neutral)
+
+
+def _decode_action(data: bytes) -> Action:
+    a = pb.Action.FromString(data)
+    action = (SLOT_ACTIONS if a.slot else CASINO_ACTIONS).get(a.value)
+    if action is None:
+        raise MalformedMessage(f"a legal action has the value {a.value}, not a face 1..6")
+    return action
+
+
+_CASINO_VIEWS = _Cache(_decode_casino)
+_SEAT_VIEWS = _Cache(_decode_seat)
+_SLOT_VIEWS = _Cache(_decode_slot)
+_DECKS = _Cache(_unpack)
+_ACTIONS = _Cache(_decode_action)
+
+
+def decode_request(rules: RuleSet, players: int, your_seat: int, data: bytes) -> DecodedRequest:
+    """Decode a serialized `DecisionRequest` into the engine `View` it describes and the
+    request's fields. `rules`, `players` and `your_seat` come from the game's `GameStart`.
+    Unknown fields are ignored (forward compatibility); MalformedMessage if it does not decode
+    or does not fit the table."""
+    try:
+        request_id = time_bank_ms = last_latency_us = 0
+        state = roll_data = b""
+        legal = []
+        for key, value in _fields(data):
+            if key == 0x22:
+                legal.append(_ACTIONS[value])
+            elif key == 0x12:
+                state = value
+            elif key == 0x1A:
+                roll_data = value
+            elif key == 0x08:
+                request_id = value
+            elif key == 0x28:
+                time_bank_ms = value
+            elif key == 0x30:
+                last_latency_us = value
+        round_ = start_seat = current_seat = 0
+        casinos, seats, slot = [], [], []
+        deck: tuple[int, ...] = ()
+        for key, value in _fields(state):
+            if key == 0x2A:
+                casinos.append(_CASINO_VIEWS[value])
+            elif key == 0x32:
+                seats.append(_SEAT_VIEWS[value])
+            elif key == 0x3A:
+                deck = _DECKS[value]
+            elif key == 0x4A:
+                slot.append(_SLOT_VIEWS[value])
+            elif key == 0x08:
+                round_ = value
+            elif key == 0x18:
+                start_seat = value
+            elif key == 0x20:
+                current_seat = value
+        own = big = neutral = ()
+        for key, value in _fields(roll_data):
+            if key == 0x0A:
+                own = _unpack(value)
+            elif key == 0x12:
+                big = _unpack(value)
+            elif key == 0x1A:
+                neutral = _unpack(value)
+    except (IndexError, DecodeError) as exc:
+        raise MalformedMessage(f"the DecisionRequest does not decode: {exc}") from None
+    if len(seats) != players:
+        raise MalformedMessage(f"the state lists {len(seats)} seats, the game has {players}")
+    for c in casinos:
+        if len(c.ordinary) != players:
+            raise MalformedMessage(
+                f"casino {c.target} lists dice for {len(c.ordinary)} seats, the game has {players}")
+    view = View(
+        rules=rules,
+        players=players,
+        seat=your_seat,
+        round=round_,
+        start_seat=start_seat,
+        current_seat=current_seat,
+        casinos=tuple(casinos),
+        seats=tuple(seats),
+        deck_notes=deck,
+        slot=tuple(slot),
+        roll=Roll(own, big, neutral),
+        legal=tuple(legal),
+        is_over=False,
+    )
+    return DecodedRequest(view, request_id, time_bank_ms, last_latency_us)
+
+
+def decode_message(
+    rules: RuleSet | None, players: int, your_seat: int, data: bytes
+) -> Decoded:
+    """Decode a serialized `RefereeMessage` (what a bot reads on its Play stream). A decision
+    request needs the game's `rules`, `players` and `your_seat` (from its GameStart; before it,
+    pass rules=None and a request is MalformedMessage). A message of an unknown kind gives an
+    empty `Decoded`."""
+    try:
+        parts = _fields(data)
+    except IndexError:
+        raise MalformedMessage("the RefereeMessage does not decode") from None
+    for key, value in parts:
+        try:
+            if key == 0x12:
+                if rules is None:
+                    raise MalformedMessage("a DecisionRequest came before the GameStart")
+                return Decoded(request=decode_request(rules, players, your_seat, value))
+            if key == 0x0A:
+                return Decoded(start=pb.GameStart.FromString(value))
+            if key == 0x1A:
+                return Decoded(end=pb.GameEnd.FromString(value))
+        except DecodeError as exc:
+            raise MalformedMessage(f"the RefereeMessage does not decode: {exc}") from None
+    return Decoded()
+
+
+def view_from_request(
+    rules: RuleSet, players: int, your_seat: int, request: pb.DecisionRequest
+) -> View:
+    """The engine `View` a `DecisionRequest` message describes (the bot side): equal to the
+    referee's `canonical_view(game.view(your_seat))`. `rules`, `players` and `your_seat` come
+    from the game's `GameStart`."""
+    return decode_request(rules, players, your_seat, request.SerializeToString()).view
+
+
+def canonical_view(view: View) -> View:
+    """`view` in bot.proto's order: roll faces ascending, slot placements by ascending value.
+    Nothing any rule depends on differs (only counts and sums of faces matter), and
+    `determinize` plays the same game from either."""
+    roll = view.roll
+    ordered = Roll(tuple(sorted(roll.own)), tuple(sorted(roll.big)), tuple(sorted(roll.neutral)))
+    slot = tuple(sorted(view.slot, key=_by_value))
+    if ordered == roll and slot == view.slot:
+        return view
+    return replace(view, roll=ordered, slot=slot)
+
+
+# ------------------------------------------------------------------------------------ actions
+
+
+def action_to_pb(action: Action | tuple[int, bool]) -> pb.Action:
+    """The `Action` message of an engine action (or of a `(value, slot)` pair)."""
+    value, slot = action
+    return pb.Action(value=value, slot=slot)
+
+
+def action_from_pb(msg: pb.Decision | pb.Action) -> Action:
+    """The engine action of a `Decision` (or of a bare `Action` message).
+
+    MalformedAction if a Decision carries no action, or the value is not a face 1..6. The result
+    is not checked against the legal actions: that is the referee's "illegal" strike."""
+    if type(msg) is pb.Decision:
+        if not msg.HasField("action"):
+            raise MalformedAction("the Decision carries no action")
+        msg = msg.action
+    action = (SLOT_ACTIONS if msg.slot else CASINO_ACTIONS).get(msg.value)
+    if action is None:
+        raise MalformedAction(f"the action's value must be a face from 1 to 6, got {msg.value}")
+    return action
+
+
+def decision_message(request_id: int, action: Action | tuple[int, bool] | None
+                     ) -> pb.BotMessage:
+    """The `BotMessage` answering request `request_id` with `action`. None sends a Decision
+    without an action: the referee counts it as malformed and plays a substitute move."""
+    decision = pb.Decision(request_id=request_id)
+    if action is not None:
+        value, slot = action
+        decision.action.value = value
+        decision.action.slot = slot
+    return pb.BotMessage(decision=decision)
+
+
+def decision_bytes(request_id: int, action: Action | None) -> bytes:
+    """The serialized form of `decision_message(request_id, action)` (the bot's hot path).
+    `action` must be an engine `Action` (or None)."""
+    body = _scalar(0x08, request_id)
+    if action is not None:
+        try:
+            body += _ACTION_BYTES[action]
+        except KeyError:  # not one of the 12 actions: let protobuf encode (or reject) it
+            return decision_message(request_id, action).SerializeToString()
+    return _field(0x0A, body)  # BotMessage.decision = 1
