@@ -24,6 +24,7 @@ CHANNEL_OPTIONS = [
     ("grpc.keepalive_time_ms", 10_000),
 ]
 _END = object()   # the stream ended
+CRASH_SETTLE_S = 1.0   # how long a broken stream waits to see whether the bot's process ends
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,7 @@ class GameStream:
         self.call = client.stub.Play()
         self.inbox: asyncio.Queue[object] = asyncio.Queue()
         self.broken: str | None = None     # why the stream can no longer be used
+        self._settled = False              # _failure waited for a dying process once
         self.reader = asyncio.create_task(self._read())
 
     async def _read(self) -> None:
@@ -120,8 +122,17 @@ class GameStream:
         finally:
             self.inbox.put_nowait(_END)
 
-    def _failure(self, detail: str) -> tuple[str, str]:
-        """Classify a broken stream: a crash if the process died or the bot is unreachable."""
+    async def _failure(self, detail: str) -> tuple[str, str]:
+        """Classify a broken stream: a crash if the process died or the bot is unreachable.
+
+        A bot that dies breaks its streams (often as `internal` or `unknown`) a moment before
+        its process is known to have ended: the first time, wait up to CRASH_SETTLE_S for that.
+        """
+        if not self._settled:
+            self._settled = True
+            deadline = time.monotonic() + CRASH_SETTLE_S
+            while self.client.process_alive() and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
         if not self.client.process_alive():
             self.client.lost = True
             return CRASH, f"the bot's process ended ({detail})"
@@ -137,8 +148,19 @@ class GameStream:
         try:
             await self.call.write(message)
         except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError) as exc:
-            self.broken = _describe(exc)
+            self.broken = await self._write_failure(exc)
         return self.broken
+
+    async def _write_failure(self, exc: Exception) -> str:
+        """Why a write failed. A write to a call that has already ended (the bot crashed while
+        the referee was not reading) only says "RPC already finished": use the call's status
+        (e.g. `unavailable: Socket closed`), so that a crash is not taken for a protocol error."""
+        if not isinstance(exc, grpc.aio.AioRpcError) and self.call.done():
+            with contextlib.suppress(Exception):
+                code = await self.call.code()
+                details = ((await self.call.details()) or "").strip()
+                return f"{code.name.lower()}: {details}" if details else code.name.lower()
+        return _describe(exc)
 
     async def decide(self, message: pb.RefereeMessage, timeout_s: float) -> Reply:
         """Send a decision request and wait for the matching decision, at most `timeout_s`."""
@@ -146,7 +168,7 @@ class GameStream:
         started = time.perf_counter()
         error = await self.send(message)
         if error is not None:
-            strike, detail = self._failure(error)
+            strike, detail = await self._failure(error)
             return Reply(None, strike, detail, 0)
         deadline = started + timeout_s
         while True:
@@ -163,7 +185,7 @@ class GameStream:
             if item is _END or isinstance(item, grpc.aio.AioRpcError):
                 self.broken = _describe(item) if item is not _END else "the bot ended the stream"
                 self.inbox.put_nowait(_END)  # later requests see the end at once
-                strike, detail = self._failure(self.broken)
+                strike, detail = await self._failure(self.broken)
                 return Reply(None, strike, detail, latency)
             assert isinstance(item, pb.BotMessage)
             if item.WhichOneof("kind") != "decision":
