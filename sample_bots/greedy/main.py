@@ -1,4 +1,5 @@
-"""The `greedy` sample bot: the best immediate gain if the round ended now, ties cancelling."""
+"""Sample bot: the best immediate gain if the round ended now, with ties cancelling (R21) and
+the slot's tie-break (R32), plus a bonus for taking money from the richest opponent."""
 
 from referee.engine.policies import greedy_policy
 from referee.sdk import Bot, run

@@ -1,10 +1,17 @@
-"""The `random` sample bot: a uniformly random legal action, reproducible from the game id."""
+"""Sample bot: a uniformly random legal action, seeded from the game and the request, so the
+same game replayed gives the same moves (never seeded from the clock)."""
 
+import hashlib
 import random
-import zlib
 
 from referee.engine.policies import random_policy
 from referee.sdk import Bot, run
+
+
+def decision_seed(game_id: str, request_id: int) -> int:
+    """A 64-bit seed from the game id and the request id (stable across runs and machines)."""
+    digest = hashlib.sha256(f"{game_id}/{request_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
 
 
 class RandomBot(Bot):
@@ -12,10 +19,8 @@ class RandomBot(Bot):
     version = "1.0"
 
     def choose(self, view):
-        # Seeded from the game and the request, never from the clock: the same game plays the
-        # same way again, as league determinism needs.
-        seed = zlib.crc32(f"{self.game.game_id}/{self.request.request_id}".encode())
-        return random_policy(view, random.Random(seed))
+        rng = random.Random(decision_seed(self.game.game_id, self.request.request_id))
+        return random_policy(view, rng)
 
 
 if __name__ == "__main__":
