@@ -1,0 +1,432 @@
+"""Benchmark: a league's decisions per second vs the capacity of bare gRPC streams.
+
+Part 1, throughput. The referee side runs `referee.league.runner.run_league` (quiet, a temp out
+directory) with 4 trivial Python SDK bots (a `referee.sdk.Bot` answering `view.legal[0]`, each
+in a directory of its own, started by the league's runtime: guard, bubblewrap sandbox where
+available, Unix sockets), 4-player `classic` tables, N games, J games at a time. Decisions per
+second = the decisions recorded in the stored games / the wall time of the playing phase (from
+the first game started to the last one stored; starting and stopping the bots is not counted).
+
+The bare side measures what gRPC bidirectional streams alone can carry between the same number
+and kind of processes: 4 echo server processes launched like the bots (the referee's launcher,
+same guard, sandbox and interpreter; a grpc.aio generic handler without (de)serializers that
+answers each request with a fixed real serialized BotMessage) and one client process (this one,
+like the referee). J x 4 streams run at once, stream (lane, seat) going to server `seat` and
+replaying seat `seat`'s real DecisionRequest bytes of the games of its lane (captured from
+4-player games of first-legal bots with the engine), one stream per game as in the protocol,
+each stream a ping-pong (write, read the reply, write the next). Capacity = exchanges / wall.
+
+Both are measured in ONE run, interleaved rep by rep (ABBA). Target: league >= 50% of bare.
+
+Part 2, scaling. Leagues of 4, 10, 20 and 40 trivial bots (4-player tables, the same number of
+games each, the same J): mean seconds per game (a game's own duration, MatchResult.seconds, and
+the playing phase's wall time per game) and the ratio to the 4-bot league. It should stay flat:
+more bots only means more idle processes.
+
+Usage:
+    python bench/league.py                  # 120 games x 5 reps; scaling 40 games x 2 reps
+    python bench/league.py --quick          # 40 games x 2 reps; scaling 20 games x 1 rep
+    python bench/league.py --no-sandbox     # bots and echo servers without bubblewrap
+
+Exit status: 0 when the benchmark ran (whether or not the target is met), 1 on errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+from protocol import (  # bench/protocol.py: the same bots, echo servers and traffic capture
+    BenchError,
+    CpuMeter,
+    EchoServers,
+    GameTraffic,
+    capture_game,
+    make_workdir,
+    print_table,
+    sandbox_note,
+    tree_cpu_seconds,
+    typical_reply,
+    write_echo_spec,
+    write_sdk_bots,
+)
+
+from referee.bots.errors import BotStartError
+from referee.engine import preset
+from referee.league.config import LeagueSettings
+from referee.league.progress import Progress
+from referee.league.runner import run_league
+from referee.match import MatchResult
+
+TARGET_SHARE = 0.50
+PLAYERS = 4
+RULES = "classic"
+DEFAULT_GAMES, DEFAULT_REPS = 120, 5
+QUICK_GAMES, QUICK_REPS = 40, 2
+DEFAULT_SCALE_GAMES, DEFAULT_SCALE_REPS = 40, 2
+QUICK_SCALE_GAMES, QUICK_SCALE_REPS = 20, 1
+SCALE_BOTS = (4, 10, 20, 40)
+CAPTURED_GAMES = 24   # distinct captured games the bare side cycles through
+
+
+def log(message: str) -> None:
+    """Progress output, on stderr so that stdout holds only the report."""
+    print(message, file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------------------- league side
+
+
+class TimingProgress(Progress):
+    """A quiet Progress that times the playing phase and keeps each game's duration and
+    decisions; it also meters CPU from the first game to the last (this process and the bots,
+    which are this process's other descendants)."""
+
+    def __init__(self, exclude: Sequence[int] = ()) -> None:
+        super().__init__()
+        self.exclude = set(exclude)
+        self.began = self.ended = 0.0
+        self.seconds: list[float] = []
+        self.decisions = 0
+        self.cpu_client = self.cpu_bots = 0.0
+
+    def _bots(self) -> list[int]:
+        me = os.getpid()
+        pids = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) in self.exclude:
+                continue
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as handle:
+                    ppid = int(handle.read().rsplit(b")", 1)[-1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            if ppid == me:
+                pids.append(int(entry))
+        return pids
+
+    def start(self, total: int, done: int) -> None:
+        super().start(total, done)
+        self._bot_pids = self._bots()
+        self._bots_cpu = tree_cpu_seconds(self._bot_pids)
+        self._client_cpu = time.process_time()
+        self.began = time.perf_counter()
+
+    def game_done(self, result: MatchResult) -> None:
+        super().game_done(result)
+        self.seconds.append(result.seconds)
+        self.decisions += sum(len(seat.latencies_us) for seat in result.seats)
+
+    def close(self) -> None:
+        self.ended = time.perf_counter()
+        self.cpu_client = time.process_time() - self._client_cpu
+        self.cpu_bots = tree_cpu_seconds(self._bot_pids) - self._bots_cpu
+        super().close()
+
+
+@dataclass
+class LeagueRun:
+    """One league run's numbers."""
+
+    bots: int
+    games: int
+    decisions: int
+    wall: float                      # seconds of the playing phase
+    game_seconds: list[float]        # each game's own duration
+    cpu_client: float                # seconds
+    cpu_bots: float
+
+    @property
+    def decisions_per_s(self) -> float:
+        return self.decisions / self.wall
+
+    @property
+    def games_per_s(self) -> float:
+        return self.games / self.wall
+
+
+async def league_run(root: Path, specs: list[Path], games: int, concurrency: int,
+                     sandbox: bool | None, seed: int, exclude: Sequence[int]) -> LeagueRun:
+    """Run one league in a fresh out directory and return its numbers."""
+    out = make_workdir("out-", root)
+    settings = LeagueSettings(bots=specs, rules=preset(RULES), games=games,
+                              players=(PLAYERS, PLAYERS), seed=seed, concurrency=concurrency,
+                              out=out, sandbox=sandbox)
+    progress = TimingProgress(exclude)
+    outcome = await run_league(settings, progress)
+    stored = sum(len(lat) for game in outcome.games for lat in game.latencies_us)
+    if len(outcome.games) != games or not outcome.finished:
+        raise BenchError(f"the league stored {len(outcome.games)} of {games} games")
+    if outcome.broken:
+        raise BenchError(f"bots failed to start: {outcome.broken[0]}")
+    strikes = sum(sum(s.values()) for game in outcome.games for s in game.strikes)
+    if strikes:
+        raise BenchError(f"the trivial bots got {strikes} strikes: the machine is too loaded")
+    if stored != progress.decisions:
+        raise BenchError(f"stored games hold {stored} decisions, the games played "
+                         f"{progress.decisions}")
+    shutil.rmtree(out, ignore_errors=True)
+    return LeagueRun(len(specs), games, stored, progress.ended - progress.began,
+                     progress.seconds, progress.cpu_client, progress.cpu_bots)
+
+
+# ------------------------------------------------------------------------------- bare side
+
+
+@dataclass
+class BareRun:
+    """One bare capacity run's numbers."""
+
+    exchanges: int
+    wall: float
+    cpu_client: float
+    cpu_servers: float
+
+    @property
+    def per_s(self) -> float:
+        return self.exchanges / self.wall
+
+
+def seat_traffic(traffic: Sequence[GameTraffic]) -> list[list[list[bytes]]]:
+    """[game][seat] -> that seat's request bytes in order."""
+    out = []
+    for game in traffic:
+        seats: list[list[bytes]] = [[] for _ in range(PLAYERS)]
+        for seat, payload in game.requests:
+            seats[seat].append(payload)
+        out.append(seats)
+    return out
+
+
+async def bare_run(servers: EchoServers, traffic: list[list[list[bytes]]], games: int,
+                   lanes: int) -> BareRun:
+    """`lanes` x 4 streams at once: stream (lane, seat) replays seat `seat` of games lane,
+    lane + lanes, ... (a fresh stream per game) against echo server `seat`."""
+    counts = [0] * (lanes * PLAYERS)
+
+    async def stream(lane: int, seat: int) -> None:
+        method = servers.methods[seat]
+        done = 0
+        for g in range(lane, games, lanes):
+            call = method()
+            for payload in traffic[g % len(traffic)][seat]:
+                await call.write(payload)
+                if await call.read() is grpc.aio.EOF:
+                    raise BenchError("an echo server ended its stream")
+                done += 1
+            await call.done_writing()
+            await call.read()
+        counts[lane * PLAYERS + seat] = done
+
+    with CpuMeter([p.pid for p in servers.processes]) as meter:
+        began = time.perf_counter()
+        await asyncio.gather(*(stream(lane, seat) for lane in range(lanes)
+                               for seat in range(PLAYERS)))
+        wall = time.perf_counter() - began
+    return BareRun(sum(counts), wall, meter.client, meter.servers)
+
+
+# ------------------------------------------------------------------------------- measurement
+
+
+@dataclass
+class Results:
+    league: list[LeagueRun] = field(default_factory=list)
+    bare: list[BareRun] = field(default_factory=list)
+    scaling: dict[int, list[LeagueRun]] = field(default_factory=dict)
+    request_bytes: tuple[int, float, int] = (0, 0.0, 0)
+    reply_bytes: int = 0
+    sandbox: str = ""
+
+
+async def measure(root: Path, args: argparse.Namespace) -> Results:
+    results = Results()
+    traffic = [capture_game(PLAYERS, args.seed + g) for g in range(CAPTURED_GAMES)]
+    reply = typical_reply(traffic)
+    sizes = [len(p) for game in traffic for _, p in game.requests]
+    results.request_bytes = (min(sizes), statistics.mean(sizes), max(sizes))
+    results.reply_bytes = len(reply)
+    by_seat = seat_traffic(traffic)
+    specs = write_sdk_bots(root, max(SCALE_BOTS))
+    results.sandbox = sandbox_note(specs[0], args.sandbox)
+    servers = EchoServers(write_echo_spec(root, reply), PLAYERS, args.sandbox)
+    try:
+        log(f"starting {PLAYERS} bare echo servers")
+        await servers.start()
+        exclude = [p.pid for p in servers.processes if p.pid is not None]
+        log("warm-up: one short league and one bare run (untimed)")
+        await league_run(root, specs[:PLAYERS], min(8, args.games), args.concurrency,
+                         args.sandbox, args.seed, exclude)
+        await bare_run(servers, by_seat, min(8, args.games), args.concurrency)
+        for rep in range(args.reps):
+            order = ("league", "bare") if rep % 2 == 0 else ("bare", "league")
+            for side in order:
+                if side == "league":
+                    run = await league_run(root, specs[:PLAYERS], args.games, args.concurrency,
+                                           args.sandbox, args.seed + rep, exclude)
+                    results.league.append(run)
+                    log(f"rep {rep + 1}/{args.reps}  league  {run.decisions_per_s:7,.0f} "
+                        f"decisions/s  {run.games_per_s:5.2f} games/s")
+                else:
+                    bare = await bare_run(servers, by_seat, args.games, args.concurrency)
+                    results.bare.append(bare)
+                    log(f"rep {rep + 1}/{args.reps}  bare    {bare.per_s:7,.0f} exchanges/s")
+    finally:
+        await servers.stop()
+    sizes_order = list(args.scale_bots)
+    for rep in range(args.scale_reps):
+        for bots in sizes_order if rep % 2 == 0 else sizes_order[::-1]:
+            run = await league_run(root, specs[:bots], args.scale_games, args.concurrency,
+                                   args.sandbox, args.seed + 100 + rep, [])
+            results.scaling.setdefault(bots, []).append(run)
+            log(f"scaling rep {rep + 1}/{args.scale_reps}  {bots:3d} bots  "
+                f"{statistics.mean(run.game_seconds):.3f} s per game  "
+                f"{run.wall / run.games:.3f} s wall per game")
+    return results
+
+
+# ------------------------------------------------------------------------------- report
+
+
+def med(values: Sequence[float]) -> float:
+    return statistics.median(values)
+
+
+def fmt(values: Sequence[float], spec: str = ",.0f") -> str:
+    """'median [min-max]'."""
+    return (f"{med(values):{spec}} [{min(values):{spec}}-{max(values):{spec}}]")
+
+
+def report(results: Results, args: argparse.Namespace) -> dict[str, Any]:
+    league, bare = results.league, results.bare
+    low, mean, high = results.request_bytes
+    print()
+    print(f'League throughput: {PLAYERS} first-legal SDK bots, {PLAYERS}-player "{RULES}", '
+          f"{args.games} games per league, {args.concurrency} games at a time (run_league, "
+          f"quiet) vs {args.concurrency * PLAYERS} bare grpc.aio echo streams into "
+          f"{PLAYERS} server processes; {args.reps} reps per side, interleaved.")
+    print(f"Unix sockets; bot and echo processes: {results.sandbox}.")
+    print(f"Requests {low}-{high} bytes (mean {mean:.0f}), replies {results.reply_bytes} bytes; "
+          f"{med([r.decisions / r.games for r in league]):.1f} decisions per game.")
+    print("median [min-max] over reps; share = median league / median bare; CPU in us per "
+          "decision (exchange).")
+    print()
+    dps = [r.decisions_per_s for r in league]
+    eps = [b.per_s for b in bare]
+    share = med(dps) / med(eps)
+    paired = [a / b for a, b in zip(dps, eps, strict=True)]
+    rows = [
+        ["decisions/s", fmt(dps), fmt(eps), f"{share:.0%}",
+         f"{min(paired):.0%}-{max(paired):.0%}"],
+        ["games/s", fmt([r.games_per_s for r in league], ".2f"), "", "", ""],
+        ["CPU referee/client", fmt([r.cpu_client / r.decisions * 1e6 for r in league]),
+         fmt([b.cpu_client / b.exchanges * 1e6 for b in bare]), "", ""],
+        ["CPU bots/servers", fmt([r.cpu_bots / r.decisions * 1e6 for r in league]),
+         fmt([b.cpu_servers / b.exchanges * 1e6 for b in bare]), "", ""],
+    ]
+    print_table(["", "league", "bare", "share", "paired"], rows)
+    print()
+    met = share >= TARGET_SHARE
+    print(f"target (league >= {TARGET_SHARE:.0%} of bare capacity): "
+          f"{'MET' if met else 'NOT MET'} ({share:.0%})")
+    out: dict[str, Any] = {
+        "games": args.games, "reps": args.reps, "concurrency": args.concurrency,
+        "sandbox": results.sandbox, "league_decisions_per_s": dps, "bare_exchanges_per_s": eps,
+        "league_games_per_s": [r.games_per_s for r in league], "share": share,
+        "target_met": met, "scaling": {},
+    }
+    if results.scaling:
+        print()
+        print(f"Scaling: leagues of {', '.join(map(str, results.scaling))} bots, "
+              f"{args.scale_games} games each, {args.concurrency} at a time, "
+              f"{args.scale_reps} rep(s); seconds per game: median over reps of the mean.")
+        print()
+        base = results.scaling[min(results.scaling)]
+        base_game = med([statistics.mean(r.game_seconds) for r in base])
+        base_wall = med([r.wall / r.games for r in base])
+        rows = []
+        for bots, runs in results.scaling.items():
+            game_s = med([statistics.mean(r.game_seconds) for r in runs])
+            wall_s = med([r.wall / r.games for r in runs])
+            rows.append([str(bots), f"{game_s:.3f}", f"{game_s / base_game:.2f}x",
+                         f"{wall_s:.3f}", f"{wall_s / base_wall:.2f}x",
+                         f"{med([r.decisions_per_s for r in runs]):,.0f}"])
+            out["scaling"][bots] = {"mean_game_s": game_s, "wall_per_game_s": wall_s}
+        print_table(["bots", "s/game", f"vs {min(results.scaling)}", "wall s/game",
+                     f"vs {min(results.scaling)}", "decisions/s"], rows)
+    return out
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description="League decisions/s vs bare gRPC stream capacity; time per game vs bots.")
+    parser.add_argument("--games", type=int, help=f"games per league (default {DEFAULT_GAMES})")
+    parser.add_argument("--reps", type=int, help=f"reps per side (default {DEFAULT_REPS})")
+    parser.add_argument("--concurrency", "-j", type=int,
+                        help="games at a time, J (default: the league's default for 4-player "
+                             "tables on this machine)")
+    parser.add_argument("--scale-games", type=int,
+                        help=f"games per scaling league (default {DEFAULT_SCALE_GAMES})")
+    parser.add_argument("--scale-reps", type=int,
+                        help=f"reps of the scaling leagues (default {DEFAULT_SCALE_REPS}; "
+                             "0 skips them)")
+    parser.add_argument("--scale-bots", default=",".join(map(str, SCALE_BOTS)),
+                        help="bot counts of the scaling leagues (default 4,10,20,40)")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"{QUICK_GAMES} games x {QUICK_REPS} reps, scaling "
+                             f"{QUICK_SCALE_GAMES} games x {QUICK_SCALE_REPS} rep, unless given")
+    parser.add_argument("--no-sandbox", action="store_true",
+                        help="run bots and echo servers without bubblewrap (default: the "
+                             "referee's default, bubblewrap wherever it works)")
+    parser.add_argument("--seed", type=int, default=1, help="league seed (default 1)")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="also write results as JSON")
+    args = parser.parse_args(argv)
+    quick = args.quick
+    args.games = args.games or (QUICK_GAMES if quick else DEFAULT_GAMES)
+    args.reps = args.reps or (QUICK_REPS if quick else DEFAULT_REPS)
+    args.scale_games = args.scale_games or (QUICK_SCALE_GAMES if quick else DEFAULT_SCALE_GAMES)
+    if args.scale_reps is None:
+        args.scale_reps = QUICK_SCALE_REPS if quick else DEFAULT_SCALE_REPS
+    try:
+        args.scale_bots = sorted({int(b) for b in args.scale_bots.split(",")})
+    except ValueError:
+        parser.error("--scale-bots: comma-separated numbers")
+    if any(b < PLAYERS or b > max(SCALE_BOTS) for b in args.scale_bots):
+        parser.error(f"--scale-bots: from {PLAYERS} to {max(SCALE_BOTS)}")
+    if args.games < 1 or args.reps < 1 or args.scale_games < 1 or args.scale_reps < 0:
+        parser.error("--games, --reps and --scale-games must be at least 1")
+    args.sandbox = False if args.no_sandbox else None
+    if args.concurrency is None:
+        args.concurrency = LeagueSettings(bots=[]).default_concurrency(PLAYERS)
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    root = make_workdir("bench-league-")
+    try:
+        results = asyncio.run(measure(root, args))
+        data = report(results, args)
+        if args.json:
+            args.json.write_text(json.dumps(data, indent=2) + "\n")
+    except (BenchError, BotStartError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
