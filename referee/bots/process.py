@@ -25,6 +25,11 @@ from referee.bots.errors import BotStartError
 from referee.bots.spec import BotSpec, hash_tree
 
 GRACE_SECONDS = 2.0
+# Sandbox limits when a spec sets none. The memory bound is on address space (RLIMIT_AS): Node
+# needs about 1 GiB of it to start. The process bound counts every process and thread of the
+# sandbox user (uid 65534), shared by all sandboxed bots on the machine.
+SANDBOX_MEMORY_MB = 2048
+SANDBOX_MAX_PROCESSES = 4096
 LOG_KEEP_BYTES = 256 * 1024      # output kept per process, newest last
 GAME_LOG_CAP = 16 * 1024         # output kept per game in records
 
@@ -91,7 +96,11 @@ def use_sandbox(spec: BotSpec, requested: bool | None) -> bool:
     bot's spec says `sandbox = "none"`. Without bubblewrap, a warning is printed once.
     """
     global _warned_no_sandbox
-    if requested is False or spec.sandbox == "none":
+    if requested is False:
+        return False
+    if spec.sandbox == "none":
+        print(f"warning: bot {spec.name!r} runs without a sandbox (sandbox = \"none\" in "
+              f"{spec.path}); only do this for bots you trust", file=sys.stderr)
         return False
     from referee.bots.sandbox import sandbox_available
 
@@ -227,8 +236,9 @@ class BotProcess:
         env = default_env(**self.spec.env, REFEREE_BOT_ADDRESS=launch.env["REFEREE_BOT_ADDRESS"],
                           REFEREE_RUN_ID=RUN_ID, PYTHONPATH=str(package_root))
         return bwrap_argv(launch.argv, bot_dir=launch.cwd, tmp_dir=tmp, socket_dir=self._dir,
-                          env=env, memory_mb=limits.memory_mb, cpu_seconds=limits.cpu_seconds,
-                          max_processes=limits.max_processes,
+                          env=env, memory_mb=limits.memory_mb or SANDBOX_MEMORY_MB,
+                          cpu_seconds=limits.cpu_seconds,
+                          max_processes=limits.max_processes or SANDBOX_MAX_PROCESSES,
                           ro_paths=[package_root / "referee", package_root / "proto"])
 
     async def _read_output(self) -> None:
