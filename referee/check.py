@@ -475,10 +475,10 @@ class Checker:
             if game.is_over:
                 break
             view = game.view(seat)
-            message = pb.RefereeMessage(decision=convert.decision_request(
-                view, request_id, limits.game_bank_ms, latencies[-1] if latencies else 0))
-            reply = await stream.decide(message, (limits.decision_ms + limits.game_bank_ms)
-                                        / 1000)
+            message = convert.request_bytes(
+                view, request_id, limits.game_bank_ms, latencies[-1] if latencies else 0)
+            reply = await stream.decide(message, request_id,
+                                        (limits.decision_ms + limits.game_bank_ms) / 1000)
             if reply.strike not in UNANSWERED:
                 latencies.append(reply.latency_us)
             action, problem = judge_reply(reply, view.legal)

@@ -19,7 +19,7 @@ from referee.bots.client import GameStream
 from referee.bots.errors import ILLEGAL, MALFORMED, STRIKE_TYPES
 from referee.bots.spec import Limits
 from referee.engine import Game, GameRecord, RuleSet
-from referee.protocol import convert, pb
+from referee.protocol import convert
 from referee.seeds import derive_seed
 
 
@@ -133,9 +133,10 @@ async def play_match(
         else:
             request_id += 1
             limits = bots[seat].limits
-            message = pb.RefereeMessage(decision=convert.decision_request(
-                game.view(seat), request_id, int(bank_ms[seat]), last_latency[seat]))
-            reply = await streams[seat].decide(message, (limits.decision_ms + bank_ms[seat]) / 1000)
+            message = convert.request_bytes(game.view(seat), request_id, int(bank_ms[seat]),
+                                            last_latency[seat])
+            reply = await streams[seat].decide(message, request_id,
+                                               (limits.decision_ms + bank_ms[seat]) / 1000)
             latency_ms = reply.latency_us / 1000
             bank_ms[seat] = max(0.0, bank_ms[seat] - max(0.0, latency_ms - limits.decision_ms))
             last_latency[seat] = reply.latency_us

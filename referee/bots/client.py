@@ -17,6 +17,7 @@ import grpc
 from referee import __version__
 from referee.bots.errors import CRASH, MALFORMED, PROTOCOL, TIMEOUT, BotStartError
 from referee.protocol import PROTOCOL_VERSION, pb, rpc
+from referee.protocol.convert import PLAY_METHOD
 
 CHANNEL_OPTIONS = [
     ("grpc.max_receive_message_length", 1 << 20),   # a decision is a few bytes; refuse floods
@@ -55,6 +56,9 @@ class BotClient:
         self.address = address
         self.channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
         self.stub = rpc.BotStub(self.channel)
+        self._play = self.channel.stream_stream(
+            PLAY_METHOD, request_serializer=None,
+            response_deserializer=pb.BotMessage.FromString)
         self._alive = alive or (lambda: True)
         self.hello: Hello | None = None
         self.lost = False   # a stream saw the bot crash: do not start new games on this client
@@ -89,6 +93,11 @@ class BotClient:
                            reply.protocol_version, max(1, reply.max_concurrent_games))
         return self.hello
 
+    def play(self) -> grpc.aio.StreamStreamCall:
+        """A Play call whose requests are already-serialized RefereeMessage bytes (the referee
+        encodes decision requests straight from the game, see `convert.request_bytes`)."""
+        return self._play()
+
     def open_game(self) -> GameStream:
         """Open the Play stream of one game."""
         return GameStream(self)
@@ -103,7 +112,7 @@ class GameStream:
 
     def __init__(self, client: BotClient) -> None:
         self.client = client
-        self.call = client.stub.Play()
+        self.call = client.play()
         self.inbox: asyncio.Queue[object] = asyncio.Queue()
         self.broken: str | None = None     # why the stream can no longer be used
         self._settled = False              # _failure waited for a dying process once
@@ -141,10 +150,12 @@ class GameStream:
             return CRASH, detail
         return PROTOCOL, detail
 
-    async def send(self, message: pb.RefereeMessage) -> str | None:
-        """Write a message; return None, or why the stream is broken."""
+    async def send(self, message: pb.RefereeMessage | bytes) -> str | None:
+        """Write a message (or its serialized bytes); return None, or why the stream is broken."""
         if self.broken is not None:
             return self.broken
+        if not isinstance(message, bytes):
+            message = message.SerializeToString()
         try:
             await self.call.write(message)
         except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError) as exc:
@@ -162,9 +173,9 @@ class GameStream:
                 return f"{code.name.lower()}: {details}" if details else code.name.lower()
         return _describe(exc)
 
-    async def decide(self, message: pb.RefereeMessage, timeout_s: float) -> Reply:
-        """Send a decision request and wait for the matching decision, at most `timeout_s`."""
-        request = message.decision
+    async def decide(self, message: bytes, request_id: int, timeout_s: float) -> Reply:
+        """Send a serialized decision request (a RefereeMessage) and wait for the decision
+        answering `request_id`, at most `timeout_s` seconds."""
         started = time.perf_counter()
         error = await self.send(message)
         if error is not None:
@@ -176,7 +187,11 @@ class GameStream:
             try:
                 if left <= 0:
                     raise TimeoutError
-                item = await asyncio.wait_for(self.inbox.get(), left)
+                if self.inbox.empty():
+                    async with asyncio.timeout(left):  # cheaper than wait_for: no extra task
+                        item = await self.inbox.get()
+                else:
+                    item = self.inbox.get_nowait()
             except TimeoutError:
                 elapsed = int((time.perf_counter() - started) * 1e6)
                 return Reply(None, TIMEOUT, f"no decision within {timeout_s * 1000:.0f} ms",
@@ -191,11 +206,11 @@ class GameStream:
             if item.WhichOneof("kind") != "decision":
                 return Reply(None, MALFORMED, "a message without a decision", latency)
             decision = item.decision
-            if decision.request_id < request.request_id:
+            if decision.request_id < request_id:
                 continue   # a late answer to an earlier request: dropped, already struck
-            if decision.request_id != request.request_id:
+            if decision.request_id != request_id:
                 return Reply(None, PROTOCOL, f"answered request {decision.request_id}, "
-                                             f"expected {request.request_id}", latency)
+                                             f"expected {request_id}", latency)
             if not decision.HasField("action"):
                 return Reply(None, MALFORMED, "a decision without an action", latency)
             return Reply(decision.action, None, "", latency)

@@ -93,6 +93,7 @@ class BotRunner:
     _started: int = 0
     _image_version: str | None = None   # image bots: the image id of the latest instance
     _changed: asyncio.Condition | None = None
+    _files_version: str | None = None
 
     @property
     def name(self) -> str:
@@ -101,13 +102,20 @@ class BotRunner:
 
     @property
     def version(self) -> str:
-        """The bot's version: a hash of its files, its address, or its image and image id."""
-        return self._image_version or self.spec.files_hash()
+        """The bot's version: a hash of its files, its address, or its image and image id.
+
+        Computed once, when the bot starts (hashing a large bot directory takes a while)."""
+        if self._image_version:
+            return self._image_version
+        if self._files_version is None:
+            self._files_version = self.spec.files_hash()
+        return self._files_version
 
     async def start(self) -> Hello:
         """Build the bot if needed and start its first instance; BotStartError if it cannot."""
         if self.spec.kind == "command":
             await asyncio.to_thread(ensure_built, self.spec)
+            self._files_version = await asyncio.to_thread(self.spec.files_hash)
         instance = await self._launch()
         return instance.hello
 
