@@ -422,7 +422,7 @@ def _decode_action(data: bytes) -> Action:
 _CASINO_VIEWS = _Cache(_decode_casino)
 _SEAT_VIEWS = _Cache(_decode_seat)
 _SLOT_VIEWS = _Cache(_decode_slot)
-_DECKS = _Cache(_unpack)
+_DECKS = _Cache(lambda data: tuple(pb.State.FromString(_field(0x3A, data)).deck_notes))
 _ACTIONS = _Cache(_decode_action)
 
 

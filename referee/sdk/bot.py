@@ -40,7 +40,6 @@ from referee.engine.view import View
 from referee.protocol import PROTOCOL_VERSION, pb
 from referee.protocol.convert import (
     DecodedRequest,
-    MalformedMessage,
     decision_bytes,
     decode_message,
     rules_from_pb,
@@ -194,7 +193,7 @@ class _Service:
             received = clock()
             try:
                 message = decode_message(rules, players, seat, data)
-            except (MalformedMessage, ValueError) as exc:
+            except ValueError as exc:  # MalformedMessage, RulesError
                 log.error("ignoring a message from the referee: %s", exc)
                 continue
             request = message.request
