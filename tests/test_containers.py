@@ -409,3 +409,23 @@ def test_referee_check_passes_a_container_bot(runtime: str, image: str, tmp_path
     assert "PASS  spec                                     image bot" in done.stdout
     assert "checked conforms" in done.stdout
     assert labelled(runtime) == []
+
+
+def test_container_bot_plays_a_league_with_the_sample_bots(runtime: str, image: str,
+                                                           tmp_path: Path) -> None:
+    import asyncio
+
+    from referee.league.config import LeagueSettings
+    from referee.league.runner import run_league
+
+    samples = ROOT / "sample_bots"
+    settings = LeagueSettings(
+        bots=[write_spec(tmp_path, "boxed", image), samples / "random.toml",
+              samples / "greedy.toml"],
+        games=6, players=(3, 3), seed=4, out=tmp_path / "league")
+    outcome = asyncio.run(run_league(settings))
+    assert outcome.finished and len(outcome.games) == 6
+    rows = {row.bot: row for row in outcome.rows}
+    assert rows["boxed"].games == 6
+    assert sum(rows["boxed"].strikes.values()) == 0 and rows["boxed"].forfeits == 0
+    assert labelled(runtime) == []
