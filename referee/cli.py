@@ -238,7 +238,7 @@ def _players_option(ctx: Any, param: Any, value: str | None) -> tuple[int, int] 
 
 @main.command()
 @click.argument("sources", nargs=-1, metavar="BOT.toml... | LEAGUE.toml")
-@click.option("--games", type=click.IntRange(min=1), help="Games to play (default: 10 per bot).")
+@click.option("--games", type=click.IntRange(min=1), help="Games to play (default: 25 per bot).")
 @click.option("--players", callback=_players_option,
               help="Table size, or a range like 2-5 (default: 4, or fewer bots).")
 @click.option("--rules", "rules", type=RULES, help="Rule preset or rules TOML (default classic).")

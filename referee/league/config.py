@@ -25,7 +25,7 @@ class LeagueSettings:
 
     bots: list[Path]
     rules: RuleSet = field(default_factory=lambda: preset("classic"))
-    games: int | None = None                 # default: 10 per bot
+    games: int | None = None                 # default: 25 per bot
     players: tuple[int, int] | None = None   # table sizes; default: min(4, bots) within the rules
     seed: int = 1
     concurrency: int | None = None           # games in flight; default from cores and table size
@@ -54,7 +54,7 @@ class LeagueSettings:
 
     def game_count(self, bot_count: int) -> int:
         """How many games to schedule."""
-        return self.games if self.games is not None else 10 * bot_count
+        return self.games if self.games is not None else 25 * bot_count
 
     def default_concurrency(self, table_size: int) -> int:
         """Games in flight: enough to keep the cores busy, few enough that bots keep their time.

@@ -22,7 +22,7 @@ def decision_seed(game_id: str, request_id: int) -> int:
 class MonteCarloBot(Bot):
     name = "montecarlo"
     version = "1.0"
-    max_concurrent_games = 4  # CPU-bound: games share one core, a decision may wait ~3 others
+    max_concurrent_games = 1  # CPU-bound: one game per process, the league starts more processes
 
     def choose(self, view):
         rollouts = ROLLOUTS or (80 if view.rules.slot else 120)
