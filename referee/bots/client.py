@@ -25,6 +25,15 @@ CHANNEL_OPTIONS = [
     ("grpc.keepalive_time_ms", 10_000),
 ]
 _END = object()   # the stream ended
+
+
+class _Deadline:
+    """Put in a stream's inbox when the request it names runs out of time."""
+
+    __slots__ = ("request_id",)
+
+    def __init__(self, request_id: int) -> None:
+        self.request_id = request_id
 CRASH_SETTLE_S = 1.0   # how long a broken stream waits to see whether the bot's process ends
 
 
@@ -181,39 +190,45 @@ class GameStream:
         if error is not None:
             strike, detail = await self._failure(error)
             return Reply(None, strike, detail, 0)
-        deadline = started + timeout_s
-        while True:
-            left = deadline - time.perf_counter()
-            try:
-                if left <= 0:
-                    raise TimeoutError
-                if self.inbox.empty():
-                    async with asyncio.timeout(left):  # cheaper than wait_for: no extra task
-                        item = await self.inbox.get()
-                else:
-                    item = self.inbox.get_nowait()
-            except TimeoutError:
-                elapsed = int((time.perf_counter() - started) * 1e6)
-                return Reply(None, TIMEOUT, f"no decision within {timeout_s * 1000:.0f} ms",
-                             elapsed)
-            latency = int((time.perf_counter() - started) * 1e6)
-            if item is _END or isinstance(item, grpc.aio.AioRpcError):
-                self.broken = _describe(item) if item is not _END else "the bot ended the stream"
-                self.inbox.put_nowait(_END)  # later requests see the end at once
-                strike, detail = await self._failure(self.broken)
-                return Reply(None, strike, detail, latency)
-            assert isinstance(item, pb.BotMessage)
-            if item.WhichOneof("kind") != "decision":
-                return Reply(None, MALFORMED, "a message without a decision", latency)
-            decision = item.decision
-            if decision.request_id < request_id:
-                continue   # a late answer to an earlier request: dropped, already struck
-            if decision.request_id != request_id:
-                return Reply(None, PROTOCOL, f"answered request {decision.request_id}, "
-                                             f"expected {request_id}", latency)
-            if not decision.HasField("action"):
-                return Reply(None, MALFORMED, "a decision without an action", latency)
-            return Reply(decision.action, None, "", latency)
+        # One timer per request puts a deadline marker in the inbox: cheaper than wrapping
+        # every wait in a timeout context (no cancellation, no extra task).
+        expired = _Deadline(request_id)
+        timer = asyncio.get_running_loop().call_later(timeout_s, self.inbox.put_nowait, expired)
+        try:
+            while True:
+                item = await self.inbox.get()
+                if isinstance(item, _Deadline):
+                    if item is not expired:
+                        continue   # the marker of an earlier request that was answered
+                    elapsed = int((time.perf_counter() - started) * 1e6)
+                    return Reply(None, TIMEOUT,
+                                 f"no decision within {timeout_s * 1000:.0f} ms", elapsed)
+                reply = await self._judge(item, request_id, started)
+                if reply is not None:
+                    return reply
+        finally:
+            timer.cancel()
+
+    async def _judge(self, item: object, request_id: int, started: float) -> Reply | None:
+        """The reply for one item from the inbox, or None to keep waiting (a late answer)."""
+        latency = int((time.perf_counter() - started) * 1e6)
+        if item is _END or isinstance(item, grpc.aio.AioRpcError):
+            self.broken = _describe(item) if item is not _END else "the bot ended the stream"
+            self.inbox.put_nowait(_END)  # later requests see the end at once
+            strike, detail = await self._failure(self.broken)
+            return Reply(None, strike, detail, latency)
+        assert isinstance(item, pb.BotMessage)
+        if item.WhichOneof("kind") != "decision":
+            return Reply(None, MALFORMED, "a message without a decision", latency)
+        decision = item.decision
+        if decision.request_id < request_id:
+            return None   # a late answer to an earlier request: dropped, already struck
+        if decision.request_id != request_id:
+            return Reply(None, PROTOCOL, f"answered request {decision.request_id}, "
+                                         f"expected {request_id}", latency)
+        if not decision.HasField("action"):
+            return Reply(None, MALFORMED, "a decision without an action", latency)
+        return Reply(decision.action, None, "", latency)
 
     async def finish(self, end: pb.GameEnd | None) -> None:
         """Send GameEnd (if the stream still works), close our side and stop the reader."""

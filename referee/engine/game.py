@@ -43,7 +43,7 @@ class Game:
         "money", "notes_won", "discard", "_deck", "_deck_pos", "_targets", "_targets_slot",
         "_plain", "_notes", "_own", "_big", "_neu", "_slot_values", "_slot_log", "_slot_sum",
         "_hand_own", "_hand_big", "_hand_neu", "_held", "_successor", "_dice", "_roll_own",
-        "_roll_big", "_roll_neu", "_roll_all",
+        "_roll_big", "_roll_neu", "_roll_all", "_view_parts",
     )
 
     def __init__(self, rules: RuleSet, players: int, seed: int, *, record: bool = True) -> None:
@@ -87,6 +87,8 @@ class Game:
         self._dice = [DiceStream(self.seed, f"dice/{s}") for s in range(n)]
         self._dice.append(DiceStream(self.seed, "dice/neutral"))
         self._roll_own = self._roll_big = self._roll_neu = self._roll_all = b""
+        # Parts of views that are still valid (see view.make_view): None until a view is made.
+        self._view_parts: dict[object, object] | None = None
 
     # ----------------------------------------------------------------- queries
 
@@ -166,6 +168,11 @@ class Game:
         events = self.events
         if events is not None:
             events.append(("place", seat, value, to_slot, own, big, neu))
+        parts = self._view_parts
+        if parts is not None:  # this casino and this seat's hand changed
+            parts.pop(target, None)
+            parts.pop(-1 - seat, None)
+            parts.pop("slot", None)
         # R13: the next seat clockwise that holds dice rolls; if none does, the round ends.
         successor = self._successor
         nxt = successor[seat]
@@ -226,6 +233,7 @@ class Game:
 
     def _start_round(self, round_index: int) -> None:
         rules, n = self.rules, self.players
+        self._view_parts = None
         self.round = round_index
         self.start_seat = round_index % n  # R12
         funded = self._fund()
@@ -273,6 +281,7 @@ class Game:
 
     def _end_round(self) -> None:
         """Score every casino (R20-R23, R32), then start the next round or end the game."""
+        self._view_parts = None
         n = self.players
         rules = self.rules
         money, notes_won, events = self.money, self.notes_won, self.events

@@ -75,39 +75,41 @@ class View:
 
 
 def make_view(game: Game, seat: int) -> View:
-    """Build `seat`'s view of `game`."""
+    """Build `seat`'s view of `game`.
+
+    Casinos, seats and the deck that did not change since the game's last view are reused: a
+    placement changes one casino and one seat, so a referee asking every turn rebuilds little.
+    """
     if not 0 <= seat < game.players:
         raise ValueError(f"seat must be from 0 to {game.players - 1}, got {seat}")
-    casinos = tuple(
-        CasinoView(
-            target=t,
-            notes=tuple(sorted(game._notes[t], reverse=True)),
-            ordinary=tuple(game._own[t]),
-            big=tuple(game._big[t]),
-            neutral=game._neu[t],
-        )
-        for t in game._targets
-    )
-    seats = tuple(
-        SeatView(s, game._hand_own[s], game._hand_big[s], game._hand_neu[s], game.money[s],
-                 len(game.notes_won[s]))
-        for s in range(game.players)
-    )
-    return View(
-        rules=game.rules,
-        players=game.players,
-        seat=seat,
-        round=game.round,
-        start_seat=game.start_seat,
-        current_seat=game.seat,
-        casinos=casinos,
-        seats=seats,
-        deck_notes=tuple(sorted(game._deck[game._deck_pos:])),
-        slot=tuple(SlotPlacement(*placement) for placement in game._slot_log),
-        roll=game.roll,
-        legal=tuple(game.legal_actions()),
-        is_over=game.is_over,
-    )
+    parts = game._view_parts
+    if parts is None:
+        parts = game._view_parts = {}
+    casinos = []
+    for t in game._targets:
+        casino = parts.get(t)
+        if casino is None:
+            casino = parts[t] = CasinoView(t, tuple(sorted(game._notes[t], reverse=True)),
+                                           tuple(game._own[t]), tuple(game._big[t]),
+                                           game._neu[t])
+        casinos.append(casino)
+    seats = []
+    for s in range(game.players):
+        seat_view = parts.get(-1 - s)
+        if seat_view is None:
+            seat_view = parts[-1 - s] = SeatView(
+                s, game._hand_own[s], game._hand_big[s], game._hand_neu[s], game.money[s],
+                len(game.notes_won[s]))
+        seats.append(seat_view)
+    deck = parts.get("deck")
+    if deck is None:
+        deck = parts["deck"] = tuple(sorted(game._deck[game._deck_pos:]))
+    slot = parts.get("slot")
+    if slot is None:
+        slot = parts["slot"] = tuple(SlotPlacement(*p) for p in game._slot_log)
+    return View(game.rules, game.players, seat, game.round, game.start_seat, game.seat,
+                tuple(casinos), tuple(seats), deck, slot, game.roll,  # type: ignore[arg-type]
+                tuple(game.legal_actions()), game.is_over)
 
 
 def determinize(view: View, seed: int) -> Game:
