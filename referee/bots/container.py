@@ -32,9 +32,7 @@ import contextlib
 import os
 import shlex
 import shutil
-import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import uuid
@@ -42,7 +40,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from referee.bots.errors import BotStartError
-from referee.bots.process import GRACE_SECONDS, RUN_ID, OutputLog
+from referee.bots.process import GRACE_SECONDS, RUN_ID, GuardedProcess
 from referee.bots.spec import BotSpec
 
 RUNTIMES = ("podman", "docker")       # tried in this order when a spec names none
@@ -216,36 +214,18 @@ def run_argv(runtime: str, image: str, name: str, socket_dir: Path, *, bot: str,
     return [*argv, image, "--address", CONTAINER_ADDRESS]
 
 
-class ContainerProcess:
+class ContainerProcess(GuardedProcess):
     """One running instance of a container bot."""
 
     def __init__(self, spec: BotSpec, instance: int = 0) -> None:
         if spec.kind != "image" or not spec.image:
             raise ValueError(f"{spec.name}: only image bots run in containers")
+        super().__init__()
         self.spec = spec
         self.instance = instance
-        self.log = OutputLog()
         self.runtime: str | None = None
         self.image_id: str | None = None
         self.name = f"referee-{RUN_ID}-{spec.name}-{instance}-{uuid.uuid4().hex[:6]}"
-        self.proc: asyncio.subprocess.Process | None = None
-        self._reader: asyncio.Task[None] | None = None
-        self._dir: Path | None = None
-
-    @property
-    def pid(self) -> int | None:
-        """The guard's pid (also the process group id), or None before start."""
-        return self.proc.pid if self.proc else None
-
-    @property
-    def alive(self) -> bool:
-        """True while the container's client runs (it ends when the container does)."""
-        return self.proc is not None and self.proc.returncode is None
-
-    @property
-    def exit_status(self) -> int | None:
-        """The container's exit status (the client's) once it ended."""
-        return self.proc.returncode if self.proc else None
 
     @property
     def image_version(self) -> str | None:
@@ -287,63 +267,30 @@ class ContainerProcess:
         # sure the container is gone, and its socket directory with it.
         on_exit = ["sh", "-c", '"$@"; rm -rf -- "$0"', str(self._dir),
                    *remove_argv(runtime, [self.name])]
-        guard = [sys.executable, "-m", "referee.bots.guard", "--grace", str(GRACE_SECONDS),
-                 "--no-subreaper", "--on-exit", shlex.join(on_exit),
-                 "--on-exit-timeout", str(ON_EXIT_TIMEOUT), "--"]
-        env = {**os.environ, "REFEREE_GUARD_PARENT": str(os.getpid()), "REFEREE_RUN_ID": RUN_ID}
+        guard_options = ["--no-subreaper", "--on-exit", shlex.join(on_exit),
+                         "--on-exit-timeout", str(ON_EXIT_TIMEOUT)]
         _register_atexit()
         with _lock:
             _live.add((runtime, self.name))
+        address = f"unix:{self._dir / 'bot.sock'}"
         try:
-            self.proc = await asyncio.create_subprocess_exec(
-                *guard, *argv, cwd=self._dir, env=env, stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-            )
+            await self._spawn(guard_options, argv, self._dir,
+                              {**os.environ, "REFEREE_RUN_ID": RUN_ID})
         except OSError as exc:
-            shutil.rmtree(self._dir, ignore_errors=True)
+            self._remove_dir()
             raise BotStartError(spec.name, f"cannot start {runtime}: {exc.strerror}") from None
-        self._reader = asyncio.create_task(self._read_output())
-        return f"unix:{self._dir / 'bot.sock'}"
-
-    async def _read_output(self) -> None:
-        assert self.proc is not None and self.proc.stdout is not None
-        while True:
-            data = await self.proc.stdout.read(65536)
-            if not data:
-                return
-            self.log.add(data)
+        return address
 
     async def stop(self) -> None:
         """SIGTERM into the container, SIGKILL after the grace period; remove it; clean up."""
-        proc = self.proc
-        sure = True   # the guard ran its `rm -f` (or the container never started)
-        if proc is not None and proc.returncode is None:
-            # The guard SIGTERMs the client, which passes the signal into the container; after
-            # the grace it kills the client, then removes the container by name.
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(proc.pid, signal.SIGTERM)
-            try:
-                await asyncio.wait_for(proc.wait(), GRACE_SECONDS + ON_EXIT_TIMEOUT + 2.0)
-            except TimeoutError:
-                sure = False
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                await proc.wait()
-        if proc is not None:
-            if proc.returncode is not None and proc.returncode < 0:
-                sure = False   # the guard was killed before it could remove the container
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-        if self._reader is not None:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.wait_for(self._reader, 1.0)
+        # The guard SIGTERMs the client, which passes the signal into the container; after the
+        # grace it kills the client, then removes the container by name (its --on-exit).
+        sure = await self._terminate(whole_group=False,
+                                     wait=GRACE_SECONDS + ON_EXIT_TIMEOUT + 2.0)
         if self.runtime is not None:
             if sure:
                 with _lock:
                     _live.discard((self.runtime, self.name))
             else:
                 await asyncio.to_thread(remove_containers, self.runtime, [self.name])
-        if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
-            self._dir = None
+        self._remove_dir()

@@ -160,15 +160,11 @@ class Launch:
     cwd: Path
 
 
-class BotProcess:
-    """One running instance of a command bot."""
+class GuardedProcess:
+    """A bot's process tree under `referee.bots.guard`, in a process group of its own, with
+    its merged output captured in `log`. Subclasses build the command and clean up."""
 
-    def __init__(self, spec: BotSpec, instance: int = 0, *, sandbox: bool | None = None) -> None:
-        if spec.kind != "command":
-            raise ValueError(f"{spec.name}: only command bots have processes")
-        self.spec = spec
-        self.instance = instance
-        self.sandbox = use_sandbox(spec, sandbox)
+    def __init__(self) -> None:
         self.log = OutputLog()
         self.proc: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Task[None] | None = None
@@ -188,6 +184,72 @@ class BotProcess:
     def exit_status(self) -> int | None:
         """The exit status once the process ended."""
         return self.proc.returncode if self.proc else None
+
+    async def _spawn(self, guard_options: list[str], argv: list[str], cwd: Path,
+                     env: dict[str, str]) -> None:
+        """Start `argv` under the guard and begin capturing its output (OSError if it cannot)."""
+        guard = [sys.executable, "-m", "referee.bots.guard", "--grace", str(GRACE_SECONDS),
+                 *guard_options, "--"]
+        self.proc = await asyncio.create_subprocess_exec(
+            *guard, *argv, cwd=cwd, env={**env, "REFEREE_GUARD_PARENT": str(os.getpid())},
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT, start_new_session=True,
+        )
+        self._reader = asyncio.create_task(self._read_output())
+
+    async def _read_output(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        while True:
+            data = await self.proc.stdout.read(65536)
+            if not data:
+                return
+            self.log.add(data)
+
+    async def _terminate(self, whole_group: bool, wait: float) -> bool:
+        """SIGTERM the guard (or its whole group), SIGKILL the group if it is not gone within
+        `wait` seconds, then stop capturing output. True if the guard ended by itself."""
+        proc = self.proc
+        clean = True
+        if proc is not None and proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                if whole_group:
+                    os.killpg(proc.pid, signal.SIGTERM)
+                else:
+                    os.kill(proc.pid, signal.SIGTERM)
+            try:
+                await asyncio.wait_for(proc.wait(), wait)
+            except TimeoutError:
+                clean = False
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                await proc.wait()
+        if proc is not None:
+            if proc.returncode is not None and proc.returncode < 0:
+                clean = False   # the guard itself was killed before it could clean up
+            # The guard has ended its descendants; make sure nothing is left in the group.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        if self._reader is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(self._reader, 1.0)
+        return clean
+
+    def _remove_dir(self) -> None:
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+
+class BotProcess(GuardedProcess):
+    """One running instance of a command bot."""
+
+    def __init__(self, spec: BotSpec, instance: int = 0, *, sandbox: bool | None = None) -> None:
+        if spec.kind != "command":
+            raise ValueError(f"{spec.name}: only command bots have processes")
+        super().__init__()
+        self.spec = spec
+        self.instance = instance
+        self.sandbox = use_sandbox(spec, sandbox)
 
     def _prepare(self) -> Launch:
         argv = self.spec.argv()
@@ -211,17 +273,10 @@ class BotProcess:
         argv = launch.argv
         if self.sandbox:
             argv = self._sandboxed(launch)
-        guard = [sys.executable, "-m", "referee.bots.guard", "--grace", str(GRACE_SECONDS), "--"]
-        env = {**launch.env, "REFEREE_GUARD_PARENT": str(os.getpid())}
         try:
-            self.proc = await asyncio.create_subprocess_exec(
-                *guard, *argv, cwd=launch.cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-            )
+            await self._spawn([], argv, launch.cwd, launch.env)
         except OSError as exc:
             raise BotStartError(self.spec.name, f"cannot start: {exc.strerror}") from None
-        self._reader = asyncio.create_task(self._read_output())
         return launch.address
 
     def _sandboxed(self, launch: Launch) -> list[str]:
@@ -241,33 +296,7 @@ class BotProcess:
                           max_processes=limits.max_processes or SANDBOX_MAX_PROCESSES,
                           ro_paths=[package_root / "referee", package_root / "proto"])
 
-    async def _read_output(self) -> None:
-        assert self.proc is not None and self.proc.stdout is not None
-        while True:
-            data = await self.proc.stdout.read(65536)
-            if not data:
-                return
-            self.log.add(data)
-
     async def stop(self) -> None:
         """SIGTERM the bot and its descendants, SIGKILL after the grace period; clean up."""
-        proc = self.proc
-        if proc is not None and proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                await asyncio.wait_for(proc.wait(), GRACE_SECONDS + 1.0)
-            except TimeoutError:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                await proc.wait()
-        if proc is not None:
-            # The guard has ended its descendants; make sure nothing is left in the group.
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-        if self._reader is not None:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.wait_for(self._reader, 1.0)
-        if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
-            self._dir = None
+        await self._terminate(whole_group=True, wait=GRACE_SECONDS + 1.0)
+        self._remove_dir()
