@@ -32,6 +32,7 @@ import pytest
 
 from referee.bots.process import GAME_LOG_CAP
 from referee.bots.sandbox import sandbox_available
+from referee.check import processes_with_run_id
 from referee.engine import Game, GameRecord
 from referee.engine.record import event_to_dict
 
@@ -123,21 +124,6 @@ def start_referee(league: Path, run_id: str) -> subprocess.Popen[bytes]:
         return subprocess.Popen([sys.executable, "-m", "referee.cli", "league", str(league),
                                  "-q"], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
                                 stdout=out, stderr=err)
-
-
-def processes_with_run_id(run_id: str) -> list[int]:
-    """Pids of live processes whose environment holds REFEREE_RUN_ID=run_id."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            environ = Path(f"/proc/{entry}/environ").read_bytes()
-        except OSError:
-            continue
-        if f"REFEREE_RUN_ID={run_id}".encode() in environ.split(b"\0"):
-            found.append(int(entry))
-    return found
 
 
 def wait_for_no_processes(run_id: str, seconds: float) -> tuple[list[int], float]:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from referee.check import processes_with_run_id
+
 ROOT = Path(__file__).resolve().parents[1]
 TEST_BOTS = ROOT / "tests" / "bots"
 
@@ -51,20 +53,6 @@ def outcome(out: Path) -> dict:
                        "ORDER BY idx").fetchall()
     db.close()
     return {"table": table, "games": games}
-
-
-def processes_with_run_id(run_id: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            environ = Path(f"/proc/{entry}/environ").read_bytes()
-        except OSError:
-            continue
-        if f"REFEREE_RUN_ID={run_id}".encode() in environ.split(b"\0"):
-            found.append(int(entry))
-    return found
 
 
 @pytest.fixture()
