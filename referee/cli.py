@@ -301,7 +301,7 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
 @friendly_errors
 def table(out: Path) -> None:
     """Reprint a league's tables from its store (and rewrite the table files)."""
-    from referee.league.runner import load_outcome, open_store
+    from referee.league.runner import load_outcome, open_store, write_outputs
 
     if not (out / "league.db").exists():
         raise click.ClickException(f"{out}: no league.db here")
@@ -310,19 +310,13 @@ def table(out: Path) -> None:
         outcome = load_outcome(store)
     finally:
         store.close()
+    write_outputs(outcome)
     _print_outcome(outcome, quiet=False)
 
 
 def _print_outcome(outcome: Any, quiet: bool) -> None:
-    from referee.league.runner import open_store, write_outputs
     from referee.league.tables import render_terminal
 
-    store = open_store(outcome.out)
-    try:
-        rules = (store.settings() or {}).get("rules", {})
-    finally:
-        store.close()
-    write_outputs(outcome, rules)
     if not quiet:
         click.echo(f"schedule: {len(outcome.schedule)} games; {outcome.balance.describe()}")
     render_terminal(outcome.rows, outcome.h2h)

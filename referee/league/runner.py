@@ -41,6 +41,7 @@ class LeagueOutcome:
     rows: list[Row]
     h2h: dict
     balance: Balance
+    rules: dict                 # the league's rule set, as stored
     played_now: int = 0
     broken: list[BotStartError] = field(default_factory=list)
 
@@ -80,19 +81,21 @@ def load_outcome(store: LeagueStore, played_now: int = 0) -> LeagueOutcome:
     ratings = rate_games(games, bots, params)
     rows = league_table(games, bots, ratings)
     return LeagueOutcome(store.path.parent, bots, schedule, games, ratings, rows,
-                         head_to_head(games, bots), balance(schedule, bots), played_now)
+                         head_to_head(games, bots), balance(schedule, bots), settings["rules"],
+                         played_now)
 
 
-def write_outputs(outcome: LeagueOutcome, rules: dict) -> None:
+def write_outputs(outcome: LeagueOutcome) -> None:
     """Write the tables (Markdown, CSV, JSON) next to the database."""
-    extra = {"rules": rules.get("preset"), "games_recorded": len(outcome.games),
+    extra = {"rules": outcome.rules.get("preset"), "games_recorded": len(outcome.games),
              "games_scheduled": len(outcome.schedule)}
     write_tables(outcome.out, outcome.rows, outcome.h2h, extra)
 
 
 async def run_league(settings: LeagueSettings, progress: Progress | None = None,
                      resume: bool = False) -> LeagueOutcome:
-    """Create (or, with `resume`, continue) the league in `settings.out` and play it."""
+    """Create (or, with `resume`, continue) the league in `settings.out`, play it, and write
+    its tables there."""
     progress = progress or Progress()
     store = open_store(settings.out)
     try:
@@ -100,7 +103,9 @@ async def run_league(settings: LeagueSettings, progress: Progress | None = None,
         if stored is not None:
             specs, rules, options = _resume_setup(store, stored, settings, resume)
             if store.done() >= {g.index for g in store.schedule()}:
-                return load_outcome(store)
+                outcome = load_outcome(store)
+                write_outputs(outcome)
+                return outcome
         else:
             specs = [_with_limits(load_spec(path), settings.limits) for path in settings.bots]
             rules = settings.rules
@@ -184,4 +189,5 @@ async def _play(store: LeagueStore, settings: LeagueSettings, specs: list[BotSpe
             progress.close()
     outcome = load_outcome(store, progress.played)
     outcome.broken = broken
+    write_outputs(outcome)
     return outcome
