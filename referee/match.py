@@ -173,13 +173,11 @@ async def play_match(
     forfeited = [s.forfeited for s in seats]
     places = final_places(game, forfeited)
     notes = [len(n) for n in game.notes_won]
-    await asyncio.gather(*(
-        stream.finish(convert.game_end(
+    for s, stream in enumerate(streams):   # the streams close in the background
+        stream.end_game(convert.game_end(
             game_id, places, game.money, notes, forfeited_seats=forfeited,
             forfeited=seats[s].forfeited, reason=seats[s].reason,
             strikes=seats[s].strike_count).end)
-        for s, stream in enumerate(streams)
-    ))
     for seat, bot in enumerate(bots):
         seats[seat].output = bot.output()
     record = game.record(

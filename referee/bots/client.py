@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -71,6 +72,7 @@ class BotClient:
         self._alive = alive or (lambda: True)
         self.hello: Hello | None = None
         self.lost = False   # a stream saw the bot crash: do not start new games on this client
+        self.closing: set[asyncio.Task[None]] = set()   # streams ending in the background
 
     def process_alive(self) -> bool:
         """False once the bot's process is known to have ended."""
@@ -112,7 +114,10 @@ class BotClient:
         return GameStream(self)
 
     async def close(self) -> None:
-        """Close the channel."""
+        """Let streams that are ending finish (each gives up within about a second), then close
+        the channel."""
+        if self.closing:
+            await asyncio.gather(*self.closing, return_exceptions=True)
         await self.channel.close(grace=None)
 
 
@@ -122,23 +127,46 @@ class GameStream:
     def __init__(self, client: BotClient) -> None:
         self.client = client
         self.call = client.play()
-        self.inbox: asyncio.Queue[object] = asyncio.Queue()
+        # Answers, stream errors, _END and deadline markers, in arrival order. A deque and one
+        # future to wake `decide` cost less than an asyncio.Queue, and this runs per decision.
+        self.inbox: deque[object] = deque()
+        self._waiter: asyncio.Future[None] | None = None
         self.broken: str | None = None     # why the stream can no longer be used
         self._settled = False              # _failure waited for a dying process once
+        # The reader task owns the stream's reads: a read cancelled on a timeout would cancel
+        # the whole RPC, so `decide` waits on the inbox instead.
         self.reader = asyncio.create_task(self._read())
 
+    def _deliver(self, item: object) -> None:
+        self.inbox.append(item)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def _next(self) -> object:
+        """The next item of the inbox, waiting for one."""
+        inbox = self.inbox
+        while not inbox:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        return inbox.popleft()
+
     async def _read(self) -> None:
+        deliver = self._deliver
         try:
             while True:
                 message = await self.call.read()
                 if message is grpc.aio.EOF:
                     break
-                self.inbox.put_nowait(message)
+                deliver(message)
         except (grpc.aio.AioRpcError, asyncio.CancelledError, grpc.aio.UsageError) as exc:
             if isinstance(exc, grpc.aio.AioRpcError):
-                self.inbox.put_nowait(exc)
+                deliver(exc)
         finally:
-            self.inbox.put_nowait(_END)
+            deliver(_END)
 
     async def _failure(self, detail: str) -> tuple[str, str]:
         """Classify a broken stream: a crash if the process died or the bot is unreachable.
@@ -193,10 +221,10 @@ class GameStream:
         # One timer per request puts a deadline marker in the inbox: cheaper than wrapping
         # every wait in a timeout context (no cancellation, no extra task).
         expired = _Deadline(request_id)
-        timer = asyncio.get_running_loop().call_later(timeout_s, self.inbox.put_nowait, expired)
+        timer = asyncio.get_running_loop().call_later(timeout_s, self._deliver, expired)
         try:
             while True:
-                item = await self.inbox.get()
+                item = self.inbox.popleft() if self.inbox else await self._next()
                 if isinstance(item, _Deadline):
                     if item is not expired:
                         continue   # the marker of an earlier request that was answered
@@ -214,7 +242,7 @@ class GameStream:
         latency = int((time.perf_counter() - started) * 1e6)
         if item is _END or isinstance(item, grpc.aio.AioRpcError):
             self.broken = _describe(item) if item is not _END else "the bot ended the stream"
-            self.inbox.put_nowait(_END)  # later requests see the end at once
+            self._deliver(_END)  # later requests see the end at once
             strike, detail = await self._failure(self.broken)
             return Reply(None, strike, detail, latency)
         assert isinstance(item, pb.BotMessage)
@@ -229,6 +257,14 @@ class GameStream:
         if not decision.HasField("action"):
             return Reply(None, MALFORMED, "a decision without an action", latency)
         return Reply(decision.action, None, "", latency)
+
+    def end_game(self, end: pb.GameEnd | None) -> None:
+        """`finish` in the background: the game's result does not wait on the bot to take its
+        GameEnd and close the stream. `BotClient.close` waits for it."""
+        task = asyncio.get_running_loop().create_task(self.finish(end))
+        closing = self.client.closing
+        closing.add(task)
+        task.add_done_callback(closing.discard)
 
     async def finish(self, end: pb.GameEnd | None) -> None:
         """Send GameEnd (if the stream still works), close our side and stop the reader."""

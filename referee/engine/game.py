@@ -18,6 +18,7 @@ from referee.engine.actions import CASINO_ACTIONS, SLOT, SLOT_ACTIONS, Action, R
 from referee.engine.errors import GameOverError, IllegalActionError
 from referee.engine.rng import DiceStream, check_seed, shuffled_deck
 from referee.engine.rules import RuleSet
+from referee.engine.view import make_view
 
 if TYPE_CHECKING:
     from referee.engine.record import GameRecord
@@ -172,7 +173,8 @@ class Game:
         if parts is not None:  # this casino and this seat's hand changed
             parts.pop(target, None)
             parts.pop(-1 - seat, None)
-            parts.pop("slot", None)
+            if to_slot:
+                parts.pop("slot", None)
         # R13: the next seat clockwise that holds dice rolls; if none does, the round ends.
         successor = self._successor
         nxt = successor[seat]
@@ -369,8 +371,6 @@ class Game:
 
     def view(self, seat: int) -> View:
         """The public state as `seat` sees it (R24, R51): no deck order, no seeds."""
-        from referee.engine.view import make_view
-
         return make_view(self, seat)
 
     def record(self, **meta: Any) -> GameRecord:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from referee.engine.actions import Action, Roll
 from referee.engine.rules import RuleSet
 
 if TYPE_CHECKING:
     from referee.engine.game import Game
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -74,42 +76,54 @@ class View:
         return self.casinos[target - 1]
 
 
+def _build(cls: type[_T], **fields: object) -> _T:
+    """A frozen dataclass instance without its generated __init__, which sets each field
+    through object.__setattr__: four times slower, and the referee builds a view per decision."""
+    instance = object.__new__(cls)
+    instance.__dict__.update(fields)
+    return instance
+
+
 def make_view(game: Game, seat: int) -> View:
     """Build `seat`'s view of `game`.
 
-    Casinos, seats and the deck that did not change since the game's last view are reused: a
-    placement changes one casino and one seat, so a referee asking every turn rebuilds little.
+    Casinos, seats and the deck that did not change since the game's last view are reused (the
+    same objects): a placement changes one casino and one seat, so a referee asking every turn
+    rebuilds little, and encoders can cache by identity.
     """
     if not 0 <= seat < game.players:
         raise ValueError(f"seat must be from 0 to {game.players - 1}, got {seat}")
     parts = game._view_parts
     if parts is None:
         parts = game._view_parts = {}
+    get = parts.get
     casinos = []
     for t in game._targets:
-        casino = parts.get(t)
+        casino = get(t)
         if casino is None:
-            casino = parts[t] = CasinoView(t, tuple(sorted(game._notes[t], reverse=True)),
-                                           tuple(game._own[t]), tuple(game._big[t]),
-                                           game._neu[t])
+            casino = parts[t] = _build(
+                CasinoView, target=t, notes=tuple(sorted(game._notes[t], reverse=True)),
+                ordinary=tuple(game._own[t]), big=tuple(game._big[t]), neutral=game._neu[t])
         casinos.append(casino)
     seats = []
     for s in range(game.players):
-        seat_view = parts.get(-1 - s)
+        seat_view = get(-1 - s)
         if seat_view is None:
-            seat_view = parts[-1 - s] = SeatView(
-                s, game._hand_own[s], game._hand_big[s], game._hand_neu[s], game.money[s],
-                len(game.notes_won[s]))
+            seat_view = parts[-1 - s] = _build(
+                SeatView, seat=s, dice=game._hand_own[s], big_dice=game._hand_big[s],
+                neutral_dice=game._hand_neu[s], money=game.money[s],
+                notes=len(game.notes_won[s]))
         seats.append(seat_view)
-    deck = parts.get("deck")
+    deck = get("deck")
     if deck is None:
         deck = parts["deck"] = tuple(sorted(game._deck[game._deck_pos:]))
-    slot = parts.get("slot")
+    slot = get("slot")
     if slot is None:
         slot = parts["slot"] = tuple(SlotPlacement(*p) for p in game._slot_log)
-    return View(game.rules, game.players, seat, game.round, game.start_seat, game.seat,
-                tuple(casinos), tuple(seats), deck, slot, game.roll,  # type: ignore[arg-type]
-                tuple(game.legal_actions()), game.is_over)
+    return _build(View, rules=game.rules, players=game.players, seat=seat, round=game.round,
+                  start_seat=game.start_seat, current_seat=game.seat, casinos=tuple(casinos),
+                  seats=tuple(seats), deck_notes=deck, slot=slot, roll=game.roll,
+                  legal=game.legal_actions(), is_over=game.is_over)
 
 
 def determinize(view: View, seed: int) -> Game:

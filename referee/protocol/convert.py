@@ -183,6 +183,10 @@ _CACHE_LIMIT = 4096  # entries per cache; a full cache is simply cleared
 def _varint(n: int) -> bytes:
     if n < 0x80:
         return _BYTE[n]
+    if n < 0x4000:  # sizes, latencies
+        return bytes(((n & 0x7F) | 0x80, n >> 7))
+    if n < 0x200000:  # time banks, notes
+        return bytes(((n & 0x7F) | 0x80, ((n >> 7) & 0x7F) | 0x80, n >> 14))
     out = bytearray()
     while n >= 0x80:
         out.append((n & 0x7F) | 0x80)
@@ -222,19 +226,30 @@ class _Cache(dict):
         return value
 
 
+def _encode_seat_dice(key: tuple[int, int, int]) -> bytes:
+    seat, ordinary, big = key
+    # Casino.dice = 3; SeatDice.seat = 1, ordinary = 2, big = 3. A repeated message is written
+    # even when all its fields are zero.
+    return _field(0x1A, _scalar(0x08, seat) + _scalar(0x10, ordinary) + _scalar(0x18, big))
+
+
+_SEAT_DICE_BYTES = _Cache(_encode_seat_dice)
+_NOTES_BYTES = _Cache(lambda notes: _packed(0x12, notes))  # Casino.notes = 2
+
+
 def _encode_casino(c: CasinoView) -> bytes:
-    msg = pb.Casino(
-        target=c.target, notes=c.notes, neutral_dice=c.neutral,
-        dice=[pb.SeatDice(seat=s, ordinary=o, big=b)
-              for s, (o, b) in enumerate(zip(c.ordinary, c.big, strict=True))],
-    )
-    return _field(0x2A, msg.SerializeToString())  # State.casinos = 5
+    dice = b"".join([_SEAT_DICE_BYTES[key]
+                     for key in zip(range(len(c.ordinary)), c.ordinary, c.big)])
+    # State.casinos = 5; Casino.target = 1, neutral_dice = 4.
+    return _field(0x2A, b"".join((_scalar(0x08, c.target), _NOTES_BYTES[c.notes], dice,
+                                  _scalar(0x20, c.neutral))))
 
 
 def _encode_seat(s: SeatView) -> bytes:
-    msg = pb.SeatState(seat=s.seat, dice_ordinary=s.dice, dice_big=s.big_dice,
-                       dice_neutral=s.neutral_dice, money=s.money, notes=s.notes)
-    return _field(0x32, msg.SerializeToString())  # State.seats = 6
+    # State.seats = 6; SeatState fields 1..6 in order.
+    return _field(0x32, b"".join((
+        _scalar(0x08, s.seat), _scalar(0x10, s.dice), _scalar(0x18, s.big_dice),
+        _scalar(0x20, s.neutral_dice), _scalar(0x28, s.money), _scalar(0x30, s.notes))))
 
 
 def _encode_slot(p: SlotPlacement) -> bytes:
@@ -243,10 +258,27 @@ def _encode_slot(p: SlotPlacement) -> bytes:
     return _field(0x4A, msg.SerializeToString())  # State.slot_dice = 9
 
 
-_CASINO_BYTES = _Cache(_encode_casino)
-_SEAT_BYTES = _Cache(_encode_seat)
+def _remember(part: Any, encode: Callable[[Any], bytes]) -> tuple[Any, bytes]:
+    """Encode a view part and keep the encoding under the part's id (see `_PARTS`)."""
+    if len(_PARTS) >= _CACHE_LIMIT:
+        _PARTS.clear()
+    entry = _PARTS[id(part)] = (part, encode(part))
+    return entry
+
+
+def _encode_deck(notes: tuple[int, ...]) -> bytes:
+    return _packed(0x3A, notes)  # State.deck_notes = 7
+
+
+#: Encodings of view parts (casinos, seats, decks) by id: `make_view` hands out the same part
+#: object for as long as it is unchanged, so a request re-encodes only what the last move
+#: changed. An entry keeps its part alive, so an id is not reused while its entry exists.
+_PARTS: dict[int, tuple[Any, bytes]] = {}
 _SLOT_BYTES = _Cache(_encode_slot)
-_DECK_BYTES = _Cache(lambda notes: _packed(0x3A, notes))  # State.deck_notes = 7
+# Small scalars of State (round, rounds, start seat, current seat: all below 128, the rules
+# allow at most 100 rounds) with their keys: proto3 writes nothing for 0.
+_SMALL = {key: [b""] + [_BYTE[key] + _BYTE[v] for v in range(1, 128)]
+          for key in (0x08, 0x10, 0x18, 0x20)}
 # DecisionRequest.legal = 4; Action.value = 1, Action.slot = 2.
 _LEGAL_BYTES = {a: _field(0x22, _BYTE[0x08] + _BYTE[a.value] + (b"\x10\x01" if a.slot else b""))
                 for table in (CASINO_ACTIONS, SLOT_ACTIONS) for a in table.values()}
@@ -256,41 +288,63 @@ _ACTION_BYTES = {a: _field(0x12, _BYTE[0x08] + _BYTE[a.value] + (b"\x10\x01" if 
 _by_value = attrgetter("value")
 
 
-def _request_body(view: View, request_id: int, time_bank_ms: int, last_latency_us: int) -> bytes:
-    """The encoded DecisionRequest of `view` (fields in number order, as protobuf writes them)."""
+def _request_body(view: View, request_id: int, time_bank_ms: int,
+                  last_latency_us: int) -> bytearray:
+    """The encoded DecisionRequest of `view` (fields in number order, as protobuf writes them).
+
+    This runs once per decision, so it is written flat: few function calls, one buffer."""
+    get = _PARTS.get
+    state = bytearray()
+    state += _SMALL[0x08][view.round]
+    state += _SMALL[0x10][view.rules.rounds]
+    state += _SMALL[0x18][view.start_seat]
+    state += _SMALL[0x20][view.current_seat]
+    for casino in view.casinos:
+        entry = get(id(casino))
+        if entry is None or entry[0] is not casino:
+            entry = _remember(casino, _encode_casino)
+        state += entry[1]
+    for seat in view.seats:
+        entry = get(id(seat))
+        if entry is None or entry[0] is not seat:
+            entry = _remember(seat, _encode_seat)
+        state += entry[1]
+    deck = view.deck_notes
+    entry = get(id(deck))
+    if entry is None or entry[0] is not deck:
+        entry = _remember(deck, _encode_deck)
+    state += entry[1]
     slot = view.slot
     if slot:
         if len(slot) > 1:
             slot = sorted(slot, key=_by_value)
-        slot_part = (_field(0x42, bytes([p.value for p in slot]))  # State.slot_values = 8
-                     + b"".join(map(_SLOT_BYTES.__getitem__, slot)))
-    else:
-        slot_part = b""
-    state = b"".join((
-        _scalar(0x08, view.round),
-        _scalar(0x10, view.rules.rounds),
-        _scalar(0x18, view.start_seat),
-        _scalar(0x20, view.current_seat),
-        *map(_CASINO_BYTES.__getitem__, view.casinos),
-        *map(_SEAT_BYTES.__getitem__, view.seats),
-        _DECK_BYTES[view.deck_notes],
-        slot_part,
-    ))
+        state += _field(0x42, bytes([p.value for p in slot]))  # State.slot_values = 8
+        for placement in slot:
+            state += _SLOT_BYTES[placement]
+    # Roll: faces are below 128, so a packed list of faces is its bytes; at most 127 dice.
     own, big, neutral = view.roll
-    # Faces are below 128, so a packed list of faces is just their bytes.
-    roll = b"".join((
-        _field(0x0A, bytes(sorted(own))) if own else b"",
-        _field(0x12, bytes(sorted(big))) if big else b"",
-        _field(0x1A, bytes(sorted(neutral))) if neutral else b"",
-    ))
-    return b"".join((
-        _scalar(0x08, request_id),
-        _field(0x12, state),
-        _field(0x1A, roll),
-        *map(_LEGAL_BYTES.__getitem__, view.legal),
-        _scalar(0x28, time_bank_ms),
-        _scalar(0x30, last_latency_us),
-    ))
+    roll = bytearray()
+    if own:
+        roll += b"\x0a" + _BYTE[len(own)] + bytes(sorted(own))
+    if big:
+        roll += b"\x12" + _BYTE[len(big)] + bytes(sorted(big))
+    if neutral:
+        roll += b"\x1a" + _BYTE[len(neutral)] + bytes(sorted(neutral))
+    body = bytearray()
+    if request_id:
+        body += b"\x08" + _varint(request_id)
+    body += b"\x12" + _varint(len(state))
+    body += state
+    body += b"\x1a" + _BYTE[len(roll)]
+    body += roll
+    legal_bytes = _LEGAL_BYTES
+    for action in view.legal:
+        body += legal_bytes[action]
+    if time_bank_ms:
+        body += b"\x28" + _varint(time_bank_ms)
+    if last_latency_us:
+        body += b"\x30" + _varint(last_latency_us)
+    return body
 
 
 def request_bytes(
@@ -300,7 +354,8 @@ def request_bytes(
     referee's view of that seat: what the referee writes on a Play stream opened without a
     request serializer (`channel.stream_stream(PLAY_METHOD, response_deserializer=...)`; then
     send the other messages as `msg.SerializeToString()` too)."""
-    return _field(0x12, _request_body(view, request_id, time_bank_ms, last_latency_us))
+    body = _request_body(view, request_id, time_bank_ms, last_latency_us)
+    return b"\x12" + _varint(len(body)) + body
 
 
 def decision_request(
@@ -309,7 +364,7 @@ def decision_request(
     """The `DecisionRequest` message of `view` (see `request_bytes` for the faster form); wrap it
     as `pb.RefereeMessage(decision=...)` to send it."""
     return pb.DecisionRequest.FromString(
-        _request_body(view, request_id, time_bank_ms, last_latency_us))
+        bytes(_request_body(view, request_id, time_bank_ms, last_latency_us)))
 
 
 # ------------------------------------------------------------------------------------ bot side
