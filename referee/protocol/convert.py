@@ -239,7 +239,7 @@ _NOTES_BYTES = _Cache(lambda notes: _packed(0x12, notes))  # Casino.notes = 2
 
 def _encode_casino(c: CasinoView) -> bytes:
     dice = b"".join([_SEAT_DICE_BYTES[key]
-                     for key in zip(range(len(c.ordinary)), c.ordinary, c.big)])
+                     for key in zip(range(len(c.ordinary)), c.ordinary, c.big, strict=True)])
     # State.casinos = 5; Casino.target = 1, neutral_dice = 4.
     return _field(0x2A, b"".join((_scalar(0x08, c.target), _NOTES_BYTES[c.notes], dice,
                                   _scalar(0x20, c.neutral))))
