@@ -257,55 +257,65 @@ def typical_reply(traffic: Sequence[GameTraffic]) -> bytes:
 
 # ------------------------------------------------------------------------------- CPU time
 
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-def tree_cpu_seconds(roots: Iterable[int | None]) -> float:
-    """CPU time (user + system, all threads) used so far by the live processes `roots` and all
-    their descendants (the guard, bwrap and the bot's interpreter), from /proc; 0 without it."""
-    table: dict[int, tuple[int, int]] = {}
+def tree_pids(roots: Iterable[int | None]) -> list[int]:
+    """The live processes `roots` and all their descendants, from /proc."""
     children: dict[int, list[int]] = defaultdict(list)
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return 0.0
-    for entry in entries:
+    for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat", "rb") as handle:
-                stat = handle.read().decode(errors="replace")
-        except OSError:
+                ppid = int(handle.read().decode(errors="replace").rsplit(")", 1)[-1].split()[1])
+        except (OSError, ValueError, IndexError):
             continue
-        fields = stat.rsplit(")", 1)[-1].split()
-        pid, ppid = int(entry), int(fields[1])
-        table[pid] = (ppid, int(fields[11]) + int(fields[12]))   # utime + stime
-        children[ppid].append(pid)
-    total = 0
-    stack = [pid for pid in roots if pid is not None]
+        children[ppid].append(int(entry))
+    found, stack = [], [pid for pid in roots if pid is not None]
     while stack:
         pid = stack.pop()
-        if pid in table:
-            total += table[pid][1]
-            stack.extend(children[pid])
-    return total / CLOCK_TICKS
+        found.append(pid)
+        stack.extend(children[pid])
+    return found
+
+
+def threads_cpu_seconds(pids: Iterable[int]) -> float:
+    """CPU time used so far by every live thread of `pids`, in nanosecond resolution from
+    /proc/PID/task/TID/schedstat (the tick-based counters of /proc/PID/stat are too coarse to
+    time one game). 0 without /proc."""
+    total = 0
+    for pid in pids:
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as handle:
+                    total += int(handle.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                continue
+    return total / 1e9
+
+
+def tree_cpu_seconds(roots: Iterable[int | None]) -> float:
+    """CPU time used so far by the live threads of `roots` and of all their descendants."""
+    return threads_cpu_seconds(tree_pids(roots))
 
 
 class CpuMeter:
-    """CPU seconds of this process (time.process_time) and of a set of process trees."""
+    """CPU seconds of this process (time.process_time) and of the threads of `pids`."""
 
-    def __init__(self, roots: Iterable[int | None]) -> None:
-        self.roots = list(roots)
+    def __init__(self, pids: Iterable[int]) -> None:
+        self.pids = list(pids)
         self.client = self.servers = 0.0
 
     def __enter__(self) -> CpuMeter:
-        self._servers = tree_cpu_seconds(self.roots)
+        self._servers = threads_cpu_seconds(self.pids)
         self._client = time.process_time()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.client = time.process_time() - self._client
-        self.servers = tree_cpu_seconds(self.roots) - self._servers
+        self.servers = threads_cpu_seconds(self.pids) - self._servers
 
 
 # ------------------------------------------------------------------------------- echo servers
@@ -399,37 +409,45 @@ async def referee_game(rules: Any, roster: Roster, seed: int, game_id: str) -> M
             await lease.runner.release(lease)
 
 
-async def referee_rep(rules: Any, roster: Roster, traffic: Sequence[GameTraffic], rep: int,
-                      latencies: list[int]) -> tuple[float, int]:
-    """Play every game of `traffic` through the referee; (wall seconds, decisions)."""
-    wall = 0.0
-    decisions = 0
-    for g, game in enumerate(traffic):
-        started = time.perf_counter()
-        result = await referee_game(rules, roster, game.seed, f"r{rep}-g{g}")
-        wall += time.perf_counter() - started
-        played = [lat for seat in result.seats for lat in seat.latencies_us]
-        if len(played) != len(game.requests) or any(s.strike_count for s in result.seats):
-            raise BenchError(f"game {game.seed}: the referee asked {len(played)} decisions "
-                             f"(expected {len(game.requests)}), strikes "
-                             f"{[s.strikes for s in result.seats]}")
-        latencies.extend(played)
-        decisions += len(played)
-    return wall, decisions
+@dataclass
+class RepTotals:
+    """One side's sums over the games of one rep."""
+
+    wall: float = 0.0
+    client_cpu: float = 0.0
+    server_cpu: float = 0.0
+    decisions: int = 0
+    latencies: list[int] = field(default_factory=list)
 
 
-async def bare_rep(servers: EchoServers, traffic: Sequence[GameTraffic],
-                   latencies: list[int]) -> tuple[float, int]:
-    """Replay every game of `traffic` over bare streams; (wall seconds, exchanges)."""
-    wall = 0.0
-    for game in traffic:
-        wall += await bare_game(servers, game, latencies)
-    return wall, sum(len(game.requests) for game in traffic)
+async def referee_once(rules: Any, roster: Roster, game: GameTraffic, game_id: str,
+                       totals: RepTotals) -> None:
+    """Play one game of `traffic` through the referee and add it to `totals`."""
+    started = time.perf_counter()
+    result = await referee_game(rules, roster, game.seed, game_id)
+    totals.wall += time.perf_counter() - started
+    played = [lat for seat in result.seats for lat in seat.latencies_us]
+    if len(played) != len(game.requests) or any(s.strike_count for s in result.seats):
+        raise BenchError(f"game {game.seed}: the referee asked {len(played)} decisions "
+                         f"(expected {len(game.requests)}), strikes "
+                         f"{[s.strikes for s in result.seats]}")
+    totals.latencies.extend(played)
+    totals.decisions += len(played)
+
+
+async def bare_once(servers: EchoServers, game: GameTraffic, totals: RepTotals) -> None:
+    """Replay one game's traffic over bare streams and add it to `totals`."""
+    totals.wall += await bare_game(servers, game, totals.latencies)
+    totals.decisions += len(game.requests)
 
 
 async def measure(workdir: Path, games: int, reps: int, sandbox: bool | None,
                   seed: int) -> dict[str, Any]:
-    """Start the bots and echo servers, warm up, and time `reps` x `games` games per side."""
+    """Start the bots and echo servers, warm up, and time `reps` x `games` games per side.
+
+    The sides take turns game by game (referee, bare, bare, referee, ...), so that a burst of
+    load from elsewhere on the machine falls on both alike; each rep sums its games per side.
+    """
     rules = preset(RULES)
     traffic = [capture_game(PLAYERS, seed + g) for g in range(games)]
     reply = typical_reply(traffic)
@@ -446,29 +464,34 @@ async def measure(workdir: Path, games: int, reps: int, sandbox: bool | None,
             await referee_game(rules, roster, traffic[g].seed, f"warm-{g}")
             await bare_game(servers, traffic[g], [])
         pids = {
-            "referee": [i.process.pid for r in roster.runners.values() for i in r.instances
-                        if i.process is not None],
-            "bare": [p.pid for p in servers.processes],
+            "referee": tree_pids(i.process.pid for r in roster.runners.values()
+                                 for i in r.instances if i.process is not None),
+            "bare": tree_pids(p.pid for p in servers.processes),
         }
         for rep in range(reps):
-            order = SIDES if rep % 2 == 0 else SIDES[::-1]
-            for name in order:
-                side = sides[name]
-                latencies: list[int] = []
-                with CpuMeter(pids[name]) as meter:
-                    if name == "referee":
-                        wall, decisions = await referee_rep(rules, roster, traffic, rep,
-                                                            latencies)
-                    else:
-                        wall, decisions = await bare_rep(servers, traffic, latencies)
-                side.client_cpu.append(meter.client / decisions * 1e6)
-                side.server_cpu.append(meter.servers / decisions * 1e6)
-                side.wall_per_decision.append(wall / decisions * 1e6)
-                side.latency.append(statistics.median(latencies))
+            totals = {name: RepTotals() for name in SIDES}
+            for g, game in enumerate(traffic):
+                order = SIDES if (rep + g) % 2 == 0 else SIDES[::-1]
+                for name in order:
+                    with CpuMeter(pids[name]) as meter:
+                        if name == "referee":
+                            await referee_once(rules, roster, game, f"r{rep}-g{g}",
+                                               totals[name])
+                        else:
+                            await bare_once(servers, game, totals[name])
+                    totals[name].client_cpu += meter.client
+                    totals[name].server_cpu += meter.servers
+            for name in SIDES:
+                side, rep_totals = sides[name], totals[name]
+                decisions = rep_totals.decisions
+                side.client_cpu.append(rep_totals.client_cpu / decisions * 1e6)
+                side.server_cpu.append(rep_totals.server_cpu / decisions * 1e6)
+                side.wall_per_decision.append(rep_totals.wall / decisions * 1e6)
+                side.latency.append(statistics.median(rep_totals.latencies))
                 side.decisions = decisions
-                log(f"rep {rep + 1}/{reps}  {name:<7}  wall/decision "
-                    f"{side.wall_per_decision[-1]:7.0f} us  round trip median "
-                    f"{side.latency[-1]:7.0f} us")
+            log(f"rep {rep + 1}/{reps}  wall/decision referee "
+                f"{sides['referee'].wall_per_decision[-1]:6.0f} us, bare "
+                f"{sides['bare'].wall_per_decision[-1]:6.0f} us")
     finally:
         await servers.stop()
         await roster.stop()

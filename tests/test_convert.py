@@ -176,6 +176,40 @@ def test_view_round_trip_over_the_wire() -> None:
         assert view_from_request(view.rules, view.players, view.seat, request) == expected
 
 
+def test_lazy_views_decode_their_state_when_first_read() -> None:
+    for i, view in enumerate(VIEWS[::5]):
+        expected = canonical_view(view)
+        data = request_bytes(view, i + 1, 250, 99)
+
+        def lazy(view: View = view, data: bytes = data, request_id: int = i + 1) -> View:
+            decoded = decode_message(view.rules, view.players, view.seat, data, lazy=True)
+            assert decoded.request is not None and decoded.request.request_id == request_id
+            return decoded.request.view
+
+        first = lazy()
+        assert isinstance(first, View) and type(first) is convert.LazyView
+        assert (first.legal, first.roll, first.seat) == (expected.legal, expected.roll,
+                                                         expected.seat)
+        assert type(first) is convert.LazyView   # the roll and legal actions are not the state
+        assert first.casinos == expected.casinos
+        assert type(first) is View and first == expected
+        # Comparing, hashing and printing decode it too, from either side.
+        assert expected == lazy() and lazy() == expected
+        assert hash(lazy()) == hash(expected) and repr(lazy()) == repr(expected)
+        assert dataclasses.asdict(lazy()) == dataclasses.asdict(expected)
+        with pytest.raises(AttributeError):
+            lazy().no_such_field  # noqa: B018
+
+
+def test_lazy_view_with_a_bad_state_fails_when_read() -> None:
+    view = VIEWS[100]
+    data = request_bytes(view, 4)
+    decoded = decode_message(view.rules, view.players + 1, view.seat, data, lazy=True).request
+    assert decoded is not None and decoded.view.legal == view.legal
+    with pytest.raises(MalformedMessage, match="seats"):
+        decoded.view.seats  # noqa: B018
+
+
 def test_canonical_view_only_orders() -> None:
     for view in VIEWS[::7]:
         canon = canonical_view(view)

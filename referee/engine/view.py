@@ -76,7 +76,7 @@ class View:
         return self.casinos[target - 1]
 
 
-def _build(cls: type[_T], **fields: object) -> _T:
+def make_frozen(cls: type[_T], **fields: object) -> _T:
     """A frozen dataclass instance without its generated __init__, which sets each field
     through object.__setattr__: four times slower, and the referee builds a view per decision."""
     instance = object.__new__(cls)
@@ -101,7 +101,7 @@ def make_view(game: Game, seat: int) -> View:
     for t in game._targets:
         casino = get(t)
         if casino is None:
-            casino = parts[t] = _build(
+            casino = parts[t] = make_frozen(
                 CasinoView, target=t, notes=tuple(sorted(game._notes[t], reverse=True)),
                 ordinary=tuple(game._own[t]), big=tuple(game._big[t]), neutral=game._neu[t])
         casinos.append(casino)
@@ -109,7 +109,7 @@ def make_view(game: Game, seat: int) -> View:
     for s in range(game.players):
         seat_view = get(-1 - s)
         if seat_view is None:
-            seat_view = parts[-1 - s] = _build(
+            seat_view = parts[-1 - s] = make_frozen(
                 SeatView, seat=s, dice=game._hand_own[s], big_dice=game._hand_big[s],
                 neutral_dice=game._hand_neu[s], money=game.money[s],
                 notes=len(game.notes_won[s]))
@@ -120,10 +120,10 @@ def make_view(game: Game, seat: int) -> View:
     slot = get("slot")
     if slot is None:
         slot = parts["slot"] = tuple(SlotPlacement(*p) for p in game._slot_log)
-    return _build(View, rules=game.rules, players=game.players, seat=seat, round=game.round,
-                  start_seat=game.start_seat, current_seat=game.seat, casinos=tuple(casinos),
-                  seats=tuple(seats), deck_notes=deck, slot=slot, roll=game.roll,
-                  legal=game.legal_actions(), is_over=game.is_over)
+    return make_frozen(View, rules=game.rules, players=game.players, seat=seat,
+                       round=game.round, start_seat=game.start_seat, current_seat=game.seat,
+                       casinos=tuple(casinos), seats=tuple(seats), deck_notes=deck, slot=slot,
+                       roll=game.roll, legal=game.legal_actions(), is_over=game.is_over)
 
 
 def determinize(view: View, seed: int) -> Game:

@@ -33,7 +33,7 @@ from google.protobuf.message import DecodeError
 from referee.engine.actions import CASINO_ACTIONS, SLOT_ACTIONS, Action, Roll
 from referee.engine.errors import RulesError
 from referee.engine.rules import RuleSet
-from referee.engine.view import CasinoView, SeatView, SlotPlacement, View
+from referee.engine.view import CasinoView, SeatView, SlotPlacement, View, make_frozen
 from referee.protocol import pb
 
 __all__ = [
@@ -238,18 +238,33 @@ _NOTES_BYTES = _Cache(lambda notes: _packed(0x12, notes))  # Casino.notes = 2
 
 
 def _encode_casino(c: CasinoView) -> bytes:
-    dice = b"".join([_SEAT_DICE_BYTES[key]
-                     for key in zip(range(len(c.ordinary)), c.ordinary, c.big, strict=True)])
-    # State.casinos = 5; Casino.target = 1, neutral_dice = 4.
-    return _field(0x2A, b"".join((_scalar(0x08, c.target), _NOTES_BYTES[c.notes], dice,
-                                  _scalar(0x20, c.neutral))))
+    # Casino.target = 1 (never 0), notes = 2, dice = 3 (one per seat), neutral_dice = 4.
+    body = bytearray(b"\x08" + _varint(c.target))
+    body += _NOTES_BYTES[c.notes]
+    seat_dice = _SEAT_DICE_BYTES
+    for key in zip(range(len(c.ordinary)), c.ordinary, c.big, strict=True):
+        body += seat_dice[key]
+    if c.neutral:
+        body += b"\x20" + _varint(c.neutral)
+    return b"\x2a" + _varint(len(body)) + body  # State.casinos = 5
 
 
 def _encode_seat(s: SeatView) -> bytes:
-    # State.seats = 6; SeatState fields 1..6 in order.
-    return _field(0x32, b"".join((
-        _scalar(0x08, s.seat), _scalar(0x10, s.dice), _scalar(0x18, s.big_dice),
-        _scalar(0x20, s.neutral_dice), _scalar(0x28, s.money), _scalar(0x30, s.notes))))
+    # SeatState fields 1..6 in order; proto3 writes nothing for 0.
+    body = bytearray()
+    if s.seat:
+        body += b"\x08" + _varint(s.seat)
+    if s.dice:
+        body += b"\x10" + _varint(s.dice)
+    if s.big_dice:
+        body += b"\x18" + _varint(s.big_dice)
+    if s.neutral_dice:
+        body += b"\x20" + _varint(s.neutral_dice)
+    if s.money:
+        body += b"\x28" + _varint(s.money)
+    if s.notes:
+        body += b"\x30" + _varint(s.notes)
+    return b"\x32" + _varint(len(body)) + body  # State.seats = 6
 
 
 def _encode_slot(p: SlotPlacement) -> bytes:
@@ -438,17 +453,6 @@ def _read_varint(buf: bytes, i: int) -> tuple[int, int]:
             raise MalformedMessage("a varint is longer than 10 bytes")
 
 
-def _unpack(data: bytes) -> tuple[int, ...]:
-    """The values of a packed repeated varint field."""
-    if max(data, default=0) < 0x80:
-        return tuple(data)
-    values, i, end = [], 0, len(data)
-    while i < end:
-        value, i = _read_varint(data, i)
-        values.append(value)
-    return tuple(values)
-
-
 def _decode_casino(data: bytes) -> CasinoView:
     msg = pb.Casino.FromString(data)
     dice = msg.dice
@@ -466,46 +470,66 @@ def _decode_slot(data: bytes) -> SlotPlacement:
     return SlotPlacement(p.value, p.seat, p.ordinary, p.big, p.neutral)
 
 
-def _decode_action(data: bytes) -> Action:
-    a = pb.Action.FromString(data)
-    action = (SLOT_ACTIONS if a.slot else CASINO_ACTIONS).get(a.value)
-    if action is None:
-        raise MalformedMessage(f"a legal action has the value {a.value}, not a face 1..6")
-    return action
-
-
 _CASINO_VIEWS = _Cache(_decode_casino)
 _SEAT_VIEWS = _Cache(_decode_seat)
 _SLOT_VIEWS = _Cache(_decode_slot)
 _DECKS = _Cache(lambda data: tuple(pb.State.FromString(_field(0x3A, data)).deck_notes))
-_ACTIONS = _Cache(_decode_action)
 
 
-def decode_request(rules: RuleSet, players: int, your_seat: int, data: bytes) -> DecodedRequest:
-    """Decode a serialized `DecisionRequest` into the engine `View` it describes and the
-    request's fields. `rules`, `players` and `your_seat` come from the game's `GameStart`.
-    Unknown fields are ignored (forward compatibility); MalformedMessage if it does not decode
-    or does not fit the table."""
+def _decode_roll(data: bytes) -> Roll:
+    roll = pb.Roll.FromString(data)
+    return Roll(tuple(roll.ordinary), tuple(roll.big), tuple(roll.neutral))
+
+
+# Rolls by their encoding: reading three repeated fields costs four times as much as
+# re-encoding the Roll and looking it up, and a game has few distinct rolls.
+_ROLLS = _Cache(_decode_roll)
+
+
+_STATE_FIELDS = frozenset(
+    {"round", "start_seat", "current_seat", "casinos", "seats", "deck_notes", "slot"})
+
+
+class LazyView(View):
+    """A `View` whose state (round, seats, casinos, deck, slot) is decoded from the request the
+    first time any of it is read: a bot that looks only at the roll and the legal actions does
+    not pay for the rest. It compares, hashes and prints as the `View` it stands for, and turns
+    into one (its class becomes `View`) once decoded. A state that does not decode raises
+    MalformedMessage when it is first read."""
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called for attributes not set: the state fields, until they are decoded.
+        if name not in _STATE_FIELDS:
+            raise AttributeError(f"'View' object has no attribute {name!r}")
+        self._decode()
+        return self.__dict__[name]
+
+    def _decode(self) -> None:
+        fields = self.__dict__
+        if "_state" in fields:   # the request's pb.State
+            fields.update(_decode_state(fields["_state"].SerializeToString(), fields["players"]))
+            del fields["_state"]
+        object.__setattr__(self, "__class__", View)
+
+    def __eq__(self, other: object) -> bool:
+        self._decode()
+        return self == other
+
+    def __hash__(self) -> int:
+        self._decode()
+        return hash(self)
+
+    def __repr__(self) -> str:
+        self._decode()
+        return repr(self)
+
+
+def _decode_state(state: bytes, players: int) -> dict[str, Any]:
+    """The View fields of an encoded `State`; MalformedMessage if it does not fit the table."""
+    round_ = start_seat = current_seat = 0
+    casinos, seats, slot = [], [], []
+    deck: tuple[int, ...] = ()
     try:
-        request_id = time_bank_ms = last_latency_us = 0
-        state = roll_data = b""
-        legal = []
-        for key, value in _fields(data):
-            if key == 0x22:
-                legal.append(_ACTIONS[value])
-            elif key == 0x12:
-                state = value
-            elif key == 0x1A:
-                roll_data = value
-            elif key == 0x08:
-                request_id = value
-            elif key == 0x28:
-                time_bank_ms = value
-            elif key == 0x30:
-                last_latency_us = value
-        round_ = start_seat = current_seat = 0
-        casinos, seats, slot = [], [], []
-        deck: tuple[int, ...] = ()
         for key, value in _fields(state):
             if key == 0x2A:
                 casinos.append(_CASINO_VIEWS[value])
@@ -521,63 +545,78 @@ def decode_request(rules: RuleSet, players: int, your_seat: int, data: bytes) ->
                 start_seat = value
             elif key == 0x20:
                 current_seat = value
-        own = big = neutral = ()
-        for key, value in _fields(roll_data):
-            if key == 0x0A:
-                own = _unpack(value)
-            elif key == 0x12:
-                big = _unpack(value)
-            elif key == 0x1A:
-                neutral = _unpack(value)
     except (IndexError, DecodeError) as exc:
-        raise MalformedMessage(f"the DecisionRequest does not decode: {exc}") from None
+        raise MalformedMessage(f"the DecisionRequest's state does not decode: {exc}") from None
     if len(seats) != players:
         raise MalformedMessage(f"the state lists {len(seats)} seats, the game has {players}")
     for c in casinos:
         if len(c.ordinary) != players:
             raise MalformedMessage(
                 f"casino {c.target} lists dice for {len(c.ordinary)} seats, the game has {players}")
-    view = View(
-        rules=rules,
-        players=players,
-        seat=your_seat,
-        round=round_,
-        start_seat=start_seat,
-        current_seat=current_seat,
-        casinos=tuple(casinos),
-        seats=tuple(seats),
-        deck_notes=deck,
-        slot=tuple(slot),
-        roll=Roll(own, big, neutral),
-        legal=tuple(legal),
-        is_over=False,
-    )
-    return DecodedRequest(view, request_id, time_bank_ms, last_latency_us)
+    return {"round": round_, "start_seat": start_seat, "current_seat": current_seat,
+            "casinos": tuple(casinos), "seats": tuple(seats), "deck_notes": deck,
+            "slot": tuple(slot)}
+
+
+def decode_request(rules: RuleSet, players: int, your_seat: int, data: bytes,
+                   *, lazy: bool = False) -> DecodedRequest:
+    """Decode a serialized `DecisionRequest` into the engine `View` it describes and the
+    request's fields. `rules`, `players` and `your_seat` come from the game's `GameStart`.
+    Unknown fields are ignored (forward compatibility); MalformedMessage if it does not decode
+    or does not fit the table. With `lazy`, the view is a `LazyView`: its state is decoded (and
+    checked) when first read."""
+    try:
+        request = pb.DecisionRequest.FromString(data)
+    except DecodeError as exc:
+        raise MalformedMessage(f"the DecisionRequest does not decode: {exc}") from None
+    return _decoded_request(rules, players, your_seat, request, lazy)
+
+
+def _decoded_request(rules: RuleSet, players: int, your_seat: int,
+                     request: pb.DecisionRequest, lazy: bool) -> DecodedRequest:
+    # The roll and the legal actions are read from the parsed message (protobuf's C parser is
+    # the fastest way in); the state is decoded from its bytes, whose casinos and seats mostly
+    # repeat from one request to the next and are cached.
+    legal = []
+    for action in request.legal:
+        found = (SLOT_ACTIONS if action.slot else CASINO_ACTIONS).get(action.value)
+        if found is None:
+            raise MalformedMessage(
+                f"a legal action has the value {action.value}, not a face 1..6")
+        legal.append(found)
+    fields = {"rules": rules, "players": players, "seat": your_seat,
+              "roll": _ROLLS[request.roll.SerializeToString()], "legal": tuple(legal),
+              "is_over": False}
+    if lazy:
+        view: View = make_frozen(LazyView, **fields, _state=request.state)
+    else:
+        view = make_frozen(View, **fields,
+                           **_decode_state(request.state.SerializeToString(), players))
+    return DecodedRequest(view, request.request_id, request.time_bank_ms,
+                          request.last_latency_us)
 
 
 def decode_message(
-    rules: RuleSet | None, players: int, your_seat: int, data: bytes
+    rules: RuleSet | None, players: int, your_seat: int, data: bytes, *, lazy: bool = False
 ) -> Decoded:
     """Decode a serialized `RefereeMessage` (what a bot reads on its Play stream). A decision
     request needs the game's `rules`, `players` and `your_seat` (from its GameStart; before it,
     pass rules=None and a request is MalformedMessage). A message of an unknown kind gives an
-    empty `Decoded`."""
+    empty `Decoded`. `lazy` is passed on to `decode_request`."""
     try:
-        parts = _fields(data)
-    except IndexError:
-        raise MalformedMessage("the RefereeMessage does not decode") from None
-    for key, value in parts:
-        try:
-            if key == 0x12:
-                if rules is None:
-                    raise MalformedMessage("a DecisionRequest came before the GameStart")
-                return Decoded(request=decode_request(rules, players, your_seat, value))
-            if key == 0x0A:
-                return Decoded(start=pb.GameStart.FromString(value))
-            if key == 0x1A:
-                return Decoded(end=pb.GameEnd.FromString(value))
-        except DecodeError as exc:
-            raise MalformedMessage(f"the RefereeMessage does not decode: {exc}") from None
+        message = pb.RefereeMessage.FromString(data)
+    except DecodeError as exc:
+        raise MalformedMessage(f"the RefereeMessage does not decode: {exc}") from None
+    kind = message.WhichOneof("kind")
+    if kind == "decision":
+        if rules is None:
+            raise MalformedMessage("a DecisionRequest came before the GameStart")
+        return Decoded(request=_decoded_request(rules, players, your_seat, message.decision,
+                                                lazy))
+    if kind == "start":
+        return Decoded(start=message.start)
+    if kind == "end":
+        return Decoded(end=message.end)
     return Decoded()
 
 

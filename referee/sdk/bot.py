@@ -192,7 +192,7 @@ class _Service:
                 return
             received = clock()
             try:
-                message = decode_message(rules, players, seat, data)
+                message = decode_message(rules, players, seat, data, lazy=True)
             except ValueError as exc:  # MalformedMessage, RulesError
                 log.error("ignoring a message from the referee: %s", exc)
                 continue
