@@ -57,6 +57,7 @@ from protocol import (  # bench/protocol.py: the same bots, echo servers and tra
     print_table,
     sandbox_note,
     tree_cpu_seconds,
+    tree_pids,
     typical_reply,
     write_echo_spec,
     write_sdk_bots,
@@ -229,7 +230,7 @@ async def bare_run(servers: EchoServers, traffic: list[list[list[bytes]]], games
             await call.read()
         counts[lane * PLAYERS + seat] = done
 
-    with CpuMeter([p.pid for p in servers.processes]) as meter:
+    with CpuMeter(tree_pids(p.pid for p in servers.processes)) as meter:
         began = time.perf_counter()
         await asyncio.gather(*(stream(lane, seat) for lane in range(lanes)
                                for seat in range(PLAYERS)))

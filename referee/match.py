@@ -9,14 +9,17 @@ bot forfeits it: it is no longer asked, the substitute plays its dice, and it ra
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from referee.bots.client import GameStream
-from referee.bots.errors import ILLEGAL, MALFORMED, STRIKE_TYPES
+import grpc
+
+from referee.bots.client import END, GameStream, Handler, Reply, describe
+from referee.bots.errors import ILLEGAL, MALFORMED, STRIKE_TYPES, TIMEOUT
 from referee.bots.spec import Limits
 from referee.engine import Game, GameRecord, RuleSet
 from referee.protocol import convert
@@ -30,7 +33,7 @@ class SeatBot(Protocol):
     version: str
     limits: Limits
 
-    def open_game(self) -> GameStream: ...
+    def open_game(self, handler: Handler | None = None) -> GameStream: ...
 
     def output(self) -> str: ...
 
@@ -89,6 +92,189 @@ def final_places(game: Game, forfeited: Sequence[bool]) -> list[int]:
     return places
 
 
+@dataclass(eq=False)
+class _Pending:
+    """The decision request a game is waiting on."""
+
+    seat: int
+    request_id: int
+    legal: tuple
+    started: float
+    timeout_s: float
+    timer: asyncio.TimerHandle | None = None
+
+
+class _Match:
+    """The state of one game in play. The game moves forward in whichever task learns the
+    answer to the outstanding request: the reader of that seat's stream (its handler), or a
+    task started by the request's deadline timer. Only one request is outstanding at a time,
+    and `pending` says which: whoever resolves it first clears it, anyone later drops out."""
+
+    def __init__(self, rules: RuleSet, bots: Sequence[SeatBot], seed: int,
+                 options: MatchOptions, observer: Observer | None) -> None:
+        self.bots = bots
+        self.options = options
+        self.observer = observer
+        players = len(bots)
+        self.game = Game(rules, players, seed)
+        self.seats = [SeatResult(bot.name, bot.version) for bot in bots]
+        self.substitute = [random.Random(derive_seed(seed, "substitute", s))
+                           for s in range(players)]
+        self.bank_ms = [float(bot.limits.game_bank_ms) for bot in bots]
+        self.last_latency = [0] * players
+        self.decisions: list[dict[str, Any]] = []
+        self.request_id = 0
+        self.seen = 0
+        self.pending: _Pending | None = None
+        self.loop = asyncio.get_running_loop()
+        self.done: asyncio.Future[None] = self.loop.create_future()
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.streams = [bot.open_game(functools.partial(self.on_item, seat))
+                        for seat, bot in enumerate(bots)]
+
+    def fail(self, exc: BaseException) -> None:
+        """A bug in the referee: end play_match with it."""
+        if not self.done.done():
+            self.done.set_exception(exc)
+
+    def observe(self, decision: dict[str, Any] | None) -> None:
+        if self.observer is not None:
+            events = self.game.events or []
+            self.observer(self.game, events[self.seen:], decision)
+            self.seen = len(events)
+
+    async def advance(self) -> None:
+        """Play until a bot must be asked, ask it and return; or end the game."""
+        game, seats, options = self.game, self.seats, self.options
+        while not game.is_over:
+            seat = game.current_seat
+            legal = game.legal_actions()
+            result = seats[seat]
+            if result.forfeited or (options.autoplay_forced and len(legal) == 1):
+                action = legal[0] if len(legal) == 1 else self.substitute[seat].choice(legal)
+                decision = {"seat": seat, "auto": "forfeited" if result.forfeited else "forced"}
+                self.play(seat, action, decision)
+                continue
+            self.request_id += 1
+            bank_ms = self.bank_ms[seat]
+            limits = self.bots[seat].limits
+            message = convert.request_bytes(game.view(seat), self.request_id, int(bank_ms),
+                                            self.last_latency[seat])
+            stream = self.streams[seat]
+            pending = self.pending = _Pending(seat, self.request_id, legal, time.perf_counter(),
+                                              (limits.decision_ms + bank_ms) / 1000)
+            pending.timer = self.loop.call_later(pending.timeout_s, self.on_deadline, pending)
+            error = await stream.send(message)
+            if error is not None:
+                if self.pending is not pending:
+                    return
+                strike, detail = await stream.failure(error)
+                if self.pending is not pending:
+                    return
+                self.resolve(pending, Reply(None, strike, detail, 0))
+                continue
+            # Answers that came while nothing was asked are judged now, in order (as late ones,
+            # or as a wrong answer to this request).
+            while stream.inbox and self.pending is pending:
+                reply = await stream.judge(stream.inbox.popleft(), pending.request_id,
+                                           pending.started)
+                if reply is not None and self.pending is pending:
+                    self.resolve(pending, reply)
+                    break
+            else:
+                return   # the answer will come to on_item, or the deadline to on_deadline
+        if not self.done.done():
+            self.done.set_result(None)
+
+    async def on_item(self, seat: int, item: object) -> None:
+        """Seat `seat`'s stream read `item` (see GameStream): judge it and go on with the game."""
+        try:
+            pending = self.pending
+            stream = self.streams[seat]
+            if pending is None or pending.seat != seat:
+                if item is END or isinstance(item, grpc.aio.AioRpcError):
+                    stream.broken = stream.broken or describe(item)
+                else:
+                    stream.inbox.append(item)   # judged when this seat is asked next
+                return
+            if (item is END or isinstance(item, grpc.aio.AioRpcError)) and pending.timer:
+                pending.timer.cancel()   # telling a crash from a protocol error takes a while
+            reply = await stream.judge(item, pending.request_id, pending.started)
+            if reply is None or self.pending is not pending:
+                return   # a late answer to an earlier request, or already timed out
+            self.resolve(pending, reply)
+            await self.advance()
+        except Exception as exc:
+            self.fail(exc)
+
+    def on_deadline(self, pending: _Pending) -> None:
+        """The deadline of `pending` passed: a timeout strike, and the game goes on."""
+        if self.pending is not pending:
+            return
+        elapsed = int((time.perf_counter() - pending.started) * 1e6)
+        self.resolve(pending, Reply(None, TIMEOUT,
+                                    f"no decision within {pending.timeout_s * 1000:.0f} ms",
+                                    elapsed))
+        task = self.loop.create_task(self._advance_guarded())
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _advance_guarded(self) -> None:
+        try:
+            await self.advance()
+        except Exception as exc:
+            self.fail(exc)
+
+    def resolve(self, pending: _Pending, reply: Reply) -> None:
+        """Apply the answer to `pending` (or the substitute move a strike calls for)."""
+        self.pending = None
+        if pending.timer is not None:
+            pending.timer.cancel()
+        seat, legal = pending.seat, pending.legal
+        result = self.seats[seat]
+        decision_ms = self.bots[seat].limits.decision_ms
+        self.bank_ms[seat] = max(0.0, self.bank_ms[seat]
+                                 - max(0.0, reply.latency_us / 1000 - decision_ms))
+        self.last_latency[seat] = reply.latency_us
+        result.latencies_us.append(reply.latency_us)
+        decision: dict[str, Any] = {"seat": seat, "latency_us": reply.latency_us}
+        strike, detail = reply.strike, reply.detail
+        action = None
+        if strike is None and reply.action is not None:
+            try:
+                action = convert.action_from_pb(reply.action)
+            except convert.MalformedMessage as exc:
+                strike, detail = MALFORMED, str(exc)
+            if action is not None and action not in legal:
+                strike = ILLEGAL
+                detail = f"{action} is not legal here (legal: {', '.join(map(str, legal))})"
+                action = None
+        if strike is not None:
+            result.strikes[strike] += 1
+            decision["strike"] = strike
+            decision["detail"] = detail
+            if result.strike_count >= self.options.strikes_to_forfeit:
+                result.forfeited = True
+                result.reason = f"{result.strike_count} strikes; the last: {strike}: {detail}"
+            action = self.substitute[seat].choice(legal)
+        assert action is not None
+        self.play(seat, action, decision)
+
+    def play(self, seat: int, action: Any, decision: dict[str, Any]) -> None:
+        decision["action"] = [action.value, action.slot]
+        self.decisions.append(decision)
+        self.game.apply(action)
+        self.observe(decision)
+
+    def close(self) -> None:
+        """Stop waiting: cancel the deadline and any task still moving the game."""
+        if self.pending is not None and self.pending.timer is not None:
+            self.pending.timer.cancel()
+        self.pending = None
+        for task in self.tasks:
+            task.cancel()
+
+
 async def play_match(
     rules: RuleSet,
     bots: Sequence[SeatBot],
@@ -99,77 +285,30 @@ async def play_match(
 ) -> MatchResult:
     """Play one game with `bots[i]` in seat i and return its result; never raises for a bot."""
     started = time.monotonic()
-    options = options or MatchOptions()
-    players = len(bots)
-    game = Game(rules, players, seed)
-    seats = [SeatResult(bot.name, bot.version) for bot in bots]
-    substitute = [random.Random(derive_seed(seed, "substitute", s)) for s in range(players)]
-    bank_ms = [float(bot.limits.game_bank_ms) for bot in bots]
-    last_latency = [0] * players
-    decisions: list[dict[str, Any]] = []
+    match = _Match(rules, bots, seed, options or MatchOptions(), observer)
+    game, seats, streams = match.game, match.seats, match.streams
     names = [bot.name for bot in bots]
     rules_pb = convert.rules_to_pb(rules)
-    streams = [bot.open_game() for bot in bots]
-    await asyncio.gather(*(
-        stream.send(convert.game_start(game_id, rules_pb, names, seat,
-                                       decision_ms=bots[seat].limits.decision_ms,
-                                       game_bank_ms=bots[seat].limits.game_bank_ms,
-                                       autoplay_forced=options.autoplay_forced))
-        for seat, stream in enumerate(streams)
-    ))
-    request_id = 0
-    seen = 0
-    if observer is not None:
-        observer(game, list(game.events or []), None)
-        seen = len(game.events or [])
-    while not game.is_over:
-        seat = game.current_seat
-        legal = game.legal_actions()
-        result = seats[seat]
-        decision: dict[str, Any] = {"seat": seat}
-        if result.forfeited or (options.autoplay_forced and len(legal) == 1):
-            action = legal[0] if len(legal) == 1 else substitute[seat].choice(legal)
-            decision["auto"] = "forfeited" if result.forfeited else "forced"
-        else:
-            request_id += 1
-            limits = bots[seat].limits
-            message = convert.request_bytes(game.view(seat), request_id, int(bank_ms[seat]),
-                                            last_latency[seat])
-            reply = await streams[seat].decide(message, request_id,
-                                               (limits.decision_ms + bank_ms[seat]) / 1000)
-            latency_ms = reply.latency_us / 1000
-            bank_ms[seat] = max(0.0, bank_ms[seat] - max(0.0, latency_ms - limits.decision_ms))
-            last_latency[seat] = reply.latency_us
-            result.latencies_us.append(reply.latency_us)
-            decision["latency_us"] = reply.latency_us
-            strike, detail = reply.strike, reply.detail
-            action = None
-            if strike is None and reply.action is not None:
-                try:
-                    action = convert.action_from_pb(reply.action)
-                except convert.MalformedMessage as exc:
-                    strike, detail = MALFORMED, str(exc)
-                if action is not None and action not in legal:
-                    strike = ILLEGAL
-                    detail = f"{action} is not legal here (legal: {', '.join(map(str, legal))})"
-                    action = None
-            if strike is not None:
-                result.strikes[strike] += 1
-                decision["strike"] = strike
-                decision["detail"] = detail
-                if result.strike_count >= options.strikes_to_forfeit:
-                    result.forfeited = True
-                    result.reason = (f"{result.strike_count} strikes; the last: {strike}: "
-                                     f"{detail}")
-                action = substitute[seat].choice(legal)
-            assert action is not None
-        decision["action"] = [action.value, action.slot]
-        decisions.append(decision)
-        game.apply(action)
+    finished = False
+    try:
+        await asyncio.gather(*(
+            stream.send(convert.game_start(game_id, rules_pb, names, seat,
+                                           decision_ms=bots[seat].limits.decision_ms,
+                                           game_bank_ms=bots[seat].limits.game_bank_ms,
+                                           autoplay_forced=match.options.autoplay_forced))
+            for seat, stream in enumerate(streams)
+        ))
         if observer is not None:
-            events = game.events or []
-            observer(game, events[seen:], decision)
-            seen = len(events)
+            observer(game, list(game.events or []), None)
+            match.seen = len(game.events or [])
+        await match.advance()
+        await match.done
+        finished = True
+    finally:
+        match.close()
+        if not finished:   # a bug or a cancellation: close the streams without a GameEnd
+            for stream in streams:
+                stream.end_game(None)
     forfeited = [s.forfeited for s in seats]
     places = final_places(game, forfeited)
     notes = [len(n) for n in game.notes_won]
@@ -186,7 +325,7 @@ async def play_match(
         places=places,
         forfeits=[{"seat": s, "reason": r.reason} for s, r in enumerate(seats) if r.forfeited],
         strikes=[r.strikes for r in seats],
-        decisions=decisions,
+        decisions=match.decisions,
         output=[r.output for r in seats],
     )
     return MatchResult(game_id, record, places, list(game.money), seats,

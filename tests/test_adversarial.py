@@ -523,7 +523,7 @@ def test_a_stream_broken_by_a_dying_bot_is_a_crash_not_a_protocol_error() -> Non
         if dies_after is not None:
             asyncio.get_running_loop().call_later(dies_after, alive.__setitem__, 0, False)
         try:
-            return await stream._failure("internal: Internal error from Core")
+            return await stream.failure("internal: Internal error from Core")
         finally:
             await stream.finish(None)
             await client.close()

@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import grpc
@@ -25,7 +25,7 @@ CHANNEL_OPTIONS = [
     ("grpc.enable_retries", 0),
     ("grpc.keepalive_time_ms", 10_000),
 ]
-_END = object()   # the stream ended
+END = object()   # the stream ended
 
 
 class _Deadline:
@@ -109,9 +109,9 @@ class BotClient:
         encodes decision requests straight from the game, see `convert.request_bytes`)."""
         return self._play()
 
-    def open_game(self) -> GameStream:
-        """Open the Play stream of one game."""
-        return GameStream(self)
+    def open_game(self, handler: Handler | None = None) -> GameStream:
+        """Open the Play stream of one game (see `GameStream` for `handler`)."""
+        return GameStream(self, handler)
 
     async def close(self) -> None:
         """Let streams that are ending finish (each gives up within about a second), then close
@@ -121,18 +121,29 @@ class BotClient:
         await self.channel.close(grace=None)
 
 
-class GameStream:
-    """One game's Play stream: the referee writes requests, a reader task collects answers."""
+#: Called by a stream's reader with each item it reads: a BotMessage, an AioRpcError, or END.
+Handler = Callable[[object], Awaitable[None]]
 
-    def __init__(self, client: BotClient) -> None:
+
+class GameStream:
+    """One game's Play stream: the referee writes requests, a reader task takes the answers.
+
+    Without a handler the reader puts what it reads in the inbox, where `decide` waits for it.
+    With one, the reader awaits `handler(item)` for each BotMessage, AioRpcError and finally
+    END: the handler can judge the answer and go on with the game in the reader's own task,
+    which saves a hand-over between tasks per decision (`referee.match` works this way).
+    """
+
+    def __init__(self, client: BotClient, handler: Handler | None = None) -> None:
         self.client = client
+        self.handler = handler
         self.call = client.play()
-        # Answers, stream errors, _END and deadline markers, in arrival order. A deque and one
+        # Answers, stream errors, END and deadline markers, in arrival order. A deque and one
         # future to wake `decide` cost less than an asyncio.Queue, and this runs per decision.
         self.inbox: deque[object] = deque()
         self._waiter: asyncio.Future[None] | None = None
         self.broken: str | None = None     # why the stream can no longer be used
-        self._settled = False              # _failure waited for a dying process once
+        self._settled = False              # failure waited for a dying process once
         # The reader task owns the stream's reads: a read cancelled on a timeout would cancel
         # the whole RPC, so `decide` waits on the inbox instead.
         self.reader = asyncio.create_task(self._read())
@@ -155,20 +166,33 @@ class GameStream:
         return inbox.popleft()
 
     async def _read(self) -> None:
+        handler = self.handler
         deliver = self._deliver
+        read = self.call.read
+        item: object = END
         try:
             while True:
-                message = await self.call.read()
+                message = await read()
                 if message is grpc.aio.EOF:
                     break
-                deliver(message)
-        except (grpc.aio.AioRpcError, asyncio.CancelledError, grpc.aio.UsageError) as exc:
+                if handler is None:
+                    deliver(message)
+                else:
+                    await handler(message)
+        except asyncio.CancelledError:   # `finish` stops the reader
+            deliver(END)
+            raise
+        except (grpc.aio.AioRpcError, grpc.aio.UsageError) as exc:
             if isinstance(exc, grpc.aio.AioRpcError):
-                deliver(exc)
-        finally:
-            deliver(_END)
+                item = exc
+        if handler is None:
+            if item is not END:
+                deliver(item)
+            deliver(END)
+        else:
+            await handler(item)
 
-    async def _failure(self, detail: str) -> tuple[str, str]:
+    async def failure(self, detail: str) -> tuple[str, str]:
         """Classify a broken stream: a crash if the process died or the bot is unreachable.
 
         A bot that dies breaks its streams (often as `internal` or `unknown`) a moment before
@@ -208,7 +232,7 @@ class GameStream:
                 code = await self.call.code()
                 details = ((await self.call.details()) or "").strip()
                 return f"{code.name.lower()}: {details}" if details else code.name.lower()
-        return _describe(exc)
+        return describe(exc)
 
     async def decide(self, message: bytes, request_id: int, timeout_s: float) -> Reply:
         """Send a serialized decision request (a RefereeMessage) and wait for the decision
@@ -216,7 +240,7 @@ class GameStream:
         started = time.perf_counter()
         error = await self.send(message)
         if error is not None:
-            strike, detail = await self._failure(error)
+            strike, detail = await self.failure(error)
             return Reply(None, strike, detail, 0)
         # One timer per request puts a deadline marker in the inbox: cheaper than wrapping
         # every wait in a timeout context (no cancellation, no extra task).
@@ -231,19 +255,19 @@ class GameStream:
                     elapsed = int((time.perf_counter() - started) * 1e6)
                     return Reply(None, TIMEOUT,
                                  f"no decision within {timeout_s * 1000:.0f} ms", elapsed)
-                reply = await self._judge(item, request_id, started)
+                reply = await self.judge(item, request_id, started)
                 if reply is not None:
                     return reply
         finally:
             timer.cancel()
 
-    async def _judge(self, item: object, request_id: int, started: float) -> Reply | None:
+    async def judge(self, item: object, request_id: int, started: float) -> Reply | None:
         """The reply for one item from the inbox, or None to keep waiting (a late answer)."""
         latency = int((time.perf_counter() - started) * 1e6)
-        if item is _END or isinstance(item, grpc.aio.AioRpcError):
-            self.broken = _describe(item) if item is not _END else "the bot ended the stream"
-            self._deliver(_END)  # later requests see the end at once
-            strike, detail = await self._failure(self.broken)
+        if item is END or isinstance(item, grpc.aio.AioRpcError):
+            self.broken = describe(item)
+            self._deliver(END)  # later requests see the end at once
+            strike, detail = await self.failure(self.broken)
             return Reply(None, strike, detail, latency)
         assert isinstance(item, pb.BotMessage)
         if item.WhichOneof("kind") != "decision":
@@ -279,7 +303,10 @@ class GameStream:
             await self.reader
 
 
-def _describe(error: object) -> str:
+def describe(error: object) -> str:
+    """A stream error (or END) in a few words, for a strike's detail."""
+    if error is END:
+        return "the bot ended the stream"
     if isinstance(error, grpc.aio.AioRpcError):
         details = (error.details() or "").strip()
         return f"{error.code().name.lower()}: {details}" if details else error.code().name.lower()

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 from dataclasses import dataclass, field
 
-from referee.bots.client import BotClient, GameStream, Hello
+from referee.bots.client import BotClient, GameStream, Handler, Hello
 from referee.bots.container import ContainerProcess, remove_run_containers
 from referee.bots.errors import BotStartError
 from referee.bots.process import RUN_ID, BotProcess, ensure_built
@@ -71,9 +71,9 @@ class Lease:
         """The bot's limits."""
         return self.runner.spec.limits
 
-    def open_game(self) -> GameStream:
-        """Open the Play stream of one game on this instance."""
-        return self.instance.client.open_game()
+    def open_game(self, handler: Handler | None = None) -> GameStream:
+        """Open the Play stream of one game on this instance (see `GameStream`)."""
+        return self.instance.client.open_game(handler)
 
     def output(self) -> str:
         """What the bot's process wrote since this lease began (capped), or ''."""
