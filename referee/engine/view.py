@@ -76,11 +76,14 @@ class View:
         return self.casinos[target - 1]
 
 
+_set_attribute = object.__setattr__
+
+
 def make_frozen(cls: type[_T], **fields: object) -> _T:
     """A frozen dataclass instance without its generated __init__, which sets each field
     through object.__setattr__: four times slower, and the referee builds a view per decision."""
     instance = object.__new__(cls)
-    instance.__dict__.update(fields)
+    _set_attribute(instance, "__dict__", fields)   # `fields` is a fresh dict: adopt it
     return instance
 
 
