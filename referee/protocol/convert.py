@@ -257,18 +257,10 @@ def _encode_casino(c: CasinoView) -> bytes:
 def _encode_seat(s: SeatView) -> bytes:
     # SeatState fields 1..6 in order; proto3 writes nothing for 0.
     body = bytearray()
-    if s.seat:
-        body += b"\x08" + _varint(s.seat)
-    if s.dice:
-        body += b"\x10" + _varint(s.dice)
-    if s.big_dice:
-        body += b"\x18" + _varint(s.big_dice)
-    if s.neutral_dice:
-        body += b"\x20" + _varint(s.neutral_dice)
-    if s.money:
-        body += b"\x28" + _varint(s.money)
-    if s.notes:
-        body += b"\x30" + _varint(s.notes)
+    for key, value in ((0x08, s.seat), (0x10, s.dice), (0x18, s.big_dice),
+                       (0x20, s.neutral_dice), (0x28, s.money), (0x30, s.notes)):
+        if value:
+            body += _BYTE[key] + _varint(value)
     return b"\x32" + _varint(len(body)) + body  # State.seats = 6
 
 
