@@ -172,6 +172,31 @@ def test_misbehaviour_gives_its_strikes(name: str) -> None:
     assert outcome.left == []
 
 
+def test_overlapping_sends_on_one_stream_are_written_one_after_another() -> None:
+    """Regression: a bot that moves twice in a row can answer the first request before its write
+    has completed on the referee's side, and the game then sends the next request at once. gRPC
+    allows one write at a time per call: the stream must queue the second, not break."""
+    from referee.protocol import convert
+
+    async def overlap() -> list[str | None]:
+        async with Roster([spec("honest")]) as roster:
+            await roster.start()
+            lease = await roster.runners["honest"].lease()
+            stream = lease.open_game()
+            try:
+                start = convert.game_start("overlap", CLASSIC, ["honest", "other"], 0,
+                                           decision_ms=1000, game_bank_ms=0)
+                game = Game(CLASSIC, 2, 3)
+                request = convert.request_bytes(game.view(0), 1)
+                return list(await asyncio.gather(stream.send(start),
+                                                 *(stream.send(request) for _ in range(5))))
+            finally:
+                await stream.finish(None)
+                await lease.runner.release(lease)
+
+    assert asyncio.run(overlap()) == [None] * 6
+
+
 def test_late_answers_are_dropped_without_a_second_strike() -> None:
     result = duel("slow").results[0]
     mine = [d for d in result.record.meta["decisions"] if d["seat"] == 0]

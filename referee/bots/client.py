@@ -144,6 +144,7 @@ class GameStream:
         self._waiter: asyncio.Future[None] | None = None
         self.broken: str | None = None     # why the stream can no longer be used
         self._settled = False              # failure waited for a dying process once
+        self._write_lock = asyncio.Lock()
         # The reader task owns the stream's reads: a read cancelled on a timeout would cancel
         # the whole RPC, so `decide` waits on the inbox instead.
         self.reader = asyncio.create_task(self._read())
@@ -217,10 +218,16 @@ class GameStream:
             return self.broken
         if not isinstance(message, bytes):
             message = message.SerializeToString()
-        try:
-            await self.call.write(message)
-        except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError) as exc:
-            self.broken = await self._write_failure(exc)
+        # gRPC takes one write at a time per call. Writes can overlap: a fast bot's answer can
+        # reach the reader (which then asks this bot again when it moves twice in a row) before
+        # the write of the request it answers has completed here.
+        async with self._write_lock:
+            if self.broken is not None:
+                return self.broken
+            try:
+                await self.call.write(message)
+            except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError) as exc:
+                self.broken = await self._write_failure(exc)
         return self.broken
 
     async def _write_failure(self, exc: Exception) -> str:
