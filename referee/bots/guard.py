@@ -154,6 +154,9 @@ def main(argv: list[str]) -> int:
         _prctl(PR_SET_CHILD_SUBREAPER, 1)
 
     def stop(signum: int, frame: object) -> None:
+        # Once: a second signal must not raise again while the bot is being cleaned up.
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)
         raise _Stop()
 
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
