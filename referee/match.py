@@ -120,7 +120,8 @@ class _Match:
         self.seats = [SeatResult(bot.name, bot.version) for bot in bots]
         self.substitute = [random.Random(derive_seed(seed, "substitute", s))
                            for s in range(players)]
-        self.bank_ms = [float(bot.limits.game_bank_ms) for bot in bots]
+        self.limits = [bot.limits for bot in bots]
+        self.bank_ms = [float(limits.game_bank_ms) for limits in self.limits]
         self.last_latency = [0] * players
         self.decisions: list[dict[str, Any]] = []
         self.request_id = 0
@@ -157,7 +158,7 @@ class _Match:
                 continue
             self.request_id += 1
             bank_ms = self.bank_ms[seat]
-            limits = self.bots[seat].limits
+            limits = self.limits[seat]
             message = convert.request_bytes(game.view(seat), self.request_id, int(bank_ms),
                                             self.last_latency[seat])
             stream = self.streams[seat]
@@ -232,7 +233,7 @@ class _Match:
             pending.timer.cancel()
         seat, legal = pending.seat, pending.legal
         result = self.seats[seat]
-        decision_ms = self.bots[seat].limits.decision_ms
+        decision_ms = self.limits[seat].decision_ms
         self.bank_ms[seat] = max(0.0, self.bank_ms[seat]
                                  - max(0.0, reply.latency_us / 1000 - decision_ms))
         self.last_latency[seat] = reply.latency_us

@@ -144,7 +144,8 @@ class GameStream:
         self._waiter: asyncio.Future[None] | None = None
         self.broken: str | None = None     # why the stream can no longer be used
         self._settled = False              # failure waited for a dying process once
-        self._write_lock = asyncio.Lock()
+        self._writing = False              # a write is in flight (see send)
+        self._write_waiters: deque[asyncio.Future[None]] = deque()
         # The reader task owns the stream's reads: a read cancelled on a timeout would cancel
         # the whole RPC, so `decide` waits on the inbox instead.
         self.reader = asyncio.create_task(self._read())
@@ -220,15 +221,38 @@ class GameStream:
             message = message.SerializeToString()
         # gRPC takes one write at a time per call. Writes can overlap: a fast bot's answer can
         # reach the reader (which then asks this bot again when it moves twice in a row) before
-        # the write of the request it answers has completed here.
-        async with self._write_lock:
-            if self.broken is not None:
-                return self.broken
+        # the write of the request it answers has completed here. Then the later write waits
+        # its turn (a flag and a queue of waiters: an asyncio.Lock costs more per write).
+        if self._writing:
+            waiter = asyncio.get_running_loop().create_future()
+            self._write_waiters.append(waiter)
             try:
-                await self.call.write(message)
-            except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError) as exc:
-                self.broken = await self._write_failure(exc)
+                await waiter   # handed the turn by the write before it
+            except asyncio.CancelledError:
+                if waiter.done() and not waiter.cancelled():
+                    self._next_writer()   # the turn came, but this send is given up: pass it
+                raise
+            if self.broken is not None:
+                self._next_writer()
+                return self.broken
+        self._writing = True
+        try:
+            await self.call.write(message)
+        except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError) as exc:
+            self.broken = await self._write_failure(exc)
+        finally:
+            self._next_writer()
         return self.broken
+
+    def _next_writer(self) -> None:
+        """End a write: hand the turn to the first waiting writer, if any."""
+        waiters = self._write_waiters
+        while waiters:
+            waiter = waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)   # _writing stays True: the turn passes to it
+                return
+        self._writing = False
 
     async def _write_failure(self, exc: Exception) -> str:
         """Why a write failed. A write to a call that has already ended (the bot crashed while

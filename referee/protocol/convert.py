@@ -94,6 +94,19 @@ def rules_to_pb(rules: RuleSet) -> pb.Rules:
 def rules_from_pb(msg: pb.Rules) -> RuleSet:
     """The rule set of a `Rules` message; RulesError (a ValueError) naming the problem if it is
     not a valid one (an unspecified enum, a value out of range)."""
+    key = msg.SerializeToString()
+    rules = _RULES.get(key)
+    if rules is None:
+        if len(_RULES) >= _CACHE_LIMIT:
+            _RULES.clear()
+        rules = _RULES[key] = _rules_from_pb(msg)
+    return rules
+
+
+_RULES: dict[bytes, RuleSet] = {}   # a bot sees the same few rule sets game after game
+
+
+def _rules_from_pb(msg: pb.Rules) -> RuleSet:
     try:
         funding = _FUNDING_BACK[msg.funding]
         neutral = _NEUTRAL_BACK[msg.neutral]
@@ -244,24 +257,26 @@ _NOTES_BYTES = _Cache(lambda notes: _packed(0x12, notes))  # Casino.notes = 2
 
 def _encode_casino(c: CasinoView) -> bytes:
     # Casino.target = 1 (never 0), notes = 2, dice = 3 (one per seat), neutral_dice = 4.
-    body = bytearray(b"\x08" + _varint(c.target))
+    body = bytearray(b"\x08" + _BYTE[c.target])   # 1..7
     body += _NOTES_BYTES[c.notes]
     seat_dice = _SEAT_DICE_BYTES
     for key in zip(range(len(c.ordinary)), c.ordinary, c.big, strict=True):
         body += seat_dice[key]
     if c.neutral:
-        body += b"\x20" + _varint(c.neutral)
-    return b"\x2a" + _varint(len(body)) + body  # State.casinos = 5
+        body += b"\x20" + _VARINTS[c.neutral]   # at most a few dozen dice
+    size = len(body)
+    return b"\x2a" + (_VARINTS[size] if size < 4096 else _varint(size)) + body  # State.casinos
 
 
 def _encode_seat(s: SeatView) -> bytes:
     # SeatState fields 1..6 in order; proto3 writes nothing for 0.
     body = bytearray()
+    varints = _VARINTS
     for key, value in ((0x08, s.seat), (0x10, s.dice), (0x18, s.big_dice),
                        (0x20, s.neutral_dice), (0x28, s.money), (0x30, s.notes)):
         if value:
-            body += _BYTE[key] + _varint(value)
-    return b"\x32" + _varint(len(body)) + body  # State.seats = 6
+            body += _BYTE[key] + (varints[value] if value < 4096 else _varint(value))
+    return b"\x32" + _BYTE[len(body)] + body  # State.seats = 6; at most 6 x 11 bytes
 
 
 def _encode_slot(p: SlotPlacement) -> bytes:
@@ -591,7 +606,8 @@ def _decoded_request(rules: RuleSet, players: int, your_seat: int,
               "roll": _ROLLS[request.roll.SerializeToString()], "legal": tuple(legal),
               "is_over": False}
     if lazy:
-        view: View = make_frozen(LazyView, **fields, _state=request.state)
+        fields["_state"] = request.state
+        view: View = make_frozen(LazyView, **fields)
     else:
         view = make_frozen(View, **fields,
                            **_decode_state(request.state.SerializeToString(), players))
@@ -614,8 +630,8 @@ def decode_message(
     if kind == "decision":
         if rules is None:
             raise MalformedMessage("a DecisionRequest came before the GameStart")
-        return Decoded(request=_decoded_request(rules, players, your_seat, message.decision,
-                                                lazy))
+        return Decoded(None, _decoded_request(rules, players, your_seat, message.decision,
+                                              lazy))
     if kind == "start":
         return Decoded(start=message.start)
     if kind == "end":
