@@ -101,7 +101,8 @@ class _Pending:
     legal: tuple
     started: float
     timeout_s: float
-    timer: asyncio.TimerHandle | None = None
+    deadline: float = 0.0            # loop.time() by which the answer must be in
+    watched: bool = True             # False once its deadline no longer applies
 
 
 class _Match:
@@ -127,6 +128,7 @@ class _Match:
         self.request_id = 0
         self.seen = 0
         self.pending: _Pending | None = None
+        self.timer: asyncio.TimerHandle | None = None   # see watch()
         self.loop = asyncio.get_running_loop()
         self.done: asyncio.Future[None] = self.loop.create_future()
         self.tasks: set[asyncio.Task[None]] = set()
@@ -164,7 +166,7 @@ class _Match:
             stream = self.streams[seat]
             pending = self.pending = _Pending(seat, self.request_id, legal, time.perf_counter(),
                                               (limits.decision_ms + bank_ms) / 1000)
-            pending.timer = self.loop.call_later(pending.timeout_s, self.on_deadline, pending)
+            self.watch(pending)
             error = await stream.send(message)
             if error is not None:
                 if self.pending is not pending:
@@ -198,8 +200,8 @@ class _Match:
                 else:
                     stream.inbox.append(item)   # judged when this seat is asked next
                 return
-            if (item is END or isinstance(item, grpc.aio.AioRpcError)) and pending.timer:
-                pending.timer.cancel()   # telling a crash from a protocol error takes a while
+            if item is END or isinstance(item, grpc.aio.AioRpcError):
+                pending.watched = False   # telling a crash from a protocol error takes a while
             reply = await stream.judge(item, pending.request_id, pending.started)
             if reply is None or self.pending is not pending:
                 return   # a late answer to an earlier request, or already timed out
@@ -207,6 +209,30 @@ class _Match:
             await self.advance()
         except Exception as exc:
             self.fail(exc)
+
+    def watch(self, pending: _Pending) -> None:
+        """Make sure the deadline timer fires by `pending`'s deadline. One timer serves a
+        whole game: requests follow each other far faster than their deadlines pass, so the
+        timer armed for an earlier request is usually still early enough and is kept, instead
+        of a timer made and cancelled per request."""
+        pending.deadline = self.loop.time() + pending.timeout_s
+        timer = self.timer
+        if timer is None or timer.when() > pending.deadline:
+            if timer is not None:
+                timer.cancel()
+            self.timer = self.loop.call_at(pending.deadline, self.on_timer)
+
+    def on_timer(self) -> None:
+        """The timer fired: time out the outstanding request if its deadline has passed, else
+        wait on for it."""
+        self.timer = None
+        pending = self.pending
+        if pending is None or not pending.watched:
+            return
+        if self.loop.time() < pending.deadline:
+            self.timer = self.loop.call_at(pending.deadline, self.on_timer)
+            return
+        self.on_deadline(pending)
 
     def on_deadline(self, pending: _Pending) -> None:
         """The deadline of `pending` passed: a timeout strike, and the game goes on."""
@@ -229,8 +255,6 @@ class _Match:
     def resolve(self, pending: _Pending, reply: Reply) -> None:
         """Apply the answer to `pending` (or the substitute move a strike calls for)."""
         self.pending = None
-        if pending.timer is not None:
-            pending.timer.cancel()
         seat, legal = pending.seat, pending.legal
         result = self.seats[seat]
         decision_ms = self.limits[seat].decision_ms
@@ -269,8 +293,9 @@ class _Match:
 
     def close(self) -> None:
         """Stop waiting: cancel the deadline and any task still moving the game."""
-        if self.pending is not None and self.pending.timer is not None:
-            self.pending.timer.cancel()
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
         self.pending = None
         for task in self.tasks:
             task.cancel()
