@@ -161,8 +161,8 @@ class _Match:
             self.request_id += 1
             bank_ms = self.bank_ms[seat]
             limits = self.limits[seat]
-            message = convert.request_bytes(game.view(seat), self.request_id, int(bank_ms),
-                                            self.last_latency[seat])
+            message = convert.game_request_bytes(game, self.request_id, int(bank_ms),
+                                                 self.last_latency[seat])
             stream = self.streams[seat]
             pending = self.pending = _Pending(seat, self.request_id, legal, time.perf_counter(),
                                               (limits.decision_ms + bank_ms) / 1000)

@@ -163,6 +163,19 @@ def test_request_matches_the_documented_message() -> None:
         assert request_bytes(view, rid, bank, latency) == expected
 
 
+def test_requests_straight_from_the_game_match_the_views() -> None:
+    for rules in [*PRESETS.values(), *EXTRA_RULES]:
+        for players in sorted({rules.min_players, rules.max_players}):
+            game = Game(rules, players, 11, record=False)
+            rng = random.Random(11)
+            request_id = 0
+            while not game.is_over:
+                request_id += 1
+                expected = request_bytes(game.view(game.current_seat), request_id, 4500, 321)
+                assert convert.game_request_bytes(game, request_id, 4500, 321) == expected
+                game.apply(rng.choice(game.legal_actions()))
+
+
 def test_view_round_trip_over_the_wire() -> None:
     for i, view in enumerate(VIEWS):
         expected = canonical_view(view)

@@ -103,6 +103,11 @@ class Game:
         """The current roll the seat to move chooses from (R14)."""
         return Roll(tuple(self._roll_own), tuple(self._roll_big), tuple(self._roll_neu))
 
+    def roll_faces(self) -> tuple[bytes, bytes, bytes]:
+        """The current roll as bytes of faces (ordinary, big, neutral): `roll` without building
+        tuples, for encoders."""
+        return self._roll_own, self._roll_big, self._roll_neu
+
     def legal_actions(self) -> tuple[Action, ...]:
         """Every legal action, ordered by value, the casino before the slot (R15, R16, R31)."""
         values = frozenset(self._roll_all)  # empty once the game is over

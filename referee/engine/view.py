@@ -87,15 +87,14 @@ def make_frozen(cls: type[_T], **fields: object) -> _T:
     return instance
 
 
-def make_view(game: Game, seat: int) -> View:
-    """Build `seat`'s view of `game`.
+def public_parts(game: Game) -> tuple[tuple[CasinoView, ...], tuple[SeatView, ...],
+                                       tuple[int, ...], tuple[SlotPlacement, ...]]:
+    """The casinos, seats, deck notes and slot placements of `game` as its views show them.
 
-    Casinos, seats and the deck that did not change since the game's last view are reused (the
-    same objects): a placement changes one casino and one seat, so a referee asking every turn
-    rebuilds little, and encoders can cache by identity.
+    Parts that did not change since the game's last call are the same objects: a placement
+    changes one casino and one seat, so a referee asking every turn rebuilds little, and
+    encoders can cache by identity.
     """
-    if not 0 <= seat < game.players:
-        raise ValueError(f"seat must be from 0 to {game.players - 1}, got {seat}")
     parts = game._view_parts
     if parts is None:
         parts = game._view_parts = {}
@@ -123,9 +122,17 @@ def make_view(game: Game, seat: int) -> View:
     slot = get("slot")
     if slot is None:
         slot = parts["slot"] = tuple(SlotPlacement(*p) for p in game._slot_log)
+    return tuple(casinos), tuple(seats), deck, slot
+
+
+def make_view(game: Game, seat: int) -> View:
+    """Build `seat`'s view of `game` (its parts shared with earlier views, see public_parts)."""
+    if not 0 <= seat < game.players:
+        raise ValueError(f"seat must be from 0 to {game.players - 1}, got {seat}")
+    casinos, seats, deck, slot = public_parts(game)
     return make_frozen(View, rules=game.rules, players=game.players, seat=seat,
                        round=game.round, start_seat=game.start_seat, current_seat=game.seat,
-                       casinos=tuple(casinos), seats=tuple(seats), deck_notes=deck, slot=slot,
+                       casinos=casinos, seats=seats, deck_notes=deck, slot=slot,
                        roll=game.roll, legal=game.legal_actions(), is_over=game.is_over)
 
 

@@ -32,15 +32,23 @@ from google.protobuf.message import DecodeError
 
 from referee.engine.actions import CASINO_ACTIONS, SLOT_ACTIONS, Action, Roll
 from referee.engine.errors import RulesError
+from referee.engine.game import Game
 from referee.engine.rules import RuleSet
-from referee.engine.view import CasinoView, SeatView, SlotPlacement, View, make_frozen
+from referee.engine.view import (
+    CasinoView,
+    SeatView,
+    SlotPlacement,
+    View,
+    make_frozen,
+    public_parts,
+)
 from referee.protocol import pb
 
 __all__ = [
     "Decoded", "DecodedRequest", "MalformedAction", "MalformedMessage", "PLAY_METHOD",
     "action_from_pb", "action_to_pb", "canonical_view", "decision_bytes", "decision_message",
-    "decision_request", "decode_message", "decode_request", "game_end", "game_start",
-    "request_bytes", "rules_from_pb", "rules_to_pb", "view_from_request",
+    "decision_request", "decode_message", "decode_request", "game_end", "game_request_bytes",
+    "game_start", "request_bytes", "rules_from_pb", "rules_to_pb", "view_from_request",
 ]
 
 #: The full method name of Bot.Play, for callers that send pre-encoded bytes
@@ -318,31 +326,39 @@ _BANKS = _Cache(_varint)   # time banks change only when a decision overruns its
 
 def _request_body(view: View, request_id: int, time_bank_ms: int,
                   last_latency_us: int) -> bytearray:
-    """The encoded DecisionRequest of `view` (fields in number order, as protobuf writes them).
+    """The encoded DecisionRequest of `view` (fields in number order, as protobuf writes them)."""
+    return _encode_request(view.round, view.rules.rounds, view.start_seat, view.current_seat,
+                           view.casinos, view.seats, view.deck_notes, view.slot, *view.roll,
+                           view.legal, request_id, time_bank_ms, last_latency_us)
 
-    This runs once per decision, so it is written flat: few function calls, one buffer."""
+
+def _encode_request(round_: int, rounds: int, start_seat: int, current_seat: int,
+                    casinos: Sequence[CasinoView], seats: Sequence[SeatView],
+                    deck: tuple[int, ...], slot: Sequence[SlotPlacement], own: Sequence[int],
+                    big: Sequence[int], neutral: Sequence[int], legal: Sequence[Action],
+                    request_id: int, time_bank_ms: int, last_latency_us: int) -> bytearray:
+    """The encoded DecisionRequest of these parts. This runs once per decision, so it is
+    written flat: few function calls, one buffer."""
     get = _PARTS.get
     state = bytearray()
-    state += _SMALL[0x08][view.round]
-    state += _SMALL[0x10][view.rules.rounds]
-    state += _SMALL[0x18][view.start_seat]
-    state += _SMALL[0x20][view.current_seat]
-    for casino in view.casinos:
+    state += _SMALL[0x08][round_]
+    state += _SMALL[0x10][rounds]
+    state += _SMALL[0x18][start_seat]
+    state += _SMALL[0x20][current_seat]
+    for casino in casinos:
         entry = get(id(casino))
         if entry is None or entry[0] is not casino:
             entry = _remember(casino, _encode_casino)
         state += entry[1]
-    for seat in view.seats:
+    for seat in seats:
         entry = get(id(seat))
         if entry is None or entry[0] is not seat:
             entry = _remember(seat, _encode_seat)
         state += entry[1]
-    deck = view.deck_notes
     entry = get(id(deck))
     if entry is None or entry[0] is not deck:
         entry = _remember(deck, _encode_deck)
     state += entry[1]
-    slot = view.slot
     if slot:
         if len(slot) > 1:
             slot = sorted(slot, key=_by_value)
@@ -350,7 +366,6 @@ def _request_body(view: View, request_id: int, time_bank_ms: int,
         for placement in slot:
             state += _SLOT_BYTES[placement]
     # Roll: faces are below 128, so a packed list of faces is its bytes; at most 127 dice.
-    own, big, neutral = view.roll
     roll = bytearray()
     if own:
         roll += b"\x0a" + _BYTE[len(own)] + bytes(sorted(own))
@@ -368,7 +383,7 @@ def _request_body(view: View, request_id: int, time_bank_ms: int,
     body += b"\x1a" + _BYTE[len(roll)]
     body += roll
     legal_bytes = _LEGAL_BYTES
-    for action in view.legal:
+    for action in legal:
         body += legal_bytes[action]
     if time_bank_ms:
         body += b"\x28" + (varints[time_bank_ms] if time_bank_ms < 4096
@@ -387,6 +402,19 @@ def request_bytes(
     request serializer (`channel.stream_stream(PLAY_METHOD, response_deserializer=...)`; then
     send the other messages as `msg.SerializeToString()` too)."""
     body = _request_body(view, request_id, time_bank_ms, last_latency_us)
+    size = len(body)
+    return b"\x12" + (_VARINTS[size] if size < 4096 else _varint(size)) + body
+
+
+def game_request_bytes(
+    game: Game, request_id: int, time_bank_ms: int = 0, last_latency_us: int = 0
+) -> bytes:
+    """`request_bytes(game.view(game.current_seat), ...)` without building the view: the
+    referee's per-decision path."""
+    casinos, seats, deck, slot = public_parts(game)
+    body = _encode_request(game.round, game.rules.rounds, game.start_seat, game.seat, casinos,
+                           seats, deck, slot, *game.roll_faces(), game.legal_actions(),
+                           request_id, time_bank_ms, last_latency_us)
     size = len(body)
     return b"\x12" + (_VARINTS[size] if size < 4096 else _varint(size)) + body
 
