@@ -189,6 +189,21 @@ def test_view_round_trip_over_the_wire() -> None:
         assert view_from_request(view.rules, view.players, view.seat, request) == expected
 
 
+def test_wire_decoding_types_match_bot_proto() -> None:
+    """The decoder reads requests with look-alike types whose submessages stay bytes: every
+    field must have bot.proto's name, number and wire type (varint or length-delimited)."""
+    from google.protobuf.descriptor import FieldDescriptor as Field
+
+    length_delimited = {Field.TYPE_MESSAGE, Field.TYPE_BYTES, Field.TYPE_STRING}
+
+    def fields(descriptor: object) -> dict[str, tuple[int, bool, bool]]:
+        return {f.name: (f.number, f.type in length_delimited,
+                         f.is_repeated) for f in descriptor.fields}
+
+    assert fields(convert._WIRE_REQUEST.DESCRIPTOR) == fields(pb.DecisionRequest.DESCRIPTOR)
+    assert fields(convert._WIRE_MESSAGE.DESCRIPTOR) == fields(pb.RefereeMessage.DESCRIPTOR)
+
+
 def test_lazy_views_decode_their_state_when_first_read() -> None:
     for i, view in enumerate(VIEWS[::5]):
         expected = canonical_view(view)

@@ -28,7 +28,8 @@ from dataclasses import replace
 from operator import attrgetter
 from typing import Any, NamedTuple
 
-from google.protobuf.message import DecodeError
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.message import DecodeError, Message
 
 from referee.engine.actions import CASINO_ACTIONS, SLOT_ACTIONS, Action, Roll
 from referee.engine.errors import RulesError
@@ -552,8 +553,8 @@ class LazyView(View):
 
     def _decode(self) -> None:
         fields = self.__dict__
-        if "_state" in fields:   # the request's pb.State
-            fields.update(_decode_state(fields["_state"].SerializeToString(), fields["players"]))
+        if "_state" in fields:   # the request's encoded State
+            fields.update(_decode_state(fields["_state"], fields["players"]))
             del fields["_state"]
         object.__setattr__(self, "__class__", View)
 
@@ -604,6 +605,54 @@ def _decode_state(state: bytes, players: int) -> dict[str, Any]:
             "slot": tuple(slot)}
 
 
+def _wire_types() -> tuple[type[Message], type[Message]]:
+    """Message types that read the RefereeMessage and DecisionRequest wire format with their
+    submessages left as bytes: protobuf then copies the state, the roll, each legal action and
+    GameStart/GameEnd instead of parsing them, and the decoder below takes from those bytes
+    what it needs (mostly from caches) or parses them with the real types. Same field numbers
+    and wire types as bot.proto; a test keeps them in step."""
+    field = descriptor_pb2.FieldDescriptorProto
+    file = descriptor_pb2.FileDescriptorProto(
+        name="referee/protocol/wire_decode.proto", package="referee.wire", syntax="proto3")
+    request = file.message_type.add(name="DecisionRequest")
+    for name, number, kind, label in (
+            ("request_id", 1, field.TYPE_UINT64, field.LABEL_OPTIONAL),
+            ("state", 2, field.TYPE_BYTES, field.LABEL_OPTIONAL),
+            ("roll", 3, field.TYPE_BYTES, field.LABEL_OPTIONAL),
+            ("legal", 4, field.TYPE_BYTES, field.LABEL_REPEATED),
+            ("time_bank_ms", 5, field.TYPE_UINT32, field.LABEL_OPTIONAL),
+            ("last_latency_us", 6, field.TYPE_UINT32, field.LABEL_OPTIONAL)):
+        request.field.add(name=name, number=number, type=kind, label=label)
+    message = file.message_type.add(name="RefereeMessage")
+    message.oneof_decl.add(name="kind")
+    for name, number, kind in (("start", 1, field.TYPE_BYTES), ("decision", 2, field.TYPE_MESSAGE),
+                               ("end", 3, field.TYPE_BYTES)):
+        added = message.field.add(name=name, number=number, type=kind,
+                                  label=field.LABEL_OPTIONAL, oneof_index=0)
+        if kind == field.TYPE_MESSAGE:
+            added.type_name = ".referee.wire.DecisionRequest"
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(file)
+    return (message_factory.GetMessageClass(pool.FindMessageTypeByName(
+                "referee.wire.RefereeMessage")),
+            message_factory.GetMessageClass(pool.FindMessageTypeByName(
+                "referee.wire.DecisionRequest")))
+
+
+_WIRE_MESSAGE, _WIRE_REQUEST = _wire_types()
+# Legal actions by their encoding (as protobuf writes them: value, then slot if set).
+_ACTIONS_BY_BYTES = {data[2:]: action for action, data in _LEGAL_BYTES.items()}
+
+
+def _legal_action(data: bytes) -> Action:
+    """A legal action written some other way (field order, unknown fields): parse it."""
+    a = pb.Action.FromString(data)
+    action = (SLOT_ACTIONS if a.slot else CASINO_ACTIONS).get(a.value)
+    if action is None:
+        raise MalformedMessage(f"a legal action has the value {a.value}, not a face 1..6")
+    return action
+
+
 def decode_request(rules: RuleSet, players: int, your_seat: int, data: bytes,
                    *, lazy: bool = False) -> DecodedRequest:
     """Decode a serialized `DecisionRequest` into the engine `View` it describes and the
@@ -612,33 +661,28 @@ def decode_request(rules: RuleSet, players: int, your_seat: int, data: bytes,
     or does not fit the table. With `lazy`, the view is a `LazyView`: its state is decoded (and
     checked) when first read."""
     try:
-        request = pb.DecisionRequest.FromString(data)
+        request = _WIRE_REQUEST.FromString(data)
     except DecodeError as exc:
         raise MalformedMessage(f"the DecisionRequest does not decode: {exc}") from None
     return _decoded_request(rules, players, your_seat, request, lazy)
 
 
-def _decoded_request(rules: RuleSet, players: int, your_seat: int,
-                     request: pb.DecisionRequest, lazy: bool) -> DecodedRequest:
-    # The roll and the legal actions are read from the parsed message (protobuf's C parser is
-    # the fastest way in); the state is decoded from its bytes, whose casinos and seats mostly
-    # repeat from one request to the next and are cached.
-    legal = []
-    for action in request.legal:
-        found = (SLOT_ACTIONS if action.slot else CASINO_ACTIONS).get(action.value)
-        if found is None:
-            raise MalformedMessage(
-                f"a legal action has the value {action.value}, not a face 1..6")
-        legal.append(found)
-    fields = {"rules": rules, "players": players, "seat": your_seat,
-              "roll": _ROLLS[request.roll.SerializeToString()], "legal": tuple(legal),
-              "is_over": False}
+def _decoded_request(rules: RuleSet, players: int, your_seat: int, request: Message,
+                     lazy: bool) -> DecodedRequest:
+    """The DecodedRequest of a parsed wire-format request (see `_wire_types`)."""
+    by_bytes = _ACTIONS_BY_BYTES
+    try:
+        legal = tuple([by_bytes.get(data) or _legal_action(data) for data in request.legal])
+        roll = _ROLLS[request.roll]
+    except DecodeError as exc:
+        raise MalformedMessage(f"the DecisionRequest does not decode: {exc}") from None
+    state = request.state
     if lazy:
-        fields["_state"] = request.state
-        view: View = make_frozen(LazyView, **fields)
+        view: View = make_frozen(LazyView, rules=rules, players=players, seat=your_seat,
+                                 roll=roll, legal=legal, is_over=False, _state=state)
     else:
-        view = make_frozen(View, **fields,
-                           **_decode_state(request.state.SerializeToString(), players))
+        view = make_frozen(View, rules=rules, players=players, seat=your_seat, roll=roll,
+                           legal=legal, is_over=False, **_decode_state(state, players))
     return DecodedRequest(view, request.request_id, request.time_bank_ms,
                           request.last_latency_us)
 
@@ -651,19 +695,19 @@ def decode_message(
     pass rules=None and a request is MalformedMessage). A message of an unknown kind gives an
     empty `Decoded`. `lazy` is passed on to `decode_request`."""
     try:
-        message = pb.RefereeMessage.FromString(data)
+        message = _WIRE_MESSAGE.FromString(data)
+        kind = message.WhichOneof("kind")
+        if kind == "decision":
+            if rules is None:
+                raise MalformedMessage("a DecisionRequest came before the GameStart")
+            return Decoded(None, _decoded_request(rules, players, your_seat, message.decision,
+                                                  lazy))
+        if kind == "start":
+            return Decoded(pb.GameStart.FromString(message.start))
+        if kind == "end":
+            return Decoded(None, None, pb.GameEnd.FromString(message.end))
     except DecodeError as exc:
         raise MalformedMessage(f"the RefereeMessage does not decode: {exc}") from None
-    kind = message.WhichOneof("kind")
-    if kind == "decision":
-        if rules is None:
-            raise MalformedMessage("a DecisionRequest came before the GameStart")
-        return Decoded(None, _decoded_request(rules, players, your_seat, message.decision,
-                                              lazy))
-    if kind == "start":
-        return Decoded(start=message.start)
-    if kind == "end":
-        return Decoded(end=message.end)
     return Decoded()
 
 
