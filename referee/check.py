@@ -33,7 +33,6 @@ from referee import __version__
 from referee.bots.errors import (
     CRASH,
     ILLEGAL,
-    MALFORMED,
     STRIKE_TYPES,
     TIMEOUT,
     BotError,
@@ -559,10 +558,7 @@ def judge_reply(reply: Any, legal: Sequence[Action]) -> tuple[Action | None, str
     """The action of a reply and '' if it is legal, else (None, what went wrong)."""
     if reply.strike is not None:
         return None, f"{reply.strike}: {reply.detail}"
-    try:
-        action = convert.action_from_pb(reply.action)
-    except convert.MalformedMessage as exc:
-        return None, f"{MALFORMED}: {exc}"
+    action = reply.action
     if action not in legal:
         return None, (f"{ILLEGAL}: {action} is not legal here (legal: "
                       f"{', '.join(map(str, legal))})")

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import grpc
 
 from referee.bots.client import END, GameStream, Handler, Reply, describe
-from referee.bots.errors import ILLEGAL, MALFORMED, STRIKE_TYPES, TIMEOUT
+from referee.bots.errors import ILLEGAL, STRIKE_TYPES, TIMEOUT
 from referee.bots.spec import Limits
 from referee.engine import Game, GameRecord, RuleSet
 from referee.protocol import convert
@@ -264,16 +264,11 @@ class _Match:
         result.latencies_us.append(reply.latency_us)
         decision: dict[str, Any] = {"seat": seat, "latency_us": reply.latency_us}
         strike, detail = reply.strike, reply.detail
-        action = None
-        if strike is None and reply.action is not None:
-            try:
-                action = convert.action_from_pb(reply.action)
-            except convert.MalformedMessage as exc:
-                strike, detail = MALFORMED, str(exc)
-            if action is not None and action not in legal:
-                strike = ILLEGAL
-                detail = f"{action} is not legal here (legal: {', '.join(map(str, legal))})"
-                action = None
+        action = reply.action
+        if strike is None and action not in legal:
+            strike = ILLEGAL
+            detail = f"{action} is not legal here (legal: {', '.join(map(str, legal))})"
+            action = None
         if strike is not None:
             result.strikes[strike] += 1
             decision["strike"] = strike

@@ -329,6 +329,24 @@ def test_malformed_requests() -> None:
 # ------------------------------------------------------------------------------------ actions
 
 
+def test_quick_decisions_read_the_usual_answers_and_leave_the_rest() -> None:
+    for request_id in (1, 5, 127, 128, 300, 2**14 - 1):
+        for action in ALL_ACTIONS:
+            assert convert.quick_decision(decision_bytes(request_id, action)) == (request_id,
+                                                                                 action)
+    odd = [
+        decision_bytes(0, CASINO_ACTIONS[3]),            # request id 0: not written at all
+        decision_bytes(2**14, CASINO_ACTIONS[3]),        # a three-byte request id
+        decision_bytes(9, None),                         # no action
+        decision_bytes(9, CASINO_ACTIONS[3]) + b"\x78\x01",  # an unknown field after it
+        pb.BotMessage(decision=pb.Decision(request_id=9, action=pb.Action(value=9)))
+        .SerializeToString(),                            # not a face
+        b"\x0a\x05\x08\x09\x12\x02\x10",                  # cut short
+    ]
+    for data in odd:
+        assert convert.quick_decision(data) is None, data
+
+
 def test_actions_round_trip() -> None:
     for action in ALL_ACTIONS:
         msg = action_to_pb(action)

@@ -14,11 +14,18 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import grpc
+from google.protobuf.message import DecodeError
 
 from referee import __version__
 from referee.bots.errors import CRASH, MALFORMED, PROTOCOL, TIMEOUT, BotStartError
+from referee.engine.actions import Action
 from referee.protocol import PROTOCOL_VERSION, pb, rpc
-from referee.protocol.convert import PLAY_METHOD
+from referee.protocol.convert import (
+    PLAY_METHOD,
+    MalformedMessage,
+    action_from_pb,
+    quick_decision,
+)
 
 CHANNEL_OPTIONS = [
     ("grpc.max_receive_message_length", 1 << 20),   # a decision is a few bytes; refuse floods
@@ -52,7 +59,7 @@ class Hello:
 class Reply:
     """The outcome of one decision request."""
 
-    action: pb.Action | None      # the bot's action, if it answered in time and well formed
+    action: Action | None         # the bot's action, if it answered in time and well formed
     strike: str | None            # the strike type otherwise
     detail: str                   # why, for a strike
     latency_us: int               # measured by the referee, from send to receive
@@ -66,9 +73,9 @@ class BotClient:
         self.address = address
         self.channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
         self.stub = rpc.BotStub(self.channel)
-        self._play = self.channel.stream_stream(
-            PLAY_METHOD, request_serializer=None,
-            response_deserializer=pb.BotMessage.FromString)
+        # Bytes both ways: requests are encoded straight from the game, answers judged by
+        # GameStream.judge (an answer that does not parse is then a strike, not a broken call).
+        self._play = self.channel.stream_stream(PLAY_METHOD)
         self._alive = alive or (lambda: True)
         self.hello: Hello | None = None
         self.lost = False   # a stream saw the bot crash: do not start new games on this client
@@ -300,18 +307,30 @@ class GameStream:
             self._deliver(END)  # later requests see the end at once
             strike, detail = await self.failure(self.broken)
             return Reply(None, strike, detail, latency)
-        assert isinstance(item, pb.BotMessage)
-        if item.WhichOneof("kind") != "decision":
-            return Reply(None, MALFORMED, "a message without a decision", latency)
-        decision = item.decision
-        if decision.request_id < request_id:
+        assert isinstance(item, bytes)
+        quick = quick_decision(item)   # the usual shape, read without parsing
+        if quick is not None:
+            answered, action = quick
+        else:
+            try:
+                message = pb.BotMessage.FromString(item)
+            except DecodeError:
+                return Reply(None, MALFORMED, "a message that does not decode", latency)
+            if message.WhichOneof("kind") != "decision":
+                return Reply(None, MALFORMED, "a message without a decision", latency)
+            decision = message.decision
+            answered = decision.request_id
+            if answered == request_id:
+                try:
+                    action = action_from_pb(decision)
+                except MalformedMessage as exc:
+                    return Reply(None, MALFORMED, str(exc), latency)
+        if answered < request_id:
             return None   # a late answer to an earlier request: dropped, already struck
-        if decision.request_id != request_id:
-            return Reply(None, PROTOCOL, f"answered request {decision.request_id}, "
-                                         f"expected {request_id}", latency)
-        if not decision.HasField("action"):
-            return Reply(None, MALFORMED, "a decision without an action", latency)
-        return Reply(decision.action, None, "", latency)
+        if answered != request_id:
+            return Reply(None, PROTOCOL, f"answered request {answered}, expected {request_id}",
+                         latency)
+        return Reply(action, None, "", latency)
 
     def end_game(self, end: pb.GameEnd | None) -> None:
         """`finish` in the background: the game's result does not wait on the bot to take its

@@ -49,7 +49,8 @@ __all__ = [
     "Decoded", "DecodedRequest", "MalformedAction", "MalformedMessage", "PLAY_METHOD",
     "action_from_pb", "action_to_pb", "canonical_view", "decision_bytes", "decision_message",
     "decision_request", "decode_message", "decode_request", "game_end", "game_request_bytes",
-    "game_start", "request_bytes", "rules_from_pb", "rules_to_pb", "view_from_request",
+    "game_start", "quick_decision", "request_bytes", "rules_from_pb", "rules_to_pb",
+    "view_from_request",
 ]
 
 #: The full method name of Bot.Play, for callers that send pre-encoded bytes
@@ -768,13 +769,34 @@ def decision_message(request_id: int, action: Action | tuple[int, bool] | None
     return pb.BotMessage(decision=decision)
 
 
+def quick_decision(data: bytes) -> tuple[int, Action] | None:
+    """(request id, action) of a serialized BotMessage in the shape bots write (a Decision
+    with a request id below 2**14, then one of the 12 actions as protobuf encodes it), read
+    without parsing; None for anything else, which the caller then parses in full."""
+    size = len(data)
+    if size < 7 or data[0] != 0x0A or data[1] != size - 2 or data[2] != 0x08:
+        return None
+    request_id, i = data[3], 4
+    if request_id & 0x80:
+        if data[4] & 0x80:
+            return None
+        request_id, i = (request_id & 0x7F) | (data[4] << 7), 5
+    if data[i] != 0x12 or data[i + 1] != size - i - 2:
+        return None
+    action = _ACTIONS_BY_BYTES.get(data[i + 2:])
+    return None if action is None else (request_id, action)
+
+
 def decision_bytes(request_id: int, action: Action | None) -> bytes:
     """The serialized form of `decision_message(request_id, action)` (the bot's hot path).
     `action` must be an engine `Action` (or None)."""
-    body = _scalar(0x08, request_id)
+    if request_id:
+        body = b"\x08" + (_VARINTS[request_id] if request_id < 4096 else _varint(request_id))
+    else:
+        body = b""
     if action is not None:
-        try:
-            body += _ACTION_BYTES[action]
-        except KeyError:  # not one of the 12 actions: let protobuf encode (or reject) it
+        encoded = _ACTION_BYTES.get(action)
+        if encoded is None:  # not one of the 12 actions: let protobuf encode (or reject) it
             return decision_message(request_id, action).SerializeToString()
-    return _field(0x0A, body)  # BotMessage.decision = 1
+        body += encoded
+    return b"\x0a" + _BYTE[len(body)] + body  # BotMessage.decision = 1 (at most 17 bytes)
