@@ -113,7 +113,6 @@ class _Match:
 
     def __init__(self, rules: RuleSet, bots: Sequence[SeatBot], seed: int,
                  options: MatchOptions, observer: Observer | None) -> None:
-        self.bots = bots
         self.options = options
         self.observer = observer
         players = len(bots)
@@ -194,13 +193,14 @@ class _Match:
         try:
             pending = self.pending
             stream = self.streams[seat]
+            ended = item is END or isinstance(item, grpc.aio.AioRpcError)
             if pending is None or pending.seat != seat:
-                if item is END or isinstance(item, grpc.aio.AioRpcError):
+                if ended:
                     stream.broken = stream.broken or describe(item)
                 else:
                     stream.inbox.append(item)   # judged when this seat is asked next
                 return
-            if item is END or isinstance(item, grpc.aio.AioRpcError):
+            if ended:
                 pending.watched = False   # telling a crash from a protocol error takes a while
             reply = await stream.judge(item, pending.request_id, pending.started)
             if reply is None or self.pending is not pending:

@@ -128,7 +128,8 @@ class BotClient:
         await self.channel.close(grace=None)
 
 
-#: Called by a stream's reader with each item it reads: a BotMessage, an AioRpcError, or END.
+#: Called by a stream's reader with each item it reads: an answer (the serialized BotMessage),
+#: an AioRpcError, or END.
 Handler = Callable[[object], Awaitable[None]]
 
 
@@ -136,7 +137,7 @@ class GameStream:
     """One game's Play stream: the referee writes requests, a reader task takes the answers.
 
     Without a handler the reader puts what it reads in the inbox, where `decide` waits for it.
-    With one, the reader awaits `handler(item)` for each BotMessage, AioRpcError and finally
+    With one, the reader awaits `handler(item)` for each answer, AioRpcError and finally
     END: the handler can judge the answer and go on with the game in the reader's own task,
     which saves a hand-over between tasks per decision (`referee.match` works this way).
     """

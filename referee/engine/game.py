@@ -18,11 +18,10 @@ from referee.engine.actions import CASINO_ACTIONS, SLOT, SLOT_ACTIONS, Action, R
 from referee.engine.errors import GameOverError, IllegalActionError
 from referee.engine.rng import DiceStream, check_seed, shuffled_deck
 from referee.engine.rules import RuleSet
-from referee.engine.view import make_view
+from referee.engine.view import View, make_view
 
 if TYPE_CHECKING:
     from referee.engine.record import GameRecord
-    from referee.engine.view import View
 
 Event = tuple
 

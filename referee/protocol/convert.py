@@ -404,8 +404,7 @@ def request_bytes(
     request serializer (`channel.stream_stream(PLAY_METHOD, response_deserializer=...)`; then
     send the other messages as `msg.SerializeToString()` too)."""
     body = _request_body(view, request_id, time_bank_ms, last_latency_us)
-    size = len(body)
-    return b"\x12" + (_VARINTS[size] if size < 4096 else _varint(size)) + body
+    return _field(0x12, body)  # RefereeMessage.decision = 2
 
 
 def game_request_bytes(
@@ -417,8 +416,7 @@ def game_request_bytes(
     body = _encode_request(game.round, game.rules.rounds, game.start_seat, game.seat, casinos,
                            seats, deck, slot, *game.roll_faces(), game.legal_actions(),
                            request_id, time_bank_ms, last_latency_us)
-    size = len(body)
-    return b"\x12" + (_VARINTS[size] if size < 4096 else _varint(size)) + body
+    return _field(0x12, body)  # RefereeMessage.decision = 2
 
 
 def decision_request(

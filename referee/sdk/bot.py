@@ -1,15 +1,5 @@
 """The Python SDK: a `Bot` base class and `run()`, which serves the bot protocol (docs/protocol.md).
-
-    from referee.sdk import Bot, run
-
-    class First(Bot):
-        name = "first"
-
-        def choose(self, view):
-            return view.legal[0]
-
-    if __name__ == "__main__":
-        run(First())
+A whole bot is shown in the docstring of `referee.sdk`.
 
 `run` reads the listen address (`--address ADDR` or the environment variable
 `REFEREE_BOT_ADDRESS`), serves `Hello` and one `Play` stream per game with grpc.aio, calls
