@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -105,5 +104,5 @@ def simulate(
             if place == 1:
                 stats.wins += 1 / winners
         if replay is not None:
-            replay.write(json.dumps(game.record().to_json(), separators=(",", ":")) + "\n")
+            replay.write(game.record().to_json_text() + "\n")
     return result

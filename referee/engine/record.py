@@ -8,6 +8,8 @@ The format is documented in docs/replay-format.md.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +44,44 @@ def event_to_dict(event: tuple) -> dict[str, Any]:
     if kind == "place":
         out["slot"] = bool(out["slot"])
     return out
+
+
+_COMPACT = (",", ":")
+_dumps = json.JSONEncoder(separators=_COMPACT).encode
+_NUMBERS = [str(n) for n in range(256)]   # dice faces, seats, counts
+
+
+def _faces(faces: bytes) -> str:
+    return ",".join([_NUMBERS[f] for f in faces])
+
+
+def _ints(values: Sequence[int]) -> str:
+    return ",".join(map(str, values))
+
+
+def event_json(event: tuple) -> str:
+    """The compact JSON text of one event, `json.dumps(event_to_dict(event),
+    separators=(",", ":"))`, written directly: a league writes one record per game."""
+    kind = event[0]
+    if kind == "place":
+        _, seat, value, slot, own, big, neutral = event
+        return (f'{{"type":"place","seat":{seat},"value":{value},'
+                f'"slot":{"true" if slot else "false"},"own":{own},"big":{big},'
+                f'"neutral":{neutral}}}')
+    if kind == "roll":
+        _, seat, faces, a, b = event
+        if a == len(faces):  # ordinary dice only
+            return f'{{"type":"roll","seat":{seat},"own":[{_faces(faces)}],"big":[],"neutral":[]}}'
+        return (f'{{"type":"roll","seat":{seat},"own":[{_faces(faces[:a])}],'
+                f'"big":[{_faces(faces[a:a + b])}],"neutral":[{_faces(faces[a + b:])}]}}')
+    if kind == "score":
+        _, target, counts, cancelled, payouts, leaving = event
+        paid = ",".join([f"[{who},{amount}]" for who, amount in payouts])
+        return (f'{{"type":"score","target":{target},"counts":[{_ints(counts)}],'
+                f'"cancelled":[{_ints(cancelled)}],"payouts":[{paid}],'
+                f'"leaving":[{_ints(leaving)}]}}')
+    # The other kinds hold ints and (nested) lists and tuples, which JSON writes alike.
+    return _dumps({"type": kind, **dict(zip(EVENT_FIELDS[kind], event[1:], strict=True))})
 
 
 def event_from_dict(data: dict[str, Any]) -> tuple:
@@ -89,8 +129,8 @@ class GameRecord:
         """The game-end event, or None if the record stops before the end."""
         return self.events[-1] if self.events and self.events[-1][0] == "end" else None
 
-    def to_json(self) -> dict[str, Any]:
-        """The record as JSON-ready data (see docs/replay-format.md)."""
+    def _header(self) -> dict[str, Any]:
+        """Everything of `to_json` but the events, in the same order."""
         clash = RESERVED_KEYS & set(self.meta)
         if clash:
             raise ValueError(f"record metadata may not use the key {sorted(clash)[0]!r}")
@@ -101,8 +141,17 @@ class GameRecord:
             "players": self.players,
             "seed": self.seed,
             **self.meta,
-            "events": [event_to_dict(e) for e in self.events],
         }
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as JSON-ready data (see docs/replay-format.md)."""
+        return {**self._header(), "events": [event_to_dict(e) for e in self.events]}
+
+    def to_json_text(self) -> str:
+        """The record as compact JSON text, `json.dumps(self.to_json(), separators=(",", ":"))`
+        made several times faster: a league stores one per game."""
+        header = _dumps(self._header())
+        return f'{header[:-1]},"events":[{",".join(map(event_json, self.events))}]}}'
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> GameRecord:

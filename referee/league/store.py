@@ -114,8 +114,7 @@ class LeagueStore:
     def save(self, game: ScheduledGame, result: MatchResult) -> None:
         """Record a finished game (one transaction: all of it or nothing)."""
         seats = result.seats
-        record = zlib.compress(json.dumps(result.record.to_json(),
-                                          separators=(",", ":")).encode(), 6)
+        record = zlib.compress(result.record.to_json_text().encode(), 6)
         row = (
             game.index, result.game_id, json.dumps(list(game.bots)), str(game.seed),
             json.dumps(result.places), json.dumps(result.money),

@@ -309,6 +309,8 @@ def test_records_replay_round_trip_json_and_report_tampering(case, data):
     record = game.record(game_id="g1", bots=[{"name": "x", "version": "0"}])
     assert replay(record) is None
     text = json.dumps(record.to_json())
+    # The fast writer a league stores records with gives exactly the compact json.dumps text.
+    assert record.to_json_text() == json.dumps(record.to_json(), separators=(",", ":"))
     loaded = json.loads(text)
     assert loaded["format"] == "referee-game-record" and loaded["version"] == 1
     again = GameRecord.from_json(loaded)
