@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from itertools import filterfalse
 from typing import TYPE_CHECKING, TypeVar
 
 from referee.engine.actions import Action, Roll
@@ -99,30 +100,32 @@ def public_parts(game: Game) -> tuple[tuple[CasinoView, ...], tuple[SeatView, ..
     if parts is None:
         parts = game._view_parts = {}
     get = parts.get
-    casinos = []
-    for t in game._targets:
-        casino = get(t)
-        if casino is None:
-            casino = parts[t] = make_frozen(
-                CasinoView, target=t, notes=tuple(sorted(game._notes[t], reverse=True)),
-                ordinary=tuple(game._own[t]), big=tuple(game._big[t]), neutral=game._neu[t])
-        casinos.append(casino)
-    seats = []
-    for s in range(game.players):
-        seat_view = get(-1 - s)
-        if seat_view is None:
-            seat_view = parts[-1 - s] = make_frozen(
-                SeatView, seat=s, dice=game._hand_own[s], big_dice=game._hand_big[s],
-                neutral_dice=game._hand_neu[s], money=game.money[s],
-                notes=len(game.notes_won[s]))
-        seats.append(seat_view)
+    notes = get("notes")   # notes change only between rounds, when all parts are dropped
+    if notes is None:
+        notes = parts["notes"] = {t: tuple(sorted(game._notes[t], reverse=True))
+                                  for t in game._targets}
+    # Usually one casino and one seat changed since the last call: find the missing ones
+    # without a Python loop over all of them.
+    targets = game._targets
+    for t in filterfalse(parts.__contains__, targets):
+        parts[t] = make_frozen(
+            CasinoView, target=t, notes=notes[t], ordinary=tuple(game._own[t]),
+            big=tuple(game._big[t]), neutral=game._neu[t])
+    seat_keys = range(-1, -1 - game.players, -1)   # seat s is key -1 - s
+    for key in filterfalse(parts.__contains__, seat_keys):
+        s = -1 - key
+        parts[key] = make_frozen(
+            SeatView, seat=s, dice=game._hand_own[s], big_dice=game._hand_big[s],
+            neutral_dice=game._hand_neu[s], money=game.money[s], notes=len(game.notes_won[s]))
+    casinos = tuple(map(get, targets))
+    seats = tuple(map(get, seat_keys))
     deck = get("deck")
     if deck is None:
         deck = parts["deck"] = tuple(sorted(game._deck[game._deck_pos:]))
     slot = get("slot")
     if slot is None:
         slot = parts["slot"] = tuple(SlotPlacement(*p) for p in game._slot_log)
-    return tuple(casinos), tuple(seats), deck, slot
+    return casinos, seats, deck, slot
 
 
 def make_view(game: Game, seat: int) -> View:

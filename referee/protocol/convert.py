@@ -265,13 +265,21 @@ _SEAT_DICE_BYTES = _Cache(_encode_seat_dice)
 _NOTES_BYTES = _Cache(lambda notes: _packed(0x12, notes))  # Casino.notes = 2
 
 
+def _encode_dice(key: tuple[tuple[int, ...], tuple[int, ...]]) -> bytes:
+    """Casino.dice of a casino's (ordinary, big) dice by seat: one SeatDice per seat."""
+    ordinary, big = key
+    return b"".join([_SEAT_DICE_BYTES[seat, own, bigs]
+                     for seat, (own, bigs) in enumerate(zip(ordinary, big, strict=True))])
+
+
+# A placement changes one casino's dice; the same few spreads of dice over the seats recur.
+_DICE_BYTES = _Cache(_encode_dice)
+_TARGET_BYTES = [b"\x08" + _BYTE[t] for t in range(128)]   # Casino.target = 1 (1..7)
+
+
 def _encode_casino(c: CasinoView) -> bytes:
     # Casino.target = 1 (never 0), notes = 2, dice = 3 (one per seat), neutral_dice = 4.
-    body = bytearray(b"\x08" + _BYTE[c.target])   # 1..7
-    body += _NOTES_BYTES[c.notes]
-    seat_dice = _SEAT_DICE_BYTES
-    for key in zip(range(len(c.ordinary)), c.ordinary, c.big, strict=True):
-        body += seat_dice[key]
+    body = _TARGET_BYTES[c.target] + _NOTES_BYTES[c.notes] + _DICE_BYTES[c.ordinary, c.big]
     if c.neutral:
         body += b"\x20" + _VARINTS[c.neutral]   # at most a few dozen dice
     size = len(body)
@@ -279,13 +287,22 @@ def _encode_casino(c: CasinoView) -> bytes:
 
 
 def _encode_seat(s: SeatView) -> bytes:
-    # SeatState fields 1..6 in order; proto3 writes nothing for 0.
-    body = bytearray()
+    # SeatState fields 1..6 in order; proto3 writes nothing for 0. Counts are small; money is
+    # a few distinct round sums.
     varints = _VARINTS
-    for key, value in ((0x08, s.seat), (0x10, s.dice), (0x18, s.big_dice),
-                       (0x20, s.neutral_dice), (0x28, s.money), (0x30, s.notes)):
-        if value:
-            body += _BYTE[key] + (varints[value] if value < 4096 else _varint(value))
+    body = b""
+    if s.seat:
+        body += b"\x08" + varints[s.seat]
+    if s.dice:
+        body += b"\x10" + varints[s.dice]
+    if s.big_dice:
+        body += b"\x18" + varints[s.big_dice]
+    if s.neutral_dice:
+        body += b"\x20" + varints[s.neutral_dice]
+    if s.money:
+        body += b"\x28" + _LARGE[s.money]
+    if s.notes:
+        body += b"\x30" + varints[s.notes]
     return b"\x32" + _BYTE[len(body)] + body  # State.seats = 6; at most 6 x 11 bytes
 
 
@@ -295,12 +312,20 @@ def _encode_slot(p: SlotPlacement) -> bytes:
     return _field(0x4A, msg.SerializeToString())  # State.slot_dice = 9
 
 
-def _remember(part: Any, encode: Callable[[Any], bytes]) -> tuple[Any, bytes]:
-    """Encode a view part and keep the encoding under the part's id (see `_PARTS`)."""
-    if len(_PARTS) >= _CACHE_LIMIT:
-        _PARTS.clear()
-    entry = _PARTS[id(part)] = (part, encode(part))
-    return entry
+def _part_bytes(parts: Sequence[Any], encode: Callable[[Any], bytes]) -> list[bytes]:
+    """The encodings of view parts (casinos, seats, a deck), from `_PART_BYTES` by id; parts
+    not seen before are encoded and kept there."""
+    found = list(map(_PART_BYTES_GET, map(id, parts)))
+    if None in found:
+        if len(_PART_BYTES) >= _CACHE_LIMIT:
+            _PART_BYTES.clear()
+            _PARTS_KEPT.clear()
+        for i, data in enumerate(found):
+            if data is None:
+                part = parts[i]
+                found[i] = _PART_BYTES[id(part)] = encode(part)
+                _PARTS_KEPT[id(part)] = part
+    return found
 
 
 def _encode_deck(notes: tuple[int, ...]) -> bytes:
@@ -309,8 +334,11 @@ def _encode_deck(notes: tuple[int, ...]) -> bytes:
 
 #: Encodings of view parts (casinos, seats, decks) by id: `make_view` hands out the same part
 #: object for as long as it is unchanged, so a request re-encodes only what the last move
-#: changed. An entry keeps its part alive, so an id is not reused while its entry exists.
-_PARTS: dict[int, tuple[Any, bytes]] = {}
+#: changed. `_PARTS_KEPT` keeps each part alive while its entry exists, so an id in
+#: `_PART_BYTES` stands for one object (ids are reused only after an object is freed).
+_PART_BYTES: dict[int, bytes] = {}
+_PART_BYTES_GET = _PART_BYTES.get
+_PARTS_KEPT: dict[int, Any] = {}
 _SLOT_BYTES = _Cache(_encode_slot)
 # Small scalars of State (round, rounds, start seat, current seat: all below 128, the rules
 # allow at most 100 rounds) with their keys: proto3 writes nothing for 0.
@@ -324,6 +352,7 @@ _ACTION_BYTES = {a: _field(0x12, _BYTE[0x08] + _BYTE[a.value] + (b"\x10\x01" if 
                  for table in (CASINO_ACTIONS, SLOT_ACTIONS) for a in table.values()}
 _by_value = attrgetter("value")
 _BANKS = _Cache(_varint)   # time banks change only when a decision overruns its allowance
+_LARGE = _Cache(_varint)   # money: sums of a few note values
 
 
 def _request_body(view: View, request_id: int, time_bank_ms: int,
@@ -341,26 +370,14 @@ def _encode_request(round_: int, rounds: int, start_seat: int, current_seat: int
                     request_id: int, time_bank_ms: int, last_latency_us: int) -> bytearray:
     """The encoded DecisionRequest of these parts. This runs once per decision, so it is
     written flat: few function calls, one buffer."""
-    get = _PARTS.get
     state = bytearray()
     state += _SMALL[0x08][round_]
     state += _SMALL[0x10][rounds]
     state += _SMALL[0x18][start_seat]
     state += _SMALL[0x20][current_seat]
-    for casino in casinos:
-        entry = get(id(casino))
-        if entry is None or entry[0] is not casino:
-            entry = _remember(casino, _encode_casino)
-        state += entry[1]
-    for seat in seats:
-        entry = get(id(seat))
-        if entry is None or entry[0] is not seat:
-            entry = _remember(seat, _encode_seat)
-        state += entry[1]
-    entry = get(id(deck))
-    if entry is None or entry[0] is not deck:
-        entry = _remember(deck, _encode_deck)
-    state += entry[1]
+    state += b"".join(_part_bytes(casinos, _encode_casino))
+    state += b"".join(_part_bytes(seats, _encode_seat))
+    state += _PART_BYTES_GET(id(deck)) or _part_bytes((deck,), _encode_deck)[0]
     if slot:
         if len(slot) > 1:
             slot = sorted(slot, key=_by_value)
