@@ -104,16 +104,7 @@ def rules_to_pb(rules: RuleSet) -> pb.Rules:
 def rules_from_pb(msg: pb.Rules) -> RuleSet:
     """The rule set of a `Rules` message; RulesError (a ValueError) naming the problem if it is
     not a valid one (an unspecified enum, a value out of range)."""
-    key = msg.SerializeToString()
-    rules = _RULES.get(key)
-    if rules is None:
-        if len(_RULES) >= _CACHE_LIMIT:
-            _RULES.clear()
-        rules = _RULES[key] = _rules_from_pb(msg)
-    return rules
-
-
-_RULES: dict[bytes, RuleSet] = {}   # a bot sees the same few rule sets game after game
+    return _RULES[msg.SerializeToString()]
 
 
 def _rules_from_pb(msg: pb.Rules) -> RuleSet:
@@ -261,6 +252,8 @@ def _encode_seat_dice(key: tuple[int, int, int]) -> bytes:
     return _field(0x1A, _scalar(0x08, seat) + _scalar(0x10, ordinary) + _scalar(0x18, big))
 
 
+# A bot sees the same few rule sets game after game: convert each once, by its encoding.
+_RULES = _Cache(lambda data: _rules_from_pb(pb.Rules.FromString(data)))
 _SEAT_DICE_BYTES = _Cache(_encode_seat_dice)
 _NOTES_BYTES = _Cache(lambda notes: _packed(0x12, notes))  # Casino.notes = 2
 
@@ -351,8 +344,9 @@ _LEGAL_BYTES = {a: _field(0x22, _BYTE[0x08] + _BYTE[a.value] + (b"\x10\x01" if a
 _ACTION_BYTES = {a: _field(0x12, _BYTE[0x08] + _BYTE[a.value] + (b"\x10\x01" if a.slot else b""))
                  for table in (CASINO_ACTIONS, SLOT_ACTIONS) for a in table.values()}
 _by_value = attrgetter("value")
-_BANKS = _Cache(_varint)   # time banks change only when a decision overruns its allowance
-_LARGE = _Cache(_varint)   # money: sums of a few note values
+# Varints of 4096 and more that recur: money (sums of a few note values) and time banks (they
+# change only when a decision overruns its allowance).
+_LARGE = _Cache(_varint)
 
 
 def _request_body(view: View, request_id: int, time_bank_ms: int,
@@ -406,7 +400,7 @@ def _encode_request(round_: int, rounds: int, start_seat: int, current_seat: int
         body += legal_bytes[action]
     if time_bank_ms:
         body += b"\x28" + (varints[time_bank_ms] if time_bank_ms < 4096
-                            else _BANKS[time_bank_ms])
+                            else _LARGE[time_bank_ms])
     if last_latency_us:
         body += b"\x30" + (varints[last_latency_us] if last_latency_us < 4096
                             else _varint(last_latency_us))
