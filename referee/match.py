@@ -23,6 +23,7 @@ from referee.bots.errors import ILLEGAL, STRIKE_TYPES, TIMEOUT
 from referee.bots.spec import Limits
 from referee.engine import Game, GameRecord, RuleSet
 from referee.protocol import convert
+from referee.protocol.convert import quick_decision
 from referee.seeds import derive_seed
 
 
@@ -76,6 +77,8 @@ class MatchResult:
     seconds: float
 
 
+_NO_STRIKE: dict[str, str] = {}   # the strike fields of a decision without one
+
 Observer = Callable[[Game, list[tuple], dict[str, Any] | None], None]
 
 
@@ -99,9 +102,8 @@ class _Pending:
     seat: int
     request_id: int
     legal: tuple
-    started: float
-    timeout_s: float
-    deadline: float = 0.0            # loop.time() by which the answer must be in
+    started: float                   # time.perf_counter() when it was sent
+    deadline: float                  # time.perf_counter() by which the answer must be in
     watched: bool = True             # False once its deadline no longer applies
 
 
@@ -128,6 +130,7 @@ class _Match:
         self.seen = 0
         self.pending: _Pending | None = None
         self.timer: asyncio.TimerHandle | None = None   # see watch()
+        self.timer_due = 0.0                              # when it fires (perf_counter)
         self.loop = asyncio.get_running_loop()
         self.done: asyncio.Future[None] = self.loop.create_future()
         self.tasks: set[asyncio.Task[None]] = set()
@@ -163,9 +166,11 @@ class _Match:
             message = convert.game_request_bytes(game, self.request_id, int(bank_ms),
                                                  self.last_latency[seat])
             stream = self.streams[seat]
-            pending = self.pending = _Pending(seat, self.request_id, legal, time.perf_counter(),
-                                              (limits.decision_ms + bank_ms) / 1000)
-            self.watch(pending)
+            started = time.perf_counter()
+            pending = self.pending = _Pending(seat, self.request_id, legal, started,
+                                              started + (limits.decision_ms + bank_ms) / 1000)
+            if self.timer is None or self.timer_due > pending.deadline:
+                self.watch(pending)
             error = await stream.send(message)
             if error is not None:
                 if self.pending is not pending:
@@ -192,6 +197,16 @@ class _Match:
         """Seat `seat`'s stream read `item` (see GameStream): judge it and go on with the game."""
         try:
             pending = self.pending
+            if pending is not None and pending.seat == seat and type(item) is bytes:
+                # The usual case, first and without a Reply: the awaited answer, legal.
+                answer = quick_decision(item)
+                if (answer is not None and answer[0] == pending.request_id
+                        and answer[1] in pending.legal):
+                    self.pending = None
+                    self.accept(seat, answer[1],
+                                int((time.perf_counter() - pending.started) * 1e6), {})
+                    await self.advance()
+                    return
             stream = self.streams[seat]
             ended = item is END or isinstance(item, grpc.aio.AioRpcError)
             if pending is None or pending.seat != seat:
@@ -211,16 +226,15 @@ class _Match:
             self.fail(exc)
 
     def watch(self, pending: _Pending) -> None:
-        """Make sure the deadline timer fires by `pending`'s deadline. One timer serves a
-        whole game: requests follow each other far faster than their deadlines pass, so the
-        timer armed for an earlier request is usually still early enough and is kept, instead
-        of a timer made and cancelled per request."""
-        pending.deadline = self.loop.time() + pending.timeout_s
-        timer = self.timer
-        if timer is None or timer.when() > pending.deadline:
-            if timer is not None:
-                timer.cancel()
-            self.timer = self.loop.call_at(pending.deadline, self.on_timer)
+        """Arm the deadline timer for `pending` (advance calls this only when no timer is armed
+        or the armed one fires after `pending`'s deadline). One timer serves a whole game:
+        requests follow each other far faster than their deadlines pass, so the timer armed for
+        an earlier request is usually still early enough and is kept, instead of a timer made
+        and cancelled per request."""
+        if self.timer is not None:
+            self.timer.cancel()
+        self.timer_due = pending.deadline
+        self.timer = self.loop.call_later(pending.deadline - time.perf_counter(), self.on_timer)
 
     def on_timer(self) -> None:
         """The timer fired: time out the outstanding request if its deadline has passed, else
@@ -229,8 +243,8 @@ class _Match:
         pending = self.pending
         if pending is None or not pending.watched:
             return
-        if self.loop.time() < pending.deadline:
-            self.timer = self.loop.call_at(pending.deadline, self.on_timer)
+        if time.perf_counter() < pending.deadline:
+            self.watch(pending)
             return
         self.on_deadline(pending)
 
@@ -239,8 +253,8 @@ class _Match:
         if self.pending is not pending:
             return
         elapsed = int((time.perf_counter() - pending.started) * 1e6)
-        self.resolve(pending, Reply(None, TIMEOUT,
-                                    f"no decision within {pending.timeout_s * 1000:.0f} ms",
+        allowed_ms = (pending.deadline - pending.started) * 1000
+        self.resolve(pending, Reply(None, TIMEOUT, f"no decision within {allowed_ms:.0f} ms",
                                     elapsed))
         task = self.loop.create_task(self._advance_guarded())
         self.tasks.add(task)
@@ -256,29 +270,31 @@ class _Match:
         """Apply the answer to `pending` (or the substitute move a strike calls for)."""
         self.pending = None
         seat, legal = pending.seat, pending.legal
-        result = self.seats[seat]
-        decision_ms = self.limits[seat].decision_ms
-        self.bank_ms[seat] = max(0.0, self.bank_ms[seat]
-                                 - max(0.0, reply.latency_us / 1000 - decision_ms))
-        self.last_latency[seat] = reply.latency_us
-        result.latencies_us.append(reply.latency_us)
-        decision: dict[str, Any] = {"seat": seat, "latency_us": reply.latency_us}
-        strike, detail = reply.strike, reply.detail
-        action = reply.action
+        strike, detail, action = reply.strike, reply.detail, reply.action
         if strike is None and action not in legal:
             strike = ILLEGAL
             detail = f"{action} is not legal here (legal: {', '.join(map(str, legal))})"
-            action = None
-        if strike is not None:
-            result.strikes[strike] += 1
-            decision["strike"] = strike
-            decision["detail"] = detail
-            if result.strike_count >= self.options.strikes_to_forfeit:
-                result.forfeited = True
-                result.reason = f"{result.strike_count} strikes; the last: {strike}: {detail}"
-            action = self.substitute[seat].choice(legal)
-        assert action is not None
-        self.play(seat, action, decision)
+        if strike is None:
+            self.accept(seat, action, reply.latency_us, _NO_STRIKE)
+            return
+        result = self.seats[seat]
+        result.strikes[strike] += 1
+        if result.strike_count >= self.options.strikes_to_forfeit:
+            result.forfeited = True
+            result.reason = f"{result.strike_count} strikes; the last: {strike}: {detail}"
+        self.accept(seat, self.substitute[seat].choice(legal), reply.latency_us,
+                    {"strike": strike, "detail": detail})
+
+    def accept(self, seat: int, action: Any, latency_us: int, strike: dict[str, str]) -> None:
+        """Play `action` for `seat`, whose answer took `latency_us`: charge the overrun to its
+        time bank, keep the latency and record the decision (with the strike's type and detail
+        when `action` is a substitute)."""
+        overrun = latency_us / 1000 - self.limits[seat].decision_ms
+        if overrun > 0:
+            self.bank_ms[seat] = max(0.0, self.bank_ms[seat] - overrun)
+        self.last_latency[seat] = latency_us
+        self.seats[seat].latencies_us.append(latency_us)
+        self.play(seat, action, {"seat": seat, "latency_us": latency_us, **strike})
 
     def play(self, seat: int, action: Any, decision: dict[str, Any]) -> None:
         decision["action"] = [action.value, action.slot]

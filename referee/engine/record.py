@@ -84,6 +84,20 @@ def event_json(event: tuple) -> str:
     return _dumps({"type": kind, **dict(zip(EVENT_FIELDS[kind], event[1:], strict=True))})
 
 
+class _PlaceTexts(dict):
+    """The JSON texts of place events by event: a game's placements are a hundred or so
+    distinct tuples, repeated game after game."""
+
+    def __missing__(self, event: tuple) -> str:
+        if len(self) >= 4096:
+            self.clear()
+        text = self[event] = event_json(event)
+        return text
+
+
+_PLACE_TEXTS = _PlaceTexts()
+
+
 def event_from_dict(data: dict[str, Any]) -> tuple:
     """The tuple form of one JSON event; ValueError if it is not a known event."""
     kind = data.get("type")
@@ -151,7 +165,9 @@ class GameRecord:
         """The record as compact JSON text, `json.dumps(self.to_json(), separators=(",", ":"))`
         made several times faster: a league stores one per game."""
         header = _dumps(self._header())
-        return f'{header[:-1]},"events":[{",".join(map(event_json, self.events))}]}}'
+        texts = _PLACE_TEXTS
+        events = ",".join([texts[e] if e[0] == "place" else event_json(e) for e in self.events])
+        return f'{header[:-1]},"events":[{events}]}}'
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> GameRecord:

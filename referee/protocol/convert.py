@@ -25,7 +25,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from operator import attrgetter
+from itertools import compress
+from operator import attrgetter, not_
 from typing import Any, NamedTuple
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
@@ -217,14 +218,14 @@ _VARINTS = [_varint(n) for n in range(4096)]
 def _field(key: int, data: bytes) -> bytes:
     """A length-delimited field with one-byte key `key`."""
     size = len(data)
-    return _BYTE[key] + (_BYTE[size] if size < 0x80 else _varint(size)) + data
+    return _BYTE[key] + (_VARINTS[size] if size < 4096 else _varint(size)) + data
 
 
 def _packed(key: int, values: Sequence[int]) -> bytes:
     """A packed repeated varint field (empty if there are no values)."""
     if not values:
         return b""
-    return _field(key, b"".join(map(_varint, values)))
+    return _field(key, b"".join(map(_LARGE.__getitem__, values)))   # note values recur
 
 
 def _scalar(key: int, value: int) -> bytes:
@@ -313,11 +314,12 @@ def _part_bytes(parts: Sequence[Any], encode: Callable[[Any], bytes]) -> list[by
         if len(_PART_BYTES) >= _CACHE_LIMIT:
             _PART_BYTES.clear()
             _PARTS_KEPT.clear()
-        for i, data in enumerate(found):
-            if data is None:
-                part = parts[i]
-                found[i] = _PART_BYTES[id(part)] = encode(part)
-                _PARTS_KEPT[id(part)] = part
+        # Usually one or two parts changed: visit only their indexes (`not` is True for None
+        # alone, an encoding is never empty).
+        for i in compress(range(len(found)), map(not_, found)):
+            part = parts[i]
+            found[i] = _PART_BYTES[id(part)] = encode(part)
+            _PARTS_KEPT[id(part)] = part
     return found
 
 
@@ -344,8 +346,9 @@ _LEGAL_BYTES = {a: _field(0x22, _BYTE[0x08] + _BYTE[a.value] + (b"\x10\x01" if a
 _ACTION_BYTES = {a: _field(0x12, _BYTE[0x08] + _BYTE[a.value] + (b"\x10\x01" if a.slot else b""))
                  for table in (CASINO_ACTIONS, SLOT_ACTIONS) for a in table.values()}
 _by_value = attrgetter("value")
-# Varints of 4096 and more that recur: money (sums of a few note values) and time banks (they
-# change only when a decision overruns its allowance).
+# Varints of 4096 and more that recur: note values (a deck's are written once a round), money
+# (sums of a few note values) and time banks (they change only when a decision overruns its
+# allowance).
 _LARGE = _Cache(_varint)
 
 
@@ -778,10 +781,10 @@ def decision_message(request_id: int, action: Action | tuple[int, bool] | None
     return pb.BotMessage(decision=decision)
 
 
-def quick_decision(data: bytes) -> tuple[int, Action] | None:
+def _read_decision(data: bytes) -> tuple[int, Action] | None:
     """(request id, action) of a serialized BotMessage in the shape bots write (a Decision
     with a request id below 2**14, then one of the 12 actions as protobuf encodes it), read
-    without parsing; None for anything else, which the caller then parses in full."""
+    without parsing; None for anything else."""
     size = len(data)
     if size < 7 or data[0] != 0x0A or data[1] != size - 2 or data[2] != 0x08:
         return None
@@ -794,6 +797,13 @@ def quick_decision(data: bytes) -> tuple[int, Action] | None:
         return None
     action = _ACTIONS_BY_BYTES.get(data[i + 2:])
     return None if action is None else (request_id, action)
+
+
+#: quick_decision(data) -> (request id, action) of a serialized BotMessage in the shape bots
+#: write (see `_read_decision`), or None for anything else, which the caller then parses in
+#: full. The referee reads every answer with it: a game's answers repeat (a few dozen request
+#: ids times 12 actions), so each is looked up by its bytes and read only the first time.
+quick_decision: Callable[[bytes], tuple[int, Action] | None] = _Cache(_read_decision).__getitem__
 
 
 def decision_bytes(request_id: int, action: Action | None) -> bytes:
