@@ -43,6 +43,7 @@ class _Deadline:
     def __init__(self, request_id: int) -> None:
         self.request_id = request_id
 CRASH_SETTLE_S = 1.0   # how long a broken stream waits to see whether the bot's process ends
+FINISH_S = 1.0         # how long a finished game's stream waits for the bot to end it
 
 
 @dataclass(frozen=True)
@@ -342,12 +343,16 @@ class GameStream:
         task.add_done_callback(closing.discard)
 
     async def finish(self, end: pb.GameEnd | None) -> None:
-        """Send GameEnd (if the stream still works), close our side and stop the reader."""
+        """Send GameEnd (if the stream still works), close our side and let the bot end the
+        stream, as the protocol has it; a stream not ended within FINISH_S is cancelled."""
         if end is not None and self.broken is None:
             await self.send(pb.RefereeMessage(end=end))
-        with contextlib.suppress(Exception):
-            if self.broken is None:
-                await asyncio.wait_for(self.call.done_writing(), 1.0)
+        if self.broken is None:
+            # Waiting for the bot's end costs less than cancelling: no reset for either side.
+            with contextlib.suppress(Exception):   # TimeoutError, or the stream broke
+                async with asyncio.timeout(FINISH_S):
+                    await self.call.done_writing()
+                    await self.reader
         self.call.cancel()
         self.reader.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
