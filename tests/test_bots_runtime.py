@@ -197,6 +197,30 @@ def test_overlapping_sends_on_one_stream_are_written_one_after_another() -> None
     assert asyncio.run(overlap()) == [None] * 6
 
 
+def test_a_finished_games_stream_is_ended_by_the_bot_not_reset() -> None:
+    """After GameEnd the bot ends its stream (docs/protocol.md): the referee waits for that
+    instead of cancelling, so the call ends with the bot's own status, not CANCELLED."""
+    import grpc
+
+    from referee.protocol import convert
+
+    async def finish() -> grpc.StatusCode:
+        async with Roster([spec("honest")]) as roster:
+            await roster.start()
+            lease = await roster.runners["honest"].lease()
+            stream = lease.open_game()
+            try:
+                start = convert.game_start("ending", CLASSIC, ["honest", "other"], 0,
+                                           decision_ms=1000, game_bank_ms=0)
+                assert await stream.send(start) is None
+                await stream.finish(convert.game_end("ending", [1, 2], [0, 0], [0, 0]).end)
+                return await stream.call.code()
+            finally:
+                await lease.runner.release(lease)
+
+    assert asyncio.run(finish()) == grpc.StatusCode.OK
+
+
 def test_late_answers_are_dropped_without_a_second_strike() -> None:
     result = duel("slow").results[0]
     mine = [d for d in result.record.meta["decisions"] if d["seat"] == 0]
