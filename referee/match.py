@@ -204,7 +204,7 @@ class _Match:
                         and answer[1] in pending.legal):
                     self.pending = None
                     self.accept(seat, answer[1],
-                                int((time.perf_counter() - pending.started) * 1e6), {})
+                                int((time.perf_counter() - pending.started) * 1e6), _NO_STRIKE)
                     await self.advance()
                     return
             stream = self.streams[seat]
