@@ -289,6 +289,29 @@ def test_unknown_fields_are_ignored() -> None:
         convert.Decoded())
 
 
+def test_request_messages_decode_alike_in_any_shape() -> None:
+    """Every shape of the same RefereeMessage (unknown fields around or inside the request, the
+    request in parts that protobuf merges) decodes to the request the referee's shape gives."""
+    for view in (VIEWS[3], VIEWS[100], next(v for v in VIEWS if v.slot and v.roll.big)):
+        data = request_bytes(view, 300)
+        body = decision_request(view, 300).SerializeToString()
+        assert data == b"\x12" + convert._varint(len(body)) + body
+        expected = decode_message(view.rules, view.players, view.seat, data)
+        assert expected.request.view == canonical_view(view)
+        assert expected.request.request_id == 300
+        shapes = [
+            data + b"\x78\x05",                                  # an unknown field after it
+            b"\x78\x05" + data,                                  # and before it
+            b"\x12\x02\x08\x07" + data,                          # an earlier part, merged
+            b"\x12" + convert._varint(len(body) + 2) + body + b"\x78\x05",  # unknown inside
+        ]
+        for shape in shapes:
+            decoded = decode_message(view.rules, view.players, view.seat, shape)
+            assert decoded == expected, shape[:6]
+    with pytest.raises(MalformedMessage):   # a length past the end
+        decode_message(view.rules, view.players, view.seat, b"\x12\x7f\x08\x01")
+
+
 def test_start_and_end_messages() -> None:
     rules = PRESETS["boulevard"]
     start = game_start("g1", rules, ["a", "b", "c"], 2, decision_ms=100, game_bank_ms=5000,

@@ -655,6 +655,10 @@ def _wire_types() -> tuple[type[Message], type[Message]]:
 _WIRE_MESSAGE, _WIRE_REQUEST = _wire_types()
 # Legal actions by their encoding (as protobuf writes them: value, then slot if set).
 _ACTIONS_BY_BYTES = {data[2:]: action for action, data in _LEGAL_BYTES.items()}
+_ACTION_OF_BYTES = _ACTIONS_BY_BYTES.__getitem__
+# Builds a NamedTuple from a tuple of all its fields without the Python-level __new__ (the
+# bot's hot path builds two per request).
+_new_tuple = tuple.__new__
 
 
 def _legal_action(data: bytes) -> Action:
@@ -683,9 +687,13 @@ def decode_request(rules: RuleSet, players: int, your_seat: int, data: bytes,
 def _decoded_request(rules: RuleSet, players: int, your_seat: int, request: Message,
                      lazy: bool) -> DecodedRequest:
     """The DecodedRequest of a parsed wire-format request (see `_wire_types`)."""
-    by_bytes = _ACTIONS_BY_BYTES
     try:
-        legal = tuple([by_bytes.get(data) or _legal_action(data) for data in request.legal])
+        legal_bytes = request.legal
+        try:
+            legal = tuple(map(_ACTION_OF_BYTES, legal_bytes))
+        except KeyError:   # an action written some other way: parse those
+            by_bytes = _ACTIONS_BY_BYTES
+            legal = tuple([by_bytes.get(data) or _legal_action(data) for data in legal_bytes])
         roll = _ROLLS[request.roll]
     except DecodeError as exc:
         raise MalformedMessage(f"the DecisionRequest does not decode: {exc}") from None
@@ -696,8 +704,8 @@ def _decoded_request(rules: RuleSet, players: int, your_seat: int, request: Mess
     else:
         view = make_frozen(View, rules=rules, players=players, seat=your_seat, roll=roll,
                            legal=legal, is_over=False, **_decode_state(state, players))
-    return DecodedRequest(view, request.request_id, request.time_bank_ms,
-                          request.last_latency_us)
+    return _new_tuple(DecodedRequest, (view, request.request_id, request.time_bank_ms,
+                                       request.last_latency_us))
 
 
 def decode_message(
@@ -713,8 +721,8 @@ def decode_message(
         if kind == "decision":
             if rules is None:
                 raise MalformedMessage("a DecisionRequest came before the GameStart")
-            return Decoded(None, _decoded_request(rules, players, your_seat, message.decision,
-                                                  lazy))
+            return _new_tuple(Decoded, (None, _decoded_request(
+                rules, players, your_seat, message.decision, lazy), None))
         if kind == "start":
             return Decoded(pb.GameStart.FromString(message.start))
         if kind == "end":
