@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import functools
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -304,6 +305,32 @@ START_FAILURES = {
     "exit_in_handshake": ["exited during start-up", "exit status 4", "exit_in_handshake: bye"],
     "missing_command": ["command not found: no-such-binary-xyz"],
 }
+
+
+def test_a_build_runs_again_when_its_output_is_gone(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build stamp covers the bot's directory as the build left it: deleting the build's
+    output, or a fresh clone at the same path, builds again; an unchanged directory does not."""
+    from referee.bots.process import ensure_built
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    bot = tmp_path / "bot"
+    bot.mkdir()
+    (bot / "main.py").write_text("print('hi')\n")
+    (tmp_path / "bot.toml").write_text(
+        'name = "built"\ncommand = ["{python}", "main.py"]\nworkdir = "bot"\n'
+        'build = ["{python}", "-c", "import os; os.makedirs(\'node_modules/dep\')"]\n')
+    built = load_spec(tmp_path / "bot.toml")
+    assert ensure_built(built) is True
+    assert ensure_built(built) is False            # stamped: the output is there
+    shutil.rmtree(bot / "node_modules")
+    assert ensure_built(built) is True             # the output is gone: build again
+    assert (bot / "node_modules" / "dep").is_dir()
+    shutil.rmtree(bot)                             # a fresh clone at the same path
+    bot.mkdir()
+    (bot / "main.py").write_text("print('hi')\n")
+    assert ensure_built(built) is True
+    assert ensure_built(built) is False
 
 
 @pytest.mark.parametrize("name", list(START_FAILURES))

@@ -51,19 +51,28 @@ def cache_dir() -> Path:
     return Path(base, "referee")
 
 
-def ensure_built(spec: BotSpec, timeout: float = 600.0) -> bool:
-    """Run the spec's build command once per content of the bot's files.
+def _build_stamp(spec: BotSpec) -> Path:
+    """The stamp of a build of `spec` as its directory is now: the bot's files, the build
+    command, and the names in the workdir itself, skipped directories included, so that a
+    fresh clone without `node_modules` (or one deleted) builds again."""
+    assert spec.workdir is not None and spec.build
+    key = hashlib.sha256("\0".join([
+        str(spec.workdir), *spec.build, hash_tree(spec.workdir),
+        *sorted(os.listdir(spec.workdir)),
+    ]).encode()).hexdigest()[:24]
+    return cache_dir() / "builds" / f"{spec.name}-{key}"
 
-    Returns True if it ran, False if a stamp showed it already ran for these files. Raises
-    BotStartError with the tail of the build's output if it fails.
+
+def ensure_built(spec: BotSpec, timeout: float = 600.0) -> bool:
+    """Run the spec's build command unless a stamp shows it ran for the bot's directory as it
+    is now (see `_build_stamp`).
+
+    Returns True if it ran, False if a stamp showed it already ran. Raises BotStartError with
+    the tail of the build's output if it fails.
     """
     if not spec.build or spec.workdir is None:
         return False
-    key = hashlib.sha256(
-        "\0".join([str(spec.workdir), *spec.build, hash_tree(spec.workdir)]).encode()
-    ).hexdigest()[:24]
-    stamp = cache_dir() / "builds" / f"{spec.name}-{key}"
-    if stamp.exists():
+    if _build_stamp(spec).exists():
         return False
     argv = [sys.executable if part == "{python}" else part for part in spec.build]
     if shutil.which(argv[0], path=os.environ.get("PATH")) is None and not Path(
@@ -80,6 +89,8 @@ def ensure_built(spec: BotSpec, timeout: float = 600.0) -> bool:
         tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
         raise BotStartError(spec.name, f"build {' '.join(argv)} failed with exit "
                                        f"{done.returncode}: {' | '.join(tail)}")
+    # Stamped as the build leaves the directory (with its output), which the next start finds.
+    stamp = _build_stamp(spec)
     stamp.parent.mkdir(parents=True, exist_ok=True)
     stamp.write_text(" ".join(argv) + "\n")
     return True
