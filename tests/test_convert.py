@@ -10,6 +10,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from referee import cache
 from referee.engine import PRESETS, Action, Game, Roll, RulesError, RuleSet, View, determinize
 from referee.engine.actions import CASINO_ACTIONS, SLOT_ACTIONS
 from referee.protocol import convert, pb
@@ -257,7 +258,7 @@ def test_canonical_view_only_orders() -> None:
 
 
 def test_small_caches_still_convert_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(convert, "_CACHE_LIMIT", 3)
+    monkeypatch.setattr(cache, "CACHE_LIMIT", 3)
     for view in VIEWS[:300]:
         data = request_bytes(view, 3)
         assert data == pb.RefereeMessage(

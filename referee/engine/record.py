@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from referee.cache import BoundedCache
 from referee.engine.actions import Action
 from referee.engine.errors import IllegalActionError
 from referee.engine.rules import RuleSet
@@ -84,18 +85,9 @@ def event_json(event: tuple) -> str:
     return _dumps({"type": kind, **dict(zip(EVENT_FIELDS[kind], event[1:], strict=True))})
 
 
-class _PlaceTexts(dict):
-    """The JSON texts of place events by event: a game's placements are a hundred or so
-    distinct tuples, repeated game after game."""
-
-    def __missing__(self, event: tuple) -> str:
-        if len(self) >= 4096:
-            self.clear()
-        text = self[event] = event_json(event)
-        return text
-
-
-_PLACE_TEXTS = _PlaceTexts()
+# The JSON texts of place events by event: a game's placements are a hundred or so distinct
+# tuples, repeated game after game.
+_PLACE_TEXTS = BoundedCache(event_json)
 
 
 def event_from_dict(data: dict[str, Any]) -> tuple:

@@ -32,6 +32,8 @@ from typing import Any, NamedTuple
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError, Message
 
+from referee import cache
+from referee.cache import BoundedCache
 from referee.engine.actions import CASINO_ACTIONS, SLOT_ACTIONS, Action, Roll
 from referee.engine.errors import RulesError
 from referee.engine.game import Game
@@ -192,7 +194,6 @@ def game_end(
 # field number here is below 16, so keys are one byte. proto3 omits scalars equal to zero.
 
 _BYTE = [bytes((i,)) for i in range(256)]
-_CACHE_LIMIT = 4096  # entries per cache; a full cache is simply cleared
 
 
 def _varint(n: int) -> bytes:
@@ -232,20 +233,6 @@ def _scalar(key: int, value: int) -> bytes:
     return _BYTE[key] + _varint(value) if value else b""
 
 
-class _Cache(dict):
-    """A dict from keys to encodings (or decodings) with a size bound."""
-
-    def __init__(self, make: Callable[[Any], Any]) -> None:
-        super().__init__()
-        self.make = make
-
-    def __missing__(self, key: Any) -> Any:
-        if len(self) >= _CACHE_LIMIT:
-            self.clear()
-        value = self[key] = self.make(key)
-        return value
-
-
 def _encode_seat_dice(key: tuple[int, int, int]) -> bytes:
     seat, ordinary, big = key
     # Casino.dice = 3; SeatDice.seat = 1, ordinary = 2, big = 3. A repeated message is written
@@ -254,9 +241,9 @@ def _encode_seat_dice(key: tuple[int, int, int]) -> bytes:
 
 
 # A bot sees the same few rule sets game after game: convert each once, by its encoding.
-_RULES = _Cache(lambda data: _rules_from_pb(pb.Rules.FromString(data)))
-_SEAT_DICE_BYTES = _Cache(_encode_seat_dice)
-_NOTES_BYTES = _Cache(lambda notes: _packed(0x12, notes))  # Casino.notes = 2
+_RULES = BoundedCache(lambda data: _rules_from_pb(pb.Rules.FromString(data)))
+_SEAT_DICE_BYTES = BoundedCache(_encode_seat_dice)
+_NOTES_BYTES = BoundedCache(lambda notes: _packed(0x12, notes))  # Casino.notes = 2
 
 
 def _encode_dice(key: tuple[tuple[int, ...], tuple[int, ...]]) -> bytes:
@@ -267,7 +254,7 @@ def _encode_dice(key: tuple[tuple[int, ...], tuple[int, ...]]) -> bytes:
 
 
 # A placement changes one casino's dice; the same few spreads of dice over the seats recur.
-_DICE_BYTES = _Cache(_encode_dice)
+_DICE_BYTES = BoundedCache(_encode_dice)
 _TARGET_BYTES = [b"\x08" + _BYTE[t] for t in range(128)]   # Casino.target = 1 (1..7)
 
 
@@ -311,7 +298,7 @@ def _part_bytes(parts: Sequence[Any], encode: Callable[[Any], bytes]) -> list[by
     not seen before are encoded and kept there."""
     found = list(map(_PART_BYTES_GET, map(id, parts)))
     if None in found:
-        if len(_PART_BYTES) >= _CACHE_LIMIT:
+        if len(_PART_BYTES) >= cache.CACHE_LIMIT:
             _PART_BYTES.clear()
             _PARTS_KEPT.clear()
         # Usually one or two parts changed: visit only their indexes (`not` is True for None
@@ -334,7 +321,7 @@ def _encode_deck(notes: tuple[int, ...]) -> bytes:
 _PART_BYTES: dict[int, bytes] = {}
 _PART_BYTES_GET = _PART_BYTES.get
 _PARTS_KEPT: dict[int, Any] = {}
-_SLOT_BYTES = _Cache(_encode_slot)
+_SLOT_BYTES = BoundedCache(_encode_slot)
 # Small scalars of State (round, rounds, start seat, current seat: all below 128, the rules
 # allow at most 100 rounds) with their keys: proto3 writes nothing for 0.
 _SMALL = {key: [b""] + [_BYTE[key] + _BYTE[v] for v in range(1, 128)]
@@ -349,7 +336,7 @@ _by_value = attrgetter("value")
 # Varints of 4096 and more that recur: note values (a deck's are written once a round), money
 # (sums of a few note values) and time banks (they change only when a decision overruns its
 # allowance).
-_LARGE = _Cache(_varint)
+_LARGE = BoundedCache(_varint)
 
 
 def _request_body(view: View, request_id: int, time_bank_ms: int,
@@ -530,10 +517,10 @@ def _decode_slot(data: bytes) -> SlotPlacement:
     return SlotPlacement(p.value, p.seat, p.ordinary, p.big, p.neutral)
 
 
-_CASINO_VIEWS = _Cache(_decode_casino)
-_SEAT_VIEWS = _Cache(_decode_seat)
-_SLOT_VIEWS = _Cache(_decode_slot)
-_DECKS = _Cache(lambda data: tuple(pb.State.FromString(_field(0x3A, data)).deck_notes))
+_CASINO_VIEWS = BoundedCache(_decode_casino)
+_SEAT_VIEWS = BoundedCache(_decode_seat)
+_SLOT_VIEWS = BoundedCache(_decode_slot)
+_DECKS = BoundedCache(lambda data: tuple(pb.State.FromString(_field(0x3A, data)).deck_notes))
 
 
 def _decode_roll(data: bytes) -> Roll:
@@ -543,7 +530,7 @@ def _decode_roll(data: bytes) -> Roll:
 
 # Rolls by their encoding: reading three repeated fields costs four times as much as
 # re-encoding the Roll and looking it up, and a game has few distinct rolls.
-_ROLLS = _Cache(_decode_roll)
+_ROLLS = BoundedCache(_decode_roll)
 
 
 _STATE_FIELDS = frozenset(
@@ -811,7 +798,8 @@ def _read_decision(data: bytes) -> tuple[int, Action] | None:
 #: write (see `_read_decision`), or None for anything else, which the caller then parses in
 #: full. The referee reads every answer with it: a game's answers repeat (a few dozen request
 #: ids times 12 actions), so each is looked up by its bytes and read only the first time.
-quick_decision: Callable[[bytes], tuple[int, Action] | None] = _Cache(_read_decision).__getitem__
+quick_decision: Callable[[bytes], tuple[int, Action] | None] = (
+    BoundedCache(_read_decision).__getitem__)
 
 
 def decision_bytes(request_id: int, action: Action | None) -> bytes:
