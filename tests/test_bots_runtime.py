@@ -20,11 +20,13 @@ import sys
 import time
 import uuid
 from collections import Counter
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from referee.bots.client import GameStream
 from referee.bots.errors import STRIKE_TYPES, BotStartError
 from referee.bots.process import GAME_LOG_CAP, RUN_ID
 from referee.bots.runtime import BotRunner, Roster
@@ -173,6 +175,21 @@ def test_misbehaviour_gives_its_strikes(name: str) -> None:
     assert outcome.left == []
 
 
+@contextlib.asynccontextmanager
+async def honest_stream() -> AsyncIterator[GameStream]:
+    """A Play stream to a started `honest` bot; afterwards the stream is finished (a no-op for
+    one the test finished itself) and the bot released."""
+    async with Roster([spec("honest")]) as roster:
+        await roster.start()
+        lease = await roster.runners["honest"].lease()
+        stream = lease.open_game()
+        try:
+            yield stream
+        finally:
+            await stream.finish(None)
+            await lease.runner.release(lease)
+
+
 def test_overlapping_sends_on_one_stream_are_written_one_after_another() -> None:
     """Regression: a bot that moves twice in a row can answer the first request before its write
     has completed on the referee's side, and the game then sends the next request at once. gRPC
@@ -180,20 +197,13 @@ def test_overlapping_sends_on_one_stream_are_written_one_after_another() -> None
     from referee.protocol import convert
 
     async def overlap() -> list[str | None]:
-        async with Roster([spec("honest")]) as roster:
-            await roster.start()
-            lease = await roster.runners["honest"].lease()
-            stream = lease.open_game()
-            try:
-                start = convert.game_start("overlap", CLASSIC, ["honest", "other"], 0,
-                                           decision_ms=1000, game_bank_ms=0)
-                game = Game(CLASSIC, 2, 3)
-                request = convert.request_bytes(game.view(0), 1)
-                return list(await asyncio.gather(stream.send(start),
-                                                 *(stream.send(request) for _ in range(5))))
-            finally:
-                await stream.finish(None)
-                await lease.runner.release(lease)
+        async with honest_stream() as stream:
+            start = convert.game_start("overlap", CLASSIC, ["honest", "other"], 0,
+                                       decision_ms=1000, game_bank_ms=0)
+            game = Game(CLASSIC, 2, 3)
+            request = convert.request_bytes(game.view(0), 1)
+            return list(await asyncio.gather(stream.send(start),
+                                             *(stream.send(request) for _ in range(5))))
 
     assert asyncio.run(overlap()) == [None] * 6
 
@@ -206,18 +216,12 @@ def test_a_finished_games_stream_is_ended_by_the_bot_not_reset() -> None:
     from referee.protocol import convert
 
     async def finish() -> grpc.StatusCode:
-        async with Roster([spec("honest")]) as roster:
-            await roster.start()
-            lease = await roster.runners["honest"].lease()
-            stream = lease.open_game()
-            try:
-                start = convert.game_start("ending", CLASSIC, ["honest", "other"], 0,
-                                           decision_ms=1000, game_bank_ms=0)
-                assert await stream.send(start) is None
-                await stream.finish(convert.game_end("ending", [1, 2], [0, 0], [0, 0]).end)
-                return await stream.call.code()
-            finally:
-                await lease.runner.release(lease)
+        async with honest_stream() as stream:
+            start = convert.game_start("ending", CLASSIC, ["honest", "other"], 0,
+                                       decision_ms=1000, game_bank_ms=0)
+            assert await stream.send(start) is None
+            await stream.finish(convert.game_end("ending", [1, 2], [0, 0], [0, 0]).end)
+            return await stream.call.code()
 
     assert asyncio.run(finish()) == grpc.StatusCode.OK
 

@@ -263,8 +263,7 @@ def _encode_casino(c: CasinoView) -> bytes:
     body = _TARGET_BYTES[c.target] + _NOTES_BYTES[c.notes] + _DICE_BYTES[c.ordinary, c.big]
     if c.neutral:
         body += b"\x20" + _VARINTS[c.neutral]   # at most a few dozen dice
-    size = len(body)
-    return b"\x2a" + (_VARINTS[size] if size < 4096 else _varint(size)) + body  # State.casinos
+    return _field(0x2A, body)  # State.casinos = 5
 
 
 def _encode_seat(s: SeatView) -> bytes:
