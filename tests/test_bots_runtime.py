@@ -54,6 +54,18 @@ def leftovers(run_id: str = RUN_ID, wait: float = 1.0) -> list[int]:
     return found
 
 
+def bot_dirs(pids: list[int]) -> set[Path]:
+    """The instance directories (where each bot's socket lives) named in these processes'
+    environments."""
+    found = set()
+    for pid in pids:
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/environ", "rb") as handle:
+            for entry in handle.read().split(b"\0"):
+                if entry.startswith(b"REFEREE_BOT_ADDRESS=unix:"):
+                    found.add(Path(entry.split(b":", 1)[1].decode()).parent)
+    return found
+
+
 def sessions(pids: list[int]) -> dict[int, int]:
     """The session id of each pid that still exists."""
     found = {}
@@ -439,9 +451,16 @@ def test_no_bot_survives_a_sigkilled_referee(tmp_path: Path) -> None:
         assert len(bots) >= 6, bots
         time.sleep(0.5)   # the game is on: hang_long sits on its first decision
         assert ref.poll() is None
+        dirs = bot_dirs(processes_with_run_id(run_id))   # hang_long's at least
+        assert dirs and all(d.is_dir() for d in dirs), dirs
         ref.send_signal(signal.SIGKILL)
         ref.wait(timeout=10)
         assert leftovers(run_id, wait=5.0) == []
+        # The guards removed each instance's directory (socket, sandbox /tmp) on their way out.
+        deadline = time.monotonic() + 5
+        while any(d.exists() for d in dirs) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [d for d in dirs if d.exists()] == []
     finally:
         if ref.poll() is None:
             ref.kill()

@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -284,8 +285,12 @@ class BotProcess(GuardedProcess):
         argv = launch.argv
         if self.sandbox:
             argv = self._sandboxed(launch)
+        # The guard removes the instance's directory (socket, sandbox /tmp) once the bot has
+        # ended: the referee does too in `stop`, but a referee killed by SIGKILL cannot.
+        assert self._dir is not None
+        cleanup = ["--on-exit", shlex.join(["rm", "-rf", "--", str(self._dir)])]
         try:
-            await self._spawn([], argv, launch.cwd, launch.env)
+            await self._spawn(cleanup, argv, launch.cwd, launch.env)
         except OSError as exc:
             raise BotStartError(self.spec.name, f"cannot start: {exc.strerror}") from None
         return launch.address
