@@ -64,6 +64,19 @@ def test_guard_runs_on_exit_after_the_bot_exits(tmp_path: Path) -> None:
     assert mark.exists()
 
 
+def test_guard_removes_the_instance_directory_after_on_exit(tmp_path: Path) -> None:
+    instance = tmp_path / "instance"
+    (instance / "tmp").mkdir(parents=True)
+    (instance / "tmp" / "scratch").write_text("x")
+    seen = tmp_path / "seen"   # the on-exit command still finds the directory
+    done = subprocess.run([*GUARD, "--grace", "1", "--remove-dir", str(instance),
+                           "--on-exit", f"cp -r {instance} {seen}", "--", "sh", "-c", "exit 0"],
+                          capture_output=True, timeout=30, check=False)
+    assert done.returncode == 0
+    assert (seen / "tmp" / "scratch").read_text() == "x"
+    assert not instance.exists()
+
+
 def test_guard_runs_on_exit_when_stopped_and_can_skip_the_subreaper(tmp_path: Path) -> None:
     mark = tmp_path / "mark"
     command = f"sh -c 'echo stopped > {mark}'"

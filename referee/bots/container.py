@@ -264,9 +264,8 @@ class ContainerProcess(GuardedProcess):
                         max_processes=limits.max_processes or DEFAULT_MAX_PROCESSES,
                         env=spec.env)
         # When the client ends (the container ended, was stopped, or the referee died): make
-        # sure the container is gone, and its socket directory with it.
-        on_exit = ["sh", "-c", '"$@"; rm -rf -- "$0"', str(self._dir),
-                   *remove_argv(runtime, [self.name])]
+        # sure the container is gone (the guard then removes its socket directory too).
+        on_exit = remove_argv(runtime, [self.name])
         guard_options = ["--no-subreaper", "--on-exit", shlex.join(on_exit),
                          "--on-exit-timeout", str(ON_EXIT_TIMEOUT)]
         _register_atexit()

@@ -1,13 +1,16 @@
 """A tiny supervisor between the referee and a bot process: no bot process outlives the referee.
 
-Run as `python -m referee.bots.guard [--grace S] [--on-exit CMD] [--no-subreaper] -- COMMAND...`.
-The guard
+Run as `python -m referee.bots.guard [--grace S] [--remove-dir DIR] [--on-exit CMD]
+[--no-subreaper] -- COMMAND...`. The guard
 
 * asks the kernel to send it SIGTERM when the referee dies (PR_SET_PDEATHSIG), even by SIGKILL;
 * becomes a child subreaper, so every descendant of the bot that is orphaned becomes its child
   (a bot cannot escape by double-forking or by starting a new session);
 * on SIGTERM, or when the bot's main process exits, sends SIGTERM to every remaining
-  descendant, waits `--grace` seconds, sends SIGKILL to what is left and reaps it all.
+  descendant, waits `--grace` seconds, sends SIGKILL to what is left and reaps it all;
+* then, with `--remove-dir DIR`, removes DIR (the bot instance's socket directory), after any
+  `--on-exit` command: so nothing is left in the temp directory even when the referee is
+  killed and cannot remove it itself.
 
 Options for a COMMAND that is a container client (`podman run`, `docker run`), whose container
 lives on outside this process tree:
@@ -116,14 +119,15 @@ def run_on_exit(command: str, timeout: float) -> None:
         os.write(2, f"guard: --on-exit {command!r} failed: {exc}\n".encode())
 
 
-USAGE = ("usage: python -m referee.bots.guard [--grace S] [--on-exit CMD] [--on-exit-timeout S] "
-         "[--no-subreaper] -- COMMAND...")
+USAGE = ("usage: python -m referee.bots.guard [--grace S] [--remove-dir DIR] [--on-exit CMD] "
+         "[--on-exit-timeout S] [--no-subreaper] -- COMMAND...")
 
 
 def main(argv: list[str]) -> int:
     grace = 2.0
     on_exit = ""
     on_exit_timeout = 10.0
+    remove_dir = ""
     subreaper = True
     try:
         while argv and argv[0] != "--" and argv[0].startswith("--"):
@@ -136,6 +140,8 @@ def main(argv: list[str]) -> int:
                 on_exit = argv.pop(0)
             elif option == "--on-exit-timeout":
                 on_exit_timeout = float(argv.pop(0))
+            elif option == "--remove-dir":
+                remove_dir = argv.pop(0)
             else:
                 raise ValueError(option)
     except (IndexError, ValueError):
@@ -187,6 +193,10 @@ def main(argv: list[str]) -> int:
     terminate_descendants(grace)
     if on_exit:
         run_on_exit(on_exit, on_exit_timeout)
+    if remove_dir:
+        import shutil  # here, not at the top: the guard starts on every bot start
+
+        shutil.rmtree(remove_dir, ignore_errors=True)
     return 128 - status if status < 0 else status
 
 

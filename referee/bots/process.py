@@ -11,7 +11,6 @@ import contextlib
 import hashlib
 import os
 import re
-import shlex
 import shutil
 import signal
 import subprocess
@@ -200,8 +199,11 @@ class GuardedProcess:
     async def _spawn(self, guard_options: list[str], argv: list[str], cwd: Path,
                      env: dict[str, str]) -> None:
         """Start `argv` under the guard and begin capturing its output (OSError if it cannot)."""
+        # The guard also removes the instance's directory once the bot has ended: `stop` does
+        # too, but a referee killed by SIGKILL cannot.
+        cleanup = ["--remove-dir", str(self._dir)] if self._dir is not None else []
         guard = [sys.executable, "-m", "referee.bots.guard", "--grace", str(GRACE_SECONDS),
-                 *guard_options, "--"]
+                 *cleanup, *guard_options, "--"]
         self.proc = await asyncio.create_subprocess_exec(
             *guard, *argv, cwd=cwd, env={**env, "REFEREE_GUARD_PARENT": str(os.getpid())},
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
@@ -285,12 +287,8 @@ class BotProcess(GuardedProcess):
         argv = launch.argv
         if self.sandbox:
             argv = self._sandboxed(launch)
-        # The guard removes the instance's directory (socket, sandbox /tmp) once the bot has
-        # ended: the referee does too in `stop`, but a referee killed by SIGKILL cannot.
-        assert self._dir is not None
-        cleanup = ["--on-exit", shlex.join(["rm", "-rf", "--", str(self._dir)])]
         try:
-            await self._spawn(cleanup, argv, launch.cwd, launch.env)
+            await self._spawn([], argv, launch.cwd, launch.env)
         except OSError as exc:
             raise BotStartError(self.spec.name, f"cannot start: {exc.strerror}") from None
         return launch.address
