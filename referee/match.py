@@ -175,6 +175,7 @@ class _Match:
             if error is not None:
                 if self.pending is not pending:
                     return
+                pending.watched = False   # telling a crash from a protocol error takes a while
                 strike, detail = await stream.failure(error)
                 if self.pending is not pending:
                     return

@@ -134,6 +134,7 @@ EXPECTED = {   # bot: (strikes, forfeited)
     "illegal": (strikes(illegal=3), True),
     "garbage": (strikes(malformed=2, protocol=1), True),
     "crash_mid": (strikes(crash=3), True),
+    "raiser": (strikes(protocol=3), True),   # fails its stream, but the process serves on
     "forker": (strikes(), False),
     "stderr_flood": (strikes(), False),
 }
@@ -236,6 +237,36 @@ def test_a_finished_games_stream_is_ended_by_the_bot_not_reset() -> None:
             return await stream.call.code()
 
     assert asyncio.run(finish()) == grpc.StatusCode.OK
+
+
+def test_a_broken_stream_is_a_crash_unless_the_bot_still_answers_hello() -> None:
+    """Regression: a dying bot breaks its streams (`internal`, or "RPC already finished" on a
+    write) before the referee learns that its process ended, later still on a loaded machine.
+    A broken stream is a protocol error only if the bot still answers Hello."""
+    from referee.bots.client import BotClient
+
+    async def classify(alive: bool) -> tuple[str, str]:
+        client = BotClient("dying", "unix:/nonexistent/bot.sock", alive=lambda: alive)
+        stream = client.open_game()
+        try:
+            return await stream.failure("internal: Internal error from Core")
+        finally:
+            await stream.finish(None)
+            await client.close()
+
+    strike, detail = asyncio.run(classify(False))
+    assert strike == "crash" and "process ended" in detail
+    # The process is never reported ended (as when its guard is slow to exit), but nothing
+    # answers at its address: still a crash.
+    strike, detail = asyncio.run(classify(True))
+    assert strike == "crash" and "connection to the bot is gone" in detail, detail
+
+    async def live_bot() -> tuple[str, str]:
+        async with honest_stream() as stream:
+            return await stream.failure("internal: Internal error from Core")
+
+    strike, detail = asyncio.run(live_bot())   # the bot serves on: it broke the stream
+    assert (strike, detail) == ("protocol", "internal: Internal error from Core")
 
 
 def test_late_answers_are_dropped_without_a_second_strike() -> None:

@@ -33,6 +33,7 @@ CHANNEL_OPTIONS = [
     ("grpc.keepalive_time_ms", 10_000),
 ]
 END = object()   # the stream ended
+HELLO = pb.HelloRequest(protocol_version=PROTOCOL_VERSION, referee_version=__version__)
 
 
 class _Deadline:
@@ -42,7 +43,8 @@ class _Deadline:
 
     def __init__(self, request_id: int) -> None:
         self.request_id = request_id
-CRASH_SETTLE_S = 1.0   # how long a broken stream waits to see whether the bot's process ends
+PROBE_S = 2.0          # how long a broken stream waits for the bot to answer Hello
+CRASH_SETTLE_S = 1.0   # then how long a crash waits to see the bot's process end (wording only)
 FINISH_S = 1.0         # how long a finished game's stream waits for the bot to end it
 
 
@@ -78,6 +80,7 @@ class BotClient:
         # GameStream.judge (an answer that does not parse is then a strike, not a broken call).
         self._play = self.channel.stream_stream(PLAY_METHOD)
         self._alive = alive or (lambda: True)
+        self.has_process = alive is not None   # False for a bot at an address
         self.hello: Hello | None = None
         self.lost = False   # a stream saw the bot crash: do not start new games on this client
         self.closing: set[asyncio.Task[None]] = set()   # streams ending in the background
@@ -86,10 +89,17 @@ class BotClient:
         """False once the bot's process is known to have ended."""
         return self._alive()
 
+    async def answers_hello(self, timeout: float) -> bool:
+        """Whether the bot answers a Hello within `timeout` seconds: it is up and serving."""
+        try:
+            await self.stub.Hello(HELLO, timeout=timeout, wait_for_ready=False)
+        except grpc.aio.AioRpcError:
+            return False
+        return True
+
     async def handshake(self, timeout: float) -> Hello:
         """Call Hello until it answers or `timeout` seconds pass; BotStartError if it never does."""
         deadline = time.monotonic() + timeout
-        request = pb.HelloRequest(protocol_version=PROTOCOL_VERSION, referee_version=__version__)
         last_error = "no answer"
         while True:
             if not self._alive():
@@ -99,7 +109,7 @@ class BotClient:
                 raise BotStartError(self.name, f"no answer to Hello within {timeout:g} s "
                                                f"({last_error})")
             try:
-                reply = await self.stub.Hello(request, timeout=min(left, 1.0),
+                reply = await self.stub.Hello(HELLO, timeout=min(left, 1.0),
                                               wait_for_ready=False)
                 break
             except grpc.aio.AioRpcError as exc:
@@ -204,23 +214,29 @@ class GameStream:
             await handler(item)
 
     async def failure(self, detail: str) -> tuple[str, str]:
-        """Classify a broken stream: a crash if the process died or the bot is unreachable.
+        """Classify a broken stream: a crash if the bot's process ended or the connection to
+        it is gone, a protocol error if the bot is up and serving (it broke the stream itself).
 
-        A bot that dies breaks its streams (often as `internal` or `unknown`) a moment before
-        its process is known to have ended: the first time, wait up to CRASH_SETTLE_S for that.
+        A dying bot breaks its streams (often as `internal` or `unknown`) before its process is
+        known to have ended (the guard and the kernel take a while to report it, longer on a
+        loaded machine), so what decides is whether the bot still answers a Hello.
         """
-        if not self._settled:
+        client = self.client
+        connection_lost = "unavailable" in detail or "connect" in detail
+        if (client.process_alive() and not connection_lost
+                and await client.answers_hello(PROBE_S)):
+            return PROTOCOL, detail
+        client.lost = True
+        if client.has_process and not self._settled:
+            # Only the record's wording depends on this: "process ended" tells a bot's author
+            # more than "connection gone", and a process is usually reaped within milliseconds.
             self._settled = True
             deadline = time.monotonic() + CRASH_SETTLE_S
-            while self.client.process_alive() and time.monotonic() < deadline:
+            while client.process_alive() and time.monotonic() < deadline:
                 await asyncio.sleep(0.01)
-        if not self.client.process_alive():
-            self.client.lost = True
+        if not client.process_alive():
             return CRASH, f"the bot's process ended ({detail})"
-        if "unavailable" in detail or "connect" in detail:
-            self.client.lost = True
-            return CRASH, detail
-        return PROTOCOL, detail
+        return CRASH, f"the connection to the bot is gone ({detail})"
 
     async def send(self, message: pb.RefereeMessage | bytes) -> str | None:
         """Write a message (or its serialized bytes); return None, or why the stream is broken."""
