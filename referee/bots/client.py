@@ -34,6 +34,9 @@ CHANNEL_OPTIONS = [
 ]
 END = object()   # the stream ended
 HELLO = pb.HelloRequest(protocol_version=PROTOCOL_VERSION, referee_version=__version__)
+PROBE_S = 2.0          # how long a broken stream waits for the bot to answer Hello
+CRASH_SETTLE_S = 1.0   # then how long a crash waits to see the bot's process end (wording only)
+FINISH_S = 1.0         # how long a finished game's stream waits for the bot to end it
 
 
 class _Deadline:
@@ -43,9 +46,6 @@ class _Deadline:
 
     def __init__(self, request_id: int) -> None:
         self.request_id = request_id
-PROBE_S = 2.0          # how long a broken stream waits for the bot to answer Hello
-CRASH_SETTLE_S = 1.0   # then how long a crash waits to see the bot's process end (wording only)
-FINISH_S = 1.0         # how long a finished game's stream waits for the bot to end it
 
 
 @dataclass(frozen=True)
