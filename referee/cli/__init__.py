@@ -1,11 +1,14 @@
-"""The `referee` command line: thin click commands over the library."""
+"""The `referee` command line: thin click commands over the library.
+
+Commands that grow beyond a screen live in modules of their own beside this one, each adding
+itself to `main` when imported at the bottom of this file.
+"""
 
 from __future__ import annotations
 
 import functools
 import json
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -366,6 +369,3 @@ def check(bot: Path, opponents: tuple[Path, ...], presets: tuple[str, ...], game
     if not report.ok:
         raise click.exceptions.Exit(1)
 
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
