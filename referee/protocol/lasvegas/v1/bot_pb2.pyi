@@ -245,12 +245,23 @@ class Action(_message.Message):
     def __init__(self, value: _Optional[int] = ..., slot: _Optional[bool] = ...) -> None: ...
 
 class Decision(_message.Message):
-    __slots__ = ("request_id", "action")
+    __slots__ = ("request_id", "action", "note", "values")
+    class ValuesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
+    NOTE_FIELD_NUMBER: _ClassVar[int]
+    VALUES_FIELD_NUMBER: _ClassVar[int]
     request_id: int
     action: Action
-    def __init__(self, request_id: _Optional[int] = ..., action: _Optional[_Union[Action, _Mapping]] = ...) -> None: ...
+    note: str
+    values: _containers.ScalarMap[str, float]
+    def __init__(self, request_id: _Optional[int] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., note: _Optional[str] = ..., values: _Optional[_Mapping[str, float]] = ...) -> None: ...
 
 class GameEnd(_message.Message):
     __slots__ = ("game_id", "standings", "forfeited", "reason", "strikes")
