@@ -1,4 +1,4 @@
-"""The Las Vegas engine: pure rules, no I/O (RULES.md R1..R51).
+"""The Las Vegas engine: pure rules, no I/O (docs/rules.md, R1..R51).
 
     from referee.engine import Game, preset
     game = Game(preset("classic"), players=3, seed=42)

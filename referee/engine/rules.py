@@ -1,4 +1,4 @@
-"""Rule sets: every option of RULES.md, the five presets, and validation.
+"""Rule sets: every option of docs/rules.md, the five presets, and validation.
 
 A rule set is data. The presets are named bundles of options; every option can also be set on
 its own, so a club can invent variants without code changes.
@@ -36,7 +36,7 @@ SCALED_THRESHOLDS: dict[int, int] = {
 
 @dataclass(frozen=True)
 class RuleSet:
-    """Every option of the rules (RULES.md). Build one with `preset()` or `RuleSet.from_dict()`."""
+    """Every option of the rules (docs/rules.md). Build one with `preset()` or `from_dict()`."""
 
     preset: str = "custom"          # informational: the preset this rule set started from
     min_players: int = 2

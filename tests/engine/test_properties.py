@@ -1,7 +1,7 @@
 """Property tests: random rule sets, seat counts, seeds and legal choices (hypothesis).
 
 Every game is played to its end and checked against an independent model of the rules built
-only from RULES.md and the game's events: funding (R10, R11), turn order and rolls (R13, R14),
+only from docs/rules.md and the game's events: funding (R10, R11), turn order and rolls (R13, R14),
 placements (R16, R31), counts, cancellations, payouts and leftovers (R20-R23, R32), money and
 ranking (R26), plus note conservation at every step, the duplicate property of R50, and replay
 of records (also after a JSON round trip, and tampered).
@@ -359,7 +359,7 @@ def test_records_replay_round_trip_json_and_report_tampering(case, data):
 
 def test_record_of_a_custom_rule_set_round_trips_json():
     """A rule set built option by option (preset "custom", the RuleSet default) must survive
-    GameRecord.to_json / from_json like any other (RULES.md: "every option can also be set on
+    GameRecord.to_json / from_json like any other (docs/rules.md: "every option can also be set on
     its own")."""
     rules = RuleSet(dice=3, rounds=1)
     game = Game(rules, 2, seed=1)

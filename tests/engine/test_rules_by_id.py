@@ -1,4 +1,4 @@
-"""One or more tests per rule id of RULES.md (R1..R51), each test named after the rule it checks.
+"""One or more tests per rule id of docs/rules.md (R1..R51), each named after the rule it checks.
 
 Exact situations are built with `stage()`: a hand-made `View` turned into a playable game by
 `determinize` (the public look-ahead API), with recording switched back on. Where a test needs an
