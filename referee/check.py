@@ -33,6 +33,7 @@ from referee import __version__
 from referee.bots.errors import (
     CRASH,
     ILLEGAL,
+    REASON_LIMIT,
     STRIKE_TYPES,
     TIMEOUT,
     BotError,
@@ -45,6 +46,7 @@ from referee.engine import PRESETS, Action, Game, RuleSet, preset
 from referee.match import MatchOptions, MatchResult, play_match
 from referee.protocol import PROTOCOL_VERSION, convert, pb
 from referee.seeds import derive_seed
+from referee.text import safe_line
 
 ROOT = Path(__file__).resolve().parent.parent
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
@@ -72,7 +74,7 @@ class Check:
 
     def line(self) -> str:
         """The check as a report line."""
-        return f"{self.status}  {self.name:<40} {self.detail}"
+        return f"{self.status}  {self.name:<40} {safe_line(self.detail, limit=REASON_LIMIT)}"
 
     def to_json(self) -> dict[str, Any]:
         """The check as JSON-ready data."""
@@ -277,17 +279,18 @@ class Checker:
             self.add("hello", FAIL, f"a second Hello failed: {exc.code().name.lower()}")
             return
         took_ms = 1000 * (time.monotonic() - began)
-        self.report.hello = {"bot_name": reply.bot_name, "bot_version": reply.bot_version,
+        bot_name, bot_version = safe_line(reply.bot_name), safe_line(reply.bot_version)
+        self.report.hello = {"bot_name": bot_name, "bot_version": bot_version,
                              "protocol_version": reply.protocol_version,
                              "max_concurrent_games": reply.max_concurrent_games}
-        if reply.bot_name:
-            same = "" if reply.bot_name == self.spec.name else (
+        if bot_name:
+            same = "" if bot_name == self.spec.name else (
                 f" (the spec names it {self.spec.name!r}; tournaments use the spec's name)")
-            self.add("hello: bot_name", PASS, f"{reply.bot_name!r}{same}")
+            self.add("hello: bot_name", PASS, f"'{bot_name}'{same}")
         else:
             self.add("hello: bot_name", FAIL, "empty: answer with your bot's name")
-        if reply.bot_version:
-            self.add("hello: bot_version", PASS, repr(reply.bot_version))
+        if bot_version:
+            self.add("hello: bot_version", PASS, f"'{bot_version}'")
         else:
             self.add("hello: bot_version", FAIL, "empty: answer with a version such as '1.0' "
                                                  "or a git hash")

@@ -25,6 +25,7 @@ from referee.engine import Game, GameRecord, RuleSet
 from referee.protocol import convert
 from referee.protocol.convert import quick_decision
 from referee.seeds import derive_seed
+from referee.text import safe_line
 
 
 class SeatBot(Protocol):
@@ -278,6 +279,7 @@ class _Match:
         if strike is None:
             self.accept(seat, action, reply.latency_us, _NO_STRIKE)
             return
+        detail = safe_line(detail)   # may quote the bot (gRPC status details)
         result = self.seats[seat]
         result.strikes[strike] += 1
         if result.strike_count >= self.options.strikes_to_forfeit:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from referee.engine import SLOT
+from referee.text import safe_line
 
 
 def money(amount: int) -> str:
@@ -59,7 +60,8 @@ class Narrator:
             line = (f"    puts {' + '.join(parts)} showing {value} on "
                     f"{target_name(SLOT if slot else value)}")
             if decision and decision.get("strike"):
-                line += f"  [{decision['strike']} strike: {decision.get('detail', '')}; " \
+                detail = safe_line(decision.get("detail", ""))
+                line += f"  [{safe_line(decision['strike'])} strike: {detail}; " \
                         f"substitute move]"
             elif decision and decision.get("auto"):
                 line += f"  [{decision['auto']}]"

@@ -26,6 +26,7 @@ from referee.protocol.convert import (
     action_from_pb,
     quick_decision,
 )
+from referee.text import safe_line
 
 CHANNEL_OPTIONS = [
     ("grpc.max_receive_message_length", 1 << 20),   # a decision is a few bytes; refuse floods
@@ -118,7 +119,7 @@ class BotClient:
         if reply.protocol_version != PROTOCOL_VERSION:
             raise BotStartError(self.name, f"speaks protocol {reply.protocol_version}, the "
                                            f"referee speaks {PROTOCOL_VERSION}")
-        self.hello = Hello(reply.bot_name or self.name, reply.bot_version,
+        self.hello = Hello(safe_line(reply.bot_name or self.name), safe_line(reply.bot_version),
                            reply.protocol_version, max(1, reply.max_concurrent_games))
         return self.hello
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from referee.bots.errors import BotStartError
 from referee.bots.spec import BotSpec, hash_tree
+from referee.text import safe_block
 
 GRACE_SECONDS = 2.0
 # Sandbox limits when a spec sets none. The memory bound is on address space (RLIMIT_AS): Node
@@ -152,13 +153,13 @@ class OutputLog:
         if len(data) > cap:
             dropped += len(data) - cap
             data = data[-cap:]
-        text = data.decode("utf-8", errors="replace")
+        text = safe_block(data.decode("utf-8", errors="replace"))
         return f"[{dropped} bytes dropped]\n{text}" if dropped else text
 
     def tail(self, lines: int = 3) -> str:
         """The last few lines, joined with ' | ' (for one-line error messages)."""
-        text = b"".join(self.chunks)[-4096:].decode("utf-8", errors="replace")
-        return " | ".join(line.strip() for line in text.strip().splitlines()[-lines:])
+        text = safe_block(b"".join(self.chunks)[-4096:].decode("utf-8", errors="replace"))
+        return " | ".join(line.strip() for line in text.strip().split("\n")[-lines:])
 
 
 @dataclass

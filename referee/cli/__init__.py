@@ -19,6 +19,7 @@ from referee import __version__
 from referee.bots.errors import BotError
 from referee.engine import PRESET_NOTES, PRESETS, RuleSet, preset
 from referee.engine.errors import EngineError
+from referee.text import safe_line
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -36,7 +37,7 @@ def friendly_errors(func: F) -> F:
         except click.exceptions.Exit:
             raise
         except USER_ERRORS as exc:
-            raise click.ClickException(str(exc)) from None
+            raise click.ClickException(safe_line(str(exc), limit=2000)) from None
         except KeyboardInterrupt:
             raise click.ClickException("interrupted") from None
         except Exception as exc:  # a bug: one line, the traceback only on request
@@ -364,7 +365,7 @@ def check(bot: Path, opponents: tuple[Path, ...], presets: tuple[str, ...], game
         click.echo(f"referee check {bot}")
         report = run_check(bot, options, listener=lambda c: click.echo(c.line()))
         if report.failures and report.output_tail:
-            click.echo(f"bot output (last lines): {report.output_tail}")
+            click.echo(f"bot output (last lines): {safe_line(report.output_tail, limit=2000)}")
         click.echo(report.summary())
     if not report.ok:
         raise click.exceptions.Exit(1)

@@ -44,8 +44,9 @@ def address_from_argv(argv: list[str]) -> str:
 
 class Servicer(rpc.BotServicer):
     def __init__(self, name: str, decide: Decide, on_hello: Callable[[], None] | None,
-                 max_games: int) -> None:
+                 max_games: int, version: str = "test-1") -> None:
         self.name = name
+        self.version = version
         self.decide = decide
         self.on_hello = on_hello
         self.max_games = max_games
@@ -53,7 +54,7 @@ class Servicer(rpc.BotServicer):
     def Hello(self, request, context):  # noqa: N802 (gRPC method name)
         if self.on_hello is not None:
             self.on_hello()
-        return pb.HelloReply(bot_name=self.name, bot_version="test-1",
+        return pb.HelloReply(bot_name=self.name, bot_version=self.version,
                              protocol_version=PROTOCOL_VERSION,
                              max_concurrent_games=self.max_games)
 
@@ -75,10 +76,10 @@ class Servicer(rpc.BotServicer):
 
 
 def run(name: str, decide: Decide = honest, *, on_hello: Callable[[], None] | None = None,
-        max_games: int = 8) -> None:
+        max_games: int = 8, version: str = "test-1") -> None:
     """Serve until SIGTERM (the default action ends the process)."""
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_games + 4))
-    rpc.add_BotServicer_to_server(Servicer(name, decide, on_hello, max_games), server)
+    rpc.add_BotServicer_to_server(Servicer(name, decide, on_hello, max_games, version), server)
     server.add_insecure_port(address_from_argv(sys.argv))
     server.start()
     server.wait_for_termination()
