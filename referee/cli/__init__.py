@@ -370,3 +370,7 @@ def check(bot: Path, opponents: tuple[Path, ...], presets: tuple[str, ...], game
     if not report.ok:
         raise click.exceptions.Exit(1)
 
+
+
+# Commands in modules of their own register themselves on `main`.
+from referee.cli import records as _records  # noqa: E402,F401

@@ -1,0 +1,79 @@
+"""`referee show`, `referee export` and `referee verify`: reading a league's stored games."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from referee.cli import friendly_errors, main
+
+
+@main.command()
+@click.argument("directory", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("game", metavar="GAME")
+@click.option("--json", "as_json", is_flag=True, help="Print the game's record as JSON.")
+@friendly_errors
+def show(directory: Path, game: str, as_json: bool) -> None:
+    """Tell a stored game move by move: GAME is its schedule index or its id (s1-g4)."""
+    from referee.report.narrate import narrate
+    from referee.report.records import league_records
+
+    wanted: int | str = int(game) if game.isdigit() else game
+    (stored,) = league_records(directory, [wanted])
+    if as_json:
+        click.echo(json.dumps(stored.data, indent=1))
+        return
+    for line in narrate(stored.data):
+        click.echo(line)
+
+
+@main.command()
+@click.argument("directory", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path),
+              help="A directory (one JSON file per game) or a FILE.jsonl (default DIR/export).")
+@click.option("--games", "selection", metavar="SELECTION",
+              help="Games to export: indexes, ranges and ids, e.g. 0-9,12,s1-g40 (default all).")
+@friendly_errors
+def export(directory: Path, out: Path | None, selection: str | None) -> None:
+    """Write a league's game records as JSON files or JSON Lines (docs/replay-format.md)."""
+    from referee.report.export import export_records
+    from referee.report.records import league_records, parse_selection
+
+    wanted = parse_selection(selection) if selection is not None else None
+    target = out or directory / "export"
+    count = export_records(league_records(directory, wanted), target)
+    click.echo(f"{count} records written to {target}")
+
+
+@main.command()
+@click.argument("sources", nargs=-1, required=True, metavar="DIR|FILE...",
+                type=click.Path(exists=True, path_type=Path))
+@friendly_errors
+def verify(sources: tuple[Path, ...]) -> None:
+    """Replay records with the engine and report every event, score or standing that differs.
+
+    DIR is a league directory (every stored game); FILE a record (JSON) or JSON Lines. Exits
+    with status 1 if any record differs from its replay or cannot be read.
+    """
+    from referee.report.records import records_from
+    from referee.report.verify import differences
+
+    checked = failed = 0
+    for source in sources:
+        for stored in records_from(source):
+            checked += 1
+            try:
+                found = differences(stored)
+            except (ValueError, KeyError, TypeError) as exc:
+                found = [f"not a valid record: {exc}"]
+            if found:
+                failed += 1
+                click.echo(f"{stored.source}: {len(found)} difference(s)")
+                for difference in found:
+                    click.echo(f"  {difference}")
+    click.echo(f"{checked} records checked, {checked - failed} match their replay"
+               + (f", {failed} differ" if failed else ""))
+    if failed or not checked:
+        raise click.exceptions.Exit(1)
