@@ -274,6 +274,9 @@ class BotProcess(GuardedProcess):
             resolved = Path(self.spec.workdir, program)
             if not (resolved.exists() and os.access(resolved, os.X_OK)):
                 raise BotStartError(self.spec.name, f"command not found: {program}")
+            # Absolute, so that the sandbox looks for it in the bot's directory too, not in
+            # the referee's working directory.
+            argv[0] = str(resolved)
         elif shutil.which(program, path=self.spec.env.get("PATH", os.environ.get("PATH"))) is None:
             raise BotStartError(self.spec.name, f"command not found: {program}")
         self._dir = Path(tempfile.mkdtemp(prefix="referee-"))
