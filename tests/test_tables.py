@@ -114,10 +114,11 @@ def test_percentile_interpolates_linearly():
 def test_csv_parses_back(rows):
     parsed = list(csv.DictReader(io.StringIO(to_csv(rows))))
     assert list(parsed[0]) == [
-        "rank", "bot", "mu", "sigma", "conservative", "games", "wins", "win_pct", "avg_place",
-        "avg_money", "seat0_win_pct", "seat1_win_pct", "seat2_win_pct", "strikes_timeout",
-        "strikes_illegal", "strikes_malformed", "strikes_protocol", "strikes_crash", "forfeits",
-        "think_p50_ms", "think_p95_ms",
+        "rank", "bot", "strength", "strength_low", "strength_high", "rank_low",
+        "rank_high", "separated_from_next", "mu", "sigma", "conservative", "games", "wins",
+        "win_pct", "avg_place", "avg_money", "seat0_win_pct", "seat1_win_pct", "seat2_win_pct",
+        "strikes_timeout", "strikes_illegal", "strikes_malformed", "strikes_protocol",
+        "strikes_crash", "forfeits", "think_p50_ms", "think_p95_ms",
     ]
     for row, line in zip(rows, parsed, strict=True):
         assert line["bot"] == row.bot and int(line["rank"]) == row.rank

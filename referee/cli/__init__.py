@@ -323,7 +323,7 @@ def _print_outcome(outcome: Any, quiet: bool) -> None:
 
     if not quiet:
         click.echo(f"schedule: {len(outcome.schedule)} games; {outcome.balance.describe()}")
-    render_terminal(outcome.rows, outcome.h2h)
+    render_terminal(outcome.rows, outcome.h2h, pairwise=outcome.pairwise)
     state = "finished" if outcome.finished else "unfinished (use --resume)"
     click.echo(f"{len(outcome.games)}/{len(outcome.schedule)} games recorded, {state}; "
                f"played now: {outcome.played_now}; tables in {outcome.out}/")

@@ -18,6 +18,7 @@ from referee.bots.spec import BotSpec, load_spec
 from referee.config import ConfigError
 from referee.engine import RuleSet
 from referee.league.config import LeagueSettings
+from referee.league.intervals import Standings, standings
 from referee.league.progress import Progress
 from referee.league.ratings import RatingParams, Ratings, rate_games
 from referee.league.results import PlayedGame
@@ -44,6 +45,15 @@ class LeagueOutcome:
     rules: dict                 # the league's rule set, as stored
     played_now: int = 0
     broken: list[BotStartError] = field(default_factory=list)
+    standings: Standings | None = None     # the global fit with its intervals
+
+    @property
+    def pairwise(self) -> dict[tuple[str, str], float]:
+        """P(a finishes ahead of b) from the global fit, in table order."""
+        if self.standings is None:
+            return {}
+        order, ahead = self.standings.order, self.standings.ahead
+        return {(a, b): ahead[a, b] for a in order for b in order if (a, b) in ahead}
 
     @property
     def finished(self) -> bool:
@@ -79,17 +89,26 @@ def load_outcome(store: LeagueStore, played_now: int = 0) -> LeagueOutcome:
     games = store.played()
     params = RatingParams(**settings["ratings"])
     ratings = rate_games(games, bots, params)
-    rows = league_table(games, bots, ratings)
+    fit = league_standings(games, bots, schedule, settings["seed"])
+    rows = league_table(games, bots, ratings, fit)
     return LeagueOutcome(store.path.parent, bots, schedule, games, ratings, rows,
                          head_to_head(games, bots), balance(schedule, bots), settings["rules"],
-                         played_now)
+                         played_now, standings=fit)
+
+
+def league_standings(games: list[PlayedGame], bots: list[str], schedule: list[ScheduledGame],
+                     seed: int) -> Standings:
+    """The global fit of a league's games with bootstrap intervals: the rotations of one
+    duplicate table are resampled together (their schedule group)."""
+    groups = {game.index: game.group for game in schedule}
+    return standings(games, bots, seed, groups)
 
 
 def write_outputs(outcome: LeagueOutcome) -> None:
     """Write the tables (Markdown, CSV, JSON) next to the database."""
     extra = {"rules": outcome.rules.get("preset"), "games_recorded": len(outcome.games),
              "games_scheduled": len(outcome.schedule)}
-    write_tables(outcome.out, outcome.rows, outcome.h2h, extra)
+    write_tables(outcome.out, outcome.rows, outcome.h2h, extra, outcome.pairwise)
 
 
 async def run_league(settings: LeagueSettings, progress: Progress | None = None,

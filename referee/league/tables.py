@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from referee.bots.errors import STRIKE_TYPES
+from referee.league.intervals import Standings
 from referee.league.ratings import Ratings
 from referee.league.results import PlayedGame
 
@@ -46,20 +47,45 @@ class Row:
     forfeits: int
     think_p50_ms: float | None          # over all the bot's decision latencies
     think_p95_ms: float | None
+    # The global fit (intervals.py), on the Elo scale; None without games or without a fit.
+    strength: float | None = None
+    strength_low: float | None = None   # 95% bootstrap interval
+    strength_high: float | None = None
+    rank_low: int | None = None         # the ranks the bot holds at 95%
+    rank_high: int | None = None
+    separated_from_next: bool | None = None   # intervals of this row and the next do not overlap
 
 
 def league_table(
-    games: Sequence[PlayedGame], bots: Sequence[str], ratings: Ratings
+    games: Sequence[PlayedGame], bots: Sequence[str], ratings: Ratings,
+    standings: Standings | None = None,
 ) -> list[Row]:
-    """One row per bot, best `mu - 3 sigma` first (ties by name), ranked 1, 2, 3..."""
+    """One row per bot, ranked 1, 2, 3... With `standings` (the global fit) rows follow its
+    order, strongest first, and carry its intervals; without, best `mu - 3 sigma` first (ties
+    by name)."""
     seats = max((game.players for game in games), default=0)
     stats = {bot: _Stats(seats) for bot in bots}
     for game in games:
         for seat, bot in enumerate(game.bots):
             _known(bot, stats, game)
             stats[bot].add(game, seat)
-    order = sorted(bots, key=lambda bot: (-ratings.conservative(bot), bot))
-    return [stats[bot].row(rank, bot, ratings) for rank, bot in enumerate(order, start=1)]
+    if standings is None:
+        order = sorted(bots, key=lambda bot: (-ratings.conservative(bot), bot))
+        return [stats[bot].row(rank, bot, ratings) for rank, bot in enumerate(order, start=1)]
+    separated = standings.separated_from_next()
+    rows = []
+    for rank, bot in enumerate(standings.order, start=1):
+        row = stats[bot].row(rank, bot, ratings)
+        row.strength, row.strength_low = standings.strength[bot], standings.low[bot]
+        row.strength_high = standings.high[bot]
+        row.rank_low, row.rank_high = standings.rank_low[bot], standings.rank_high[bot]
+        row.separated_from_next = separated[bot]
+        rows.append(row)
+    return rows
+
+
+# P(row bot finishes ahead of column bot), from the global fit
+Pairwise = dict[tuple[str, str], float]
 
 
 def head_to_head(games: Iterable[PlayedGame], bots: Sequence[str]) -> HeadToHead:
@@ -150,7 +176,8 @@ def _columns(rows: Sequence[Row]) -> list[str]:
     seats = max((len(row.seat_win_pct) for row in rows), default=0)
     kinds = _strike_kinds(rows)
     return [
-        "rank", "bot", "mu", "sigma", "conservative", "games", "wins", "win_pct",
+        "rank", "bot", "strength", "strength_low", "strength_high", "rank_low", "rank_high",
+        "separated_from_next", "mu", "sigma", "conservative", "games", "wins", "win_pct",
         "avg_place", "avg_money",
         *(f"seat{s}_win_pct" for s in range(seats)),
         *(f"strikes_{kind}" for kind in kinds),
@@ -178,6 +205,8 @@ def _fmt(value: Any, digits: int = 2) -> str:
     """A value for people: floats with `digits` decimals, '-' for None."""
     if value is None:
         return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, float):
         return f"{value:.{digits}f}"
     return str(value)
@@ -191,41 +220,88 @@ def _h2h_cell(h2h: HeadToHead, a: str, b: str) -> str:
     return f"{ahead}-{behind}" if together else ""
 
 
-def render_terminal(rows: Sequence[Row], h2h: HeadToHead, console: Console | None = None) -> None:
-    """Print the league table and the head-to-head matrix with rich."""
+def _signed(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.0f}"
+
+
+def _interval(row: Row) -> str:
+    if row.strength_low is None or row.strength_high is None:
+        return "-"
+    return f"{_signed(row.strength_low)}..{_signed(row.strength_high)}"
+
+
+def _ranks(row: Row) -> str:
+    if row.rank_low is None or row.rank_high is None:
+        return "-"
+    return str(row.rank_low) if row.rank_low == row.rank_high else f"{row.rank_low}-{row.rank_high}"
+
+
+def _apart(row: Row) -> str:
+    """The separation mark of a row from the next: '' if separated (or last), '~' if not."""
+    return "~" if row.separated_from_next is False else ""
+
+
+def _pair_cell(pairwise: Pairwise, a: str, b: str) -> str:
+    if a == b:
+        return "x"
+    value = pairwise.get((a, b))
+    return "" if value is None else f"{100 * value:.0f}%"
+
+
+def render_terminal(rows: Sequence[Row], h2h: HeadToHead, console: Console | None = None,
+                    pairwise: Pairwise | None = None) -> None:
+    """Print the league table, the head-to-head matrix and (with `pairwise`) the global fit's
+    chance of each bot finishing ahead of each other, with rich."""
     if console is None:
         # The table is wide: never squeeze it below 170 columns (a pipe or log gets 80).
         width = max(170, shutil.get_terminal_size((170, 24)).columns)
         console = Console(width=width)
     table = Table(title="League table", title_justify="left")
-    for name in ("#", "bot", "mu", "sigma", "mu-3s", "games", "wins", "win %",
-                 "avg place", "avg $", "win % by seat", "strikes", "forfeits",
+    fitted = any(row.strength is not None for row in rows)
+    global_columns = ("strength", "95% interval", "ranks", "") if fitted else ()
+    for name in ("#", "bot", *global_columns, "mu", "sigma", "mu-3s", "games", "wins",
+                 "win %", "avg place", "avg $", "win % by seat", "strikes", "forfeits",
                  "think p50 ms", "think p95 ms"):
-        table.add_column(name, justify="left" if name == "bot" else "right")
+        table.add_column(name, justify="left" if name == "bot" else "right",
+                         no_wrap=name == "95% interval")
     for row in rows:
         strikes = " ".join(f"{kind}:{n}" for kind, n in row.strikes.items() if n) or "-"
+        fit_cells = ((_signed(row.strength), _interval(row), _ranks(row), _apart(row))
+                     if fitted else ())
         table.add_row(
-            str(row.rank), row.bot, _fmt(row.mu), _fmt(row.sigma), _fmt(row.conservative),
+            str(row.rank), row.bot, *fit_cells, _fmt(row.mu), _fmt(row.sigma),
+            _fmt(row.conservative),
             str(row.games), str(row.wins), _fmt(row.win_pct, 1), _fmt(row.avg_place),
             _fmt(None if row.avg_money is None else round(row.avg_money)),
             "/".join(_fmt(pct, 0) for pct in row.seat_win_pct),
             strikes, str(row.forfeits), _fmt(row.think_p50_ms, 1), _fmt(row.think_p95_ms, 1),
         )
     console.print(table)
+    if fitted:
+        console.print("strength: global fit (Elo scale, 0 = average; +100 is about 64% to "
+                      "finish ahead); ranks: held at 95%; ~: not separated from the next row "
+                      "(95% intervals overlap)")
     names = [row.bot for row in rows]
     console.print("Head to head: games the row bot finished ahead of the column bot - behind it")
+    _print_matrix(console, names, lambda a, b: _h2h_cell(h2h, a, b))
+    if pairwise:
+        console.print("Chance that the row bot finishes ahead of the column bot (global fit)")
+        _print_matrix(console, names, lambda a, b: _pair_cell(pairwise, a, b))
+
+
+def _print_matrix(console: Console, names: list[str], cell: Any) -> None:
     matrix = Table()
     matrix.add_column("")
     for name in names:
         matrix.add_column(name, justify="center")
     for a in names:
-        matrix.add_row(a, *(_h2h_cell(h2h, a, b) for b in names))
+        matrix.add_row(a, *(cell(a, b) for b in names))
     console.print(matrix)
 
 
-def to_markdown(rows: Sequence[Row], h2h: HeadToHead) -> str:
-    """The league table and the head-to-head matrix as Markdown tables (numbers to 2 decimals,
-    '-' where undefined)."""
+def to_markdown(rows: Sequence[Row], h2h: HeadToHead, pairwise: Pairwise | None = None) -> str:
+    """The league table, the head-to-head matrix and (with `pairwise`) the chance matrix as
+    Markdown tables (numbers to 2 decimals, '-' where undefined)."""
     columns = _columns(rows)
     lines = ["## League table", "", _md_line(columns), _md_line(["---"] * len(columns))]
     for row in rows:
@@ -237,6 +313,17 @@ def to_markdown(rows: Sequence[Row], h2h: HeadToHead) -> str:
               _md_line(["", *names]), _md_line(["---"] * (len(names) + 1))]
     for a in names:
         lines.append(_md_line([a, *(_h2h_cell(h2h, a, b) for b in names)]))
+    if any(row.strength is not None for row in rows):
+        lines += ["", "strength: global Plackett-Luce fit on the Elo scale (0 = average), with "
+                  "its 95% bootstrap interval and the ranks held at 95%; separated_from_next: "
+                  "no when this row's interval overlaps the next row's."]
+    if pairwise:
+        lines += ["", "## Chance of finishing ahead", "",
+                  "Cells: the global fit's chance that the row bot finishes ahead of the column "
+                  "bot at a table they share.", "",
+                  _md_line(["", *names]), _md_line(["---"] * (len(names) + 1))]
+        for a in names:
+            lines.append(_md_line([a, *(_pair_cell(pairwise, a, b) for b in names)]))
     return "\n".join(lines) + "\n"
 
 
@@ -271,28 +358,45 @@ def h2h_csv(h2h: HeadToHead) -> str:
     return out.getvalue()
 
 
-def to_json(rows: Sequence[Row], h2h: HeadToHead) -> dict[str, Any]:
+def pairwise_csv(pairwise: Pairwise) -> str:
+    """The chance matrix as CSV: a, b, p_ahead (one line per ordered pair)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["a", "b", "p_ahead"])
+    for (a, b), value in pairwise.items():
+        writer.writerow([a, b, repr(value)])
+    return out.getvalue()
+
+
+def to_json(rows: Sequence[Row], h2h: HeadToHead,
+            pairwise: Pairwise | None = None) -> dict[str, Any]:
     """The table and head-to-head counts as JSON-ready data: {"table": [row, ...],
-    "head_to_head": [{"a", "b", "games", "a_ahead", "b_ahead"}, ...]}."""
-    return {
+    "head_to_head": [{"a", "b", "games", "a_ahead", "b_ahead"}, ...]}, plus with `pairwise`
+    "pairwise": [{"a", "b", "p_ahead"}, ...] (the global fit's chance a finishes ahead of b)."""
+    data: dict[str, Any] = {
         "table": [asdict(row) for row in rows],
         "head_to_head": [
             {"a": a, "b": b, "games": together, "a_ahead": ahead, "b_ahead": behind}
             for (a, b), (together, ahead, behind) in h2h.items()
         ],
     }
+    if pairwise is not None:
+        data["pairwise"] = [{"a": a, "b": b, "p_ahead": value}
+                            for (a, b), value in pairwise.items()]
+    return data
 
 
 def write_tables(
-    out_dir: Path, rows: Sequence[Row], h2h: HeadToHead, extra: dict[str, Any] | None = None
+    out_dir: Path, rows: Sequence[Row], h2h: HeadToHead, extra: dict[str, Any] | None = None,
+    pairwise: Pairwise | None = None,
 ) -> list[Path]:
-    """Write table.md, table.csv, table.json and head_to_head.csv into `out_dir` (created if
-    needed) and return their paths. `extra` (e.g. league settings) is listed at the top of the
-    Markdown and kept under "extra" in the JSON."""
+    """Write table.md, table.csv, table.json and head_to_head.csv (and, with `pairwise`,
+    pairwise.csv) into `out_dir` (created if needed) and return their paths. `extra` (e.g.
+    league settings) is listed at the top of the Markdown and kept under "extra" in the JSON."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    markdown = to_markdown(rows, h2h)
-    data = to_json(rows, h2h)
+    markdown = to_markdown(rows, h2h, pairwise)
+    data = to_json(rows, h2h, pairwise)
     if extra:
         markdown = "".join(f"- {key}: {value}\n" for key, value in extra.items()) + "\n" + markdown
         data["extra"] = extra
@@ -302,6 +406,8 @@ def write_tables(
         "table.json": json.dumps(data, indent=2, default=str) + "\n",
         "head_to_head.csv": h2h_csv(h2h),
     }
+    if pairwise is not None:
+        files["pairwise.csv"] = pairwise_csv(pairwise)
     paths = []
     for name, text in files.items():
         path = out_dir / name

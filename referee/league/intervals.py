@@ -1,0 +1,143 @@
+"""How sure the global fit is: seeded bootstrap intervals, rank ranges and separation.
+
+The games are grouped into resampling units: one game each, or, under `--duplicate`, every
+rotation of one table and seed together, so that the dice luck the rotations cancel stays
+paired. A resample draws as many units as there are, with replacement (numpy's PCG64 seeded
+from the league seed); the Plackett-Luce fit (plackett.py) is repeated on each. A bot's 95%
+interval is the 2.5th..97.5th percentile of its strength over the resamples, its rank range
+the 2.5th..97.5th percentile of its rank. Two bots next to each other in the table are
+*separated* when their intervals do not overlap.
+
+Units are put in a canonical order (by their games' content) before drawing, so the same games
+give bit-identical results in any order, at any concurrency and after any resume.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from referee.league.plackett import Design, canonical_key, to_elo
+from referee.league.results import PlayedGame
+from referee.seeds import derive_seed
+
+RESAMPLES = 300
+LEVEL = 0.95
+
+
+@dataclass
+class Standings:
+    """The global fit with its uncertainty. `order` is best first: bots with games by strength
+    (ties by name), then bots without games by name."""
+
+    order: list[str]
+    strength: dict[str, float | None]               # Elo scale, mean 0 over bots with games
+    low: dict[str, float | None]                    # 95% interval
+    high: dict[str, float | None]
+    rank_low: dict[str, int | None]                 # best rank held at 95%
+    rank_high: dict[str, int | None]                # worst rank held at 95%
+    games: dict[str, int]                           # games that entered the fit, per bot
+    resamples: int = RESAMPLES
+    seed: int = 0
+    ahead: dict[tuple[str, str], float] = field(default_factory=dict)  # P(a ahead of b)
+
+    def separated(self, upper: str, lower: str) -> bool | None:
+        """True when `upper`'s interval lies wholly above `lower`'s; None without games."""
+        top, bottom = self.low[upper], self.high[lower]
+        if top is None or bottom is None:
+            return None
+        return top > bottom
+
+    def separated_from_next(self) -> dict[str, bool | None]:
+        """For each bot, whether it is separated from the next bot in `order` (None for the
+        last one and for bots without games)."""
+        result: dict[str, bool | None] = dict.fromkeys(self.order)
+        for upper, lower in zip(self.order, self.order[1:], strict=False):
+            result[upper] = self.separated(upper, lower)
+        return result
+
+    def unresolved(self) -> list[tuple[str, str]]:
+        """Adjacent pairs (upper, lower) that are not separated at 95%."""
+        return [(a, b) for a, b in zip(self.order, self.order[1:], strict=False)
+                if not self.separated(a, b)]
+
+    def rank_range(self, bot: str) -> str:
+        """'2-3', or '2' when the bot holds one rank at 95%; '-' without games."""
+        low, high = self.rank_low[bot], self.rank_high[bot]
+        if low is None or high is None:
+            return "-"
+        return str(low) if low == high else f"{low}-{high}"
+
+
+def resampling_units(games: Sequence[PlayedGame],
+                     groups: Mapping[int, int] | None = None) -> list[list[PlayedGame]]:
+    """The games grouped by `groups` (game index -> duplicate group; default: each game alone),
+    in a canonical order that does not depend on the order or indexes of the games."""
+    by_group: dict[int, list[PlayedGame]] = {}
+    for game in games:
+        key = groups.get(game.index, -1 - game.index) if groups else game.index
+        by_group.setdefault(key, []).append(game)
+    units = [sorted(unit, key=canonical_key) for unit in by_group.values()]
+    return sorted(units, key=lambda unit: [canonical_key(g) for g in unit])
+
+
+def standings(games: Sequence[PlayedGame], bots: Sequence[str], seed: int,
+              groups: Mapping[int, int] | None = None,
+              resamples: int = RESAMPLES) -> Standings:
+    """The global fit of `games` with bootstrap intervals, rank ranges and the pairwise matrix.
+    `seed` is the league seed (the bootstrap stream is derived from it)."""
+    units = resampling_units(games, groups)
+    ordered = [game for unit in units for game in unit]
+    design = Design(ordered, bots)
+    kept = {id(game) for game in design.games}
+    # Each kept game's unit, in the design's (canonical) game order.
+    unit_of = {id(game): u for u, unit in enumerate(units) for game in unit}
+    game_unit = np.array([unit_of[id(game)] for game in design.games], dtype=np.int64)
+    theta = design.fit()
+    point = to_elo(theta, design.played)
+    names = design.bots
+    has = design.played > 0
+    samples = np.empty((resamples, len(names)))
+    if units and any(id(g) in kept for unit in units for g in unit):
+        rng = np.random.Generator(np.random.PCG64(derive_seed(seed, "bootstrap")))
+        draws = rng.multinomial(len(units), np.full(len(units), 1 / len(units)), size=resamples)
+        for b in range(resamples):
+            fitted = design.fit(draws[b][game_unit].astype(np.float64), start=theta)
+            samples[b] = to_elo(fitted, design.played)
+    else:
+        samples[:] = point
+    alpha = (1 - LEVEL) / 2 * 100
+    low = np.percentile(samples, alpha, axis=0)
+    high = np.percentile(samples, 100 - alpha, axis=0)
+    ranks = _ranks(samples[:, has])
+    rank_low = np.percentile(ranks, alpha, axis=0, method="lower").astype(int)
+    rank_high = np.percentile(ranks, 100 - alpha, axis=0, method="higher").astype(int)
+    playing = [bot for bot, h in zip(names, has, strict=True) if h]
+    position = {bot: i for i, bot in enumerate(playing)}
+    strength = {bot: float(point[i]) if has[i] else None for i, bot in enumerate(names)}
+    order = sorted(playing, key=lambda bot: (-strength[bot], bot))  # type: ignore[operator]
+    order += sorted(bot for bot in names if bot not in position)
+
+    def per_bot(values: np.ndarray, cast: type) -> dict:
+        return {bot: cast(values[position[bot]]) if bot in position else None for bot in names}
+
+    ahead = {(a, b): float(1 / (1 + 10 ** ((strength[b] - strength[a]) / 400)))  # type: ignore
+             for a in playing for b in playing if a != b}
+    return Standings(
+        order=order, strength=strength,
+        low={bot: float(low[i]) if has[i] else None for i, bot in enumerate(names)},
+        high={bot: float(high[i]) if has[i] else None for i, bot in enumerate(names)},
+        rank_low=per_bot(rank_low, int), rank_high=per_bot(rank_high, int),
+        games={bot: int(design.played[i]) for i, bot in enumerate(names)},
+        resamples=resamples, seed=seed, ahead=ahead,
+    )
+
+
+def _ranks(samples: np.ndarray) -> np.ndarray:
+    """Rank (1 = best) of each column in each row; equal strengths share the better rank."""
+    if samples.shape[1] == 0:
+        return np.zeros_like(samples, dtype=np.int64)
+    # rank = 1 + number of bots strictly stronger in that resample
+    return 1 + np.sum(samples[:, None, :] > samples[:, :, None], axis=2)

@@ -1,0 +1,169 @@
+"""The order-free global fit (Plackett-Luce) and its bootstrap intervals, from simulated games."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import math
+import random
+
+import pytest
+from rich.console import Console
+
+from referee.league.intervals import resampling_units, standings
+from referee.league.plackett import finishing_groups, fit_games
+from referee.league.ratings import rate_games
+from referee.league.results import PlayedGame
+from referee.league.tables import league_table, render_terminal, to_csv, to_markdown
+
+BOTS = ["a", "b", "c", "d", "e"]
+TRUE = {"a": 1.2, "b": 0.6, "c": 0.0, "d": -0.6, "e": -1.2}   # theta: a strongest
+
+
+def game(index: int, bots: tuple[str, ...], places: tuple[int, ...],
+         forfeited: tuple[bool, ...] | None = None) -> PlayedGame:
+    n = len(bots)
+    return PlayedGame(index, bots, places, (0,) * n, forfeited or (False,) * n, ({},) * n,
+                      ((),) * n)
+
+
+def plackett_luce_games(count: int, seed: int, strengths: dict[str, float] = TRUE,
+                        size: int = 3) -> list[PlayedGame]:
+    """Tables of `size` random bots whose order is drawn from the Plackett-Luce model."""
+    rng = random.Random(seed)
+    names = sorted(strengths)
+    games = []
+    for index in range(count):
+        seats = rng.sample(names, size)
+        left, order = seats[:], []
+        while left:
+            pick = rng.choices(left, [math.exp(strengths[b]) for b in left])[0]
+            order.append(pick)
+            left.remove(pick)
+        games.append(game(index, tuple(seats), tuple(order.index(b) + 1 for b in seats)))
+    return games
+
+
+def test_recovers_the_known_order_and_spacing():
+    fit = fit_games(plackett_luce_games(1500, seed=1), BOTS)
+    order = sorted(BOTS, key=lambda bot: -fit.strength[bot])
+    assert order == BOTS
+    elo_step = 0.6 * 400 / math.log(10)   # 104 Elo between neighbours
+    for upper, lower in zip(BOTS, BOTS[1:], strict=False):
+        assert fit.strength[upper] - fit.strength[lower] == pytest.approx(elo_step, rel=0.25)
+    assert sum(fit.strength.values()) == pytest.approx(0, abs=1e-9)   # centred on the field
+    assert fit.ahead("a", "e") > 0.9 and fit.ahead("a", "e") + fit.ahead("e", "a") == 1
+
+
+def test_shuffled_and_reindexed_games_give_bit_identical_fits():
+    games = plackett_luce_games(300, seed=2)
+    expected = standings(games, BOTS, seed=5, resamples=60)
+    for seed in range(3):
+        shuffled = games[:]
+        random.Random(seed).shuffle(shuffled)
+        reindexed = [dataclasses.replace(g, index=i) for i, g in enumerate(shuffled)]
+        assert fit_games(reindexed, BOTS) == fit_games(games, BOTS)
+        got = standings(reindexed, BOTS, seed=5, resamples=60)
+        assert (got.strength, got.low, got.high) == (expected.strength, expected.low,
+                                                     expected.high)
+        assert (got.rank_low, got.rank_high, got.order) == (expected.rank_low,
+                                                            expected.rank_high, expected.order)
+    # TrueSkill, by contrast, depends on the order the games are fed in.
+    moved = rate_games(reindexed, BOTS).mu != rate_games(games, BOTS).mu
+    assert moved
+
+
+def test_shared_places_are_ties():
+    # R26: a and b always share first place; c second, d last.
+    games = [game(i, tuple(rotate), tuple({"a": 1, "b": 1, "c": 3, "d": 4}[x] for x in rotate))
+             for i, rotate in enumerate([["a", "b", "c", "d"], ["b", "c", "d", "a"],
+                                         ["c", "d", "a", "b"], ["d", "a", "b", "c"]] * 10)]
+    fit = fit_games(games, ["a", "b", "c", "d"])
+    assert fit.strength["a"] == pytest.approx(fit.strength["b"], abs=1e-9)
+    assert fit.strength["b"] > fit.strength["c"] > fit.strength["d"]
+    assert finishing_groups(games[0]) == [["a", "b"], ["c"], ["d"]]
+    # A game where everyone shares a place says the bots are level: it pulls them together.
+    level = [game(i, ("a", "b"), (1, 1)) for i in range(20)]
+    split = [game(100 + i, ("a", "b"), (1, 2)) for i in range(5)]
+    gap = fit_games(split, ["a", "b"]).strength
+    pulled = fit_games(split + level, ["a", "b"]).strength
+    assert 0 < pulled["a"] - pulled["b"] < gap["a"] - gap["b"]
+
+
+def test_forfeits_are_last_and_all_forfeit_games_are_left_out():
+    # A forfeit counts last whatever place was recorded for it.
+    odd = game(0, ("a", "b", "c"), (1, 2, 3), (True, False, False))
+    assert finishing_groups(odd) == [["b"], ["c"], ["a"]]
+    both = game(1, ("a", "b", "c"), (2, 1, 2), (True, False, True))
+    assert finishing_groups(both) == [["b"], ["a", "c"]]
+    games = plackett_luce_games(200, seed=3)
+    all_forfeit = [game(1000 + i, ("a", "b", "c"), (1, 1, 1), (True,) * 3) for i in range(30)]
+    assert fit_games(games + all_forfeit, BOTS) == fit_games(games, BOTS)
+    with_them = standings(games + all_forfeit, BOTS, seed=1, resamples=40)
+    assert with_them.games == standings(games, BOTS, seed=1, resamples=40).games
+    # Nothing but all-forfeit games: no strength for anyone.
+    assert set(fit_games(all_forfeit, BOTS).strength.values()) == {None}
+
+
+def test_an_unbeaten_bot_gets_a_finite_rating():
+    games = [game(i, ("a", "b"), (1, 2)) for i in range(10)]
+    fit = fit_games(games, ["a", "b", "c"])
+    assert math.isfinite(fit.strength["a"]) and fit.strength["a"] > fit.strength["b"]
+    assert fit.strength["c"] is None   # no games
+
+
+def test_bootstrap_is_seeded():
+    games = plackett_luce_games(200, seed=4)
+    one = standings(games, BOTS, seed=9, resamples=80)
+    again = standings(list(reversed(games)), BOTS, seed=9, resamples=80)
+    other = standings(games, BOTS, seed=10, resamples=80)
+    assert (one.low, one.high) == (again.low, again.high)
+    assert one.low != other.low
+    assert one.strength == other.strength   # the point fit does not depend on the seed
+
+
+def test_intervals_rank_ranges_and_separation():
+    clear = standings(plackett_luce_games(1500, seed=5), BOTS, seed=1, resamples=100)
+    assert clear.order == BOTS
+    for bot in BOTS:
+        assert clear.low[bot] < clear.strength[bot] < clear.high[bot]
+    assert clear.rank_range("a") == "1" and clear.unresolved() == []
+    close = {"a": 0.0, "b": 0.0, "c": 0.0, "d": -2.0, "e": -2.0}
+    fuzzy = standings(plackett_luce_games(300, seed=6, strengths=close), BOTS, seed=1,
+                      resamples=100)
+    assert fuzzy.order[3:] == ["d", "e"] or fuzzy.order[3:] == ["e", "d"]
+    unresolved = {frozenset(pair) for pair in fuzzy.unresolved()}
+    assert frozenset(fuzzy.order[2:4]) not in unresolved      # the big gap is separated
+    assert frozenset(fuzzy.order[3:5]) in unresolved          # d and e are not
+    top = fuzzy.order[0]
+    assert fuzzy.rank_low[top] == 1 and fuzzy.rank_high[top] >= 2
+    assert fuzzy.rank_range(top) == f"1-{fuzzy.rank_high[top]}"
+
+
+def test_duplicate_rotations_are_resampled_together():
+    games = plackett_luce_games(12, seed=7)
+    groups = {g.index: g.index // 3 for g in games}
+    units = resampling_units(games, groups)
+    assert len(units) == 4 and sorted(len(u) for u in units) == [3, 3, 3, 3]
+    assert {g.index // 3 for g in units[0]} == {units[0][0].index // 3}
+    assert len(resampling_units(games)) == 12
+
+
+def test_table_shows_intervals_and_marks_overlaps():
+    close = {"a": 0.0, "b": 0.0, "c": 0.0, "d": -2.0, "e": -2.0}
+    games = plackett_luce_games(300, seed=6, strengths=close)
+    fit = standings(games, BOTS, seed=1, resamples=60)
+    rows = league_table(games, BOTS, rate_games(games, BOTS), fit)
+    assert [row.bot for row in rows] == fit.order
+    third = rows[2]
+    assert third.separated_from_next is True and rows[3].separated_from_next is False
+    assert rows[-1].separated_from_next is None
+    assert third.strength_low < third.strength < third.strength_high
+    console = Console(file=io.StringIO(), width=260, color_system=None)
+    render_terminal(rows, {}, console, pairwise=fit.ahead)
+    text = console.file.getvalue()
+    assert "95% interval" in text and "~" in text and "finishes ahead" in text
+    assert f"{rows[0].rank_low}-{rows[0].rank_high}" in text
+    assert "separated_from_next" in to_csv(rows).splitlines()[0]
+    markdown = to_markdown(rows, {}, fit.ahead)
+    assert "Chance of finishing ahead" in markdown and "| no |" in markdown
