@@ -15,16 +15,19 @@ import hashlib
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
 import time
+import uuid
 from pathlib import Path
 
 import grpc
 import pytest
 from google import protobuf
 
+from referee.bots.archive import ArchiveError, archive_image_id
 from referee.bots.client import BotClient
 from referee.bots.container import (
     DEFAULT_CPUS,
@@ -37,7 +40,7 @@ from referee.bots.container import (
 from referee.bots.errors import BotStartError
 from referee.bots.process import RUN_ID
 from referee.bots.runtime import BotRunner
-from referee.bots.spec import load_spec
+from referee.bots.spec import BotSpecError, load_spec
 from referee.engine import preset
 from referee.single import run_match
 
@@ -442,3 +445,115 @@ def test_container_bot_plays_a_league_with_the_sample_bots(runtime: str, image: 
     assert rows["boxed"].games == 6
     assert sum(rows["boxed"].strikes.values()) == 0 and rows["boxed"].forfeits == 0
     assert labelled(runtime) == []
+
+
+# ---------------------------------------------------------------- bots handed in as one file
+
+
+def write_archive_spec(directory: Path, name: str, archive: str) -> Path:
+    path = directory / f"{name}.toml"
+    path.write_text(f'name = "{name}"\nimage_archive = "{archive}"\nruntime = "podman"\n'
+                    "[limits]\nstartup_ms = 60000\n")
+    return path
+
+
+@pytest.fixture()
+def archive(runtime: str, image: str, tmp_path: Path):
+    """The honest test image saved as one file under a tag of its own, removed afterwards (the
+    image itself stays: it is the shared test image)."""
+    tag = f"localhost/referee-test-handed-in:{uuid.uuid4().hex[:12]}"
+    subprocess.run([runtime, "tag", image, tag], check=True, capture_output=True)
+    path = tmp_path / "alice.tar"
+    try:
+        subprocess.run([runtime, "save", "-o", str(path), tag], check=True, capture_output=True,
+                       timeout=600)
+    finally:
+        subprocess.run([runtime, "rmi", tag], capture_output=True, check=False)
+    return path
+
+
+def test_archive_image_id_reads_both_archive_formats(runtime: str, image: str,
+                                                     tmp_path: Path) -> None:
+    ident = image_id(runtime, image)
+    for fmt in ("docker-archive", "oci-archive"):
+        path = tmp_path / f"{fmt}.tar"
+        subprocess.run([runtime, "save", "--format", fmt, "-o", str(path), image], check=True,
+                       capture_output=True, timeout=600)
+        assert archive_image_id(path) == ident
+    (tmp_path / "junk.tar").write_bytes(b"not a tar file")
+    with pytest.raises(ArchiveError, match="not a tar archive"):
+        archive_image_id(tmp_path / "junk.tar")
+
+
+def test_a_league_plays_a_bot_handed_in_as_an_image_archive(runtime: str, image: str,
+                                                           archive: Path, tmp_path: Path) -> None:
+    import asyncio
+
+    from referee.league.config import LeagueSettings
+    from referee.league.runner import run_league
+
+    name = f"handed-in-{uuid.uuid4().hex[:6]}"
+    spec = write_archive_spec(archive.parent, name, archive.name)
+    samples = ROOT / "sample_bots"
+    settings = LeagueSettings(bots=[spec, samples / "random.toml", samples / "greedy.toml"],
+                              games=6, players=(3, 3), seed=4, out=tmp_path / "league")
+    try:
+        outcome = asyncio.run(run_league(settings))
+        assert outcome.finished and len(outcome.games) == 6
+        rows = {row.bot: row for row in outcome.rows}
+        assert rows[name].games == 6
+        assert sum(rows[name].strikes.values()) == 0 and rows[name].forfeits == 0
+        # Its version is the digest of the image in the file.
+        ident = image_id(runtime, image)
+        db = sqlite3.connect(tmp_path / "league" / "league.db")
+        version = db.execute("SELECT version FROM bots WHERE name = ?", (name,)).fetchone()[0]
+        db.close()
+        assert version == f"image-archive:alice.tar@sha256:{ident}"
+        assert labelled(runtime) == []
+    finally:
+        subprocess.run([runtime, "rmi", f"localhost/referee-archive/{name}:latest"],
+                       capture_output=True, check=False)
+
+
+def test_an_archive_changed_since_the_league_started_is_refused(runtime: str, archive: Path,
+                                                                 tmp_path: Path) -> None:
+    name = f"changed-{uuid.uuid4().hex[:6]}"
+    spec = load_spec(write_archive_spec(archive.parent, name, archive.name))
+
+    async def scenario() -> str:
+        runner = BotRunner(spec)
+        try:
+            await runner.start()
+            first = runner._archive_digest
+            assert first is not None and first.startswith("sha256:")
+            with archive.open("ab") as stream:   # a different file, still a valid archive
+                stream.write(b"\0" * 1024)
+            later = ContainerProcess(spec, 1, archive_digest=first)
+            with pytest.raises(BotStartError) as caught:
+                await later.start()
+            assert later.image_id is None
+            return str(caught.value)
+        finally:
+            await runner.stop()
+
+    try:
+        message = asyncio.run(scenario())
+    finally:
+        subprocess.run([runtime, "rmi", f"localhost/referee-archive/{name}:latest"],
+                       capture_output=True, check=False)
+    assert "changed since the league started" in message and "\n" not in message
+    assert labelled(runtime) == []
+
+
+def test_archive_spec_errors_name_the_key(tmp_path: Path) -> None:
+    path = tmp_path / "a.toml"
+    path.write_text('name = "a"\nimage_archive = "missing.tar"\n')
+    with pytest.raises(BotSpecError, match="key 'image_archive': expected an existing file"):
+        load_spec(path)
+    (tmp_path / "a.tar").write_bytes(b"")
+    path.write_text('name = "a"\nimage_archive = "a.tar"\nimage = "localhost/a:1"\n')
+    with pytest.raises(BotSpecError, match="exactly one of"):
+        load_spec(path)
+    path.write_text('name = "a"\nimage_archive = "a.tar"\n')
+    spec = load_spec(path)
+    assert spec.kind == "image" and spec.image_archive == (tmp_path / "a.tar").resolve()

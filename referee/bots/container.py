@@ -39,6 +39,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from referee.bots.archive import ArchiveError, load_archive
 from referee.bots.errors import BotStartError
 from referee.bots.process import GRACE_SECONDS, RUN_ID, GuardedProcess
 from referee.bots.spec import BotSpec
@@ -217,14 +218,18 @@ def run_argv(runtime: str, image: str, name: str, socket_dir: Path, *, bot: str,
 class ContainerProcess(GuardedProcess):
     """One running instance of a container bot."""
 
-    def __init__(self, spec: BotSpec, instance: int = 0) -> None:
-        if spec.kind != "image" or not spec.image:
+    def __init__(self, spec: BotSpec, instance: int = 0, *,
+                 archive_digest: str | None = None) -> None:
+        """`archive_digest`: for a bot handed in as an image archive, the file digest its
+        first instance loaded; the start is refused if the file no longer has it."""
+        if spec.kind != "image":
             raise ValueError(f"{spec.name}: only image bots run in containers")
         super().__init__()
         self.spec = spec
         self.instance = instance
         self.runtime: str | None = None
         self.image_id: str | None = None
+        self.archive_digest = archive_digest
         self.name = f"referee-{RUN_ID}-{spec.name}-{instance}-{uuid.uuid4().hex[:6]}"
 
     @property
@@ -232,7 +237,21 @@ class ContainerProcess(GuardedProcess):
         """`image:NAME@sha256:<id>`, the bot's version, once started."""
         if self.image_id is None:
             return None
+        if self.spec.image_archive is not None:
+            return f"image-archive:{self.spec.image_archive.name}@sha256:{self.image_id}"
         return f"image:{self.spec.image}@sha256:{self.image_id}"
+
+    def _load_archive(self, runtime: str) -> str:
+        """Load the spec's image archive (refusing a changed file); return its image id."""
+        spec = self.spec
+        assert spec.image_archive is not None
+        tag = f"localhost/referee-archive/{spec.name.lower()}:latest"
+        try:
+            loaded = load_archive(runtime, spec.image_archive, tag, expect=self.archive_digest)
+        except ArchiveError as exc:
+            raise BotStartError(spec.name, f"image archive {spec.image_archive}: {exc}") from None
+        self.archive_digest = loaded.digest
+        return loaded.image_id
 
     def _prepare_dir(self) -> Path:
         """A fresh host directory for the socket, owned by the container user."""
@@ -247,12 +266,15 @@ class ContainerProcess(GuardedProcess):
     async def start(self) -> str:
         """Start the container; return the (host) address it will listen on."""
         spec = self.spec
-        assert spec.image is not None
         try:
             runtime = await asyncio.to_thread(detect_runtime, spec.runtime)
         except RuntimeError as exc:
             raise BotStartError(spec.name, str(exc)) from None
-        ident = await asyncio.to_thread(image_id, runtime, spec.image)
+        if spec.image_archive is not None:
+            ident: str | None = await asyncio.to_thread(self._load_archive, runtime)
+        else:
+            assert spec.image is not None
+            ident = await asyncio.to_thread(image_id, runtime, spec.image)
         if ident is None:
             raise BotStartError(spec.name, f"image {spec.image} is not stored in {runtime} here "
                                            "(the referee never pulls: build or load it first)")

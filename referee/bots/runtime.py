@@ -92,6 +92,7 @@ class BotRunner:
     restarts: int = 0
     _started: int = 0
     _image_version: str | None = None   # image bots: the image id of the latest instance
+    _archive_digest: str | None = None  # image archive bots: the file the first instance loaded
     _changed: asyncio.Condition | None = None
     _files_version: str | None = None
 
@@ -126,9 +127,11 @@ class BotRunner:
             assert spec.address is not None
             client = BotClient(spec.name, spec.address)
         elif spec.kind == "image":
-            container = process = ContainerProcess(spec, self._started)
+            container = process = ContainerProcess(spec, self._started,
+                                                   archive_digest=self._archive_digest)
             address = await container.start()
             self._image_version = container.image_version
+            self._archive_digest = container.archive_digest
             client = BotClient(spec.name, address, alive=lambda: container.alive)
         else:
             process = BotProcess(spec, self._started, sandbox=self.sandbox)

@@ -47,6 +47,7 @@ class BotSpec:
     build: tuple[str, ...] = ()
     address: str | None = None
     image: str | None = None
+    image_archive: Path | None = None         # an image bot handed in as `podman save` output
     runtime: str | None = None                # "podman" or "docker" for image bots
     sandbox: str = "auto"                     # "auto" (bubblewrap where present) or "none"
     limits: Limits = field(default_factory=Limits)
@@ -56,7 +57,7 @@ class BotSpec:
         """"command", "address" or "image"."""
         if self.address:
             return "address"
-        return "image" if self.image else "command"
+        return "image" if self.image or self.image_archive else "command"
 
     def argv(self) -> list[str]:
         """The command with `{python}` replaced by the referee's own interpreter."""
@@ -66,6 +67,8 @@ class BotSpec:
         """A content hash of the bot's files (its version for image-less bots)."""
         if self.kind == "address":
             return "address:" + (self.address or "")
+        if self.image_archive is not None:
+            return "image-archive:" + self.image_archive.name
         if self.kind == "image":
             return "image:" + (self.image or "")
         assert self.workdir is not None
@@ -94,8 +97,8 @@ def _walk(root: Path) -> Iterable[Path]:
                 yield path
 
 
-TOP_KEYS = {"name", "command", "workdir", "env", "build", "address", "image", "runtime",
-            "sandbox", "limits"}
+TOP_KEYS = {"name", "command", "workdir", "env", "build", "address", "image", "image_archive",
+            "runtime", "sandbox", "limits"}
 LIMIT_KEYS = {"decision_ms": (1, 3_600_000), "game_bank_ms": (0, 86_400_000),
               "startup_ms": (100, 600_000), "memory_mb": (16, 1_048_576),
               "cpu_seconds": (1, 86_400), "max_processes": (1, 100_000)}
@@ -127,10 +130,10 @@ def spec_from_dict(data: Mapping[str, Any], path: Path) -> BotSpec:
         raise fail("name", "a name such as name = \"mybot\" (the key is missing)")
     if not isinstance(name, str) or not NAME_PATTERN.match(name):
         raise fail("name", "a name of letters, digits, '.', '_' or '-' (at most 64)")
-    sources = [key for key in ("command", "address", "image") if key in data]
+    sources = [key for key in ("command", "address", "image", "image_archive") if key in data]
     if len(sources) != 1:
-        raise BotSpecError(f"{where}: expected exactly one of 'command', 'address' or 'image', "
-                           f"found {', '.join(sources) or 'none'}")
+        raise BotSpecError(f"{where}: expected exactly one of 'command', 'address', 'image' or "
+                           f"'image_archive', found {', '.join(sources) or 'none'}")
     base = path.parent.resolve()
     command: tuple[str, ...] = ()
     if "command" in data:
@@ -158,6 +161,15 @@ def spec_from_dict(data: Mapping[str, Any], path: Path) -> BotSpec:
     image = data.get("image")
     if image is not None and (not isinstance(image, str) or not image.strip()):
         raise fail("image", "a container image name such as 'mybot:1.0'")
+    archive: Path | None = None
+    if "image_archive" in data:
+        value = data["image_archive"]
+        if not isinstance(value, str) or not value.strip():
+            raise fail("image_archive", "the path of an image archive (podman save -o "
+                                        "alice.tar IMAGE) relative to the spec file")
+        archive = (base / value).resolve()
+        if not archive.is_file():
+            raise fail("image_archive", f"an existing file ({archive} does not exist)")
     runtime = data.get("runtime")
     if runtime is not None and runtime not in ("podman", "docker"):
         raise fail("runtime", "\"podman\" or \"docker\"")
@@ -166,7 +178,8 @@ def spec_from_dict(data: Mapping[str, Any], path: Path) -> BotSpec:
         raise fail("sandbox", "\"auto\" or \"none\"")
     limits = _limits(data.get("limits", {}), where)
     return BotSpec(name=name, path=path.resolve(), command=command, workdir=workdir_path,
-                   env=dict(env), build=build, address=address, image=image, runtime=runtime,
+                   env=dict(env), build=build, address=address, image=image,
+                   image_archive=archive, runtime=runtime,
                    sandbox=sandbox, limits=limits)
 
 
