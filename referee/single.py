@@ -11,7 +11,7 @@ from referee.bots.runtime import Roster
 from referee.bots.spec import BotSpec
 from referee.engine import RuleSet
 from referee.match import MatchOptions, MatchResult, Observer, play_match
-from referee.seeds import derive_seed
+from referee.seeds import keyed_seed, opaque_id
 
 
 async def play_one(
@@ -28,9 +28,11 @@ async def play_one(
     async with Roster(list(specs), sandbox=sandbox) as roster:
         await roster.start()
         leases = [await roster.runners[spec.name].lease() for spec in specs]
-        game_seed = derive_seed(seed, "match")
+        # R51: the game seed and id come one-way from the secret `seed`; neither reveals it.
+        game_seed = keyed_seed(seed, "match")
         try:
-            return await play_match(rules, leases, game_seed, f"match-{seed}", options, observer)
+            return await play_match(rules, leases, game_seed, opaque_id(seed, "match"), options,
+                                    observer)
         finally:
             for lease in leases:
                 await lease.runner.release(lease)

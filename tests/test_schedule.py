@@ -17,7 +17,7 @@ from referee.league.schedule import (
     make_schedule,
     table_sizes,
 )
-from referee.seeds import derive_seed
+from referee.seeds import keyed_seed
 
 # The balance bounds below hold by construction where noted; the others are what the algorithm
 # achieved over ~20,000 random cases (2-24 bots, sizes 2-5 or ranges, 0-300 games), plus one.
@@ -71,7 +71,7 @@ def test_schedules_are_valid_and_balanced(case):
     check_tables(schedule, bots, sizes)
     for game in schedule:
         assert game.group == game.index
-        assert game.seed == derive_seed(seed, "game", game.index)
+        assert game.seed == keyed_seed(seed, "game", game.index)
     # Sizes are spread evenly over the games.
     per_size = Counter(len(game.bots) for game in schedule)
     assert max(per_size.values(), default=0) - min(per_size.values(), default=0) <= 1
@@ -105,7 +105,7 @@ def test_duplicate_groups_play_every_rotation_of_one_table_with_one_seed(case):
         k = len(members[0].bots)
         assert len(members) == k
         assert [g.index for g in members] == list(range(members[0].index, members[0].index + k))
-        assert {g.seed for g in members} == {derive_seed(seed, "game", group)}
+        assert {g.seed for g in members} == {keyed_seed(seed, "game", group)}
         base = members[0].bots
         assert sorted(g.bots for g in members) == sorted(base[r:] + base[:r] for r in range(k))
     if len(sizes) == 1 and games % sizes[0] == 0:

@@ -65,6 +65,7 @@ def test_exact_numbers(rows):
         win_pct=50.0, avg_place=1.5, avg_money=65_000.0, seat_win_pct=[100.0, 0.0, None],
         strikes=NO_STRIKES, forfeits=0,
         think_p50_ms=5.0, think_p95_ms=pytest.approx(8.6),   # 7000 + 0.8 * 2000 us
+        seat_win_pct_by_size={2: [None, 0.0], 3: [100.0, None, None]},
     )
     # A shared first place is a win for each bot that shares it.
     assert (bob.games, bob.wins, bob.win_pct, bob.avg_place) == (2, 2, 100.0, 1.0)
@@ -116,18 +117,21 @@ def test_csv_parses_back(rows):
     assert list(parsed[0]) == [
         "rank", "bot", "strength", "strength_low", "strength_high", "rank_low",
         "rank_high", "separated_from_next", "mu", "sigma", "conservative", "games", "wins",
-        "win_pct", "avg_place", "avg_money", "seat0_win_pct", "seat1_win_pct", "seat2_win_pct",
+        "win_pct", "avg_place", "avg_money", "seat0_of_2_win_pct", "seat1_of_2_win_pct",
+        "seat0_of_3_win_pct", "seat1_of_3_win_pct", "seat2_of_3_win_pct",
         "strikes_timeout", "strikes_illegal", "strikes_malformed", "strikes_protocol",
-        "strikes_crash", "forfeits", "think_p50_ms", "think_p95_ms",
+        "strikes_crash", "forfeits", "all_forfeit", "think_p50_ms", "think_p95_ms",
     ]
     for row, line in zip(rows, parsed, strict=True):
         assert line["bot"] == row.bot and int(line["rank"]) == row.rank
         assert int(line["games"]) == row.games and int(line["wins"]) == row.wins
-        assert float(line["mu"]) == row.mu and float(line["win_pct"]) == row.win_pct
-        assert float(line["avg_money"]) == row.avg_money
-        assert float(line["think_p95_ms"]) == row.think_p95_ms
-        seats = [line[f"seat{s}_win_pct"] for s in range(3)]
-        assert [float(v) if v else None for v in seats] == row.seat_win_pct
+        # Rounded to 2 decimals for reading (full precision is in table.json).
+        assert float(line["mu"]) == round(row.mu, 2)
+        assert float(line["win_pct"]) == round(row.win_pct, 2)
+        assert float(line["avg_money"]) == round(row.avg_money, 2)
+        assert float(line["think_p95_ms"]) == round(row.think_p95_ms, 2)
+        seats = [line[f"seat{s}_of_3_win_pct"] for s in range(3)]
+        assert [float(v) if v else None for v in seats] == row.seat_win_pct_by_size[3]
         assert {k: int(line[f"strikes_{k}"]) for k in row.strikes} == row.strikes
         assert int(line["forfeits"]) == row.forfeits
 
@@ -143,7 +147,8 @@ def test_markdown_parses_back(rows, h2h):
     cat, ann, bob = records
     assert cat["win_pct"] == "33.33" and cat["avg_money"] == "66666.67"
     assert cat["strikes_crash"] == "1" and cat["forfeits"] == "1"
-    assert ann["seat2_win_pct"] == "-" and ann["think_p95_ms"] == "8.60"
+    assert ann["seat2_of_3_win_pct"] == "-" and ann["think_p95_ms"] == "8.60"
+    assert ann["seat0_of_3_win_pct"] == "100.00" and ann["seat1_of_2_win_pct"] == "0.00"
     assert float(bob["mu"]) == 24.0 and bob["wins"] == "2"
     cells = {line.strip("|").split("|")[0].strip(): [c.strip() for c in line.strip("|").split("|")]
              for line in matrix.splitlines() if line.startswith("|")}
@@ -172,9 +177,10 @@ def test_write_tables(tmp_path, rows, h2h):
     out = tmp_path / "out"
     data = json.loads((out / "table.json").read_text())
     assert data["extra"] == {"league": "demo", "seed": 7}
-    assert data["table"] == to_json(rows, h2h)["table"]
-    assert (out / "table.csv").read_text() == to_csv(rows)
-    assert (out / "table.md").read_text().startswith("- league: demo\n- seed: 7\n")
+    assert data["table"] == json.loads(json.dumps(to_json(rows, h2h)["table"]))
+    assert (out / "table.csv").read_text() == to_csv(rows, {"league": "demo", "seed": 7})
+    assert (out / "table.csv").read_text().startswith("# league: demo\n# seed: 7\nrank,")
+    assert (out / "table.md").read_text().startswith("## League\n\n- league: demo\n- seed: 7\n")
     lines = list(csv.DictReader(io.StringIO((out / "head_to_head.csv").read_text())))
     assert {(r["a"], r["b"]): (int(r["games"]), int(r["a_ahead"]), int(r["b_ahead"]))
             for r in lines} == h2h
@@ -190,3 +196,30 @@ def test_render_terminal(rows, h2h):
         assert bot in text
     assert "timeout:2 crash:1" in text
     assert "2-0" in text and "0-2" in text
+
+
+def test_render_terminal_fits_80_columns(rows, h2h):
+    console = Console(file=io.StringIO(), width=80, color_system=None)
+    render_terminal(rows, h2h, console)
+    text = console.file.getvalue()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "more columns in table.md" in text
+    for heading in ("bot", "mu-3s", "games", "wins"):
+        assert heading in text
+    for bot in BOTS:
+        assert bot in text
+
+
+def test_a_game_every_seat_forfeited_gives_no_win_and_no_rating():
+    void = PlayedGame(3, ("ann", "bob"), (1, 1), (0, 0), (True, True),
+                      ({"crash": 3}, {"timeout": 3}), ((), ()))
+    ratings = rate_games(GAMES, BOTS)
+    assert rate_games([*GAMES, void], BOTS).mu == ratings.mu
+    before = {row.bot: row for row in league_table(GAMES, BOTS, ratings)}
+    after = {row.bot: row for row in league_table([*GAMES, void], BOTS, ratings)}
+    for bot in ("ann", "bob"):
+        assert after[bot].wins == before[bot].wins
+        assert after[bot].games == before[bot].games
+        assert after[bot].all_forfeit == 1 and after[bot].forfeits == before[bot].forfeits + 1
+    assert after["ann"].strikes["crash"] == 3
+    assert head_to_head([*GAMES, void], BOTS) == head_to_head(GAMES, BOTS)

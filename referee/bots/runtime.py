@@ -26,6 +26,7 @@ class Instance:
     process: BotProcess | ContainerProcess | None
     hello: Hello
     in_use: int = 0
+    pool: int = 0       # instances only ever serve games of their own pool (see lease)
 
     @property
     def alive(self) -> bool:
@@ -161,19 +162,24 @@ class BotRunner:
             self._changed = asyncio.Condition()
         return self._changed
 
-    async def lease(self) -> Lease:
-        """A place for one game on an instance with spare capacity (starting one if needed)."""
+    async def lease(self, pool: int = 0) -> Lease:
+        """A place for one game on an instance of `pool` with spare capacity (starting one if
+        needed). Instances of different pools share nothing (process, writable directory): a
+        duplicate league gives each seat rotation its own pool, so no instance sees one deal
+        twice (R51). `max_instances` counts per pool."""
         changed = self._condition()
         async with changed:
             while True:
                 await self._drop_dead()
-                for instance in self.instances:
+                mine = [instance for instance in self.instances if instance.pool == pool]
+                for instance in mine:
                     if instance.free > 0:
                         instance.in_use += 1
                         offset = instance.process.log.written if instance.process else 0
                         return Lease(self, instance, offset)
-                if len(self.instances) < self.max_instances:
+                if len(mine) < self.max_instances:
                     instance = await self._launch()
+                    instance.pool = pool
                     instance.in_use += 1
                     offset = instance.process.log.written if instance.process else 0
                     return Lease(self, instance, offset)

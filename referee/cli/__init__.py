@@ -6,6 +6,7 @@ itself to `main` when imported at the bottom of this file.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -34,7 +35,7 @@ def friendly_errors(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except click.exceptions.Exit:
+        except (click.exceptions.Exit, click.ClickException):  # click's own: usage errors
             raise
         except USER_ERRORS as exc:
             raise click.ClickException(safe_line(str(exc), limit=2000)) from None
@@ -177,11 +178,26 @@ def simulate(rules: RuleSet, players: int | None, games: int, seed: int, policy:
 
 
 
+SECRET = click.IntRange(0, 2**256 - 1)
+
+
+def check_writable(path: Path, option: str) -> None:
+    """UsageError naming `option` and `path` unless a file can be written at `path`."""
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise click.UsageError(f"{option} {path}: is a directory")
+    if not parent.is_dir():
+        raise click.UsageError(f"{option} {path}: no directory {parent}")
+    if not os.access(path if path.exists() else parent, os.W_OK):
+        raise click.UsageError(f"{option} {path}: cannot write there (permission denied)")
+
+
 @main.command()
 @click.argument("bots", nargs=-1, required=True, metavar="BOT.toml...")
 @click.option("--rules", "rules", type=RULES, default="classic", show_default=True,
               help="Rule preset, or a rules TOML file.")
-@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True)
+@click.option("--seed", type=SECRET,
+              help="The game's secret seed (default: drawn at random and printed).")
 @click.option("--replay", type=click.Path(dir_okay=False, writable=True, path_type=Path),
               help="Write the game record (with latencies and strikes) to FILE as JSON.")
 @click.option("--json", "as_json", is_flag=True, help="Print events as JSON lines.")
@@ -189,15 +205,23 @@ def simulate(rules: RuleSet, players: int | None, games: int, seed: int, policy:
 @click.option("--no-sandbox", is_flag=True,
               help="Run bots unconfined (trusted local development only).")
 @friendly_errors
-def match(bots: tuple[str, ...], rules: RuleSet, seed: int, replay: Path | None,
+def match(bots: tuple[str, ...], rules: RuleSet, seed: int | None, replay: Path | None,
           as_json: bool, autoplay_forced: bool, no_sandbox: bool) -> None:
     """Play one game between BOT.toml files (seat order as given) and show it turn by turn."""
     from referee.bots.spec import load_spec
     from referee.engine.record import event_to_dict
     from referee.match import MatchOptions
     from referee.render import Narrator
+    from referee.seeds import draw_secret, weak_secret_warning
     from referee.single import run_match
 
+    if replay is not None:
+        check_writable(replay, "--replay")
+    if seed is None:
+        seed = draw_secret()
+        click.echo(f"seed {seed} (give --seed {seed} to play this game again)", err=True)
+    elif warning := weak_secret_warning(seed):
+        click.echo(warning, err=True)
     specs = [load_spec(path) for path in bots]
     narrator = Narrator([spec.name for spec in specs])
 
@@ -246,7 +270,8 @@ def _players_option(ctx: Any, param: Any, value: str | None) -> tuple[int, int] 
 @click.option("--players", callback=_players_option,
               help="Table size, or a range like 2-5 (default: 4, or fewer bots).")
 @click.option("--rules", "rules", type=RULES, help="Rule preset or rules TOML (default classic).")
-@click.option("--seed", type=click.IntRange(0, 2**64 - 1), help="League seed (default 1).")
+@click.option("--seed", type=SECRET,
+              help="The league's secret seed (default: drawn at random, stored and printed).")
 @click.option("--concurrency", "-j", type=click.IntRange(min=1),
               help="Games in flight (default: from the cores and the table size).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
@@ -254,6 +279,8 @@ def _players_option(ctx: Any, param: Any, value: str | None) -> tuple[int, int] 
 @click.option("--duplicate", is_flag=True, default=None,
               help="Play each table and seed in every seat rotation (R50).")
 @click.option("--resume", is_flag=True, help="Continue an unfinished league in --out.")
+@click.option("--accept-changed", is_flag=True,
+              help="Continue although a bot's files changed since the league started.")
 @click.option("--skip-broken", is_flag=True, default=None,
               help="Leave out bots that cannot start instead of stopping.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
@@ -262,8 +289,8 @@ def _players_option(ctx: Any, param: Any, value: str | None) -> tuple[int, int] 
 @friendly_errors
 def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int] | None,
            rules: RuleSet | None, seed: int | None, concurrency: int | None, out: Path | None,
-           duplicate: bool | None, resume: bool, skip_broken: bool | None, quiet: bool,
-           no_sandbox: bool) -> None:
+           duplicate: bool | None, resume: bool, accept_changed: bool, skip_broken: bool | None,
+           quiet: bool, no_sandbox: bool) -> None:
     """Play a league between bots and print its table.
 
     \b
@@ -272,16 +299,19 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
     referee league --resume --out DIR     (continue after an interruption)
     """
     import asyncio
+    import shlex
 
     from referee.league.config import LeagueSettings, expand_bots, is_league_file, load_league_file
     from referee.league.progress import make_progress
-    from referee.league.runner import run_league
+    from referee.league.runner import DB_NAME, run_league
+    from referee.seeds import weak_secret_warning
 
     if len(sources) == 1 and Path(sources[0]).suffix == ".toml" and \
             is_league_file(Path(sources[0])):
         settings = load_league_file(Path(sources[0]))
     elif sources:
         settings = LeagueSettings(bots=expand_bots(list(sources), Path(".")))
+        settings.given["bots"] = "the bot specs given"
     elif resume:
         settings = LeagueSettings(bots=[])
     else:
@@ -291,12 +321,39 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
                  "skip_broken": skip_broken, "sandbox": False if no_sandbox else None}
     for key, value in overrides.items():
         if value is not None:
-            setattr(settings, key, value)
+            settings.give(key, value, f"--{key.replace('_', '-')}")
+    if settings.seed is not None and (warning := weak_secret_warning(settings.seed)):
+        click.echo(warning, err=True)
     progress = make_progress(quiet)
-    outcome = asyncio.run(run_league(settings, progress, resume=resume))
+    try:
+        outcome = asyncio.run(run_league(settings, progress, resume=resume,
+                                         accept_changed=accept_changed))
+    except KeyboardInterrupt:
+        saved = _games_saved(settings.out / DB_NAME)
+        command = ["referee", "league", "--resume", "--out", str(settings.out)]
+        if no_sandbox:
+            command.append("--no-sandbox")
+        raise click.ClickException(
+            f"interrupted: {saved} games saved in {settings.out / DB_NAME}; resume with: "
+            f"{shlex.join(command)}") from None
     for error in outcome.broken:
         click.echo(f"skipped {error}", err=True)
+    for note in outcome.notes:
+        click.echo(note, err=True)
     _print_outcome(outcome, quiet)
+
+
+def _games_saved(db: Path) -> int:
+    """Games recorded in the league database `db` (0 if there is none)."""
+    import sqlite3
+
+    if not db.exists():
+        return 0
+    try:
+        with contextlib.closing(sqlite3.connect(db)) as connection:
+            return connection.execute("SELECT count(*) FROM games").fetchone()[0]
+    except sqlite3.Error:
+        return 0
 
 
 @main.command()
@@ -308,7 +365,7 @@ def table(out: Path) -> None:
     from referee.league.runner import load_outcome, open_store, write_outputs
 
     if not (out / "league.db").exists():
-        raise click.ClickException(f"{out}: no league.db here")
+        raise click.UsageError(f"{out}: no league here (no league.db)")
     store = open_store(out)
     try:
         outcome = load_outcome(store)
@@ -323,10 +380,14 @@ def _print_outcome(outcome: Any, quiet: bool) -> None:
 
     if not quiet:
         click.echo(f"schedule: {len(outcome.schedule)} games; {outcome.balance.describe()}")
+        click.echo(f"league seed {outcome.facts.get('seed')} (stored in league.db; give it to "
+                   f"--seed to play the same league again)")
     render_terminal(outcome.rows, outcome.h2h, pairwise=outcome.pairwise)
     state = "finished" if outcome.finished else "unfinished (use --resume)"
-    click.echo(f"{len(outcome.games)}/{len(outcome.schedule)} games recorded, {state}; "
-               f"played now: {outcome.played_now}; tables in {outcome.out}/")
+    void = sum(game.void for game in outcome.games)
+    void_text = f" ({void} where every seat forfeited: no result)" if void else ""
+    click.echo(f"{len(outcome.games)}/{len(outcome.schedule)} games recorded{void_text}, "
+               f"{state}; played now: {outcome.played_now}; tables in {outcome.out}/")
 
 
 @main.command()

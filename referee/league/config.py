@@ -4,19 +4,26 @@ from __future__ import annotations
 
 import dataclasses
 import glob
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from referee.bots.spec import Limits
 from referee.config import ConfigError, read_toml, rules_from_value
 from referee.engine import RuleSet, preset
 from referee.league.ratings import RatingParams
+from referee.seeds import parse_secret
 
 DEFAULT_OUT = Path("league-out")
 LEAGUE_KEYS = {"bots", "rules", "games", "players", "seed", "concurrency", "duplicate", "out",
                "strikes_to_forfeit", "autoplay_forced", "limits", "ratings", "skip_broken",
                "sandbox"}
+# Settings that define a league's games: compared with the stored ones when --out holds a league.
+DEFINING_KEYS = ("bots", "rules", "games", "players", "seed", "duplicate", "strikes_to_forfeit",
+                 "autoplay_forced", "limits", "ratings")
+TIME_LIMITS = ("decision_ms", "game_bank_ms", "startup_ms")
 
 
 @dataclass
@@ -27,7 +34,7 @@ class LeagueSettings:
     rules: RuleSet = field(default_factory=lambda: preset("classic"))
     games: int | None = None                 # default: 25 per bot
     players: tuple[int, int] | None = None   # table sizes; default: min(4, bots) within the rules
-    seed: int = 1
+    seed: int | None = None                  # the league secret; None: drawn when it starts
     concurrency: int | None = None           # games in flight; default from cores and table size
     duplicate: bool = False
     out: Path = DEFAULT_OUT
@@ -37,20 +44,56 @@ class LeagueSettings:
     ratings: RatingParams = field(default_factory=RatingParams)
     skip_broken: bool = False
     sandbox: bool | None = None              # None: wherever bubblewrap works
+    # Where each setting was given ("--games", "season.toml: key 'games'"): the keys given at
+    # all are compared with a stored league's, and errors name where a bad value came from.
+    given: dict[str, str] = field(default_factory=dict)
+
+    def give(self, key: str, value: Any, where: str) -> None:
+        """Set `key` to `value`, remembering that it was given (and where)."""
+        setattr(self, key, value)
+        self.given[key] = where
+
+    def where(self, key: str) -> str:
+        """Where `key` was given, for error messages ("--players", "f.toml: key 'players'")."""
+        return self.given.get(key, key)
 
     def table_sizes(self, bot_count: int) -> tuple[int, int]:
         """The table sizes to schedule, checked against the rules and the number of bots."""
-        low, high = self.players or (min(4, bot_count),) * 2
-        high = min(high, bot_count)
-        low = min(low, high)
+        if bot_count < 2:
+            raise ConfigError(f"a league needs at least 2 bots, got {bot_count}")
+        if bot_count < self.rules.min_players:
+            raise ConfigError(f"a league needs at least {self.rules.min_players} bots under "
+                              f"rules {self.rules.preset!r}, got {bot_count}")
+        if self.players is None:
+            high = min(4, bot_count, self.rules.max_players)
+            return high, high
+        low, high = self.players
+        where = self.where("players")
+        if low > high:
+            raise ConfigError(f"{where}: the range {low}-{high} is not in order")
         if low < self.rules.min_players or high > self.rules.max_players:
             raise ConfigError(
-                f"tables of {low}-{high} players do not fit rules {self.rules.preset!r}: "
-                f"players must be between {self.rules.min_players} and {self.rules.max_players}")
-        if bot_count < self.rules.min_players:
-            raise ConfigError(f"a league needs at least {self.rules.min_players} bots, got "
-                              f"{bot_count}")
+                f"{where}: tables of {_sizes(low, high)} players do not fit rules "
+                f"{self.rules.preset!r}: players must be between {self.rules.min_players} and "
+                f"{self.rules.max_players}")
+        if high > bot_count:
+            raise ConfigError(f"{where}: tables of {high} players need at least {high} bots, "
+                              f"the league has {bot_count}")
         return low, high
+
+    def validate(self) -> None:
+        """ConfigError naming the option or file key of the first setting out of range."""
+        for key in ("games", "concurrency", "strikes_to_forfeit"):
+            value = getattr(self, key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or value < 1):
+                raise ConfigError(f"{self.where(key)}: expected a whole number of at least 1, "
+                                  f"got {value!r}")
+        if self.players is not None and self.players[0] > self.players[1]:
+            raise ConfigError(f"{self.where('players')}: the range "
+                              f"{self.players[0]}-{self.players[1]} is not in order")
+        check_limits(self.limits, self.where("limits"))
+        check_ratings(self.ratings, self.where("ratings"))
 
     def game_count(self, bot_count: int) -> int:
         """How many games to schedule."""
@@ -66,16 +109,52 @@ class LeagueSettings:
         return max(1, min(16, (8 * cores) // max(2, table_size)))
 
     def defining(self) -> dict[str, Any]:
-        """The settings that define the league's games (stored; compared on resume)."""
+        """The settings that define the league's games (stored; compared on resume). The seed is
+        stored as text: it may not fit 64 bits."""
         return {
             "rules": self.rules.to_dict(),
-            "seed": self.seed,
+            "seed": str(self.seed),
             "duplicate": self.duplicate,
             "strikes_to_forfeit": self.strikes_to_forfeit,
             "autoplay_forced": self.autoplay_forced,
             "limits": self.limits,
             "ratings": dataclasses.asdict(self.ratings),
         }
+
+
+def _sizes(low: int, high: int) -> str:
+    return str(low) if low == high else f"{low}-{high}"
+
+
+def check_limits(limits: dict[str, Any], where: str) -> None:
+    """ConfigError unless every key is a bot limit and each value a whole number, time limits
+    at least 1 ms."""
+    known = [f.name for f in dataclasses.fields(Limits)]
+    for key, value in limits.items():
+        if key not in known:
+            raise ConfigError(f"{where}: unknown limit {key!r}; known limits: {', '.join(known)}")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            unit = " ms" if key in TIME_LIMITS else ""
+            raise ConfigError(f"{where}: {key} must be a whole number of at least 1{unit}, "
+                              f"got {value!r}")
+
+
+def check_ratings(params: RatingParams, where: str) -> None:
+    """ConfigError unless mu is a number, sigma and beta are positive, tau is not negative and
+    the draw probability is below 1."""
+    for key in ("mu", "sigma", "beta", "tau", "draw_probability"):
+        value = getattr(params, key)
+        if isinstance(value, bool) or not isinstance(value, int | float) or \
+                not math.isfinite(value):
+            raise ConfigError(f"{where}: {key} must be a number, got {value!r}")
+    for key in ("sigma", "beta"):
+        if getattr(params, key) <= 0:
+            raise ConfigError(f"{where}: {key} must be positive, got {getattr(params, key)!r}")
+    if params.tau < 0:
+        raise ConfigError(f"{where}: tau must be 0 or more, got {params.tau!r}")
+    if not 0 <= params.draw_probability < 1:
+        raise ConfigError(f"{where}: draw_probability must be from 0 to below 1, got "
+                          f"{params.draw_probability!r}")
 
 
 def parse_players(value: Any, where: str) -> tuple[int, int]:
@@ -104,6 +183,9 @@ def expand_bots(patterns: list[str], base: Path) -> list[Path]:
             raise ConfigError(f"no bot spec matches {pattern!r}")
         for match in matches:
             path = Path(match)
+            if path.is_dir():
+                raise ConfigError(f"{pattern}: {path} is a directory; give its bot spec file "
+                                  f"(NAME.toml)")
             if path not in found:
                 found.append(path)
     return found
@@ -132,30 +214,51 @@ def load_league_file(path: Path) -> LeagueSettings:
     if not isinstance(bots, list) or not all(isinstance(b, str) for b in bots):
         raise ConfigError(f"{where}: key 'bots': expected a list of spec files or globs")
     settings = LeagueSettings(bots=expand_bots(bots, base))
+    settings.given["bots"] = f"{where}: key 'bots'"
+
+    def key(name: str) -> str:
+        return f"{where}: key {name!r}"
+
     if "rules" in data:
-        settings.rules = rules_from_value(data["rules"], f"{where}: key 'rules'")
+        settings.give("rules", rules_from_value(data["rules"], key("rules")), key("rules"))
     if "players" in data:
-        settings.players = parse_players(data["players"], where)
-    for key in ("games", "seed", "concurrency", "strikes_to_forfeit"):
-        if key in data:
-            value = data[key]
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ConfigError(f"{where}: key {key!r}: expected a whole number, got {value!r}")
-            setattr(settings, key, value)
-    for key in ("duplicate", "autoplay_forced", "skip_broken", "sandbox"):
-        if key in data:
-            if not isinstance(data[key], bool):
-                raise ConfigError(f"{where}: key {key!r}: expected true or false")
-            setattr(settings, key, data[key])
+        settings.give("players", parse_players(data["players"], key("players")), key("players"))
+    if "seed" in data:
+        try:
+            settings.give("seed", parse_secret(data["seed"], key("seed")), key("seed"))
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+    for name in ("games", "concurrency", "strikes_to_forfeit"):
+        if name in data:
+            value = data[name]
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"{key(name)}: expected a whole number of at least 1, "
+                                  f"got {value!r}")
+            settings.give(name, value, key(name))
+    for name in ("duplicate", "autoplay_forced", "skip_broken", "sandbox"):
+        if name in data:
+            if not isinstance(data[name], bool):
+                raise ConfigError(f"{key(name)}: expected true or false, got {data[name]!r}")
+            settings.give(name, data[name], key(name))
     if "out" in data:
-        settings.out = base / str(data["out"])
+        if not isinstance(data["out"], str) or not data["out"]:
+            raise ConfigError(f"{key('out')}: expected a directory name")
+        settings.give("out", base / data["out"], key("out"))
     if "limits" in data:
         if not isinstance(data["limits"], dict):
-            raise ConfigError(f"{where}: key 'limits': expected a table")
-        settings.limits = dict(data["limits"])
+            raise ConfigError(f"{key('limits')}: expected a table")
+        check_limits(data["limits"], key("limits"))
+        settings.give("limits", dict(data["limits"]), key("limits"))
     if "ratings" in data:
-        try:
-            settings.ratings = RatingParams(**data["ratings"])
-        except TypeError as exc:
-            raise ConfigError(f"{where}: key 'ratings': {exc}") from None
+        table = data["ratings"]
+        known = [f.name for f in dataclasses.fields(RatingParams)]
+        if not isinstance(table, dict):
+            raise ConfigError(f"{key('ratings')}: expected a table")
+        unknown = sorted(set(table) - set(known))
+        if unknown:
+            raise ConfigError(f"{key('ratings')}: unknown parameter {unknown[0]!r}; known "
+                              f"parameters: {', '.join(known)}")
+        params = RatingParams(**table)
+        check_ratings(params, key("ratings"))
+        settings.give("ratings", params, key("ratings"))
     return settings

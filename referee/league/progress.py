@@ -4,34 +4,47 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 from referee.match import MatchResult
 
 
 class Progress:
-    """Counts games and strikes; subclasses show them."""
+    """Counts games and strikes; subclasses show them.
 
-    def __init__(self) -> None:
+    The rate counts only games played in this run, from the moment the first of them was
+    recorded: starting the bots, the first games' warm-up and the games recorded before a
+    resume never make the rate or the ETA look better or worse than the league runs.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
         self.total = 0
         self.done = 0
         self.strikes = 0
         self.forfeits = 0
         self.played = 0          # games played in this run (not resumed ones)
-        self.started = time.monotonic()
+        self.first_at: float | None = None   # when this run's first game was recorded
 
     def start(self, total: int, done: int) -> None:
         """The league has `total` games, `done` of them already recorded."""
         self.total, self.done = total, done
-        self.started = time.monotonic()
 
     def game_done(self, result: MatchResult) -> None:
         """One more game is recorded."""
+        self.count(sum(seat.strike_count for seat in result.seats),
+                   sum(seat.forfeited for seat in result.seats))
+        self.show()
+
+    def count(self, strikes: int = 0, forfeits: int = 0) -> None:
+        """Count one more recorded game with its strikes and forfeits."""
         self.done += 1
         self.played += 1
-        self.strikes += sum(seat.strike_count for seat in result.seats)
-        self.forfeits += sum(seat.forfeited for seat in result.seats)
-        self.show()
+        self.strikes += strikes
+        self.forfeits += forfeits
+        if self.first_at is None:
+            self.first_at = self.clock()
 
     def show(self) -> None:
         """Display the counts (nothing by default)."""
@@ -39,15 +52,25 @@ class Progress:
     def close(self) -> None:
         """The run ended."""
 
-    def rate(self) -> float:
-        """Games per second in this run."""
-        elapsed = time.monotonic() - self.started
-        return self.played / elapsed if elapsed > 0 else 0.0
+    def rate(self) -> float | None:
+        """Games per second in this run since its first game was recorded (None until two)."""
+        if self.first_at is None or self.played < 2:
+            return None
+        elapsed = self.clock() - self.first_at
+        return (self.played - 1) / elapsed if elapsed > 0 else None
 
     def eta(self) -> float | None:
-        """Seconds left at the current rate."""
+        """Seconds left at the current rate (None while unknown)."""
         rate = self.rate()
-        return (self.total - self.done) / rate if rate > 0 else None
+        return (self.total - self.done) / rate if rate else None
+
+    def rate_text(self) -> str:
+        """"2.5 games/s, ETA 40 s" or "measuring" before the rate is known."""
+        rate, eta = self.rate(), self.eta()
+        if rate is None:
+            return "rate: measuring"
+        eta_text = f", ETA {eta:.0f} s" if eta is not None and self.done < self.total else ""
+        return f"{rate:.1f} games/s{eta_text}"
 
 
 class LineProgress(Progress):
@@ -62,33 +85,32 @@ class LineProgress(Progress):
         now = time.monotonic()
         if now - self.last >= self.every or self.done == self.total:
             self.last = now
-            eta = self.eta()
-            eta_text = f", ETA {eta:.0f} s" if eta is not None and self.done < self.total else ""
-            print(f"games {self.done}/{self.total}, {self.rate():.1f} games/s{eta_text}, "
+            print(f"games {self.done}/{self.total}, {self.rate_text()}, "
                   f"strikes {self.strikes}, forfeits {self.forfeits}",
                   file=self.stream, flush=True)
 
 
 class BarProgress(Progress):
-    """A live rich progress bar for terminals."""
+    """A live rich progress bar for terminals (rate and ETA from `Progress`, not rich's own
+    estimate, which counts the games recorded before a resume as if just played)."""
 
     def __init__(self) -> None:
         super().__init__()
-        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
         from rich.progress import Progress as RichProgress
 
         self.bar = RichProgress(TextColumn("games"), BarColumn(), MofNCompleteColumn(),
-                                TextColumn("{task.fields[rate]}"), TimeRemainingColumn(),
+                                TextColumn("{task.fields[rate]}"),
                                 TextColumn("{task.fields[strikes]}"), transient=False)
         self.task = self.bar.add_task("league", total=1, rate="", strikes="")
 
     def start(self, total: int, done: int) -> None:
         super().start(total, done)
-        self.bar.update(self.task, total=total, completed=done)
+        self.bar.update(self.task, total=total, completed=done, rate=self.rate_text())
         self.bar.start()
 
     def show(self) -> None:
-        self.bar.update(self.task, completed=self.done, rate=f"{self.rate():.1f} games/s",
+        self.bar.update(self.task, completed=self.done, rate=self.rate_text(),
                         strikes=f"strikes {self.strikes}, forfeits {self.forfeits}")
 
     def close(self) -> None:

@@ -1,7 +1,8 @@
 """TrueSkill ratings of a league, from its played games in schedule order.
 
 Each game is a free-for-all of one-bot teams ranked by the game's places (R26): shared places
-are draws, and forfeited seats already share the last place. Updates are applied in schedule
+are draws, and forfeited seats already share the last place. A game where every seat
+forfeited rates nobody. Updates are applied in schedule
 order (`PlayedGame.index`), never in the order games finished, so the same games always give
 bit-identical ratings however concurrently they were played.
 """
@@ -75,6 +76,8 @@ def rate_games(
             raise ValueError(f"two games with index {game.index}")
     for game in ordered:
         _check(game, current)
+        if game.void:  # every seat forfeited: no result to learn from
+            continue
         groups = [(current[bot],) for bot in game.bots]
         # Lower rank is better; equal ranks are draws (R26 shared places).
         updated = env.rate(groups, ranks=list(game.places))

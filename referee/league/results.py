@@ -18,6 +18,11 @@ class PlayedGame:
     latencies_us: tuple[tuple[int, ...], ...]  # per seat: every measured decision latency
 
     @property
+    def void(self) -> bool:
+        """True when every seat forfeited: nobody won, the game rates nobody."""
+        return all(self.forfeited)
+
+    @property
     def players(self) -> int:
         """Seats at the table."""
         return len(self.bots)

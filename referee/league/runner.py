@@ -7,11 +7,15 @@ entry (bots per seat, seed), and ratings are applied in schedule order (ratings.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import os
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from referee import __version__
 from referee.bots.errors import BotStartError
 from referee.bots.runtime import Roster
 from referee.bots.spec import BotSpec, load_spec
@@ -22,10 +26,12 @@ from referee.league.intervals import Standings, standings
 from referee.league.progress import Progress
 from referee.league.ratings import RatingParams, Ratings, rate_games
 from referee.league.results import PlayedGame
+from referee.league.resume import differences
 from referee.league.schedule import Balance, ScheduledGame, balance, make_schedule
 from referee.league.store import LeagueStore
 from referee.league.tables import Row, head_to_head, league_table, write_tables
 from referee.match import MatchOptions, play_match
+from referee.seeds import draw_secret
 
 DB_NAME = "league.db"
 
@@ -54,6 +60,8 @@ class LeagueOutcome:
             return {}
         order, ahead = self.standings.order, self.standings.ahead
         return {(a, b): ahead[a, b] for a in order for b in order if (a, b) in ahead}
+    facts: dict = field(default_factory=dict)       # the league's settings, for the tables
+    notes: list[str] = field(default_factory=list)  # things the organiser should be told
 
     @property
     def finished(self) -> bool:
@@ -79,6 +87,29 @@ def open_store(out: Path) -> LeagueStore:
     return LeagueStore(out / DB_NAME)
 
 
+def league_facts(store: LeagueStore, settings: dict) -> dict:
+    """The facts of a league for its table files: everything needed to read the table and to
+    reproduce the league (the seed is the league's secret: tables are for the organiser)."""
+    versions = store.versions()
+    low, high = settings["players"]
+    return {
+        "seed": settings["seed"],
+        "rules": settings["rules"],
+        "table_sizes": list(range(low, high + 1)),
+        "games_scheduled": settings["games"],
+        "duplicate": settings["duplicate"],
+        "strikes_to_forfeit": settings["strikes_to_forfeit"],
+        "autoplay_forced": settings["autoplay_forced"],
+        "limits": settings["limits"],
+        "ratings": settings["ratings"],
+        "bots": {name: versions.get(name, ["?"])[-1] for name in settings["bot_names"]},
+        "bot_versions": {name: versions[name] for name in settings["bot_names"]
+                         if len(versions.get(name, [])) > 1},
+        "started": settings.get("started", ""),
+        "referee_version": __version__,
+    }
+
+
 def load_outcome(store: LeagueStore, played_now: int = 0) -> LeagueOutcome:
     """Ratings and tables of the league in `store`, from its records alone."""
     settings = store.settings()
@@ -89,11 +120,13 @@ def load_outcome(store: LeagueStore, played_now: int = 0) -> LeagueOutcome:
     games = store.played()
     params = RatingParams(**settings["ratings"])
     ratings = rate_games(games, bots, params)
-    fit = league_standings(games, bots, schedule, settings["seed"])
+    fit = league_standings(games, bots, schedule, int(settings["seed"]))
     rows = league_table(games, bots, ratings, fit)
-    return LeagueOutcome(store.path.parent, bots, schedule, games, ratings, rows,
-                         head_to_head(games, bots), balance(schedule, bots), settings["rules"],
-                         played_now, standings=fit)
+    outcome = LeagueOutcome(store.path.parent, bots, schedule, games, ratings, rows,
+                            head_to_head(games, bots), balance(schedule, bots),
+                            settings["rules"], played_now, standings=fit)
+    outcome.facts = league_facts(store, settings)
+    return outcome
 
 
 def league_standings(games: list[PlayedGame], bots: list[str], schedule: list[ScheduledGame],
@@ -106,42 +139,130 @@ def league_standings(games: list[PlayedGame], bots: list[str], schedule: list[Sc
 
 def write_outputs(outcome: LeagueOutcome) -> None:
     """Write the tables (Markdown, CSV, JSON) next to the database."""
-    extra = {"rules": outcome.rules.get("preset"), "games_recorded": len(outcome.games),
-             "games_scheduled": len(outcome.schedule)}
+    extra = {**outcome.facts, "games_recorded": len(outcome.games),
+             "games_all_forfeited": sum(game.void for game in outcome.games),
+             "schedule_balance": outcome.balance.describe()}
     write_tables(outcome.out, outcome.rows, outcome.h2h, extra, outcome.pairwise)
 
 
 async def run_league(settings: LeagueSettings, progress: Progress | None = None,
-                     resume: bool = False) -> LeagueOutcome:
+                     resume: bool = False, accept_changed: bool = False) -> LeagueOutcome:
     """Create (or, with `resume`, continue) the league in `settings.out`, play it, and write
-    its tables there."""
+    its tables there.
+
+    When `settings.out` already holds a league, every setting that was given must agree with
+    the stored one (LeagueStateError naming each difference); the others take the stored
+    values. A bot whose files changed since the league started stops it unless
+    `accept_changed`. A start that fails leaves no league behind.
+    """
     progress = progress or Progress()
-    store = open_store(settings.out)
+    settings.validate()
+    if (settings.out / DB_NAME).exists():
+        store = open_store(settings.out)
+        try:
+            stored = store.settings()
+            if stored is not None:
+                return await _continue(store, stored, settings, progress, resume,
+                                       accept_changed)
+        finally:
+            store.close()
+    if resume:
+        raise LeagueStateError(f"--resume: {settings.out} holds no league to resume (no "
+                               f"{DB_NAME}); leave out --resume to start one")
+    return await _start(settings, progress)
+
+
+def _writable_out(out: Path) -> bool:
+    """Create `out` if needed (True if it was created); ConfigError naming it if it cannot be
+    created or written."""
+    created = not out.exists()
     try:
-        stored = store.settings()
-        if stored is not None:
-            specs, rules, options = _resume_setup(store, stored, settings, resume)
-            if store.done() >= {g.index for g in store.schedule()}:
-                outcome = load_outcome(store)
-                write_outputs(outcome)
-                return outcome
-        else:
-            specs = [_with_limits(load_spec(path), settings.limits) for path in settings.bots]
-            rules = settings.rules
-            options = MatchOptions(settings.strikes_to_forfeit, settings.autoplay_forced)
-        return await _play(store, settings, specs, rules, options, progress, stored is None)
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"--out {out}: cannot create it: {exc.strerror or exc}") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise ConfigError(f"--out {out}: cannot write there (permission denied)")
+    return created
+
+
+def _remove_failed_start(out: Path, created: bool) -> None:
+    """Remove what a failed start left: the database files, and `out` if it was new and empty."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            (out / f"{DB_NAME}{suffix}").unlink()
+    if created:
+        with contextlib.suppress(OSError):
+            out.rmdir()
+
+
+async def _start(settings: LeagueSettings, progress: Progress) -> LeagueOutcome:
+    specs = [_with_limits(load_spec(path), settings.limits) for path in settings.bots]
+    names = [spec.name for spec in specs]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"two bot specs share a name: {sorted(names)}")
+    low, high = settings.table_sizes(len(specs))
+    notes = []
+    if settings.seed is None:
+        settings.seed = draw_secret()
+    created = _writable_out(settings.out)
+    concurrency = settings.concurrency or settings.default_concurrency(high)
+    roster = Roster(specs, sandbox=settings.sandbox)
+    store: LeagueStore | None = None
+    try:
+        async with roster:
+            broken = await roster.start(skip_broken=settings.skip_broken)
+            working = [spec.name for spec in specs if spec.name in roster.runners]
+            low, high = settings.table_sizes(len(working))
+            asked = settings.game_count(len(working))
+            schedule = make_schedule(working, asked, (low, high), settings.seed,
+                                     settings.duplicate)
+            if len(schedule) != asked:
+                notes.append(f"--duplicate: {asked} games asked, {len(schedule)} scheduled "
+                             f"(every table is played in all rotations of its seats)")
+            defining = {**settings.defining(), "bot_names": working, "bots_given": names,
+                        "games": len(schedule), "games_asked": asked, "players": [low, high],
+                        "players_asked": list(settings.players) if settings.players else None,
+                        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            store = open_store(settings.out)
+            store.create(defining, {r.name: (r.version, str(r.spec.path))
+                                    for r in roster.runners.values()}, schedule)
+            stored = store.settings()
+            assert stored is not None
+            outcome = await _play(store, stored, roster, concurrency, progress)
+    except BaseException:
+        if store is None or store.settings() is None:
+            if store is not None:
+                store.close()
+                store = None
+            _remove_failed_start(settings.out, created)
+        raise
     finally:
-        store.close()
+        if store is not None:
+            store.close()
+    outcome.broken = broken
+    outcome.notes = notes + outcome.notes
+    return outcome
 
 
-def _resume_setup(store: LeagueStore, stored: dict, settings: LeagueSettings,
-                  resume: bool) -> tuple[list[BotSpec], RuleSet, MatchOptions]:
-    finished = store.done() >= {g.index for g in store.schedule()}
-    if not finished and not resume:
-        raise LeagueStateError(f"{settings.out} holds an unfinished league: add --resume to "
+async def _continue(store: LeagueStore, stored: dict, settings: LeagueSettings,
+                    progress: Progress, resume: bool, accept_changed: bool) -> LeagueOutcome:
+    out = settings.out
+    given_names = [load_spec(path).name for path in settings.bots]
+    found = differences(settings, stored, given_names)
+    if found:
+        raise LeagueStateError(
+            f"{out} holds a league with other settings: {'; '.join(found)}. Leave these "
+            f"settings out to use the stored ones, or start a new league with another --out "
+            f"(e.g. --out {_free_name(out)})")
+    schedule = store.schedule()
+    finished = store.done() >= {g.index for g in schedule}
+    if finished:
+        outcome = load_outcome(store)
+        write_outputs(outcome)
+        return outcome
+    if not resume:
+        raise LeagueStateError(f"{out} holds an unfinished league: add --resume to "
                                f"continue it, or choose another --out")
-    rules = RuleSet.from_dict(stored["rules"])
-    options = MatchOptions(stored["strikes_to_forfeit"], stored["autoplay_forced"])
     specs = []
     for name, (_, path) in store.bots().items():
         if name not in stored["bot_names"]:
@@ -149,64 +270,66 @@ def _resume_setup(store: LeagueStore, stored: dict, settings: LeagueSettings,
         if path is None or not Path(path).exists():
             raise LeagueStateError(f"bot {name!r}: its spec {path} is gone; cannot resume")
         specs.append(_with_limits(load_spec(path), stored["limits"]))
-    return specs, rules, options
-
-
-async def _play(store: LeagueStore, settings: LeagueSettings, specs: list[BotSpec],
-                rules: RuleSet, options: MatchOptions, progress: Progress,
-                new: bool) -> LeagueOutcome:
-    if new:
-        names = [spec.name for spec in specs]
-        if len(set(names)) != len(names):
-            raise ConfigError(f"two bot specs share a name: {sorted(names)}")
-        low, high = settings.table_sizes(len(specs))
-        concurrency = settings.concurrency or settings.default_concurrency(high)
-    else:
-        concurrency = settings.concurrency or settings.default_concurrency(
-            max(len(g.bots) for g in store.schedule()))
+    concurrency = settings.concurrency or settings.default_concurrency(
+        max(len(g.bots) for g in schedule))
     roster = Roster(specs, sandbox=settings.sandbox)
+    async with roster:
+        await roster.start()
+        known = store.bots()
+        changed = [f"{r.name!r} (started as {known[r.name][0]}, now {r.version})"
+                   for r in roster.runners.values() if known[r.name][0] != r.version]
+        if changed and not accept_changed:
+            raise LeagueStateError(
+                f"bot files changed since the league started: {', '.join(changed)}; add "
+                f"--accept-changed to continue with the new versions (the records keep both), "
+                f"or start a new league with another --out")
+        for runner in roster.runners.values():
+            store.update_bot(runner.name, runner.version, str(runner.spec.path))
+        return await _play(store, stored, roster, concurrency, progress)
+
+
+def _free_name(out: Path) -> Path:
+    """`out` with the first free numeric suffix: a new --out to suggest."""
+    n = 2
+    while out.with_name(f"{out.name}-{n}").exists():
+        n += 1
+    return out.with_name(f"{out.name}-{n}")
+
+
+async def _play(store: LeagueStore, stored: dict, roster: Roster, concurrency: int,
+                progress: Progress) -> LeagueOutcome:
+    """Play the schedule's games that have no record yet, J at a time, storing each."""
+    rules = RuleSet.from_dict(stored["rules"])
+    options = MatchOptions(stored["strikes_to_forfeit"], stored["autoplay_forced"])
+    secret = int(stored["seed"])
     for runner in roster.runners.values():
         runner.max_instances = max(runner.max_instances, concurrency)
-    async with roster:
-        broken = await roster.start(skip_broken=settings.skip_broken and new)
-        if new:
-            working = [spec.name for spec in specs if spec.name in roster.runners]
-            low, high = settings.table_sizes(len(working))
-            schedule = make_schedule(working, settings.game_count(len(working)), (low, high),
-                                     settings.seed, settings.duplicate)
-            defining = {**settings.defining(), "bot_names": working,
-                        "games": len(schedule), "players": [low, high]}
-            store.create(defining, {r.name: (r.version, str(r.spec.path))
-                                    for r in roster.runners.values()}, schedule)
-        else:
-            for runner in roster.runners.values():
-                store.update_bot(runner.name, runner.version, str(runner.spec.path))
-        schedule = store.schedule()
-        done = store.done()
-        pending = deque(game for game in schedule if game.index not in done)
-        progress.start(len(schedule), len(done))
-        prefix = f"s{store.settings()['seed']}"  # type: ignore[index]
+    schedule = store.schedule()
+    done = store.done()
+    pending = deque(game for game in schedule if game.index not in done)
+    progress.start(len(schedule), len(done))
 
-        async def worker() -> None:
-            while pending:
-                game = pending.popleft()
-                leases = []
-                try:
-                    for name in game.bots:
-                        leases.append(await roster.runners[name].lease())
-                    result = await play_match(rules, leases, game.seed,
-                                              f"{prefix}-g{game.index}", options)
-                finally:
-                    for lease in leases:
-                        await lease.runner.release(lease)
-                store.save(game, result)
-                progress.game_done(result)
+    async def worker() -> None:
+        while pending:
+            game = pending.popleft()
+            leases = []
+            try:
+                # Each rotation of a duplicate table is played by instances of its own pool,
+                # so no bot process sees one deal twice (R51).
+                for name in game.bots:
+                    leases.append(await roster.runners[name].lease(pool=game.rotation))
+                result = await play_match(rules, leases, game.seed, game.game_id(secret),
+                                          options)
+            finally:
+                for lease in leases:
+                    await lease.runner.release(lease)
+            store.save(game, result)
+            progress.game_done(result)
 
-        try:
-            await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
-        finally:
-            progress.close()
+    try:
+        await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
+    finally:
+        progress.close()
     outcome = load_outcome(store, progress.played)
-    outcome.broken = broken
     write_outputs(outcome)
     return outcome

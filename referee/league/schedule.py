@@ -16,6 +16,10 @@ Tables are built in blocks of consecutive tables that seat each bot about once:
 With `duplicate` (R50), each table is played once per rotation of its seats (the rows of a
 Latin square), all with one game seed, so every bot of the table gets every seat and every
 seat's dice once: dice luck cancels out between the bots.
+
+The league seed is a secret (`referee.seeds`): the schedule's tie-breaking and every game seed
+are derived from it one-way, and game ids are opaque, so nothing a bot is sent reveals a seed
+(R51).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from referee.seeds import derive_seed
+from referee.seeds import keyed_seed, opaque_id
 
 _PASSES = 4   # at most this many passes of swaps over a block
 
@@ -38,6 +42,11 @@ class ScheduledGame:
     bots: tuple[str, ...]   # bot name per seat (seat order)
     seed: int               # game seed (R50)
     group: int              # duplicate group (same table and seed, other rotations); else index
+    rotation: int = 0       # with duplicate: which rotation of its group's table (0..k-1)
+
+    def game_id(self, secret: int) -> str:
+        """The game's id as bots see it: opaque, derived one-way from the league secret."""
+        return opaque_id(secret, "game", self.index)
 
 
 def table_sizes(bots: int, players: int | tuple[int, int]) -> list[int]:
@@ -61,7 +70,7 @@ def make_schedule(
     `players` is a table size or an inclusive range of sizes (spread evenly over the games).
     With `duplicate`, each table is played in all k rotations of its k seats with one seed, so
     the game count is rounded up to complete the last table's rotations.
-    Game seeds are `derive_seed(seed, "game", group)`.
+    Game seeds are `keyed_seed(seed, "game", group)`; `seed` is the league secret.
     """
     names = list(bots)
     if len(names) < 2:
@@ -70,18 +79,19 @@ def make_schedule(
         raise ValueError("bot names must be unique")
     if games < 0:
         raise ValueError("games must be >= 0")
-    builder = _Builder(len(names), random.Random(derive_seed(seed, "schedule")))
+    builder = _Builder(len(names), random.Random(keyed_seed(seed, "schedule")))
     schedule: list[ScheduledGame] = []
     group = 0   # one group per table (its rotations, with duplicate)
     for block in _blocks(_plan(table_sizes(len(names), players), games, duplicate), len(names)):
         for members in builder.block(block, duplicate):
-            game_seed = derive_seed(seed, "game", group)
+            game_seed = keyed_seed(seed, "game", group)
             if duplicate:  # R50: one table, one seed, every rotation of the seats
                 rotations = [members[shift:] + members[:shift] for shift in range(len(members))]
             else:
                 rotations = [builder.seat(members)]
-            for seats in rotations:
-                game = ScheduledGame(len(schedule), _named(names, seats), game_seed, group)
+            for rotation, seats in enumerate(rotations):
+                game = ScheduledGame(len(schedule), _named(names, seats), game_seed, group,
+                                     rotation if duplicate else 0)
                 schedule.append(game)
             group += 1
     return schedule

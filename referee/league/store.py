@@ -29,6 +29,12 @@ CREATE TABLE IF NOT EXISTS bots (
     version   TEXT NOT NULL,          -- hash of the bot's files, its address or image
     spec_path TEXT
 );
+CREATE TABLE IF NOT EXISTS bot_versions (
+    name       TEXT NOT NULL,         -- every version a bot played the league with
+    version    TEXT NOT NULL,
+    first_seen REAL NOT NULL,
+    PRIMARY KEY (name, version)
+);
 CREATE TABLE IF NOT EXISTS schedule (
     idx       INTEGER PRIMARY KEY,    -- schedule order: ratings are applied in this order
     grp       INTEGER NOT NULL,       -- duplicate group (same table and seed)
@@ -83,16 +89,31 @@ class LeagueStore:
                                 [(k, json.dumps(v)) for k, v in settings.items()])
             self.db.executemany("INSERT OR REPLACE INTO bots VALUES (?, ?, ?)",
                                 [(name, v, p) for name, (v, p) in bots.items()])
+            self.db.executemany("INSERT OR IGNORE INTO bot_versions VALUES (?, ?, ?)",
+                                [(name, v, time.time()) for name, (v, _) in bots.items()])
             self.db.executemany(
                 "INSERT INTO schedule VALUES (?, ?, ?, ?)",
                 [(g.index, g.group, json.dumps(list(g.bots)), str(g.seed)) for g in schedule],
             )
 
     def update_bot(self, name: str, version: str, spec_path: str | None) -> None:
-        """Record a bot's current version."""
+        """Record a bot's current version (its earlier versions stay in `versions`)."""
         with self._transaction():
             self.db.execute("INSERT OR REPLACE INTO bots VALUES (?, ?, ?)",
                             (name, version, spec_path))
+            self.db.execute("INSERT OR IGNORE INTO bot_versions VALUES (?, ?, ?)",
+                            (name, version, time.time()))
+
+    def versions(self) -> dict[str, list[str]]:
+        """name -> every version the bot played this league with, oldest first."""
+        rows = self.db.execute("SELECT name, version FROM bot_versions ORDER BY first_seen, "
+                               "rowid").fetchall()
+        found: dict[str, list[str]] = {}
+        for name, version in rows:
+            found.setdefault(name, []).append(version)
+        for name, (version, _) in self.bots().items():   # leagues stored before versions
+            found.setdefault(name, [version])
+        return found
 
     def bots(self) -> dict[str, tuple[str, str | None]]:
         """name -> (version, spec path)."""
@@ -102,10 +123,18 @@ class LeagueStore:
     def schedule(self) -> list[ScheduledGame]:
         """The whole schedule, in order."""
         rows = self.db.execute("SELECT idx, grp, bots, seed FROM schedule ORDER BY idx")
-        return [ScheduledGame(idx, tuple(json.loads(bots)), int(seed), grp)
-                for idx, grp, bots, seed in rows]
+        seen: dict[int, int] = {}   # group -> games of it so far: a game's rotation
+        games = []
+        for idx, grp, bots, seed in rows:
+            rotation = seen[grp] = seen.get(grp, -1) + 1
+            games.append(ScheduledGame(idx, tuple(json.loads(bots)), int(seed), grp, rotation))
+        return games
 
     # ---------------------------------------------------------------- games
+
+    def count(self) -> int:
+        """Games recorded."""
+        return self.db.execute("SELECT count(*) FROM games").fetchone()[0]
 
     def done(self) -> set[int]:
         """Schedule indexes of the games already recorded."""

@@ -10,9 +10,8 @@ import csv
 import io
 import json
 import math
-import shutil
 from collections.abc import Container, Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +36,7 @@ class Row:
     mu: float
     sigma: float
     conservative: float                 # mu - 3 sigma: the sort key
-    games: int
+    games: int                          # games with a result (not all_forfeit ones)
     wins: int                           # games at place 1 (a shared first place counts)
     win_pct: float | None               # 0..100
     avg_place: float | None
@@ -54,6 +53,9 @@ class Row:
     rank_low: int | None = None         # the ranks the bot holds at 95%
     rank_high: int | None = None
     separated_from_next: bool | None = None   # intervals of this row and the next do not overlap
+    all_forfeit: int = 0                # games where every seat forfeited: no result, no rating
+    # per table size: win % per seat 0..size-1 (None where never seated)
+    seat_win_pct_by_size: dict[int, list[float | None]] = field(default_factory=dict)
 
 
 def league_table(
@@ -96,6 +98,8 @@ def head_to_head(games: Iterable[PlayedGame], bots: Sequence[str]) -> HeadToHead
     for game in games:
         for bot in game.bots:
             _known(bot, known, game)
+        if game.void:  # every seat forfeited: nobody was ahead of anybody
+            continue
         for i, a in enumerate(game.bots):
             for j, b in enumerate(game.bots):
                 if i == j:
@@ -122,7 +126,8 @@ class _Stats:
     """Running totals for one bot."""
 
     def __init__(self, seats: int) -> None:
-        self.games = self.wins = self.forfeits = 0
+        self.games = self.wins = self.forfeits = self.void = 0
+        self.by_size: dict[int, tuple[list[int], list[int]]] = {}   # size -> (games, wins)
         self.places = self.money = 0
         self.seat_games = [0] * seats
         self.seat_wins = [0] * seats
@@ -130,6 +135,13 @@ class _Stats:
         self.latencies: list[int] = []
 
     def add(self, game: PlayedGame, seat: int) -> None:
+        self.forfeits += game.forfeited[seat]
+        for kind, count in game.strikes[seat].items():
+            self.strikes[kind] = self.strikes.get(kind, 0) + count
+        self.latencies.extend(game.latencies_us[seat])
+        if game.void:  # every seat forfeited: counted apart, nobody won
+            self.void += 1
+            return
         won = game.places[seat] == 1
         self.games += 1
         self.wins += won
@@ -137,10 +149,11 @@ class _Stats:
         self.money += game.money[seat]
         self.seat_games[seat] += 1
         self.seat_wins[seat] += won
-        self.forfeits += game.forfeited[seat]
-        for kind, count in game.strikes[seat].items():
-            self.strikes[kind] = self.strikes.get(kind, 0) + count
-        self.latencies.extend(game.latencies_us[seat])
+        size_games, size_wins = self.by_size.setdefault(
+            game.players, ([0] * game.players, [0] * game.players))
+        size_games[seat] += 1
+        size_wins[seat] += won
+
 
     def row(self, rank: int, bot: str, ratings: Ratings) -> Row:
         def ms(pct: float) -> float | None:
@@ -156,7 +169,10 @@ class _Stats:
             avg_money=self.money / self.games if self.games else None,
             seat_win_pct=[_pct(w, g) for w, g in zip(self.seat_wins, self.seat_games, strict=True)],
             strikes=dict(self.strikes), forfeits=self.forfeits,
-            think_p50_ms=ms(50), think_p95_ms=ms(95),
+            think_p50_ms=ms(50), think_p95_ms=ms(95), all_forfeit=self.void,
+            seat_win_pct_by_size={
+                size: [_pct(w, g) for w, g in zip(wins, games, strict=True)]
+                for size, (games, wins) in sorted(self.by_size.items())},
         )
 
 
@@ -171,17 +187,30 @@ def _known(bot: str, known: Container[str], game: PlayedGame) -> None:
 
 # --- Renderings ---------------------------------------------------------------------------
 
+def _sizes(rows: Sequence[Row]) -> list[int]:
+    """The table sizes of the rows' games (for win % by seat, which is given per size)."""
+    return sorted({size for row in rows for size in row.seat_win_pct_by_size})
+
+
+def _seat_columns(rows: Sequence[Row]) -> list[str]:
+    """seat{s}_win_pct with one table size; seat{s}_of_{k}_win_pct per size k with several
+    (pooling tables of 3 and 4 seats would mix unlike seats)."""
+    sizes = _sizes(rows)
+    if len(sizes) > 1:
+        return [f"seat{s}_of_{k}_win_pct" for k in sizes for s in range(k)]
+    seats = max((len(row.seat_win_pct) for row in rows), default=0)
+    return [f"seat{s}_win_pct" for s in range(seats)]
+
+
 def _columns(rows: Sequence[Row]) -> list[str]:
     """The flat column names shared by CSV and Markdown."""
-    seats = max((len(row.seat_win_pct) for row in rows), default=0)
     kinds = _strike_kinds(rows)
     return [
         "rank", "bot", "strength", "strength_low", "strength_high", "rank_low", "rank_high",
         "separated_from_next", "mu", "sigma", "conservative", "games", "wins", "win_pct",
-        "avg_place", "avg_money",
-        *(f"seat{s}_win_pct" for s in range(seats)),
+        "avg_place", "avg_money", *_seat_columns(rows),
         *(f"strikes_{kind}" for kind in kinds),
-        "forfeits", "think_p50_ms", "think_p95_ms",
+        "forfeits", "all_forfeit", "think_p50_ms", "think_p95_ms",
     ]
 
 
@@ -193,9 +222,12 @@ def _strike_kinds(rows: Sequence[Row]) -> list[str]:
 def _flat(row: Row) -> dict[str, Any]:
     """A row as flat columns (raw values, None where undefined)."""
     flat = {key: value for key, value in asdict(row).items()
-            if key not in ("seat_win_pct", "strikes")}
+            if key not in ("seat_win_pct", "strikes", "seat_win_pct_by_size")}
     for seat, value in enumerate(row.seat_win_pct):
         flat[f"seat{seat}_win_pct"] = value
+    for size, values in row.seat_win_pct_by_size.items():
+        for seat, value in enumerate(values):
+            flat[f"seat{seat}_of_{size}_win_pct"] = value
     for kind, count in row.strikes.items():
         flat[f"strikes_{kind}"] = count
     return flat
@@ -248,40 +280,77 @@ def _pair_cell(pairwise: Pairwise, a: str, b: str) -> str:
     return "" if value is None else f"{100 * value:.0f}%"
 
 
+# Terminal columns: (heading, minimum width it needs); the first ones are always shown, the
+# others while the terminal is wide enough. Every column is in the table files.
+_TERMINAL_COLUMNS = [("#", 3), ("bot", 12), ("strength", 8), ("95% interval", 12),
+                     ("ranks", 5), ("", 1), ("mu-3s", 7), ("games", 6), ("wins", 5),
+                     ("win %", 6), ("avg place", 6), ("strikes", 8), ("forfeits", 6),
+                     ("mu", 6), ("sigma", 6), ("avg $", 8), ("win % by seat", 14),
+                     ("think p50 ms", 7), ("think p95 ms", 7)]
+_FIT_COLUMNS = ("strength", "95% interval", "ranks", "")
+_ALWAYS = ("#", "bot", "strength", "mu-3s", "games", "wins")
+
+
+def _terminal_cells(row: Row, multi_size: bool) -> dict[str, str]:
+    strikes = " ".join(f"{kind}:{n}" for kind, n in row.strikes.items() if n) or "-"
+    if multi_size:
+        by_seat = " ".join(f"{k}p:" + "/".join(_fmt(pct, 0) for pct in values)
+                           for k, values in row.seat_win_pct_by_size.items())
+    else:
+        by_seat = "/".join(_fmt(pct, 0) for pct in row.seat_win_pct)
+    forfeits = str(row.forfeits) + (f" ({row.all_forfeit} void)" if row.all_forfeit else "")
+    return {
+        "#": str(row.rank), "bot": row.bot, "strength": _signed(row.strength),
+        "95% interval": _interval(row), "ranks": _ranks(row), "": _apart(row),
+        "mu": _fmt(row.mu), "sigma": _fmt(row.sigma),
+        "mu-3s": _fmt(row.conservative), "games": str(row.games), "wins": str(row.wins),
+        "win %": _fmt(row.win_pct, 1), "avg place": _fmt(row.avg_place),
+        "avg $": _fmt(None if row.avg_money is None else round(row.avg_money)),
+        "win % by seat": by_seat, "strikes": strikes, "forfeits": forfeits,
+        "think p50 ms": _fmt(row.think_p50_ms, 1), "think p95 ms": _fmt(row.think_p95_ms, 1),
+    }
+
+
 def render_terminal(rows: Sequence[Row], h2h: HeadToHead, console: Console | None = None,
                     pairwise: Pairwise | None = None) -> None:
     """Print the league table, the head-to-head matrix and (with `pairwise`) the global fit's
-    chance of each bot finishing ahead of each other, with rich."""
-    if console is None:
-        # The table is wide: never squeeze it below 170 columns (a pipe or log gets 80).
-        width = max(170, shutil.get_terminal_size((170, 24)).columns)
-        console = Console(width=width)
-    table = Table(title="League table", title_justify="left")
+    chance of each bot finishing ahead of each other, with rich, in the console's width: the
+    most useful columns first, the others only while they fit (all are in the files)."""
+    console = console or Console()
     fitted = any(row.strength is not None for row in rows)
-    global_columns = ("strength", "95% interval", "ranks", "") if fitted else ()
-    for name in ("#", "bot", *global_columns, "mu", "sigma", "mu-3s", "games", "wins",
-                 "win %", "avg place", "avg $", "win % by seat", "strikes", "forfeits",
-                 "think p50 ms", "think p95 ms"):
+    multi = len(_sizes(rows)) > 1
+    cells = [_terminal_cells(row, multi) for row in rows]
+    budget = console.width - 4
+    shown = []
+    candidates = [(name, minimum) for name, minimum in _TERMINAL_COLUMNS
+                  if fitted or name not in _FIT_COLUMNS]
+    for name, minimum in sorted(candidates, key=lambda c: c[0] not in _ALWAYS):
+        wanted = max([minimum, len(name), *(len(c[name]) for c in cells)]) + 3
+        if name not in _ALWAYS and wanted > budget:
+            continue
+        budget -= wanted
+        shown.append(name)
+    order = [name for name, _ in candidates if name in shown]
+    hidden = len(candidates) - len(order)
+    title = "League table" + (f" ({hidden} more columns in table.md)" if hidden else "")
+    table = Table(title=title, title_justify="left")
+    for name in order:
         table.add_column(name, justify="left" if name == "bot" else "right",
-                         no_wrap=name == "95% interval")
-    for row in rows:
-        strikes = " ".join(f"{kind}:{n}" for kind, n in row.strikes.items() if n) or "-"
-        fit_cells = ((_signed(row.strength), _interval(row), _ranks(row), _apart(row))
-                     if fitted else ())
-        table.add_row(
-            str(row.rank), row.bot, *fit_cells, _fmt(row.mu), _fmt(row.sigma),
-            _fmt(row.conservative),
-            str(row.games), str(row.wins), _fmt(row.win_pct, 1), _fmt(row.avg_place),
-            _fmt(None if row.avg_money is None else round(row.avg_money)),
-            "/".join(_fmt(pct, 0) for pct in row.seat_win_pct),
-            strikes, str(row.forfeits), _fmt(row.think_p50_ms, 1), _fmt(row.think_p95_ms, 1),
-        )
+                         overflow="fold", no_wrap=name == "95% interval")
+    for row_cells in cells:
+        table.add_row(*(row_cells[name] for name in order))
     console.print(table)
     if fitted:
         console.print("strength: global fit (Elo scale, 0 = average; +100 is about 64% to "
                       "finish ahead); ranks: held at 95%; ~: not separated from the next row "
                       "(95% intervals overlap)")
     names = [row.bot for row in rows]
+    width = 4 + max(len(n) for n in names) + sum(max(len(n), 5) + 3 for n in names) \
+        if names else 0
+    if width > console.width:
+        console.print("Head to head: in table.md and head_to_head.csv (too wide for this "
+                      "terminal)")
+        return
     console.print("Head to head: games the row bot finished ahead of the column bot - behind it")
     _print_matrix(console, names, lambda a, b: _h2h_cell(h2h, a, b))
     if pairwise:
@@ -331,11 +400,14 @@ def _md_line(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
 
-def to_csv(rows: Sequence[Row]) -> str:
-    """The league table as CSV: one header row, flat columns (seatN_win_pct, strikes_KIND),
-    full-precision numbers, empty cells where undefined."""
+def to_csv(rows: Sequence[Row], facts: dict[str, Any] | None = None) -> str:
+    """The league table as CSV: the league's `facts` as `# key: value` lines first (if any),
+    one header row, flat columns (seatN_win_pct, strikes_KIND), numbers rounded to 2 decimals
+    (full precision is in table.json), empty cells where undefined."""
     columns = _columns(rows)
     out = io.StringIO()
+    for key, value in (facts or {}).items():
+        out.write(f"# {key}: {_fact(value)}\n")
     writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     for row in rows:
@@ -345,7 +417,20 @@ def to_csv(rows: Sequence[Row]) -> str:
 
 
 def _csv_value(value: Any) -> str:
-    return "" if value is None else repr(value) if isinstance(value, float) else str(value)
+    return "" if value is None else f"{value:.2f}" if isinstance(value, float) else str(value)
+
+
+def _fact(value: Any) -> str:
+    """A league fact on one line, numbers rounded for reading."""
+    if isinstance(value, float):
+        return f"{value:.3f}".rstrip("0").rstrip(".")
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_fact(v)}" for k, v in value.items()) or "none"
+    if isinstance(value, list):
+        return ", ".join(_fact(v) for v in value) or "none"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
 
 
 def h2h_csv(h2h: HeadToHead) -> str:
@@ -398,11 +483,13 @@ def write_tables(
     markdown = to_markdown(rows, h2h, pairwise)
     data = to_json(rows, h2h, pairwise)
     if extra:
-        markdown = "".join(f"- {key}: {value}\n" for key, value in extra.items()) + "\n" + markdown
+        markdown = ("## League\n\n" + "".join(f"- {key}: {_fact(value)}\n"
+                                             for key, value in extra.items())
+                    + "\n" + markdown)
         data["extra"] = extra
     files = {
         "table.md": markdown,
-        "table.csv": to_csv(rows),
+        "table.csv": to_csv(rows, extra),
         "table.json": json.dumps(data, indent=2, default=str) + "\n",
         "head_to_head.csv": h2h_csv(h2h),
     }
