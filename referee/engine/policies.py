@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from referee.engine.actions import SLOT, Action
 from referee.engine.game import Game
@@ -274,7 +275,23 @@ def _slot_win_against(
     return notes[rank] if rank < len(notes) else 0
 
 
+@dataclass(frozen=True)
+class Search:
+    """What `montecarlo_search` found: the action, the playouts it ran in all, and the chosen
+    action's value (this seat's average money at the end of the round over its playouts; None
+    when there was only one legal action and nothing was played out)."""
+
+    action: Action
+    playouts: int
+    value: float | None
+
+
 def montecarlo_policy(view: View, rollouts: int = 120, seed: int = 0) -> Action:
+    """The action of `montecarlo_search` (below)."""
+    return montecarlo_search(view, rollouts, seed).action
+
+
+def montecarlo_search(view: View, rollouts: int = 120, seed: int = 0) -> Search:
     """Monte Carlo over the legal actions with sequential halving; deterministic given `seed`.
 
     About `rollouts` playouts in all. Playout i of every action starts from the same
@@ -288,9 +305,10 @@ def montecarlo_policy(view: View, rollouts: int = 120, seed: int = 0) -> Action:
     """
     legal = view.legal
     if len(legal) == 1:
-        return legal[0]
+        return Search(legal[0], 0, None)
     me = view.seat
     arms = list(range(len(legal)))
+    runs = [0] * len(legal)
     stages = max(1, (len(arms) - 1).bit_length())  # ceil(log2(actions))
     while stages > 1 and rollouts // stages < MIN_SAMPLES * len(arms):
         stages -= 1
@@ -308,6 +326,7 @@ def montecarlo_policy(view: View, rollouts: int = 120, seed: int = 0) -> Action:
                 rng.seed(sample_seed)
                 _rollout_round(game, rng)
                 totals[k] += game.money[me]
+                runs[k] += 1
         done += samples
         if stage + 1 < stages:  # every arm still in has had the same playouts: compare totals
             arms = sorted(sorted(arms, key=lambda k: (-totals[k], k))[: (len(arms) + 1) // 2])
@@ -315,4 +334,4 @@ def montecarlo_policy(view: View, rollouts: int = 120, seed: int = 0) -> Action:
     for k in arms[1:]:
         if totals[k] > totals[best]:
             best = k
-    return legal[best]
+    return Search(legal[best], sum(runs), totals[best] / runs[best])

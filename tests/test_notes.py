@@ -1,0 +1,41 @@
+"""Notes from bots (referee/notes.py): what a record keeps of a decision's note and values."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from referee.notes import NAME_MAX_BYTES, NOTE_MAX_BYTES, VALUES_MAX, record_notes
+
+
+def test_no_notes_add_nothing() -> None:
+    assert record_notes("", {}) == {}
+
+
+def test_notes_within_the_limits_are_kept_as_sent() -> None:
+    assert record_notes("5 to casino 5", {"playouts": 120.0, "eval": 0.5}) == {
+        "note": "5 to casino 5", "values": {"eval": 0.5, "playouts": 120}}
+
+
+def test_oversized_notes_are_cut_and_flagged() -> None:
+    kept = record_notes("é" * 200, {f"v{i:02}": i for i in range(20)} | {"x" * 33: 1.0,
+                                                                        "nan": math.nan})
+    assert kept["note_cut"] is True
+    assert kept["note"] == "é" * (NOTE_MAX_BYTES // 2)
+    assert list(kept["values"]) == [f"v{i:02}" for i in range(VALUES_MAX)]
+
+
+@given(st.text(max_size=400), st.dictionaries(st.text(max_size=40), st.floats(), max_size=24))
+def test_a_record_never_holds_more_than_the_limits(note: str, values: dict[str, float]) -> None:
+    kept = record_notes(note, values)
+    text = kept.get("note", "")
+    assert len(text.encode("utf-8", "surrogatepass")) <= NOTE_MAX_BYTES
+    assert note.startswith(text)
+    numbers = kept.get("values", {})
+    assert len(numbers) <= VALUES_MAX
+    assert all(0 < len(k.encode("utf-8", "surrogatepass")) <= NAME_MAX_BYTES for k in numbers)
+    assert all(math.isfinite(v) and v == values[k] for k, v in numbers.items())
+    whole = text == note and len(numbers) == len(values)
+    assert kept.get("note_cut", False) is (not whole)
