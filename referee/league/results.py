@@ -16,6 +16,8 @@ class PlayedGame:
     forfeited: tuple[bool, ...]         # per seat
     strikes: tuple[dict[str, int], ...]  # per seat: strike type -> count
     latencies_us: tuple[tuple[int, ...], ...]  # per seat: every measured decision latency
+    # per seat: name -> (sum, count) of the numbers the bot sent with its decisions (notes)
+    note_values: tuple[dict[str, tuple[float, int]], ...] = ()
 
     @property
     def void(self) -> bool:

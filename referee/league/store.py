@@ -54,7 +54,8 @@ CREATE TABLE IF NOT EXISTS games (
     versions     TEXT NOT NULL,       -- JSON list of bot versions per seat
     seconds      REAL NOT NULL,
     finished_at  REAL NOT NULL,
-    record       BLOB NOT NULL        -- zlib-compressed JSON game record (docs/replay-format.md)
+    record       BLOB NOT NULL,       -- zlib-compressed JSON game record (docs/replay-format.md)
+    note_values  TEXT NOT NULL DEFAULT '[]'  -- JSON per seat: {name: [sum, count]} of its notes
 );
 """
 
@@ -69,6 +70,9 @@ class LeagueStore:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(games)")}
+        if "note_values" not in columns:   # a league stored before bots sent notes
+            self.db.execute("ALTER TABLE games ADD COLUMN note_values TEXT NOT NULL DEFAULT '[]'")
 
     def close(self) -> None:
         """Close the database."""
@@ -150,6 +154,7 @@ class LeagueStore:
             json.dumps([s.forfeited for s in seats]), json.dumps([s.strikes for s in seats]),
             json.dumps([s.latencies_us for s in seats]),
             json.dumps([s.version for s in seats]), result.seconds, time.time(), record,
+            json.dumps(_note_values(result.record.meta.get("decisions", ()), len(seats))),
         )
         with self._transaction():
             self.db.execute(f"INSERT INTO games VALUES ({', '.join('?' * len(row))})", row)
@@ -157,8 +162,8 @@ class LeagueStore:
     def played(self) -> list[PlayedGame]:
         """Every recorded game, in schedule order."""
         rows = self.db.execute(
-            "SELECT idx, bots, places, money, forfeited, strikes, latencies_us FROM games "
-            "ORDER BY idx"
+            "SELECT idx, bots, places, money, forfeited, strikes, latencies_us, note_values "
+            "FROM games ORDER BY idx"
         )
         return [
             PlayedGame(
@@ -169,8 +174,10 @@ class LeagueStore:
                 forfeited=tuple(json.loads(forfeited)),
                 strikes=tuple(json.loads(strikes)),
                 latencies_us=tuple(tuple(x) for x in json.loads(latencies)),
+                note_values=tuple({name: (total, count) for name, (total, count) in seat.items()}
+                                  for seat in json.loads(values)),
             )
-            for idx, bots, places, money, forfeited, strikes, latencies in rows
+            for idx, bots, places, money, forfeited, strikes, latencies, values in rows
         ]
 
     def record(self, index: int) -> dict[str, Any] | None:
@@ -196,3 +203,14 @@ class _Transaction:
 
     def __exit__(self, kind: object, *rest: object) -> None:
         self.db.execute("ROLLBACK" if kind else "COMMIT")
+
+
+def _note_values(decisions: Any, seats: int) -> list[dict[str, list[float]]]:
+    """Per seat, name -> [sum, count] of the numbers its decisions carried (record `values`)."""
+    sums: list[dict[str, list[float]]] = [{} for _ in range(seats)]
+    for decision in decisions:
+        for name, value in decision.get("values", {}).items():
+            entry = sums[decision["seat"]].setdefault(name, [0.0, 0])
+            entry[0] += value
+            entry[1] += 1
+    return sums if any(sums) else []

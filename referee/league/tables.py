@@ -56,6 +56,9 @@ class Row:
     all_forfeit: int = 0                # games where every seat forfeited: no result, no rating
     # per table size: win % per seat 0..size-1 (None where never seated)
     seat_win_pct_by_size: dict[int, list[float | None]] = field(default_factory=dict)
+    # the numbers the bot sent with its decisions (notes): name -> mean over the decisions
+    # that carried it
+    note_values: dict[str, float] = field(default_factory=dict)
 
 
 def league_table(
@@ -133,12 +136,18 @@ class _Stats:
         self.seat_wins = [0] * seats
         self.strikes = dict.fromkeys(STRIKE_TYPES, 0)
         self.latencies: list[int] = []
+        self.note_values: dict[str, list[float]] = {}
 
     def add(self, game: PlayedGame, seat: int) -> None:
         self.forfeits += game.forfeited[seat]
         for kind, count in game.strikes[seat].items():
             self.strikes[kind] = self.strikes.get(kind, 0) + count
         self.latencies.extend(game.latencies_us[seat])
+        if game.note_values:
+            for name, (total, count) in game.note_values[seat].items():
+                entry = self.note_values.setdefault(name, [0.0, 0])
+                entry[0] += total
+                entry[1] += count
         if game.void:  # every seat forfeited: counted apart, nobody won
             self.void += 1
             return
@@ -173,6 +182,8 @@ class _Stats:
             seat_win_pct_by_size={
                 size: [_pct(w, g) for w, g in zip(wins, games, strict=True)]
                 for size, (games, wins) in sorted(self.by_size.items())},
+            note_values={name: total / count
+                         for name, (total, count) in sorted(self.note_values.items())},
         )
 
 
@@ -222,7 +233,7 @@ def _strike_kinds(rows: Sequence[Row]) -> list[str]:
 def _flat(row: Row) -> dict[str, Any]:
     """A row as flat columns (raw values, None where undefined)."""
     flat = {key: value for key, value in asdict(row).items()
-            if key not in ("seat_win_pct", "strikes", "seat_win_pct_by_size")}
+            if key not in ("seat_win_pct", "strikes", "seat_win_pct_by_size", "note_values")}
     for seat, value in enumerate(row.seat_win_pct):
         flat[f"seat{seat}_win_pct"] = value
     for size, values in row.seat_win_pct_by_size.items():
@@ -340,6 +351,8 @@ def render_terminal(rows: Sequence[Row], h2h: HeadToHead, console: Console | Non
     for row_cells in cells:
         table.add_row(*(row_cells[name] for name in order))
     console.print(table)
+    for line in note_lines(rows):
+        console.print(line, markup=False, highlight=False)
     if fitted:
         console.print("strength: global fit (Elo scale, 0 = average; +100 is about 64% to "
                       "finish ahead); ranks: held at 95%; ~: not separated from the next row "
@@ -356,6 +369,17 @@ def render_terminal(rows: Sequence[Row], h2h: HeadToHead, console: Console | Non
     if pairwise:
         console.print("Chance that the row bot finishes ahead of the column bot (global fit)")
         _print_matrix(console, names, lambda a, b: _pair_cell(pairwise, a, b))
+
+
+def note_lines(rows: Sequence[Row]) -> list[str]:
+    """The averages of the numbers bots sent with their decisions, a heading and one line per
+    bot that sent any (names are bot text: escaped); [] if none did."""
+    from referee.text import safe_line
+
+    lines = [f"{safe_line(row.bot)}: " + ", ".join(
+        f"{safe_line(name, 40)} {_fmt(mean, 3 if abs(mean) < 100 else 0)}"
+        for name, mean in row.note_values.items()) for row in rows if row.note_values]
+    return ["Notes from bots (average per decision):", *lines] if lines else []
 
 
 def _print_matrix(console: Console, names: list[str], cell: Any) -> None:
@@ -376,6 +400,9 @@ def to_markdown(rows: Sequence[Row], h2h: HeadToHead, pairwise: Pairwise | None 
     for row in rows:
         flat = _flat(row)
         lines.append(_md_line([_fmt(flat.get(column)) for column in columns]))
+    notes = note_lines(rows)
+    if notes:
+        lines += ["", "## Notes from bots", "", *(f"- {line}" for line in notes[1:])]
     names = [row.bot for row in rows]
     lines += ["", "## Head to head", "", "Cells: times the row bot finished ahead of the column "
               "bot - times behind, at the same table.", "",
