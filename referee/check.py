@@ -41,7 +41,7 @@ from referee.bots.errors import (
 )
 from referee.bots.process import GRACE_SECONDS, RUN_ID, ensure_built
 from referee.bots.runtime import BotRunner, Lease
-from referee.bots.spec import BotSpec, BotSpecError, load_spec
+from referee.bots.spec import BotSpec, BotSpecError, check_unique_names, load_spec
 from referee.engine import PRESETS, Action, Game, RuleSet, preset
 from referee.match import MatchOptions, MatchResult, play_match
 from referee.protocol import PROTOCOL_VERSION, convert, pb
@@ -250,8 +250,10 @@ class Checker:
         try:
             for path in paths:
                 spec = load_spec(path)
-                if spec.name == self.spec.name or spec.path == self.spec.path:
+                if spec.path == self.spec.path or (spec.name == self.spec.name
+                                                   and self.options.opponents is None):
                     continue
+                check_unique_names([self.spec, spec])
                 runners.append(BotRunner(spec, sandbox=self.options.sandbox))
             results = await asyncio.gather(*(r.start() for r in runners), return_exceptions=True)
             for result in results:

@@ -79,7 +79,8 @@ REFEREE_RSS_LIMIT_KB = 400 * 1024
 
 def install_bot(base: Path, name: str, source: str, env: dict[str, str] | None = None) -> Path:
     """Copy test bot `source` into base/bots/NAME (its main.py and botlib.py, nothing else) and
-    write base/specs/NAME.toml from its spec: the bot's sandbox shows it only that directory."""
+    write base/bots/NAME.toml from its spec (a spec's workdir must be inside its folder): the
+    bot's sandbox shows it only that directory."""
     spec = tomllib.loads((TEST_BOTS / f"{source}.toml").read_text())
     bot_dir = base / "bots" / name
     (bot_dir / source).mkdir(parents=True)
@@ -90,7 +91,7 @@ def install_bot(base: Path, name: str, source: str, env: dict[str, str] | None =
     for path in (bot_dir / "botlib.py", bot_dir / source / "main.py"):
         path.chmod(0o644)
     lines = [f"name = {json.dumps(name)}", f"command = {json.dumps(spec['command'])}",
-             f"workdir = {json.dumps(str(bot_dir))}"]
+             f"workdir = {json.dumps(name)}"]
     merged_env = {**spec.get("env", {}), **(env or {})}
     if merged_env:
         lines.append("[env]")
@@ -98,8 +99,7 @@ def install_bot(base: Path, name: str, source: str, env: dict[str, str] | None =
     if spec.get("limits"):
         lines.append("[limits]")
         lines += [f"{key} = {value}" for key, value in spec["limits"].items()]
-    path = base / "specs" / f"{name}.toml"
-    path.parent.mkdir(exist_ok=True)
+    path = base / "bots" / f"{name}.toml"
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -107,7 +107,7 @@ def install_bot(base: Path, name: str, source: str, env: dict[str, str] | None =
 def write_league(base: Path, games: int, seed: int, concurrency: int = 4) -> Path:
     path = base / "league.toml"
     path.write_text(
-        f'bots = ["specs/*.toml"]\ngames = {games}\nplayers = "3-4"\nseed = {seed}\n'
+        f'bots = ["bots/*.toml"]\ngames = {games}\nplayers = "3-4"\nseed = {seed}\n'
         f'concurrency = {concurrency}\nout = "out"\nskip_broken = true\n'
         f"[limits]\ndecision_ms = {DECISION_MS}\ngame_bank_ms = {BANK_MS}\n"
         "startup_ms = 30000\n"   # generous: 16 bots start at once, the fork bomb forks first
@@ -203,7 +203,7 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
     for name in HONEST:
         install_bot(base, name, "honest")
     secrets = [base / "bots" / "honest-a" / "honest" / "main.py", TEST_BOTS / "honest" / "main.py",
-               base / "specs" / "honest-a.toml", base / "league.toml", ROOT / "pyproject.toml"]
+               base / "bots" / "honest-a.toml", base / "league.toml", ROOT / "pyproject.toml"]
     envs = {
         "net_probe": {"NET_PROBE_PORT": str(port)},
         "snoop": {"LEAGUE_DB_GUESS": str(out / "league.db"),
@@ -382,7 +382,7 @@ def test_sandbox_hides_other_bots_the_league_files_and_the_host(league: League) 
     results = _results(lines, "SNOOP")
     targets = {path for path, _ in results}
     secrets = [league.out / "league.db", league.base / "bots" / "honest-a" / "honest" / "main.py",
-               TEST_BOTS / "honest" / "main.py", league.base / "specs" / "honest-a.toml",
+               TEST_BOTS / "honest" / "main.py", league.base / "bots" / "honest-a.toml",
                league.base / "league.toml", ROOT / "pyproject.toml"]
     for path in secrets:
         assert path.read_bytes()           # control: the file exists and the host can read it

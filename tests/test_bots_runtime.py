@@ -464,9 +464,11 @@ def test_cli_match_shows_strikes_and_forfeits() -> None:
 
 
 def test_no_bot_survives_a_sigkilled_referee(tmp_path: Path) -> None:
+    shutil.copytree(BOTS / "hang", tmp_path / "hang")
+    shutil.copy(BOTS / "botlib.py", tmp_path / "botlib.py")
     (tmp_path / "hang_long.toml").write_text(
-        f'name = "hang_long"\ncommand = ["{{python}}", "main.py"]\n'
-        f'workdir = "{BOTS / "hang"}"\n[limits]\ndecision_ms = 600000\n')
+        'name = "hang_long"\ncommand = ["{python}", "hang/main.py"]\n'
+        '[limits]\ndecision_ms = 600000\n')
     run_id = "t" + uuid.uuid4().hex[:12]
     ref = referee("match", str(tmp_path / "hang_long.toml"), "forker.toml",
                   env={"REFEREE_RUN_ID": run_id}, stdout=subprocess.DEVNULL,

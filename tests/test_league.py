@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -20,11 +21,18 @@ ROOT = Path(__file__).resolve().parents[1]
 TEST_BOTS = ROOT / "tests" / "bots"
 
 
+def _copy_test_bots(target: Path) -> None:
+    """The test bots' code beside the specs: a spec's workdir must lie inside its folder."""
+    if not target.exists():
+        shutil.copytree(TEST_BOTS, target, ignore=shutil.ignore_patterns("*.toml", "__pycache__"))
+
+
 def bot_spec(directory: Path, name: str, source: str = "honest", **limits: int) -> Path:
     """A copy of a test bot's spec under another name (bots need distinct names)."""
     text = (TEST_BOTS / f"{source}.toml").read_text()
     text = text.replace(f'name = "{source}"', f'name = "{name}"')
-    text = text.replace('workdir = "."', f'workdir = "{TEST_BOTS}"')
+    text = text.replace('workdir = "."', 'workdir = "testbots"')
+    _copy_test_bots(directory / "testbots")
     if limits:
         text += "[limits]\n" + "".join(f"{k} = {v}\n" for k, v in limits.items())
     path = directory / f"{name}.toml"

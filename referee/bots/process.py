@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.bots.errors import BotStartError
-from referee.bots.spec import BotSpec, hash_tree
+from referee.bots.spec import BotSpec, hash_tree, resolve_inside
 from referee.text import safe_block
 
 GRACE_SECONDS = 2.0
@@ -274,6 +274,11 @@ class BotProcess(GuardedProcess):
             resolved = Path(self.spec.workdir, program)
             if not (resolved.exists() and os.access(resolved, os.X_OK)):
                 raise BotStartError(self.spec.name, f"command not found: {program}")
+            # The spec was checked before the build ran: what the build left must not lead out.
+            if Path(program).is_relative_to(self.spec.workdir) and resolve_inside(
+                    self.spec.workdir, program) is None:
+                raise BotStartError(self.spec.name, f"{program} leads outside the bot's folder "
+                                                    f"(to {resolved.resolve()})")
             # Absolute, so that the sandbox looks for it in the bot's directory too, not in
             # the referee's working directory.
             argv[0] = str(resolved)
@@ -288,13 +293,15 @@ class BotProcess(GuardedProcess):
     async def start(self) -> str:
         """Start the process; return the address it must listen on."""
         launch = self._prepare()
-        argv = launch.argv
-        if self.sandbox:
-            argv = self._sandboxed(launch)
         try:
+            argv = self._sandboxed(launch) if self.sandbox else launch.argv
             await self._spawn([], argv, launch.cwd, launch.env)
         except OSError as exc:
+            self._remove_dir()
             raise BotStartError(self.spec.name, f"cannot start: {exc.strerror}") from None
+        except BaseException:
+            self._remove_dir()   # no instance directory is left behind by a failed start
+            raise
         return launch.address
 
     def _sandboxed(self, launch: Launch) -> list[str]:

@@ -15,7 +15,7 @@ from referee.bots.client import BotClient, GameStream, Handler, Hello
 from referee.bots.container import ContainerProcess, remove_run_containers
 from referee.bots.errors import BotStartError
 from referee.bots.process import RUN_ID, BotProcess, ensure_built
-from referee.bots.spec import BotSpec, Limits
+from referee.bots.spec import BotSpec, Limits, check_unique_names
 
 
 @dataclass(eq=False)
@@ -216,15 +216,11 @@ class Roster:
     """The runners of a set of bot specs, started together and stopped together."""
 
     def __init__(self, specs: list[BotSpec], *, sandbox: bool | None = None) -> None:
+        check_unique_names(specs)
         self.runners: dict[str, BotRunner] = {}
         for spec in specs:
-            if spec.name in self.runners:
-                if self.runners[spec.name].spec.path != spec.path:
-                    raise BotStartError(spec.name, f"two bot specs use this name: "
-                                                   f"{self.runners[spec.name].spec.path} and "
-                                                   f"{spec.path}")
-                continue
-            self.runners[spec.name] = BotRunner(spec, sandbox=sandbox)
+            if spec.name not in self.runners:
+                self.runners[spec.name] = BotRunner(spec, sandbox=sandbox)
 
     async def start(self, skip_broken: bool = False) -> list[BotStartError]:
         """Start every bot; raise the first BotStartError, or drop broken bots if `skip_broken`."""

@@ -236,7 +236,7 @@ def bwrap_argv(
         *_interpreter_paths(argv[0], env.get("PATH")),
         *(os.path.abspath(x) for x in ro_paths),
     ):
-        if p not in ro and not _is_system_path(p):
+        if p not in ro and not _is_system_path(p) and not _under(p, bot):
             ro.append(p)
     # bwrap creates missing parents of a mount point with mode 0700, which the
     # sandbox user could not traverse: create them 0755 first.

@@ -6,14 +6,17 @@ import hashlib
 import os
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from referee.config import ConfigError, read_toml
+from referee.text import safe_line
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+ENV_KEY_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+MAX_DEPTH = 3     # a spec's tables hold strings, lists of strings and numbers: no deeper
 # Directories that are build output or tool state, not the bot's own files.
 IGNORED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "target", ".mypy_cache",
                           ".pytest_cache", ".ruff_cache"})
@@ -21,6 +24,23 @@ IGNORED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "targe
 
 class BotSpecError(ConfigError):
     """A bot spec that cannot be used; the message names the file, the key and what is expected."""
+
+
+def resolve_inside(folder: Path, relative: str) -> Path | None:
+    """`relative` resolved against `folder` with every symlink followed, or None if the result
+    is not `folder` or below it (`..`, an absolute path, or a symlink that leads out)."""
+    resolved = (folder / relative).resolve()
+    return resolved if resolved.is_relative_to(folder.resolve()) else None
+
+
+def check_unique_names(specs: Iterable[BotSpec]) -> None:
+    """BotSpecError naming both files when two different specs give their bots one name."""
+    seen: dict[str, BotSpec] = {}
+    for spec in specs:
+        other = seen.setdefault(spec.name, spec)
+        if other is not spec and other.path != spec.path:
+            raise BotSpecError(f"{spec.path}: key 'name': {spec.name!r} is already the name of "
+                               f"the bot in {other.path}")
 
 
 @dataclass(frozen=True)
@@ -121,6 +141,8 @@ def spec_from_dict(data: Mapping[str, Any], path: Path) -> BotSpec:
     def fail(key: str, expected: str) -> BotSpecError:
         return BotSpecError(f"{where}: key '{key}': expected {expected}")
 
+    _check_values(data, where)
+
     unknown = sorted(set(data) - TOP_KEYS)
     if unknown:
         raise BotSpecError(f"{where}: unknown key '{unknown[0]}'; known keys: "
@@ -148,13 +170,26 @@ def spec_from_dict(data: Mapping[str, Any], path: Path) -> BotSpec:
     if not isinstance(workdir, str):
         raise fail("workdir", "a directory path relative to the spec file")
     workdir_path = (base / workdir).resolve()
-    if "address" not in data and not workdir_path.is_dir():
-        raise fail("workdir", f"an existing directory ({workdir_path} does not exist)")
+    if command:
+        # Everything the bot runs from must be inside its submission: a symlink or `..` that
+        # leads out would show the sandboxed bot (and its build) other files of the host.
+        inside = resolve_inside(base, workdir)
+        if inside is None:
+            raise fail("workdir", f"a folder inside the spec's folder {base} ({workdir!r} "
+                                  f"resolves to {workdir_path})")
+        if not workdir_path.is_dir():
+            raise fail("workdir", f"an existing directory ({workdir_path} does not exist)")
+        command = _program_inside(command, workdir_path, lambda why: fail("command", why))
+        build = _program_inside(build, workdir_path, lambda why: fail("build", why))
     env = data.get("env", {})
     if not isinstance(env, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in env.items()
     ):
         raise fail("env", "a table of string values, e.g. env = { LEVEL = \"3\" }")
+    for key in env:
+        if not ENV_KEY_PATTERN.match(key):
+            raise fail(f"env.{safe_line(key)}", "a variable name of letters, digits and '_' "
+                                                "(no '=', not starting with a digit)")
     address = data.get("address")
     if address is not None and (not isinstance(address, str) or not _valid_address(address)):
         raise fail("address", "'HOST:PORT' or 'unix:/path/to/socket'")
@@ -181,6 +216,41 @@ def spec_from_dict(data: Mapping[str, Any], path: Path) -> BotSpec:
                    env=dict(env), build=build, address=address, image=image,
                    image_archive=archive, runtime=runtime,
                    sandbox=sandbox, limits=limits)
+
+
+def _program_inside(argv: tuple[str, ...], workdir: Path,
+                    error: Callable[[str], BotSpecError]) -> tuple[str, ...]:
+    """`argv` with a relative program path (`target/mybot`) made absolute inside `workdir`;
+    `error(why)` if it leads outside. Bare names (looked up on PATH), absolute paths (host
+    programs) and `{python}` are left as they are."""
+    if not argv or "/" not in argv[0] or argv[0].startswith("/"):
+        return argv
+    program = resolve_inside(workdir, argv[0])
+    if program is None:
+        raise error(f"a program inside the bot's folder {workdir} ({argv[0]!r} resolves to "
+                    f"{(workdir / argv[0]).resolve()})")
+    return (str(program), *argv[1:])
+
+
+def _check_values(data: Mapping[str, Any], where: str) -> None:
+    """BotSpecError naming the key of a NUL character or of nesting deeper than MAX_DEPTH."""
+    stack: list[tuple[str, Any, int]] = [("", data, 0)]
+    while stack:   # iterative: a deeply nested file must not exhaust the Python stack
+        key, value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            shown = key if len(key) <= 80 else key[:80] + "..."
+            raise BotSpecError(f"{where}: key '{shown}': nested more than {MAX_DEPTH} levels "
+                               f"deep; a spec holds strings, lists of strings and numbers")
+        if isinstance(value, dict):
+            for name, item in value.items():
+                if "\0" in name:
+                    raise BotSpecError(f"{where}: key '{safe_line(key + '.' + name)}': a key "
+                                       "name with a NUL character")
+                stack.append((f"{key}.{name}" if key else name, item, depth + 1))
+        elif isinstance(value, list):
+            stack.extend((f"{key}[{i}]", item, depth + 1) for i, item in enumerate(value))
+        elif isinstance(value, str) and "\0" in value:
+            raise BotSpecError(f"{where}: key '{safe_line(key)}': a string with a NUL character")
 
 
 def _string_list(value: Any, error: Any) -> tuple[str, ...]:

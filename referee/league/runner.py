@@ -18,7 +18,7 @@ from pathlib import Path
 from referee import __version__
 from referee.bots.errors import BotStartError
 from referee.bots.runtime import Roster
-from referee.bots.spec import BotSpec, load_spec
+from referee.bots.spec import BotSpec, BotSpecError, check_unique_names, load_spec
 from referee.config import ConfigError
 from referee.engine import RuleSet
 from referee.league.config import LeagueSettings
@@ -195,11 +195,26 @@ def _remove_failed_start(out: Path, created: bool) -> None:
             out.rmdir()
 
 
+def _load_specs(settings: LeagueSettings) -> tuple[list[BotSpec], list[BotStartError]]:
+    """The league's specs; with `skip_broken`, a spec that cannot be used is left out and
+    returned as an error (named by its file's stem), like a bot that cannot start."""
+    specs, skipped = [], []
+    for path in settings.bots:
+        try:
+            specs.append(_with_limits(load_spec(path), settings.limits))
+        except BotSpecError as exc:
+            if not settings.skip_broken:
+                raise
+            skipped.append(BotStartError(Path(path).stem, str(exc)))
+    return specs, skipped
+
+
 async def _start(settings: LeagueSettings, progress: Progress) -> LeagueOutcome:
-    specs = [_with_limits(load_spec(path), settings.limits) for path in settings.bots]
+    specs, skipped = _load_specs(settings)
+    check_unique_names(specs)
     names = [spec.name for spec in specs]
     if len(set(names)) != len(names):
-        raise ConfigError(f"two bot specs share a name: {sorted(names)}")
+        raise ConfigError(f"a bot spec is listed twice: {sorted(names)}")
     low, high = settings.table_sizes(len(specs))
     notes = []
     if settings.seed is None:
@@ -239,7 +254,7 @@ async def _start(settings: LeagueSettings, progress: Progress) -> LeagueOutcome:
     finally:
         if store is not None:
             store.close()
-    outcome.broken = broken
+    outcome.broken = [*skipped, *broken]
     outcome.notes = notes + outcome.notes
     return outcome
 
