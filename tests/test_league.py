@@ -24,7 +24,8 @@ TEST_BOTS = ROOT / "tests" / "bots"
 def _copy_test_bots(target: Path) -> None:
     """The test bots' code beside the specs: a spec's workdir must lie inside its folder."""
     if not target.exists():
-        shutil.copytree(TEST_BOTS, target, ignore=shutil.ignore_patterns("*.toml", "__pycache__"))
+        shutil.copytree(TEST_BOTS, target, symlinks=True,
+                        ignore=shutil.ignore_patterns("*.toml", "__pycache__"))
 
 
 def bot_spec(directory: Path, name: str, source: str = "honest", **limits: int) -> Path:
