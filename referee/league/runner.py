@@ -262,7 +262,7 @@ async def _start(settings: LeagueSettings, progress: Progress) -> LeagueOutcome:
 async def _continue(store: LeagueStore, stored: dict, settings: LeagueSettings,
                     progress: Progress, resume: bool, accept_changed: bool) -> LeagueOutcome:
     out = settings.out
-    given_names = [load_spec(path).name for path in settings.bots]
+    given_names = [spec.name for spec in _load_specs(settings)[0]]
     found = differences(settings, stored, given_names)
     if found:
         raise LeagueStateError(
