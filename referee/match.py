@@ -277,7 +277,7 @@ class _Match:
             strike = ILLEGAL
             detail = f"{action} is not legal here (legal: {', '.join(map(str, legal))})"
         if strike is None:
-            self.accept(seat, action, reply.latency_us, _NO_STRIKE)
+            self.accept(seat, action, reply.latency_us, _NO_STRIKE, reply.notes)
             return
         detail = safe_line(detail)   # may quote the bot (gRPC status details)
         result = self.seats[seat]
@@ -286,18 +286,22 @@ class _Match:
             result.forfeited = True
             result.reason = f"{result.strike_count} strikes; the last: {strike}: {detail}"
         self.accept(seat, self.substitute[seat].choice(legal), reply.latency_us,
-                    {"strike": strike, "detail": detail})
+                    {"strike": strike, "detail": detail}, reply.notes)
 
-    def accept(self, seat: int, action: Any, latency_us: int, strike: dict[str, str]) -> None:
+    def accept(self, seat: int, action: Any, latency_us: int, strike: dict[str, str],
+               notes: dict[str, Any] | None = None) -> None:
         """Play `action` for `seat`, whose answer took `latency_us`: charge the overrun to its
         time bank, keep the latency and record the decision (with the strike's type and detail
-        when `action` is a substitute)."""
+        when `action` is a substitute, and the bot's notes if its answer had any)."""
         overrun = latency_us / 1000 - self.limits[seat].decision_ms
         if overrun > 0:
             self.bank_ms[seat] = max(0.0, self.bank_ms[seat] - overrun)
         self.last_latency[seat] = latency_us
         self.seats[seat].latencies_us.append(latency_us)
-        self.play(seat, action, {"seat": seat, "latency_us": latency_us, **strike})
+        decision = {"seat": seat, "latency_us": latency_us, **strike}
+        if notes:
+            decision.update(notes)
+        self.play(seat, action, decision)
 
     def play(self, seat: int, action: Any, decision: dict[str, Any]) -> None:
         decision["action"] = [action.value, action.slot]

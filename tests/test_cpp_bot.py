@@ -63,7 +63,7 @@ def test_cpp_bot_passes_referee_check() -> None:
     assert not (ROOT / "target").exists()   # the build wrote only inside the bot's folder
 
 
-def test_cpp_bot_plays_a_league(tmp_path: Path) -> None:
+def test_cpp_bot_plays_a_league_and_its_notes_are_kept(tmp_path: Path) -> None:
     _require_toolchain()
     out = tmp_path / "league"
     done = referee("league", SAMPLES / "random.toml", SAMPLES / "greedy.toml", SPEC,
@@ -75,3 +75,7 @@ def test_cpp_bot_plays_a_league(tmp_path: Path) -> None:
     assert cpp["games"] == 6 and cpp["forfeits"] == 0
     assert sum(cpp["strikes"].values()) == 0
     assert cpp["avg_place"] < rows["random"]["avg_place"]
+    # It sends the gain of its move as a named number: recorded, shown, averaged in the table.
+    assert set(cpp["note_values"]) == {"gain"} and rows["random"]["note_values"] == {}
+    shown = referee("show", out, "0")
+    assert shown.returncode == 0 and "values: gain=" in shown.stdout

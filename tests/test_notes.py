@@ -39,3 +39,32 @@ def test_a_record_never_holds_more_than_the_limits(note: str, values: dict[str, 
     assert all(math.isfinite(v) and v == values[k] for k, v in numbers.items())
     whole = text == note and len(numbers) == len(values)
     assert kept.get("note_cut", False) is (not whole)
+
+
+def test_a_bot_s_notes_are_recorded_with_its_moves_cut_never_struck(tmp_path) -> None:
+    from pathlib import Path
+
+    from referee.bots.spec import load_spec
+    from referee.engine import preset
+    from referee.report.narrate import narrate
+    from referee.single import run_match
+
+    bots = Path(__file__).parent / "bots"
+    result = run_match([load_spec(bots / "noter.toml"), load_spec(bots / "honest.toml")],
+                       preset("classic"), 7)
+    assert [seat.strike_count for seat in result.seats] == [0, 0]
+    record = result.record.to_json()
+    mine = [d for d in record["decisions"] if d["seat"] == 0]
+    assert mine and all("note" in d and "values" in d for d in mine)
+    assert not any("note" in d for d in record["decisions"] if d["seat"] == 1)
+    cut = [d for d in mine if d.get("note_cut")]
+    whole = [d for d in mine if not d.get("note_cut")]
+    assert cut and whole
+    for d in cut:
+        assert len(d["note"].encode()) <= NOTE_MAX_BYTES and d["note"].startswith("\x1b[31m")
+        assert list(d["values"]) == [f"v{i:02}" for i in range(VALUES_MAX)]
+    for d in whole:
+        assert d["note"].startswith("decision ") and set(d["values"]) == {"n", "half"}
+    text = "\n".join(narrate(record))
+    assert "note (cut): \\x1b[31mred" in text and "\x1b" not in text
+    assert "values: half=" in text

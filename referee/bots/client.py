@@ -12,6 +12,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 from google.protobuf.message import DecodeError
@@ -19,6 +20,7 @@ from google.protobuf.message import DecodeError
 from referee import __version__
 from referee.bots.errors import CRASH, MALFORMED, PROTOCOL, TIMEOUT, BotStartError
 from referee.engine.actions import Action
+from referee.notes import record_notes
 from referee.protocol import PROTOCOL_VERSION, pb, rpc
 from referee.protocol.convert import (
     PLAY_METHOD,
@@ -67,6 +69,7 @@ class Reply:
     strike: str | None            # the strike type otherwise
     detail: str                   # why, for a strike
     latency_us: int               # measured by the referee, from send to receive
+    notes: dict[str, Any] | None = None   # the answer's notes as the record keeps them
 
 
 class BotClient:
@@ -327,6 +330,7 @@ class GameStream:
             strike, detail = await self.failure(self.broken)
             return Reply(None, strike, detail, latency)
         assert isinstance(item, bytes)
+        notes = None
         quick = quick_decision(item)   # the usual shape, read without parsing
         if quick is not None:
             answered, action = quick
@@ -344,12 +348,14 @@ class GameStream:
                     action = action_from_pb(decision)
                 except MalformedMessage as exc:
                     return Reply(None, MALFORMED, str(exc), latency)
+                if decision.note or decision.values:
+                    notes = record_notes(decision.note, decision.values)
         if answered < request_id:
             return None   # a late answer to an earlier request: dropped, already struck
         if answered != request_id:
             return Reply(None, PROTOCOL, f"answered request {answered}, expected {request_id}",
                          latency)
-        return Reply(action, None, "", latency)
+        return Reply(action, None, "", latency, notes)
 
     def end_game(self, end: pb.GameEnd | None) -> None:
         """`finish` in the background: the game's result does not wait on the bot to take its
