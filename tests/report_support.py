@@ -29,3 +29,49 @@ def play_league(out: Path, *extra: str) -> Path:
     referee("league", *LEAGUE_BOTS, "--games", "12", "--players", "2-4", "--seed", "3",
             "--out", out, "--quiet", *extra)
     return out
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+
+
+def chromium_missing() -> str | None:
+    """Why the browser tests cannot run here (None when they can)."""
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is not installed (pip install -e '.[test]')"
+    for path in (CHROMIUM, CHROMEDRIVER):
+        if not path.exists():
+            return f"{path} is missing (apt-get install chromium chromium-driver)"
+    return None
+
+
+def start_browser(profile: Path, width: int = 1400, height: int = 1000):  # noqa: ANN201
+    """A real headless Chromium (Debian's) driven by selenium, with a fresh profile and the
+    browser's console log available through `driver.get_log("browser")`."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run",
+                 "--disable-dev-shm-usage", f"--user-data-dir={profile}",
+                 f"--window-size={width},{height}"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(options=options, service=Service(str(CHROMEDRIVER)))
+    driver.set_page_load_timeout(120)
+    return driver
+
+
+def stored_records(league: Path) -> list[dict]:
+    """Every record in a league's store, in schedule order."""
+    from referee.league.store import LeagueStore
+
+    store = LeagueStore(league / "league.db")
+    try:
+        return list(store.records())
+    finally:
+        store.close()

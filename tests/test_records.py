@@ -6,22 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from report_support import play_league, referee
-
-from referee.league.store import LeagueStore
+from report_support import play_league, referee, stored_records
 
 
 @pytest.fixture(scope="module")
 def league(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return play_league(tmp_path_factory.mktemp("records") / "league")
-
-
-def stored_records(league: Path) -> list[dict]:
-    store = LeagueStore(league / "league.db")
-    try:
-        return list(store.records())
-    finally:
-        store.close()
+    return play_league(tmp_path_factory.mktemp("records") / "league", "--no-report")
 
 
 def test_export_as_files_and_as_json_lines_round_trips_the_store(league: Path,

@@ -204,9 +204,11 @@ def check_writable(path: Path, option: str) -> None:
 @click.option("--autoplay-forced", is_flag=True, help="Do not ask a bot with one legal choice.")
 @click.option("--no-sandbox", is_flag=True,
               help="Run bots unconfined (trusted local development only).")
+@click.option("--html", type=click.Path(dir_okay=False, writable=True, path_type=Path),
+              help="Write the game as one self-contained HTML page with a replay viewer.")
 @friendly_errors
 def match(bots: tuple[str, ...], rules: RuleSet, seed: int | None, replay: Path | None,
-          as_json: bool, autoplay_forced: bool, no_sandbox: bool) -> None:
+          as_json: bool, autoplay_forced: bool, no_sandbox: bool, html: Path | None) -> None:
     """Play one game between BOT.toml files (seat order as given) and show it turn by turn."""
     from referee.bots.spec import load_spec
     from referee.engine.record import event_to_dict
@@ -240,6 +242,10 @@ def match(bots: tuple[str, ...], rules: RuleSet, seed: int | None, replay: Path 
     result = run_match(specs, rules, seed, observer=show, replay=replay,
                        sandbox=False if no_sandbox else None,
                        options=MatchOptions(autoplay_forced=autoplay_forced))
+    if html is not None:
+        from referee.report.site import single_game_html
+
+        html.write_text(single_game_html(result.record.to_json()), encoding="utf-8")
     if as_json:
         return
     for seat in result.seats:
@@ -251,6 +257,8 @@ def match(bots: tuple[str, ...], rules: RuleSet, seed: int | None, replay: Path 
                    f"strikes: {strikes}{status}")
     if replay is not None:
         click.echo(f"record written to {replay}")
+    if html is not None:
+        click.echo(f"replay page written to {html}")
 
 
 def _players_option(ctx: Any, param: Any, value: str | None) -> tuple[int, int] | None:
@@ -286,12 +294,13 @@ def _players_option(ctx: Any, param: Any, value: str | None) -> tuple[int, int] 
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
 @click.option("--no-sandbox", is_flag=True,
               help="Run bots unconfined (trusted local development only).")
+@click.option("--no-report", is_flag=True, help="Do not write the HTML report into DIR/report.")
 @friendly_errors
 def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int] | None,
            rules: RuleSet | None, seed: int | None, concurrency: int | None, out: Path | None,
            duplicate: bool | None, resume: bool, accept_changed: bool, skip_broken: bool | None,
-           quiet: bool, no_sandbox: bool) -> None:
-    """Play a league between bots and print its table.
+           quiet: bool, no_sandbox: bool, no_report: bool) -> None:
+    """Play a league between bots and print its table (and write its report).
 
     \b
     referee league sample_bots/*.toml
@@ -341,6 +350,10 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
     for note in outcome.notes:
         click.echo(note, err=True)
     _print_outcome(outcome, quiet)
+    if not no_report:
+        from referee.cli.report import write_report
+
+        write_report(outcome.out)
 
 
 def _games_saved(db: Path) -> int:
@@ -435,3 +448,4 @@ def check(bot: Path, opponents: tuple[Path, ...], presets: tuple[str, ...], game
 
 # Commands in modules of their own register themselves on `main`.
 from referee.cli import records as _records  # noqa: E402,F401
+from referee.cli import report as _report  # noqa: E402,F401

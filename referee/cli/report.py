@@ -1,0 +1,36 @@
+"""`referee report`: the league's static HTML report, with a replay viewer for every game."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from referee.cli import friendly_errors, main
+
+
+@main.command()
+@click.argument("directory", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Where to write the report (default DIR/report).")
+@click.option("--open", "open_it", is_flag=True, help="Open the report in a web browser.")
+@friendly_errors
+def report(directory: Path, out: Path | None, open_it: bool) -> None:
+    """Write a league's report: table, charts, a page per bot and a replay of every game.
+
+    The folder works opened from file:// with no network; publish it as it is.
+    """
+    index = write_report(directory, out)
+    if open_it:
+        import webbrowser
+
+        webbrowser.open(index.resolve().as_uri())
+
+
+def write_report(directory: Path, out: Path | None = None) -> Path:
+    """Build the report and say where it is (used by `referee league` too)."""
+    from referee.report.site import build_report
+
+    index = build_report(directory, out)
+    click.echo(f"report: {index}")
+    return index

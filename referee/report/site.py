@@ -1,0 +1,268 @@
+"""The league report: a static site (index, game list, a page per bot, a replay page per game)
+that works opened from file:// with no network. Pages are rendered with jinja2 (autoescaped:
+bot names, notes and details are bot-supplied); the CSS and JavaScript ship in the package and
+are copied beside the pages."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from referee.league.runner import LeagueOutcome, load_outcome
+from referee.league.tables import percentile, to_json
+from referee.report.records import open_league
+from referee.report.replaydata import replay_data
+
+ASSETS = ("report.css", "report.js", "viewer.js")
+SEAT_COLOURS = ("#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
+                "#17becf")
+# Row keys the league table shows in columns of its own; any others are shown as they come.
+KNOWN_ROW_KEYS = {"rank", "bot", "mu", "sigma", "conservative", "games", "wins", "win_pct",
+                  "avg_place", "avg_money", "seat_win_pct", "strikes", "forfeits",
+                  "think_p50_ms", "think_p95_ms"}
+
+
+def script_json(value: Any) -> Markup:
+    """JSON safe inside a <script> element (no '<', '>' or '&' that could close it)."""
+    text = json.dumps(value, separators=(",", ":"))
+    return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+
+
+def money(amount: float | None) -> str:
+    """$1,234,000 style; '-' for None."""
+    return "-" if amount is None else f"${amount:,.0f}"
+
+
+def number(value: Any, digits: int = 2) -> str:
+    """Numbers for people: floats to `digits` decimals, lists as ranges, '-' for None."""
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    if isinstance(value, list | tuple):
+        return "–".join(number(v, digits) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {number(v, digits)}" for k, v in value.items())
+    return str(value)
+
+
+def environment() -> jinja2.Environment:
+    """The template environment: package templates, autoescaping on every page."""
+    env = jinja2.Environment(loader=jinja2.PackageLoader("referee.report", "templates"),
+                             autoescape=True, trim_blocks=True, lstrip_blocks=True,
+                             undefined=jinja2.StrictUndefined)
+    env.filters.update(script_json=script_json, money=money, number=number)
+    env.globals.update(colours=SEAT_COLOURS)
+    return env
+
+
+def asset_text(name: str) -> str:
+    """The text of one packaged asset (CSS or JavaScript)."""
+    return resources.files("referee.report").joinpath("static", name).read_text("utf-8")
+
+
+@dataclass
+class _BotFacts:
+    """What a bot's page lists, gathered while the records are read."""
+
+    games: list[dict[str, Any]] = field(default_factory=list)
+    strikes: list[dict[str, Any]] = field(default_factory=list)
+
+
+def build_report(directory: Path, out: Path | None = None) -> Path:
+    """Write the report of the league in `directory` to `out` (default DIR/report) and return
+    the path of its index.html."""
+    directory = Path(directory)
+    out = Path(out) if out is not None else directory / "report"
+    store = open_league(directory)
+    try:
+        outcome = load_outcome(store)
+        settings = store.settings() or {}
+        versions = {name: version for name, (version, _) in store.bots().items()}
+        seconds = dict(store.db.execute("SELECT idx, seconds FROM games"))
+        (out / "games").mkdir(parents=True, exist_ok=True)
+        (out / "bots").mkdir(parents=True, exist_ok=True)
+        (out / "assets").mkdir(parents=True, exist_ok=True)
+        for name in ASSETS:
+            (out / "assets" / name).write_text(asset_text(name), encoding="utf-8")
+        env = environment()
+        pages = _Pages(env, out, outcome)
+        pages.games(store.db.execute("SELECT idx, record FROM games ORDER BY idx"), seconds)
+    finally:
+        store.close()
+    pages.bot_pages()
+    pages.game_list()
+    return pages.index(settings, versions)
+
+
+class _Pages:
+    def __init__(self, env: jinja2.Environment, out: Path, outcome: LeagueOutcome) -> None:
+        self.env, self.out, self.outcome = env, out, outcome
+        self.bot_file = {bot: f"bot-{n}.html" for n, bot in enumerate(outcome.bots)}
+        self.facts = {bot: _BotFacts() for bot in outcome.bots}
+        self.listed: list[dict[str, Any]] = []
+        self.workers: dict[str, dict[str, float]] = defaultdict(
+            lambda: {"games": 0, "strikes": 0, "seconds": 0.0})
+
+    def render(self, template: str, path: Path, **context: Any) -> None:
+        text = self.env.get_template(template).render(bot_file=self.bot_file, inline_assets=None,
+                                                      **context)
+        path.write_text(text, encoding="utf-8")
+
+    def games(self, rows: Any, seconds: dict[int, float]) -> None:
+        """A raw record and a replay page per game; the facts the other pages list."""
+        import zlib
+
+        template = self.env.get_template("replay.html.j2")
+        for index, blob in rows:
+            raw = zlib.decompress(blob)
+            data = json.loads(raw)
+            (self.out / "games" / f"{index}.json").write_bytes(raw)
+            replay = replay_data(data)
+            page = template.render(replay=replay, index=index, root="../", inline_assets=None,
+                                   raw_record=f"{index}.json", raw_inline=None,
+                                   bot_file=self.bot_file,
+                                   games_link="../games.html")
+            (self.out / "games" / f"{index}.html").write_text(page, encoding="utf-8")
+            self._gather(index, data, replay, seconds.get(index, 0.0))
+
+    def _gather(self, index: int, data: dict, replay: dict, seconds: float) -> None:
+        names = [bot["name"] for bot in replay["bots"]]
+        places = data.get("places") or [None] * len(names)
+        end = data["events"][-1] if data["events"] and data["events"][-1]["type"] == "end" \
+            else {"money": [None] * len(names)}
+        think: dict[int, list[int]] = defaultdict(list)
+        strikes = [0] * len(names)
+        for number_, decision in enumerate(replay["decisions"]):
+            seat = decision.get("seat")
+            if not isinstance(seat, int) or not 0 <= seat < len(names):
+                continue
+            if isinstance(decision.get("latency_us"), int | float):
+                think[seat].append(decision["latency_us"])
+            if decision.get("strike"):
+                strikes[seat] += 1
+                if names[seat] in self.facts:
+                    self.facts[names[seat]].strikes.append(
+                        {"game": index, "game_id": replay["game_id"], "decision": number_ + 1,
+                         "type": decision["strike"], "detail": decision.get("detail", "")})
+        for seat, name in enumerate(names):
+            if name not in self.facts:
+                continue
+            latencies = think[seat]
+            self.facts[name].games.append({
+                "game": index, "game_id": replay["game_id"], "seat": seat,
+                "players": len(names), "place": places[seat], "money": end["money"][seat],
+                "strikes": strikes[seat], "opponents": [n for n in names if n != name],
+                "p50": _ms(percentile(latencies, 50)), "p95": _ms(percentile(latencies, 95)),
+                "max": _ms(max(latencies) if latencies else None),
+            })
+        self.listed.append({"index": index, "game_id": replay["game_id"], "bots": names,
+                            "places": places, "money": end["money"], "strikes": sum(strikes),
+                            "seconds": seconds, "worker": replay["worker"]})
+        if replay["worker"] is not None:
+            worker = self.workers[str(replay["worker"])]
+            worker["games"] += 1
+            worker["strikes"] += sum(strikes)
+            worker["seconds"] += seconds
+
+    def bot_pages(self) -> None:
+        for bot, facts in self.facts.items():
+            row = next((r for r in to_json(self.outcome.rows, {})["table"] if r["bot"] == bot),
+                       None)
+            self.render("bot.html.j2", self.out / "bots" / self.bot_file[bot], bot=bot,
+                        row=row, facts=facts, root="../")
+
+    def game_list(self) -> None:
+        sizes = sorted({len(game["bots"]) for game in self.listed})
+        self.render("games.html.j2", self.out / "games.html", games=self.listed,
+                    bots=self.outcome.bots, sizes=sizes, root="")
+
+    def index(self, settings: dict[str, Any], versions: dict[str, str]) -> Path:
+        outcome = self.outcome
+        table = to_json(outcome.rows, outcome.h2h)
+        rows = table["table"]
+        extra_keys = [k for k in (rows[0] if rows else {}) if k not in KNOWN_ROW_KEYS]
+        path = self.out / "index.html"
+        self.render(
+            "index.html.j2", path, rows=rows, extra_keys=extra_keys,
+            scale=_rating_scale(rows), heat=_heat_map(outcome), sizes=_size_wins(outcome),
+            seats=max((len(row["seat_win_pct"]) for row in rows), default=0),
+            history={**_history(outcome), "prior": settings.get("ratings", {})},
+            settings=settings, versions=versions,
+            balance=outcome.balance, recorded=len(outcome.games),
+            scheduled=len(outcome.schedule), workers=dict(self.workers), root="",
+            extra_data={k: v for k, v in table.items() if k not in ("table", "head_to_head")},
+        )
+        return path
+
+
+def _ms(microseconds: float | None) -> float | None:
+    return None if microseconds is None else microseconds / 1000
+
+
+def _rating_scale(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """The rating axis the table's uncertainty bars share: mu +- 3 sigma of every bot."""
+    if not rows:
+        return {"low": 0.0, "high": 1.0}
+    low = min(row["mu"] - 3 * row["sigma"] for row in rows)
+    high = max(row["mu"] + 3 * row["sigma"] for row in rows)
+    return {"low": low, "high": high if high > low else low + 1}
+
+
+def _heat_map(outcome: LeagueOutcome) -> dict[str, Any]:
+    """Head-to-head cells in table order: (ahead, behind, share ahead or None)."""
+    names = [row.bot for row in outcome.rows]
+    cells = {}
+    for a in names:
+        for b in names:
+            if a == b:
+                continue
+            together, ahead, behind = outcome.h2h.get((a, b), (0, 0, 0))
+            decided = ahead + behind
+            cells[a, b] = {"games": together, "ahead": ahead, "behind": behind,
+                           "share": ahead / decided if decided else None}
+    return {"names": names, "cells": cells}
+
+
+def _size_wins(outcome: LeagueOutcome) -> dict[str, Any]:
+    """Win % per bot and table size: {"sizes": [...], "bots": {bot: {size: pct or None}}}."""
+    counts: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0, 0])
+    for game in outcome.games:
+        for seat, bot in enumerate(game.bots):
+            cell = counts[bot, game.players]
+            cell[0] += 1
+            cell[1] += game.places[seat] == 1
+    sizes = sorted({game.players for game in outcome.games})
+    return {"sizes": sizes, "bots": {
+        row.bot: {size: (100 * counts[row.bot, size][1] / counts[row.bot, size][0]
+                         if counts[row.bot, size][0] else None) for size in sizes}
+        for row in outcome.rows}}
+
+
+def _history(outcome: LeagueOutcome) -> dict[str, Any]:
+    """Each bot's rating after each of its games, for the chart: [game index, mu, sigma]."""
+    series: dict[str, list[list[float]]] = {bot: [] for bot in outcome.bots}
+    for index, bot, mu, sigma in outcome.ratings.history:
+        series.setdefault(bot, []).append([index, round(mu, 3), round(sigma, 3)])
+    order = [row.bot for row in outcome.rows]
+    return {"games": len(outcome.schedule), "bots": order,
+            "series": [series.get(bot, []) for bot in order], "colours": list(SEAT_COLOURS)}
+
+
+def single_game_html(record: dict[str, Any]) -> str:
+    """One game as a single self-contained HTML page: the viewer, its styles, the replay data
+    and the raw record (offered as a download) in one file, for `referee match --html`."""
+    env = environment()
+    inline = {"css": asset_text("report.css"), "js": asset_text("viewer.js")}
+    if "</script" in inline["js"].lower() or "</style" in inline["css"].lower():
+        raise ValueError("a packaged asset cannot be inlined")  # would end its element early
+    return env.get_template("replay.html.j2").render(
+        replay=replay_data(record), index=record.get("game_id", ""), root="",
+        inline_assets=inline, raw_record=None, raw_inline=record, games_link=None, bot_file={})

@@ -1,0 +1,125 @@
+// The league report's pages: sortable tables, the game list's filters, the rating chart.
+// Bot names are bot-supplied: they only ever reach the page as textContent or attributes.
+"use strict";
+
+function sortableTables() {
+  for (const table of document.querySelectorAll("table.sortable")) {
+    const heads = table.tHead ? table.tHead.rows[0].cells : [];
+    Array.from(heads).forEach((th, column) => {
+      const kind = th.dataset.sort;
+      if (!kind) return;
+      th.classList.add("sort-head");
+      th.tabIndex = 0;
+      const sort = () => {
+        const down = th.dataset.dir !== "asc";
+        for (const other of heads) delete other.dataset.dir;
+        th.dataset.dir = down ? "asc" : "desc";
+        const body = table.tBodies[0];
+        const rows = Array.from(body.rows);
+        const key = (row) => {
+          const cell = row.cells[column];
+          const raw = cell.dataset.value !== undefined ? cell.dataset.value : cell.textContent;
+          return kind === "num" ? parseFloat(raw) : raw.toLowerCase();
+        };
+        rows.sort((a, b) => {
+          const x = key(a), y = key(b);
+          const order = x < y ? -1 : x > y ? 1 : 0;
+          return down ? order : -order;
+        });
+        body.append(...rows);
+      };
+      th.addEventListener("click", sort);
+      th.addEventListener("keydown", (e) => { if (e.key === "Enter") sort(); });
+    });
+  }
+}
+
+function gameFilters() {
+  const list = document.getElementById("game-list");
+  if (!list) return;
+  const bot = document.getElementById("filter-bot");
+  const place = document.getElementById("filter-place");
+  const size = document.getElementById("filter-size");
+  const strikes = document.getElementById("filter-strikes");
+  const count = document.getElementById("game-count");
+  const apply = () => {
+    let shown = 0;
+    for (const row of list.tBodies[0].rows) {
+      const bots = JSON.parse(row.dataset.bots);
+      const places = JSON.parse(row.dataset.places);
+      let ok = true;
+      if (bot.value) {
+        const seat = bots.indexOf(bot.value);
+        ok = seat >= 0 && (!place.value || places[seat] === Number(place.value));
+      } else if (place.value) {
+        ok = places.includes(Number(place.value));
+      }
+      if (size.value && row.dataset.size !== size.value) ok = false;
+      if (strikes.checked && Number(row.dataset.strikes) === 0) ok = false;
+      row.hidden = !ok;
+      if (ok) shown += 1;
+    }
+    count.textContent = shown + " of " + list.tBodies[0].rows.length + " games";
+  };
+  for (const input of [bot, place, size, strikes]) input.addEventListener("change", apply);
+  apply();
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+
+function svg(name, attrs, parent) {
+  const el = document.createElementNS(SVG, name);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  if (parent) parent.appendChild(el);
+  return el;
+}
+
+function ratingChart() {
+  const holder = document.getElementById("rating-chart");
+  const source = document.getElementById("rating-data");
+  if (!holder || !source) return;
+  const data = JSON.parse(source.textContent);
+  const W = 640, H = 300, L = 40, R = 10, T = 10, B = 30;
+  const prior = [Number(data.prior.mu || 25), Number(data.prior.sigma || 25 / 3)];
+  const series = data.series.map((points) => [[-1, prior[0], prior[1]], ...points]);
+  let low = Infinity, high = -Infinity;
+  for (const points of series) for (const [, mu, sigma] of points) {
+    low = Math.min(low, mu - sigma); high = Math.max(high, mu + sigma);
+  }
+  if (!isFinite(low)) { low = 0; high = 50; }
+  const games = Math.max(1, data.games);
+  const x = (i) => L + (W - L - R) * (i + 1) / games;
+  const y = (v) => T + (H - T - B) * (high - v) / (high - low || 1);
+  const chart = svg("svg", {viewBox: `0 0 ${W} ${H}`, class: "rating-svg", role: "img",
+                            "aria-label": "rating of each bot over the league"}, holder);
+  const step = Math.max(1, Math.round((high - low) / 6));
+  for (let v = Math.ceil(low / step) * step; v <= high; v += step) {
+    svg("line", {x1: L, x2: W - R, y1: y(v), y2: y(v), class: "grid"}, chart);
+    svg("text", {x: L - 6, y: y(v) + 4, class: "tick-label", "text-anchor": "end"}, chart)
+      .textContent = String(v);
+  }
+  svg("text", {x: (L + W) / 2, y: H - 6, class: "tick-label", "text-anchor": "middle"}, chart)
+    .textContent = "games, in schedule order (" + data.games + ")";
+  const legend = document.createElement("div");
+  legend.className = "legend";
+  series.forEach((points, n) => {
+    const colour = data.colours[n % data.colours.length];
+    const upper = points.map(([i, mu, s]) => `${x(i).toFixed(1)},${y(mu + s).toFixed(1)}`);
+    const lower = points.map(([i, mu, s]) => `${x(i).toFixed(1)},${y(mu - s).toFixed(1)}`);
+    svg("polygon", {points: upper.concat(lower.reverse()).join(" "), fill: colour,
+                    class: "band"}, chart);
+    svg("polyline", {points: points.map(([i, mu]) => `${x(i).toFixed(1)},${y(mu).toFixed(1)}`)
+                       .join(" "), stroke: colour, class: "line"}, chart);
+    const item = document.createElement("span");
+    const swatch = document.createElement("span");
+    swatch.className = "swatch";
+    swatch.style.background = colour;
+    item.append(swatch, document.createTextNode(data.bots[n]));
+    legend.appendChild(item);
+  });
+  holder.appendChild(legend);
+}
+
+sortableTables();
+gameFilters();
+ratingChart();
