@@ -2,11 +2,11 @@
 
 The games are grouped into resampling units: one game each, or, under `--duplicate`, every
 rotation of one table and seed together, so that the dice luck the rotations cancel stays
-paired. A resample draws as many units as there are, with replacement (numpy's PCG64 seeded
-from the league seed); the Plackett-Luce fit (plackett.py) is repeated on each. A bot's 95%
-interval is the 2.5th..97.5th percentile of its strength over the resamples, its rank range
-the 2.5th..97.5th percentile of its rank. Two bots next to each other in the table are
-*separated* when their intervals do not overlap.
+paired. A resample draws as many units as there are, with replacement (numpy's PCG64,
+seeded one-way from the league's secret seed); the Plackett-Luce fit (plackett.py) is
+repeated on each. A bot's 95% interval is the 2.5th..97.5th percentile of its strength over
+the resamples, its rank range the 2.5th..97.5th percentile of its rank. Two bots next to each
+other in the table are *separated* when their intervals do not overlap.
 
 Units are put in a canonical order (by their games' content) before drawing, so the same games
 give bit-identical results in any order, at any concurrency and after any resume.
@@ -21,7 +21,7 @@ import numpy as np
 
 from referee.league.plackett import Design, canonical_key, to_elo
 from referee.league.results import PlayedGame
-from referee.seeds import derive_seed
+from referee.seeds import keyed_seed
 
 RESAMPLES = 300
 LEVEL = 0.95
@@ -101,7 +101,7 @@ def standings(games: Sequence[PlayedGame], bots: Sequence[str], seed: int,
     has = design.played > 0
     samples = np.empty((resamples, len(names)))
     if units and any(id(g) in kept for unit in units for g in unit):
-        rng = np.random.Generator(np.random.PCG64(derive_seed(seed, "bootstrap")))
+        rng = np.random.Generator(np.random.PCG64(keyed_seed(seed, "bootstrap")))
         draws = rng.multinomial(len(units), np.full(len(units), 1 / len(units)), size=resamples)
         for b in range(resamples):
             fitted = design.fit(draws[b][game_unit].astype(np.float64), start=theta)

@@ -40,11 +40,6 @@ _TOLERANCE = 1e-10     # stop when no strength moves more than this (theta units
 _MAX_STEPS = 200
 
 
-def counts_for_fit(game: PlayedGame) -> bool:
-    """False for a game that carries no information on strength: every seat forfeited."""
-    return not all(game.forfeited)
-
-
 def finishing_groups(game: PlayedGame) -> list[list[str]]:
     """The game's bots grouped by finishing place, best first: shared places (R26) form one
     group, forfeits form the last group whatever their recorded place."""
@@ -77,7 +72,7 @@ class Design:
         self.bots = list(bots)
         index = {bot: i for i, bot in enumerate(self.bots)}
         self.n = len(self.bots)
-        kept = sorted((g for g in games if counts_for_fit(g)), key=canonical_key)
+        kept = sorted((g for g in games if not g.void), key=canonical_key)  # void: all forfeited
         self.games = kept
         win_bot, win_stage, set_bot, set_stage, stage_game, stage_k = [], [], [], [], [], []
         pair_i, pair_j, pair_stage = [], [], []

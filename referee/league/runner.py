@@ -30,7 +30,7 @@ from referee.league.resume import differences
 from referee.league.schedule import Balance, ScheduledGame, balance, make_schedule
 from referee.league.store import LeagueStore
 from referee.league.tables import Row, head_to_head, league_table, write_tables
-from referee.match import MatchOptions, play_match
+from referee.match import MatchOptions, MatchResult, play_match
 from referee.seeds import draw_secret
 
 DB_NAME = "league.db"
@@ -303,6 +303,21 @@ async def _continue(store: LeagueStore, stored: dict, settings: LeagueSettings,
         return await _play(store, stored, roster, concurrency, progress)
 
 
+async def play_leased(roster: Roster, rules: RuleSet, game: ScheduledGame, game_id: str,
+                      options: MatchOptions) -> MatchResult:
+    """Play one scheduled game on leased bot instances, released however the game ends. Each
+    rotation of a duplicate table (and each game of a gauntlet pair) is played by instances of
+    its own pool, so no bot process sees one deal twice (R51)."""
+    leases = []
+    try:
+        for name in game.bots:
+            leases.append(await roster.runners[name].lease(pool=game.rotation))
+        return await play_match(rules, leases, game.seed, game_id, options)
+    finally:
+        for lease in leases:
+            await lease.runner.release(lease)
+
+
 def _free_name(out: Path) -> Path:
     """`out` with the first free numeric suffix: a new --out to suggest."""
     n = 2
@@ -327,17 +342,7 @@ async def _play(store: LeagueStore, stored: dict, roster: Roster, concurrency: i
     async def worker() -> None:
         while pending:
             game = pending.popleft()
-            leases = []
-            try:
-                # Each rotation of a duplicate table is played by instances of its own pool,
-                # so no bot process sees one deal twice (R51).
-                for name in game.bots:
-                    leases.append(await roster.runners[name].lease(pool=game.rotation))
-                result = await play_match(rules, leases, game.seed, game.game_id(secret),
-                                          options)
-            finally:
-                for lease in leases:
-                    await lease.runner.release(lease)
+            result = await play_leased(roster, rules, game, game.game_id(secret), options)
             store.save(game, result)
             progress.game_done(result)
 

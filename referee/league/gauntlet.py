@@ -1,0 +1,307 @@
+"""The gauntlet: is a candidate bot better than its baseline, against a field of opponents?
+
+Games come in pairs (sprt.py): pair k is one table of opponents from the field, in fixed seats,
+with one game seed derived one-way from the gauntlet's secret seed; game 2k seats the candidate
+in the tested
+seat, game 2k+1 the baseline in the same seat, and both have the same (opaque) game id. The
+opponents of the two games are separate bot instances, so no process sees one deal twice (R51).
+Opponents are chosen so that each field bot plays about equally often, and the tested seat
+cycles through every seat.
+
+Like a league, a gauntlet lives in one SQLite store (`gauntlet.db` in its directory) written a
+game at a time, and `--resume` continues it. The verdict is taken over the pairs in schedule
+order, stopping at the first pair that crosses a bound: games that finished after that (still in
+flight when the test stopped) are kept but never change it, so the verdict is the same at any
+concurrency and after any interruption.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import random
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from referee.bots.runtime import Roster
+from referee.bots.spec import BotSpec, load_spec
+from referee.config import ConfigError
+from referee.engine import RuleSet, preset
+from referee.league.config import LeagueSettings
+from referee.league.plackett import finishing_groups
+from referee.league.results import PlayedGame
+from referee.league.runner import play_leased
+from referee.league.schedule import ScheduledGame, table_sizes
+from referee.league.sprt import SprtParams, SprtState, seat_score, state
+from referee.league.store import LeagueStore
+from referee.match import MatchOptions, MatchResult
+from referee.seeds import draw_secret, keyed_seed, opaque_id
+
+DB_NAME = "gauntlet.db"
+RESULT_NAME = "gauntlet.json"
+DEFAULT_OUT = Path("gauntlet-out")
+
+
+@dataclass
+class GauntletSettings:
+    """Everything that defines a gauntlet and how it is run."""
+
+    candidate: Path
+    baseline: Path
+    field: list[Path]
+    rules: RuleSet = dataclasses.field(default_factory=lambda: preset("classic"))
+    players: tuple[int, int] | None = None    # table sizes; default min(4, field + 1)
+    seed: int | None = None                   # the secret; drawn when not given
+    concurrency: int | None = None
+    out: Path = DEFAULT_OUT
+    params: SprtParams = dataclasses.field(default_factory=SprtParams)
+    strikes_to_forfeit: int = 3
+    sandbox: bool | None = None
+
+
+@dataclass
+class GauntletOutcome:
+    """Where a gauntlet stands: the test over the pairs so far, and what was played."""
+
+    out: Path
+    candidate: str
+    baseline: str
+    field: list[str]
+    params: SprtParams
+    state: SprtState
+    games_stored: int
+    played_now: int = 0
+    trail: list[SprtState] = field(default_factory=list)   # the test after each pair
+
+    def to_json(self) -> dict[str, Any]:
+        """The outcome as plain data (written to gauntlet.json)."""
+        return {
+            "candidate": self.candidate, "baseline": self.baseline, "field": self.field,
+            "params": self.params.to_dict(), "verdict": self.state.verdict,
+            "state": self.state.to_dict(), "games_stored": self.games_stored,
+            "trail": [{"pairs": s.pairs, "mean": s.mean, "llr": s.llr} for s in self.trail],
+        }
+
+
+def gauntlet_schedule(candidate: str, baseline: str, field_bots: Sequence[str], pairs: int,
+                      players: tuple[int, int], seed: int) -> list[ScheduledGame]:
+    """The games of `pairs` pairs: game 2k has the candidate in the tested seat, game 2k+1 the
+    baseline; both share the opponents, their seats and the seed. Deterministic from `seed`."""
+    names = list(field_bots)
+    if not names:
+        raise ValueError("a gauntlet needs at least one field bot")
+    sizes = table_sizes(len(names) + 1, players)
+    rng = random.Random(keyed_seed(seed, "gauntlet-schedule"))
+    used = dict.fromkeys(names, 0)
+    seat_turn = dict.fromkeys(sizes, 0)
+    games: list[ScheduledGame] = []
+    for pair in range(pairs):
+        size = sizes[pair % len(sizes)]
+        noise = {name: rng.random() for name in names}
+        opponents = sorted(names, key=lambda n: (used[n], noise[n]))[: size - 1]  # noqa: B023
+        rng.shuffle(opponents)
+        for name in opponents:
+            used[name] += 1
+        seat = seat_turn[size] % size
+        seat_turn[size] += 1
+        game_seed = keyed_seed(seed, "gauntlet", pair)
+        for rotation, tested in enumerate((candidate, baseline)):
+            bots = (*opponents[:seat], tested, *opponents[seat:])
+            games.append(ScheduledGame(len(games), bots, game_seed, pair, rotation))
+    return games
+
+
+def pair_game_id(secret: int, game: ScheduledGame) -> str:
+    """The opaque game id both games of a pair share: opponents that seed their choices from it
+    play the same way in both, so that only the tested bot differs."""
+    return opaque_id(secret, "gauntlet", game.group)
+
+
+def pair_differences(games: dict[int, PlayedGame], candidate: str, baseline: str) -> list[float]:
+    """Candidate's score minus baseline's, for each complete pair from the first on, stopping
+    at the first pair with a game missing (so the list depends only on the schedule order)."""
+    diffs = []
+    pair = 0
+    while 2 * pair in games and 2 * pair + 1 in games:
+        diffs.append(tested_score(games[2 * pair], candidate)
+                     - tested_score(games[2 * pair + 1], baseline))
+        pair += 1
+    return diffs
+
+
+def tested_score(game: PlayedGame, bot: str) -> float:
+    """`bot`'s score in `game`: the share of its opponents it finished ahead of (sprt.py)."""
+    seats = {name: seat for seat, name in enumerate(game.bots)}
+    groups = [[seats[name] for name in group] for group in finishing_groups(game)]
+    return seat_score(groups, seats[bot])
+
+
+def trail(diffs: Sequence[float], params: SprtParams) -> list[SprtState]:
+    """The test after each pair, up to the verdict."""
+    states = []
+    for n in range(1, len(diffs) + 1):
+        states.append(state(diffs[:n], params))
+        if states[-1].verdict is not None:
+            break
+    return states
+
+
+def unique_names(specs: Sequence[tuple[str, BotSpec]]) -> list[BotSpec]:
+    """The specs with names made unique: a name already taken gets its role appended
+    ('greedy-baseline' when a bot is tested against itself)."""
+    taken: set[str] = set()
+    renamed = []
+    for role, spec in specs:
+        name = spec.name
+        if name in taken:
+            name = f"{spec.name}-{role}"
+        if name in taken:
+            raise ConfigError(f"bot name {name!r} is given twice")
+        taken.add(name)
+        renamed.append(dataclasses.replace(spec, name=name))
+    return renamed
+
+
+def load_gauntlet(store: LeagueStore, played_now: int = 0) -> GauntletOutcome:
+    """Where the gauntlet in `store` stands, from its records alone."""
+    stored = store.settings()
+    if stored is None or stored.get("kind") != "gauntlet":
+        raise ConfigError(f"{store.path}: no gauntlet here")
+    params = SprtParams(**stored["params"])
+    games = {game.index: game for game in store.played()}
+    diffs = pair_differences(games, stored["candidate"], stored["baseline"])
+    states = trail(diffs, params)
+    current = states[-1] if states else state([], params)
+    return GauntletOutcome(store.path.parent, stored["candidate"], stored["baseline"],
+                           stored["field"], params, current, len(games), played_now, states)
+
+
+def write_result(outcome: GauntletOutcome) -> Path:
+    """Write gauntlet.json beside the store."""
+    path = outcome.out / RESULT_NAME
+    path.write_text(json.dumps(outcome.to_json(), indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+async def run_gauntlet(settings: GauntletSettings,
+                       report: Callable[[SprtState], None] | None = None,
+                       resume: bool = False) -> GauntletOutcome:
+    """Create (or, with `resume`, continue) the gauntlet in `settings.out` and play it until
+    the test decides or the budget is spent. `report` is called with the test after each pair
+    (in schedule order) as results come in."""
+    report = report or (lambda _state: None)
+    store = LeagueStore(settings.out / DB_NAME)
+    try:
+        stored = store.settings()
+        if stored is None:
+            specs = _create(store, settings)
+        else:
+            if stored.get("kind") != "gauntlet":
+                raise ConfigError(f"{settings.out} holds a league, not a gauntlet")
+            outcome = load_gauntlet(store)
+            if outcome.state.verdict is not None:
+                write_result(outcome)
+                return outcome
+            if not resume:
+                raise ConfigError(f"{settings.out} holds an unfinished gauntlet: add --resume "
+                                  f"to continue it, or choose another --out")
+            specs = _stored_specs(store, stored)
+        stored = store.settings()
+        assert stored is not None
+        played = await _play(store, stored, specs, settings, report)
+        outcome = load_gauntlet(store, played)
+        write_result(outcome)
+        return outcome
+    finally:
+        store.close()
+
+
+def _create(store: LeagueStore, settings: GauntletSettings) -> list[BotSpec]:
+    roles = [("candidate", settings.candidate), ("baseline", settings.baseline),
+             *(("field", path) for path in settings.field)]
+    specs = unique_names([(role, load_spec(path)) for role, path in roles])
+    candidate, baseline, *field_specs = specs
+    field_names = [spec.name for spec in field_specs]
+    low, high = settings.players or (min(4, len(field_names) + 1),) * 2
+    if low < settings.rules.min_players or min(high, len(field_names) + 1) > \
+            settings.rules.max_players:
+        raise ConfigError(f"tables of {low}-{high} players do not fit rules "
+                          f"{settings.rules.preset!r}")
+    secret = draw_secret() if settings.seed is None else settings.seed
+    schedule = gauntlet_schedule(candidate.name, baseline.name, field_names,
+                                 settings.params.max_pairs, (low, high), secret)
+    defining = {
+        "kind": "gauntlet", "rules": settings.rules.to_dict(), "seed": str(secret),
+        "players": [low, high], "params": settings.params.to_dict(),
+        "candidate": candidate.name, "baseline": baseline.name, "field": field_names,
+        "bot_names": [spec.name for spec in specs],
+        "strikes_to_forfeit": settings.strikes_to_forfeit, "autoplay_forced": False,
+    }
+    store.create(defining, {spec.name: ("", str(spec.path)) for spec in specs}, schedule)
+    return specs
+
+
+def _stored_specs(store: LeagueStore, stored: dict[str, Any]) -> list[BotSpec]:
+    specs = []
+    for name, (_, path) in store.bots().items():
+        if path is None or not Path(path).exists():
+            raise ConfigError(f"bot {name!r}: its spec {path} is gone; cannot resume")
+        specs.append(dataclasses.replace(load_spec(path), name=name))
+    return specs
+
+
+async def _play(store: LeagueStore, stored: dict[str, Any], specs: list[BotSpec],
+                settings: GauntletSettings, report: Callable[[SprtState], None]) -> int:
+    """Play pending games in schedule order until the test decides; the number played."""
+    params = SprtParams(**stored["params"])
+    rules = RuleSet.from_dict(stored["rules"])
+    options = MatchOptions(stored["strikes_to_forfeit"], stored["autoplay_forced"])
+    candidate, baseline = stored["candidate"], stored["baseline"]
+    games = {game.index: game for game in store.played()}
+    done = set(games)
+    pending = deque(game for game in store.schedule() if game.index not in done)
+    size = max(stored["players"])
+    concurrency = settings.concurrency or LeagueSettings(bots=[]).default_concurrency(size)
+    reported = len(pair_differences(games, candidate, baseline))
+    decided = state(pair_differences(games, candidate, baseline), params).verdict is not None
+    played = 0
+    roster = Roster(specs, sandbox=settings.sandbox)
+    for runner in roster.runners.values():
+        runner.max_instances = max(runner.max_instances, concurrency)
+    async with roster:
+        await roster.start()
+        for runner in roster.runners.values():
+            store.update_bot(runner.name, runner.version, str(runner.spec.path))
+
+        async def worker() -> None:
+            nonlocal reported, decided, played
+            while pending and not decided:
+                game = pending.popleft()
+                result = await play_leased(roster, rules, game,
+                                           pair_game_id(int(stored["seed"]), game), options)
+                store.save(game, result)
+                played += 1
+                games[game.index] = _played(game, result)
+                if decided:
+                    continue   # a game that was in flight when the test decided
+                diffs = pair_differences(games, candidate, baseline)
+                for n in range(reported + 1, len(diffs) + 1):
+                    current = state(diffs[:n], params)
+                    report(current)
+                    if current.verdict is not None:
+                        decided = True
+                        break
+                reported = len(diffs)
+
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return played
+
+
+def _played(game: ScheduledGame, result: MatchResult) -> PlayedGame:
+    n = len(game.bots)
+    return PlayedGame(game.index, game.bots, tuple(result.places), tuple(result.money),
+                      tuple(seat.forfeited for seat in result.seats), ({},) * n, ((),) * n)

@@ -1,0 +1,70 @@
+"""In-process stand-ins for bots: leagues and gauntlets of engine policies, no gRPC.
+
+Used to check the statistics (tests, bench/fairness.py) on thousands of games in seconds.
+A *policy* here is a function from a seed to a chooser (a function from a Game to an action):
+each seat of each game gets a chooser seeded from the game seed, the seat and the policy's own
+salt, so a game is a pure function of its schedule entry, as in a league of real bots.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+
+from referee.engine import Action, Game, RuleSet
+from referee.engine.policies import greedy_policy
+from referee.league.gauntlet import gauntlet_schedule, pair_differences
+from referee.league.results import PlayedGame
+from referee.league.schedule import ScheduledGame
+from referee.league.sprt import SprtParams, SprtState, state
+from referee.seeds import derive_seed
+
+Chooser = Callable[[Game], Action]
+Policy = Callable[[int], Chooser]
+
+
+def noisy_greedy(randomness: float, salt: str = "") -> Policy:
+    """Greedy play, except that each decision is, with probability `randomness`, a uniformly
+    random legal action: 0 is greedy, 1 is random, and strength falls as randomness rises.
+    Two policies with different `salt` are equally strong but make different random choices."""
+
+    def make(seed: int) -> Chooser:
+        rng = random.Random(derive_seed(seed, "noisy", salt))
+
+        def choose(game: Game) -> Action:
+            if rng.random() < randomness:
+                legal = game.legal_actions()
+                return legal[rng.randrange(len(legal))]
+            return greedy_policy(game.view(game.current_seat))
+
+        return choose
+
+    return make
+
+
+def play_scheduled(rules: RuleSet, game: ScheduledGame,
+                   policies: Mapping[str, Policy]) -> PlayedGame:
+    """Play one scheduled game in process with each seat's policy."""
+    board = Game(rules, len(game.bots), game.seed, record=False)
+    choosers = [policies[bot](derive_seed(game.seed, "seat", seat))
+                for seat, bot in enumerate(game.bots)]
+    while not board.is_over:
+        board.apply(choosers[board.current_seat](board))
+    n = len(game.bots)
+    return PlayedGame(game.index, game.bots, tuple(board.ranking()), tuple(board.money),
+                      (False,) * n, ({},) * n, ((),) * n)
+
+
+def simulate_gauntlet(rules: RuleSet, policies: Mapping[str, Policy], candidate: str,
+                      baseline: str, field: Sequence[str], players: tuple[int, int],
+                      seed: int, params: SprtParams) -> SprtState:
+    """A gauntlet played in process: its final test state (verdict, estimate, pairs)."""
+    schedule = gauntlet_schedule(candidate, baseline, field, params.max_pairs, players, seed)
+    games: dict[int, PlayedGame] = {}
+    for first, second in zip(schedule[::2], schedule[1::2], strict=True):
+        games[first.index] = play_scheduled(rules, first, policies)
+        games[second.index] = play_scheduled(rules, second, policies)
+        current = state(pair_differences(games, candidate, baseline), params)
+        if current.verdict is not None:
+            return current
+    return current

@@ -1,0 +1,165 @@
+"""The gauntlet: paired schedule, the sequential test, in-process error rates, the real CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from report_support import referee
+
+from referee.engine import preset
+from referee.league.gauntlet import gauntlet_schedule, pair_differences
+from referee.league.results import PlayedGame
+from referee.league.simulated import noisy_greedy, simulate_gauntlet
+from referee.league.sprt import BETTER, INCONCLUSIVE, NOT_BETTER, SprtParams, seat_score, state
+
+ROOT = Path(__file__).resolve().parents[1]
+GREEDY, RANDOM = ROOT / "sample_bots" / "greedy.toml", ROOT / "sample_bots" / "random.toml"
+
+
+def test_pairs_share_table_seats_and_seed_with_the_two_swapped():
+    field = ["f1", "f2", "f3", "f4", "f5"]
+    games = gauntlet_schedule("new", "old", field, 30, (3, 4), seed=2)
+    assert len(games) == 60
+    seats = Counter()
+    for first, second in zip(games[::2], games[1::2], strict=True):
+        assert first.group == second.group and first.seed == second.seed
+        seat = first.bots.index("new")
+        assert second.bots.index("old") == seat and "old" not in first.bots
+        assert first.bots[:seat] + first.bots[seat + 1:] == \
+            second.bots[:seat] + second.bots[seat + 1:]
+        seats[len(first.bots), seat] += 1
+    assert {size for size, _ in seats} == {3, 4}
+    assert sorted(seats.values()) == [3, 4, 4, 4, 5, 5, 5]   # the tested seat cycles
+    uses = Counter(bot for game in games[::2] for bot in game.bots if bot in field)
+    assert max(uses.values()) - min(uses.values()) <= 1
+    assert len({game.seed for game in games}) == 30
+    assert games == gauntlet_schedule("new", "old", field, 30, (3, 4), seed=2)
+
+
+def test_scores_count_opponents_beaten_and_ties_half():
+    assert seat_score([[0], [1], [2], [3]], 0) == 1.0
+    assert seat_score([[0], [1], [2], [3]], 3) == 0.0
+    assert seat_score([[1, 2], [0]], 1) == 0.75
+    assert seat_score([[0, 1, 2]], 2) == 0.5
+    # pair differences use only complete pairs from the start, forfeits last
+    def game(index, bots, places, forfeited=(False, False)):
+        return PlayedGame(index, bots, places, (0, 0), forfeited, ({}, {}), ((), ()))
+
+    games = {0: game(0, ("new", "x"), (1, 2)), 1: game(1, ("old", "x"), (2, 1)),
+             3: game(3, ("x", "old"), (1, 1)),
+             4: game(4, ("new", "x"), (1, 2), (True, False)), 5: game(5, ("old", "x"), (1, 2))}
+    assert pair_differences(games, "new", "old") == [1.0]
+    games[2] = game(2, ("x", "new"), (1, 1))
+    assert pair_differences(games, "new", "old") == [1.0, 0.0, -1.0]
+
+
+def test_the_test_statistic_bounds_and_budget():
+    params = SprtParams(delta=0.1, alpha=0.05, beta=0.1, max_games=40, min_pairs=4)
+    assert params.upper == pytest.approx(math.log(0.9 / 0.05))
+    assert params.lower == pytest.approx(math.log(0.1 / 0.95))
+    diffs = [0.5, 0.2, 0.4, 0.3]
+    got = state(diffs[:3], params)
+    mean, var = 0.5 + 0.2 + 0.4, None
+    mean /= 3
+    var = sum((d - mean) ** 2 for d in diffs[:3]) / 2
+    assert got.llr == pytest.approx(3 * 0.1 * (2 * mean - 0.1) / (2 * var))
+    assert got.verdict is None                                # before min_pairs
+    decided = state(diffs * 3, params)
+    assert decided.verdict == BETTER and decided.pairs == 4
+    assert state(diffs * 3 + [-1.0] * 50, params) == decided  # later pairs never change it
+    assert state([0.0] * 30, params).verdict == NOT_BETTER     # identical results: var floor
+    noisy = [0.4, -0.35] * 30                                  # mean 0.025: undecided
+    assert state(noisy, params).verdict == INCONCLUSIVE
+    assert state(noisy, params).pairs == 20
+    low, high = decided.interval
+    assert low < decided.mean < high
+    with pytest.raises(ValueError):
+        SprtParams(alpha=0.7)
+
+
+RULES = preset("classic")
+POLICIES = {"strong": noisy_greedy(0.0), "weak": noisy_greedy(1.0),
+            **{f"f{i}": noisy_greedy(0.5, f"f{i}") for i in range(3)},
+            "twin-a": noisy_greedy(0.5, "a"), "twin-b": noisy_greedy(0.5, "b")}
+FIELD = ["f0", "f1", "f2"]
+
+
+def test_a_clearly_stronger_candidate_is_found_better():
+    params = SprtParams(delta=0.15, max_games=200)
+    verdicts = [simulate_gauntlet(RULES, POLICIES, "strong", "weak", FIELD, (4, 4), seed,
+                                  params).verdict for seed in range(4)]
+    assert verdicts == [BETTER] * 4
+
+
+def test_an_equal_candidate_is_rarely_called_better():
+    # Equally strong, different random choices: alpha = 0.1 bounds the false "better" rate.
+    params = SprtParams(delta=0.25, alpha=0.1, beta=0.1, max_games=160)
+    results = [simulate_gauntlet(RULES, POLICIES, "twin-a", "twin-b", FIELD, (4, 4), seed,
+                                 params) for seed in range(20)]
+    verdicts = Counter(result.verdict for result in results)
+    # P(4 or more of 20 at a true rate of 0.1) = 13%; of 6 or more 1.1%.
+    assert verdicts[BETTER] <= 5, verdicts
+    assert verdicts[NOT_BETTER] >= 12, verdicts
+
+
+def verdict_of(out: Path) -> dict:
+    data = json.loads((out / "gauntlet.json").read_text())
+    return {"verdict": data["verdict"], "state": data["state"], "trail": data["trail"]}
+
+
+def test_cli_greedy_is_better_than_random_and_not_better_than_itself(tmp_path: Path) -> None:
+    better = referee("gauntlet", GREEDY, "--baseline", RANDOM, "--field", RANDOM, GREEDY,
+                     "--players", "3", "--out", tmp_path / "better", "-j", "2")
+    assert "verdict: better" in better.stdout
+    assert "pairs   20" in better.stdout                      # progress while it runs
+    same = referee("gauntlet", GREEDY, "--baseline", GREEDY, "--field", RANDOM, GREEDY,
+                   "--players", "3", "--out", tmp_path / "same", "--quiet")
+    assert "verdict: not better" in same.stdout and "pairs" not in same.stdout.split(":")[0]
+    data = json.loads((tmp_path / "same" / "gauntlet.json").read_text())
+    assert data["candidate"] == "greedy" and data["baseline"] == "greedy-baseline"
+    assert data["state"]["mean"] == 0.0                         # deterministic twins
+    bad = referee("gauntlet", GREEDY, "--field", RANDOM, check=False)
+    assert bad.returncode != 0 and "--baseline" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_killed_gauntlet_resumes_to_the_same_verdict(tmp_path: Path) -> None:
+    args = [GREEDY, "--baseline", RANDOM, "--field", RANDOM, GREEDY, "--players", "3",
+            "--seed", "4"]
+    straight = tmp_path / "straight"
+    referee("gauntlet", *args, "--out", straight, "-j", "1", "--quiet")
+    out = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, "-m", "referee.cli", "gauntlet", *map(str, args),
+                             "--out", str(out), "-j", "3", "--quiet"],
+                            env={**os.environ, "REFEREE_RUN_ID": uuid.uuid4().hex[:12]},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    recorded = 0
+    while time.monotonic() < deadline and recorded < 8:
+        time.sleep(0.05)
+        try:
+            db = sqlite3.connect(out / "gauntlet.db")
+            recorded = db.execute("SELECT count(*) FROM games").fetchone()[0]
+            db.close()
+        except sqlite3.Error:
+            pass
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert recorded >= 8 and not (out / "gauntlet.json").exists()
+    unfinished = referee("gauntlet", *args, "--out", out, "--quiet", check=False)
+    assert unfinished.returncode != 0 and "--resume" in unfinished.stderr
+    resumed = referee("gauntlet", "--resume", "--out", out, "--quiet")
+    assert verdict_of(out) == verdict_of(straight)
+    assert "verdict: better" in resumed.stdout
+    again = referee("gauntlet", "--resume", "--out", out)
+    assert "played now: 0" in again.stdout
