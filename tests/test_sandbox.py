@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -396,3 +398,68 @@ def test_grpc_server_in_sandbox_reachable_through_unix_socket(box: Box) -> None:
     finally:
         proc.kill()
         proc.wait()
+
+
+@needs_root
+def test_a_bot_that_spends_its_process_budget_does_not_stop_another_from_starting() -> None:
+    """fork_holder keeps its `max_processes` spent; an honest bot with the same small budget
+    starts next and plays without a strike: each sandboxed instance has a uid of its own."""
+    import asyncio
+    import dataclasses
+
+    from referee.bots.runtime import Roster
+    from referee.bots.spec import load_spec
+    from referee.engine import preset
+    from referee.match import play_match
+
+    bots = Path(__file__).parent / "bots"
+    holder = load_spec(bots / "fork_holder.toml")
+    budget = holder.limits.max_processes
+    honest = load_spec(bots / "honest.toml")
+    honest = dataclasses.replace(honest, limits=dataclasses.replace(honest.limits,
+                                                                     max_processes=budget))
+
+    async def run() -> tuple[str, list, set[int]]:
+        async with Roster([holder]) as first:
+            await first.start()            # the holder's budget is spent before it listens
+            process = first.runners["fork_holder"].instances[0].process
+            held = process.log.since(0)
+            async with Roster([honest]) as second:
+                await second.start()
+                leases = [await first.runners["fork_holder"].lease(),
+                          await second.runners["honest"].lease()]
+                uids = {os.stat(f"/proc/{lease.instance.process.pid}").st_uid
+                        for lease in leases}
+                owners = set()
+                for lease in leases:
+                    for pid in _descendants(lease.instance.process.pid):
+                        with contextlib.suppress(OSError):
+                            owners.add(os.stat(f"/proc/{pid}").st_uid)
+                result = await play_match(preset("classic"), leases, 5, "budget")
+                for lease in leases:
+                    await lease.runner.release(lease)
+        assert uids == {0}                 # the guards run as the referee
+        return held, [dict(seat.strikes) for seat in result.seats], owners - {0}
+
+    held, strikes, owners = asyncio.run(run())
+    match = re.search(r"HOLD: holding (\d+) children after BlockingIOError", held)
+    assert match, held
+    assert int(match[1]) >= budget - 50          # the budget really is spent
+    assert sum(strikes[1].values()) == 0, strikes
+    assert sum(strikes[0].values()) == 0, strikes
+    assert len(owners) == 2 and not owners & {NOBODY}, owners   # one uid per instance
+
+
+def _descendants(pid: int) -> list[int]:
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                stat = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[-1].split()
+                children.setdefault(int(stat[1]), []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out

@@ -21,6 +21,7 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
+from referee.bots import uids
 from referee.bots.errors import BotStartError
 from referee.bots.spec import BotSpec, hash_tree, resolve_inside
 from referee.text import safe_block
@@ -28,9 +29,9 @@ from referee.text import safe_block
 GRACE_SECONDS = 2.0
 # Sandbox limits when a spec sets none. The memory bound is on address space (RLIMIT_AS): Node
 # needs about 1 GiB of it to start. The process bound counts every process and thread of the
-# sandbox user (uid 65534), shared by all sandboxed bots on the machine.
+# instance's own uid (`referee.bots.uids`; as an ordinary user, of the caller's uid).
 SANDBOX_MEMORY_MB = 2048
-SANDBOX_MAX_PROCESSES = 4096
+SANDBOX_MAX_PROCESSES = 512     # per instance: below pid_max (32768 here) for dozens of bots
 LOG_KEEP_BYTES = 256 * 1024      # output kept per process, newest last
 GAME_LOG_CAP = 16 * 1024         # output kept per game in records
 
@@ -265,6 +266,7 @@ class BotProcess(GuardedProcess):
         self.spec = spec
         self.instance = instance
         self.sandbox = use_sandbox(spec, sandbox)
+        self._uid: uids.UidLease | None = None
 
     def _prepare(self) -> Launch:
         argv = self.spec.argv()
@@ -299,18 +301,27 @@ class BotProcess(GuardedProcess):
         except OSError as exc:
             self._remove_dir()
             raise BotStartError(self.spec.name, f"cannot start: {exc.strerror}") from None
+        except uids.UidPoolError as exc:
+            self._remove_dir()
+            raise BotStartError(self.spec.name, f"cannot start: {exc}") from None
         except BaseException:
             self._remove_dir()   # no instance directory is left behind by a failed start
             raise
         return launch.address
 
     def _sandboxed(self, launch: Launch) -> list[str]:
-        from referee.bots.sandbox import bwrap_argv, default_env, prepare_dirs
+        from referee.bots.sandbox import NOBODY, bwrap_argv, default_env, prepare_dirs
 
         assert self._dir is not None
+        self._uid = self._uid or uids.lease()
+        uid, gid = (self._uid.uid, self._uid.gid) if self._uid else (NOBODY, NOBODY)
+        # The instance's own uid owns its socket directory and private /tmp; nobody else may
+        # enter them (the referee, as root, connects all the same).
         tmp = self._dir / "tmp"
-        prepare_dirs(tmp, uid=65534, gid=65534)
-        os.chmod(self._dir, 0o777)
+        if os.geteuid() == 0:
+            prepare_dirs(self._dir, tmp, uid=uid, gid=gid)
+        else:   # in a user namespace the caller's own directories are the bot's
+            tmp.mkdir()
         limits = self.spec.limits
         package_root = Path(__file__).resolve().parents[2]
         env = default_env(**self.spec.env, REFEREE_BOT_ADDRESS=launch.env["REFEREE_BOT_ADDRESS"],
@@ -319,7 +330,14 @@ class BotProcess(GuardedProcess):
                           env=env, memory_mb=limits.memory_mb or SANDBOX_MEMORY_MB,
                           cpu_seconds=limits.cpu_seconds,
                           max_processes=limits.max_processes or SANDBOX_MAX_PROCESSES,
+                          uid=uid, gid=gid,
                           ro_paths=[package_root / "referee", package_root / "proto"])
+
+    def _remove_dir(self) -> None:
+        super()._remove_dir()
+        if self._uid is not None:   # the instance's processes are gone: its uid is free
+            self._uid.release()
+            self._uid = None
 
     async def stop(self) -> None:
         """SIGTERM the bot and its descendants, SIGKILL after the grace period; clean up."""
