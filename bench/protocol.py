@@ -11,8 +11,8 @@ sandbox, same interpreter, a Unix socket), each serving one bidirectional-stream
 a generic handler with no (de)serializers, so neither side parses anything. For each referee
 game the bare client opens one stream per server, writes the very bytes the referee writes for
 each DecisionRequest of that game (captured by replaying the game with the engine:
-`convert.request_bytes`, same seed, same first-legal choices, same seat order) and reads back a
-real serialized BotMessage (`convert.decision_bytes`) of the size the bot answers with.
+`convert.request_message`, same seed, same first-legal choices, same seat order) and reads back
+a real serialized BotMessage (`convert.decision_message`) of the size the bot answers with.
 
 Both sides are measured in ONE run, interleaved rep by rep (ABBA), and the report gives
 per-decision medians in microseconds:
@@ -64,7 +64,7 @@ if str(REPO_ROOT) not in sys.path:
 
 import grpc  # noqa: E402
 
-from referee.bots.client import CHANNEL_OPTIONS  # noqa: E402
+from referee.bots.client import CHANNEL_OPTIONS, PLAY_METHOD  # noqa: E402
 from referee.bots.errors import BotStartError  # noqa: E402
 from referee.bots.process import BotProcess, use_sandbox  # noqa: E402
 from referee.bots.runtime import Roster  # noqa: E402
@@ -237,8 +237,9 @@ def capture_game(players: int, seed: int, rules_name: str = RULES,
         legal = game.legal_actions()
         request_id += 1
         view = game.view(seat)
-        requests.append((seat, convert.request_bytes(view, request_id, bank_ms, last[seat])))
-        replies.append(convert.decision_bytes(request_id, legal[0]))
+        requests.append((seat, convert.request_message(view, request_id, bank_ms, last[seat])
+                               .SerializeToString()))
+        replies.append(convert.decision_message(request_id, legal[0]).SerializeToString())
         last[seat] = TYPICAL_LATENCY_US
         game.apply(legal[0])
     return GameTraffic(seed, requests, replies)
@@ -352,7 +353,7 @@ class EchoServers:
 
         started = await asyncio.gather(*(one(i) for i in range(self.count)))
         self.channels = [channel for _, channel in started]
-        self.methods = [channel.stream_stream(convert.PLAY_METHOD) for channel in self.channels]
+        self.methods = [channel.stream_stream(PLAY_METHOD) for channel in self.channels]
 
     async def stop(self) -> None:
         for channel in self.channels:

@@ -479,7 +479,7 @@ class Checker:
             if game.is_over:
                 break
             view = game.view(seat)
-            message = convert.request_bytes(
+            message = convert.request_message(
                 view, request_id, limits.game_bank_ms, latencies[-1] if latencies else 0)
             reply = await stream.decide(message, request_id,
                                         (limits.decision_ms + limits.game_bank_ms) / 1000)

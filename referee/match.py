@@ -18,12 +18,12 @@ from typing import Any, Protocol
 
 import grpc
 
-from referee.bots.client import END, GameStream, Handler, Reply, describe
+from referee.bots.client import END, GameStream, Handler, Reply, answer_notes, describe
 from referee.bots.errors import ILLEGAL, STRIKE_TYPES, TIMEOUT
 from referee.bots.spec import Limits
 from referee.engine import Game, GameRecord, RuleSet
-from referee.protocol import convert
-from referee.protocol.convert import quick_decision
+from referee.protocol import convert, pb
+from referee.protocol.convert import read_decision
 from referee.seeds import derive_seed
 from referee.text import safe_line
 
@@ -130,6 +130,7 @@ class _Match:
         self.request_id = 0
         self.seen = 0
         self.pending: _Pending | None = None
+        self.requests = convert.GameRequests()
         self.timer: asyncio.TimerHandle | None = None   # see watch()
         self.timer_due = 0.0                              # when it fires (perf_counter)
         self.loop = asyncio.get_running_loop()
@@ -164,8 +165,8 @@ class _Match:
             self.request_id += 1
             bank_ms = self.bank_ms[seat]
             limits = self.limits[seat]
-            message = convert.game_request_bytes(game, self.request_id, int(bank_ms),
-                                                 self.last_latency[seat])
+            message = self.requests.build(game, self.request_id, int(bank_ms),
+                                          self.last_latency[seat])
             stream = self.streams[seat]
             started = time.perf_counter()
             pending = self.pending = _Pending(seat, self.request_id, legal, started,
@@ -199,14 +200,15 @@ class _Match:
         """Seat `seat`'s stream read `item` (see GameStream): judge it and go on with the game."""
         try:
             pending = self.pending
-            if pending is not None and pending.seat == seat and type(item) is bytes:
+            if pending is not None and pending.seat == seat and type(item) is pb.BotMessage:
                 # The usual case, first and without a Reply: the awaited answer, legal.
-                answer = quick_decision(item)
+                answer = read_decision(item)
                 if (answer is not None and answer[0] == pending.request_id
                         and answer[1] in pending.legal):
                     self.pending = None
                     self.accept(seat, answer[1],
-                                int((time.perf_counter() - pending.started) * 1e6), _NO_STRIKE)
+                                int((time.perf_counter() - pending.started) * 1e6), _NO_STRIKE,
+                                answer_notes(item.decision))
                     await self.advance()
                     return
             stream = self.streams[seat]

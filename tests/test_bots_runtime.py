@@ -214,7 +214,7 @@ def test_overlapping_sends_on_one_stream_are_written_one_after_another() -> None
             start = convert.game_start("overlap", CLASSIC, ["honest", "other"], 0,
                                        decision_ms=1000, game_bank_ms=0)
             game = Game(CLASSIC, 2, 3)
-            request = convert.request_bytes(game.view(0), 1)
+            request = convert.request_message(game.view(0), 1)
             return list(await asyncio.gather(stream.send(start),
                                              *(stream.send(request) for _ in range(5))))
 

@@ -18,15 +18,15 @@ from types import ModuleType
 import grpc
 import pytest
 
+from referee.bots.client import PLAY_METHOD
 from referee.engine import Action, Game, preset
 from referee.protocol import PROTOCOL_VERSION, pb, rpc
 from referee.protocol.convert import (
-    PLAY_METHOD,
     action_from_pb,
     decision_request,
     game_end,
     game_start,
-    request_bytes,
+    request_message,
 )
 from referee.sdk import ADDRESS_ENV, Bot, GameInfo, GameResult, parse_address, serve
 
@@ -76,7 +76,7 @@ async def _play(address: str, rules_name: str, players: int, seed: int, *,
     names = [f"seat{s}" for s in range(players)]
     request_ids: list[int] = []
     async with grpc.aio.insecure_channel(address) as channel:
-        if raw:  # the referee's fast path: pre-encoded requests
+        if raw:  # the referee's way: serialized requests
             play = channel.stream_stream(PLAY_METHOD, request_serializer=None,
                                          response_deserializer=pb.BotMessage.FromString)
         else:
@@ -95,7 +95,8 @@ async def _play(address: str, rules_name: str, players: int, seed: int, *,
             view = game.view(seat)
             request_id += 3
             if raw:
-                await calls[seat].write(request_bytes(view, request_id, 5000, 100))
+                await calls[seat].write(
+                    request_message(view, request_id, 5000, 100).SerializeToString())
             else:
                 await send(calls[seat], pb.RefereeMessage(
                     decision=decision_request(view, request_id, 5000, 100)))

@@ -22,12 +22,7 @@ from referee.bots.errors import CRASH, MALFORMED, PROTOCOL, TIMEOUT, BotStartErr
 from referee.engine.actions import Action
 from referee.notes import record_notes
 from referee.protocol import PROTOCOL_VERSION, pb, rpc
-from referee.protocol.convert import (
-    PLAY_METHOD,
-    MalformedMessage,
-    action_from_pb,
-    quick_decision,
-)
+from referee.protocol.convert import MalformedMessage, action_from_pb
 from referee.text import safe_line
 
 CHANNEL_OPTIONS = [
@@ -36,6 +31,9 @@ CHANNEL_OPTIONS = [
     ("grpc.keepalive_time_ms", 10_000),
 ]
 END = object()   # the stream ended
+UNDECODABLE = object()   # an answer that is not a BotMessage
+#: The full method name of Bot.Play, from bot.proto's descriptor.
+PLAY_METHOD = f"/{pb.DESCRIPTOR.services_by_name['Bot'].full_name}/Play"
 HELLO = pb.HelloRequest(protocol_version=PROTOCOL_VERSION, referee_version=__version__)
 PROBE_S = 2.0          # how long a broken stream waits for the bot to answer Hello
 CRASH_SETTLE_S = 1.0   # then how long a crash waits to see the bot's process end (wording only)
@@ -80,9 +78,10 @@ class BotClient:
         self.address = address
         self.channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
         self.stub = rpc.BotStub(self.channel)
-        # Bytes both ways: requests are encoded straight from the game, answers judged by
-        # GameStream.judge (an answer that does not parse is then a strike, not a broken call).
-        self._play = self.channel.stream_stream(PLAY_METHOD)
+        # Requests are serialized by `GameStream.send` as it is called (a game reuses one request
+        # message, see `convert.GameRequests`); an answer that does not parse is a strike
+        # judged by GameStream.judge, not a broken call.
+        self._play = self.channel.stream_stream(PLAY_METHOD, response_deserializer=parse_answer)
         self._alive = alive or (lambda: True)
         self.has_process = alive is not None   # False for a bot at an address
         self.hello: Hello | None = None
@@ -127,8 +126,8 @@ class BotClient:
         return self.hello
 
     def play(self) -> grpc.aio.StreamStreamCall:
-        """A Play call whose requests are already-serialized RefereeMessage bytes (the referee
-        encodes decision requests straight from the game, see `convert.request_bytes`)."""
+        """A Play call: it writes serialized RefereeMessages and reads BotMessages (or
+        UNDECODABLE, see `parse_answer`)."""
         return self._play()
 
     def open_game(self, handler: Handler | None = None) -> GameStream:
@@ -143,8 +142,24 @@ class BotClient:
         await self.channel.close(grace=None)
 
 
-#: Called by a stream's reader with each item it reads: an answer (the serialized BotMessage),
-#: an AioRpcError, or END.
+def parse_answer(data: bytes) -> object:
+    """A bot's answer as a BotMessage, or UNDECODABLE (a "malformed" strike, not a broken
+    stream)."""
+    try:
+        return pb.BotMessage.FromString(data)
+    except DecodeError:
+        return UNDECODABLE
+
+
+def answer_notes(decision: pb.Decision) -> dict[str, Any] | None:
+    """A decision's note and values as the record keeps them (`referee.notes`), or None."""
+    if decision.note or decision.values:
+        return record_notes(decision.note, decision.values)
+    return None
+
+
+#: Called by a stream's reader with each item it reads: an answer (a BotMessage or
+#: UNDECODABLE), an AioRpcError, or END.
 Handler = Callable[[object], Awaitable[None]]
 
 
@@ -242,12 +257,12 @@ class GameStream:
             return CRASH, f"the bot's process ended ({detail})"
         return CRASH, f"the connection to the bot is gone ({detail})"
 
-    async def send(self, message: pb.RefereeMessage | bytes) -> str | None:
-        """Write a message (or its serialized bytes); return None, or why the stream is broken."""
+    async def send(self, message: pb.RefereeMessage) -> str | None:
+        """Write a message; return None, or why the stream is broken. The message is serialized
+        at once, so the caller may change it as soon as this is called."""
         if self.broken is not None:
             return self.broken
-        if not isinstance(message, bytes):
-            message = message.SerializeToString()
+        data = message.SerializeToString()
         # gRPC takes one write at a time per call. Writes can overlap: a fast bot's answer can
         # reach the reader (which then asks this bot again when it moves twice in a row) before
         # the write of the request it answers has completed here. Then the later write waits
@@ -266,7 +281,7 @@ class GameStream:
                 return self.broken
         self._writing = True
         try:
-            await self.call.write(message)
+            await self.call.write(data)
         except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError) as exc:
             self.broken = await self._write_failure(exc)
         finally:
@@ -294,8 +309,9 @@ class GameStream:
                 return f"{code.name.lower()}: {details}" if details else code.name.lower()
         return describe(exc)
 
-    async def decide(self, message: bytes, request_id: int, timeout_s: float) -> Reply:
-        """Send a serialized decision request (a RefereeMessage) and wait for the decision
+    async def decide(self, message: pb.RefereeMessage, request_id: int, timeout_s: float
+                     ) -> Reply:
+        """Send a decision request (a RefereeMessage) and wait for the decision
         answering `request_id`, at most `timeout_s` seconds."""
         started = time.perf_counter()
         error = await self.send(message)
@@ -329,33 +345,23 @@ class GameStream:
             self._deliver(END)  # later requests see the end at once
             strike, detail = await self.failure(self.broken)
             return Reply(None, strike, detail, latency)
-        assert isinstance(item, bytes)
-        notes = None
-        quick = quick_decision(item)   # the usual shape, read without parsing
-        if quick is not None:
-            answered, action = quick
-        else:
-            try:
-                message = pb.BotMessage.FromString(item)
-            except DecodeError:
-                return Reply(None, MALFORMED, "a message that does not decode", latency)
-            if message.WhichOneof("kind") != "decision":
-                return Reply(None, MALFORMED, "a message without a decision", latency)
-            decision = message.decision
-            answered = decision.request_id
-            if answered == request_id:
-                try:
-                    action = action_from_pb(decision)
-                except MalformedMessage as exc:
-                    return Reply(None, MALFORMED, str(exc), latency)
-                if decision.note or decision.values:
-                    notes = record_notes(decision.note, decision.values)
+        if item is UNDECODABLE:
+            return Reply(None, MALFORMED, "a message that does not decode", latency)
+        assert isinstance(item, pb.BotMessage)
+        if item.WhichOneof("kind") != "decision":
+            return Reply(None, MALFORMED, "a message without a decision", latency)
+        decision = item.decision
+        answered = decision.request_id
         if answered < request_id:
             return None   # a late answer to an earlier request: dropped, already struck
         if answered != request_id:
             return Reply(None, PROTOCOL, f"answered request {answered}, expected {request_id}",
                          latency)
-        return Reply(action, None, "", latency, notes)
+        try:
+            action = action_from_pb(decision)
+        except MalformedMessage as exc:
+            return Reply(None, MALFORMED, str(exc), latency)
+        return Reply(action, None, "", latency, answer_notes(decision))
 
     def end_game(self, end: pb.GameEnd | None) -> None:
         """`finish` in the background: the game's result does not wait on the bot to take its

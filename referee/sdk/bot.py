@@ -27,10 +27,10 @@ import grpc
 from referee.engine.actions import Action
 from referee.engine.rules import RuleSet
 from referee.engine.view import View
-from referee.protocol import PROTOCOL_VERSION, pb
+from referee.protocol import PROTOCOL_VERSION, pb, rpc
 from referee.protocol.convert import (
     DecodedRequest,
-    decision_bytes,
+    decision_message,
     decode_message,
     rules_from_pb,
 )
@@ -154,8 +154,8 @@ def _hook(bot: Bot, name: str, arg: Any) -> None:
         log.error("%s raised:\n%s", name, traceback.format_exc())
 
 
-class _Service:
-    """The Bot service on raw bytes: Play decodes and encodes its messages itself."""
+class _Service(rpc.BotServicer):
+    """The Bot service of bot.proto, served with the generated code."""
 
     def __init__(self, bot: Bot) -> None:
         self.bot = bot
@@ -163,12 +163,13 @@ class _Service:
             bot_name=str(bot.name), bot_version=str(bot.version),
             protocol_version=PROTOCOL_VERSION,
             max_concurrent_games=max(1, int(bot.max_concurrent_games)),
-        ).SerializeToString()
+        )
 
-    async def Hello(self, request: bytes, context: grpc.aio.ServicerContext) -> bytes:  # noqa: N802
+    async def Hello(self, request: pb.HelloRequest,  # noqa: N802
+                    context: grpc.aio.ServicerContext) -> pb.HelloReply:
         return self.hello
 
-    async def Play(self, _requests: Any, context: grpc.aio.ServicerContext) -> None:  # noqa: N802
+    async def Play(self, requests: Any, context: grpc.aio.ServicerContext) -> None:  # noqa: N802
         bot = self.bot
         read, write = context.read, context.write
         clock = time.perf_counter
@@ -177,26 +178,26 @@ class _Service:
         rules: RuleSet | None = None
         players = seat = 0
         while True:
-            data = await read()
-            if data is EOF:
+            message = await read()
+            if message is EOF:
                 return
             received = clock()
             try:
-                message = decode_message(rules, players, seat, data, lazy=True)
+                decoded = decode_message(rules, players, seat, message, lazy=True)
             except ValueError as exc:  # MalformedMessage, RulesError
                 log.error("ignoring a message from the referee: %s", exc)
                 continue
-            request = message.request
+            request = decoded.request
             if request is not None:
                 bot.game, bot.request, bot._received = game, request, received
                 view = request.view
                 try:
                     action = bot.choose(view)
-                    answer = decision_bytes(request.request_id, action)
+                    answer = decision_message(request.request_id, action)
                 except Exception:
                     log.error("choose raised; answering without an action:\n%s",
                               traceback.format_exc())
-                    answer = decision_bytes(request.request_id, None)
+                    answer = decision_message(request.request_id, None)
                 else:
                     if action not in view.legal:
                         log.warning("choose returned %r, not one of the legal actions %s",
@@ -204,26 +205,17 @@ class _Service:
                 finally:
                     bot.game = bot.request = None
                 await write(answer)
-            elif message.start is not None:
+            elif decoded.start is not None:
                 try:
-                    game = _game_info(message.start)
+                    game = _game_info(decoded.start)
                 except ValueError as exc:
                     await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"bad GameStart: {exc}")
                 rules, players, seat = game.rules, game.players, game.seat
                 _hook(bot, "on_game_start", game)
-            elif message.end is not None:
+            elif decoded.end is not None:
                 if game is not None:
-                    _hook(bot, "on_game_end", _game_result(game, message.end))
+                    _hook(bot, "on_game_end", _game_result(game, decoded.end))
                 return
-
-
-def _handler(bot: Bot) -> grpc.GenericRpcHandler:
-    service = _Service(bot)
-    return grpc.method_handlers_generic_handler("lasvegas.v1.Bot", {
-        # No (de)serializers: the handlers see and return bytes.
-        "Hello": grpc.unary_unary_rpc_method_handler(service.Hello),
-        "Play": grpc.stream_stream_rpc_method_handler(service.Play),
-    })
 
 
 def _remove_stale_socket(address: str) -> None:
@@ -239,7 +231,7 @@ async def serve(bot: Bot, address: str, *, stop: asyncio.Event | None = None) ->
     """Serve `bot` at `address` (`unix:/path` or `127.0.0.1:PORT`) until `stop` is set (or,
     without `stop`, until SIGTERM or SIGINT), then stop with a short grace period."""
     server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
-    server.add_generic_rpc_handlers((_handler(bot),))
+    rpc.add_BotServicer_to_server(_Service(bot), server)
     _remove_stale_socket(address)
     try:
         port = server.add_insecure_port(address)
