@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import shutil
@@ -53,6 +54,7 @@ from typing import Any
 
 import grpc
 from protocol import (  # bench/protocol.py: the same bots, echo servers and traffic capture
+    REPO_ROOT,
     BenchError,
     CpuMeter,
     EchoServers,
@@ -197,6 +199,39 @@ async def league_run(root: Path, specs: list[Path], games: int, concurrency: int
                      progress.cpu_bots)
 
 
+async def league_in(checkout: Path, root: Path, games: int, concurrency: int,
+                    sandbox: bool | None, seed: int) -> LeagueRun:
+    """`league_run` in a process of its own, run by the interpreter of `checkout` (this one,
+    or a baseline with its own .venv) with BENCH_REPO set to it: its referee and its SDK bots.
+    Both league sides of a run with --baseline are measured this way."""
+    python = sys.executable
+    if checkout != REPO_ROOT:
+        python = str(checkout / ".venv" / "bin" / "python")
+        if not Path(python).exists():
+            raise BenchError(f"{checkout}: no .venv (python3 -m venv .venv && "
+                             f".venv/bin/pip install -e .)")
+    workdir = make_workdir("side-", root)
+    argv = [python, str(Path(__file__).resolve()), "--one-league", str(workdir),
+            "--games", str(games), "--concurrency", str(concurrency), "--seed", str(seed)]
+    if sandbox is False:
+        argv.append("--no-sandbox")
+    process = await asyncio.create_subprocess_exec(
+        *argv, stdout=asyncio.subprocess.PIPE, env={**os.environ, "BENCH_REPO": str(checkout)})
+    out, _ = await process.communicate()
+    shutil.rmtree(workdir, ignore_errors=True)
+    if process.returncode != 0:
+        raise BenchError(f"the league of {checkout} failed (exit {process.returncode})")
+    return LeagueRun(**json.loads(out))
+
+
+async def one_league(workdir: Path, args: argparse.Namespace) -> None:
+    """`--one-league`: run one league of PLAYERS SDK bots and print its LeagueRun as JSON."""
+    specs = write_sdk_bots(workdir, PLAYERS)
+    run = await league_run(workdir, specs, args.games, args.concurrency, args.sandbox,
+                           args.seed, [])
+    print(json.dumps(dataclasses.asdict(run)))
+
+
 # ------------------------------------------------------------------------------- bare side
 
 
@@ -288,6 +323,7 @@ async def gamelike_run(servers: EchoServers, traffic: Sequence[GameTraffic], gam
 @dataclass
 class Results:
     league: list[LeagueRun] = field(default_factory=list)
+    baseline: list[LeagueRun] = field(default_factory=list)
     bare: list[BareRun] = field(default_factory=list)
     gamelike: list[BareRun] = field(default_factory=list)
     scaling: dict[int, list[LeagueRun]] = field(default_factory=dict)
@@ -310,20 +346,22 @@ async def measure(root: Path, args: argparse.Namespace) -> Results:
     try:
         log(f"starting {PLAYERS} bare echo servers")
         await servers.start()
-        exclude = [p.pid for p in servers.processes if p.pid is not None]
         log("warm-up: one short league and one bare run (untimed)")
-        await league_run(root, specs[:PLAYERS], min(8, args.games), args.concurrency,
-                         args.sandbox, args.seed, exclude)
+        await league_in(REPO_ROOT, root, min(8, args.games), args.concurrency, args.sandbox,
+                        args.seed)
         await bare_run(servers, by_seat, min(8, args.games), args.concurrency)
         await gamelike_run(servers, traffic, min(8, args.games), args.concurrency)
-        sides = ("league", "bare", "game-like")
+        checkouts = {"league": REPO_ROOT}
+        if args.baseline is not None:
+            checkouts["baseline"] = args.baseline
+        sides = (*checkouts, "bare", "game-like")
         for rep in range(args.reps):
             for side in sides if rep % 2 == 0 else sides[::-1]:
-                if side == "league":
-                    run = await league_run(root, specs[:PLAYERS], args.games, args.concurrency,
-                                           args.sandbox, args.seed + rep, exclude)
-                    results.league.append(run)
-                    log(f"rep {rep + 1}/{args.reps}  league     {run.decisions_per_s:7,.0f} "
+                if side in checkouts:
+                    run = await league_in(checkouts[side], root, args.games, args.concurrency,
+                                          args.sandbox, args.seed + rep)
+                    (results.league if side == "league" else results.baseline).append(run)
+                    log(f"rep {rep + 1}/{args.reps}  {side:10} {run.decisions_per_s:7,.0f} "
                         f"decisions/s  {run.games_per_s:5.2f} games/s")
                 elif side == "bare":
                     bare = await bare_run(servers, by_seat, args.games, args.concurrency)
@@ -393,6 +431,20 @@ def report(results: Results, args: argparse.Namespace) -> dict[str, Any]:
     print_table(["", "league", "bare", "share", "paired", "bare, game-like", "of bare"], rows)
     print("bare, game-like: the league's traffic pattern without the referee (one request in "
           "flight per game, seats in turn).")
+    base = results.baseline
+    if base:
+        bps = [r.decisions_per_s for r in base]
+        paired_base = [a / b for a, b in zip(dps, bps, strict=True)]
+        print()
+        print(f"Against the baseline {args.baseline} (the same league, its referee and SDK):")
+        print_table(["", "league", "baseline", "ratio", "paired"], [
+            ["decisions/s", fmt(dps), fmt(bps), f"{med(dps) / med(bps):.2f}x",
+             f"{min(paired_base):.2f}-{max(paired_base):.2f}"],
+            ["CPU referee", fmt([r.cpu_client / r.decisions * 1e6 for r in league]),
+             fmt([r.cpu_client / r.decisions * 1e6 for r in base]), "", ""],
+            ["CPU bots", fmt([r.cpu_bots / r.decisions * 1e6 for r in league]),
+             fmt([r.cpu_bots / r.decisions * 1e6 for r in base]), "", ""],
+        ])
     print()
     met = share >= TARGET_SHARE
     print(f"target (league >= {TARGET_SHARE:.0%} of bare capacity): "
@@ -403,6 +455,8 @@ def report(results: Results, args: argparse.Namespace) -> dict[str, Any]:
         "gamelike_exchanges_per_s": lps,
         "league_games_per_s": [r.games_per_s for r in league], "share": share,
         "target_met": met, "scaling": {},
+        "baseline": str(args.baseline) if args.baseline else None,
+        "baseline_decisions_per_s": [r.decisions_per_s for r in results.baseline],
     }
     if results.scaling:
         print()
@@ -463,7 +517,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                              "referee's default, bubblewrap wherever it works)")
     parser.add_argument("--seed", type=int, default=1, help="league seed (default 1)")
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write results as JSON")
+    parser.add_argument("--baseline", type=Path, metavar="CHECKOUT",
+                        help="also run the league with the referee of another checkout (with its "
+                             "own .venv), e.g. a `git worktree` of an earlier commit, in the same "
+                             "run")
+    parser.add_argument("--one-league", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.baseline is not None:
+        args.baseline = args.baseline.resolve()
     quick = args.quick
     args.games = args.games or (QUICK_GAMES if quick else DEFAULT_GAMES)
     args.reps = args.reps or (QUICK_REPS if quick else DEFAULT_REPS)
@@ -486,6 +547,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.one_league is not None:
+        asyncio.run(one_league(args.one_league, args))
+        return 0
     root = make_workdir("bench-league-")
     try:
         results = asyncio.run(measure(root, args))

@@ -58,20 +58,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+# A baseline checkout runs this file with its own interpreter and BENCH_REPO set to its root
+# (see RefereeWorker): then its `referee` package, SDK bots included, is the one measured.
+REPO_ROOT = Path(os.environ.get("BENCH_REPO") or Path(__file__).resolve().parent.parent)
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 import grpc  # noqa: E402
 
-from referee.bots.client import CHANNEL_OPTIONS, PLAY_METHOD  # noqa: E402
+from referee.bots.client import CHANNEL_OPTIONS  # noqa: E402
 from referee.bots.errors import BotStartError  # noqa: E402
 from referee.bots.process import BotProcess, use_sandbox  # noqa: E402
 from referee.bots.runtime import Roster  # noqa: E402
 from referee.bots.spec import Limits, load_spec  # noqa: E402
 from referee.engine import Game, preset  # noqa: E402
 from referee.match import MatchResult, play_match  # noqa: E402
-from referee.protocol import convert  # noqa: E402
+from referee.protocol import convert, pb  # noqa: E402
+
+#: Bot.Play's method path, from bot.proto's descriptor (the same in every checkout).
+PLAY_METHOD = f"/{pb.DESCRIPTOR.services_by_name['Bot'].full_name}/Play"
 
 TARGET_RATIO = 1.25
 DEFAULT_GAMES = 40
@@ -401,10 +406,15 @@ class Side:
 
 
 async def referee_game(rules: Any, roster: Roster, seed: int, game_id: str) -> MatchResult:
-    """One game through the referee: leases, play_match, release."""
+    """One game through the referee, as a league plays it: leases, play_match, release; and,
+    inside the caller's window, the GameEnd messages and the closing of the streams (which
+    play_match leaves to the background)."""
     leases = [await runner.lease() for runner in roster.runners.values()]
     try:
-        return await play_match(rules, leases, seed, game_id)
+        result = await play_match(rules, leases, seed, game_id)
+        await asyncio.gather(*(task for lease in leases for task in list(lease.client.closing)),
+                             return_exceptions=True)
+        return result
     finally:
         for lease in leases:
             await lease.runner.release(lease)
@@ -421,68 +431,154 @@ class RepTotals:
     latencies: list[int] = field(default_factory=list)
 
 
-async def referee_once(rules: Any, roster: Roster, game: GameTraffic, game_id: str,
-                       totals: RepTotals) -> None:
-    """Play one game of `traffic` through the referee and add it to `totals`."""
-    started = time.perf_counter()
-    result = await referee_game(rules, roster, game.seed, game_id)
-    totals.wall += time.perf_counter() - started
-    played = [lat for seat in result.seats for lat in seat.latencies_us]
-    if len(played) != len(game.requests) or any(s.strike_count for s in result.seats):
-        raise BenchError(f"game {game.seed}: the referee asked {len(played)} decisions "
-                         f"(expected {len(game.requests)}), strikes "
-                         f"{[s.strikes for s in result.seats]}")
-    totals.latencies.extend(played)
-    totals.decisions += len(played)
+async def worker(workdir: Path, sandbox: bool | None, warm_seeds: list[int]) -> None:
+    """`--worker`: serve one referee side over stdin/stdout, one JSON line per game: read
+    {"seed", "game_id"}, play it (bots started once, at the beginning) and write its wall time,
+    CPU times (this process; the bots) and the latencies the referee recorded."""
+    rules = preset(RULES)
+    specs = write_sdk_bots(workdir, PLAYERS)
+    roster = Roster([load_spec(p) for p in specs], sandbox=sandbox)
+    await roster.start()
+    try:
+        for g, seed in enumerate(warm_seeds):
+            await referee_game(rules, roster, seed, f"warm-{g}")
+        pids = tree_pids(i.process.pid for r in roster.runners.values() for i in r.instances
+                         if i.process is not None)
+        print(json.dumps({"ready": True, "sandbox": sandbox_note(specs[0], sandbox)}),
+              flush=True)
+        loop = asyncio.get_running_loop()
+        while line := await loop.run_in_executor(None, sys.stdin.readline):
+            ask = json.loads(line)
+            with CpuMeter(pids) as meter:
+                started = time.perf_counter()
+                result = await referee_game(rules, roster, ask["seed"], ask["game_id"])
+                wall = time.perf_counter() - started
+            print(json.dumps({
+                "wall": wall, "client_cpu": meter.client, "server_cpu": meter.servers,
+                "latencies": [lat for seat in result.seats for lat in seat.latencies_us],
+                "strikes": [seat.strikes for seat in result.seats if seat.strike_count],
+            }), flush=True)
+    finally:
+        await roster.stop()
+
+
+class RefereeWorker:
+    """A referee side in a process of its own (`--worker`), run by the interpreter of a
+    checkout (this one, or a baseline with its own venv) with BENCH_REPO set to that checkout:
+    its referee, its SDK bots. Each side of the run pays the same process costs."""
+
+    def __init__(self, name: str, checkout: Path, workdir: Path, sandbox: bool | None,
+                 warm_seeds: list[int]) -> None:
+        self.name = name
+        self.checkout = checkout
+        self.workdir = workdir
+        self.sandbox = sandbox
+        self.warm_seeds = warm_seeds
+        self.process: asyncio.subprocess.Process | None = None
+        self.sandbox_note = ""
+
+    def python(self) -> str:
+        if self.checkout == REPO_ROOT:
+            return sys.executable
+        venv = self.checkout / ".venv" / "bin" / "python"
+        if not venv.exists():
+            raise BenchError(f"{self.checkout}: no .venv (python3 -m venv .venv && "
+                             f".venv/bin/pip install -e .)")
+        return str(venv)
+
+    async def start(self) -> None:
+        argv = [self.python(), str(Path(__file__).resolve()), "--worker", str(self.workdir),
+                "--warm", ",".join(map(str, self.warm_seeds))]
+        if self.sandbox is False:
+            argv.append("--no-sandbox")
+        self.process = await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            env={**os.environ, "BENCH_REPO": str(self.checkout)}, limit=1 << 24)
+        ready = await self._line()
+        self.sandbox_note = ready["sandbox"]
+
+    async def _line(self) -> dict[str, Any]:
+        assert self.process is not None and self.process.stdout is not None
+        line = await self.process.stdout.readline()
+        if not line:
+            raise BenchError(f"the {self.name} worker ended (exit {await self.process.wait()})")
+        return json.loads(line)
+
+    async def game(self, game: GameTraffic, game_id: str, totals: RepTotals) -> None:
+        """Play one game of `traffic` in the worker and add it to `totals`."""
+        assert self.process is not None and self.process.stdin is not None
+        self.process.stdin.write((json.dumps({"seed": game.seed, "game_id": game_id}) + "\n")
+                                 .encode())
+        await self.process.stdin.drain()
+        done = await self._line()
+        played = done["latencies"]
+        if len(played) != len(game.requests) or done["strikes"]:
+            raise BenchError(f"{self.name}, game {game.seed}: the referee asked {len(played)} "
+                             f"decisions (expected {len(game.requests)}), strikes "
+                             f"{done['strikes']}")
+        totals.wall += done["wall"]
+        totals.client_cpu += done["client_cpu"]
+        totals.server_cpu += done["server_cpu"]
+        totals.latencies.extend(played)
+        totals.decisions += len(played)
+
+    async def stop(self) -> None:
+        if self.process is None:
+            return
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        try:
+            await asyncio.wait_for(self.process.wait(), 30)
+        except TimeoutError:
+            self.process.kill()
+            await self.process.wait()
 
 
 async def bare_once(servers: EchoServers, game: GameTraffic, totals: RepTotals) -> None:
     """Replay one game's traffic over bare streams and add it to `totals`."""
-    totals.wall += await bare_game(servers, game, totals.latencies)
+    with CpuMeter(tree_pids(p.pid for p in servers.processes)) as meter:
+        totals.wall += await bare_game(servers, game, totals.latencies)
+    totals.client_cpu += meter.client
+    totals.server_cpu += meter.servers
     totals.decisions += len(game.requests)
 
 
 async def measure(workdir: Path, games: int, reps: int, sandbox: bool | None,
-                  seed: int) -> dict[str, Any]:
-    """Start the bots and echo servers, warm up, and time `reps` x `games` games per side.
+                  seed: int, baseline: Path | None) -> dict[str, Any]:
+    """Start the referee workers (bots) and echo servers, warm up, and time `reps` x `games`
+    games per side.
 
-    The sides take turns game by game (referee, bare, bare, referee, ...), so that a burst of
-    load from elsewhere on the machine falls on both alike; each rep sums its games per side.
+    The sides take turns game by game (referee, baseline, bare, bare, baseline, referee, ...),
+    so that a burst of load from elsewhere on the machine falls on all alike; each rep sums
+    its games per side.
     """
-    rules = preset(RULES)
     traffic = [capture_game(PLAYERS, seed + g) for g in range(games)]
     reply = typical_reply(traffic)
-    specs = write_sdk_bots(workdir, PLAYERS)
-    roster = Roster([load_spec(p) for p in specs], sandbox=sandbox)
+    warm = [traffic[g].seed for g in range(min(3, games))]
+    workers = {"referee": RefereeWorker("referee", REPO_ROOT, make_workdir("ref-", workdir),
+                                        sandbox, warm)}
+    if baseline is not None:
+        workers["baseline"] = RefereeWorker("baseline", baseline,
+                                            make_workdir("base-", workdir), sandbox, warm)
+    names = [*workers, "bare"]
     servers = EchoServers(write_echo_spec(workdir, reply), PLAYERS, sandbox)
-    sides = {name: Side(name) for name in SIDES}
+    sides = {name: Side(name) for name in names}
     try:
-        log("starting 2 SDK bots (referee runtime) and 2 bare echo servers")
-        await roster.start()
+        log(f"starting {len(workers)} referee worker(s) with 2 SDK bots each and 2 bare echo "
+            f"servers")
+        await asyncio.gather(*(w.start() for w in workers.values()))
         await servers.start()
-        # Warm-up, untimed: a few games each side (first streams, caches, imports).
-        for g in range(min(3, games)):
-            await referee_game(rules, roster, traffic[g].seed, f"warm-{g}")
+        for g in range(len(warm)):   # warm-up, untimed (first streams, imports)
             await bare_game(servers, traffic[g], [])
-        pids = {
-            "referee": tree_pids(i.process.pid for r in roster.runners.values()
-                                 for i in r.instances if i.process is not None),
-            "bare": tree_pids(p.pid for p in servers.processes),
-        }
         for rep in range(reps):
-            totals = {name: RepTotals() for name in SIDES}
+            totals = {name: RepTotals() for name in names}
             for g, game in enumerate(traffic):
-                order = SIDES if (rep + g) % 2 == 0 else SIDES[::-1]
-                for name in order:
-                    with CpuMeter(pids[name]) as meter:
-                        if name == "referee":
-                            await referee_once(rules, roster, game, f"r{rep}-g{g}",
-                                               totals[name])
-                        else:
-                            await bare_once(servers, game, totals[name])
-                    totals[name].client_cpu += meter.client
-                    totals[name].server_cpu += meter.servers
-            for name in SIDES:
+                for name in names if (rep + g) % 2 == 0 else names[::-1]:
+                    if name == "bare":
+                        await bare_once(servers, game, totals[name])
+                    else:
+                        await workers[name].game(game, f"r{rep}-g{g}", totals[name])
+            for name in names:
                 side, rep_totals = sides[name], totals[name]
                 decisions = rep_totals.decisions
                 side.client_cpu.append(rep_totals.client_cpu / decisions * 1e6)
@@ -490,16 +586,16 @@ async def measure(workdir: Path, games: int, reps: int, sandbox: bool | None,
                 side.wall_per_decision.append(rep_totals.wall / decisions * 1e6)
                 side.latency.append(statistics.median(rep_totals.latencies))
                 side.decisions = decisions
-            log(f"rep {rep + 1}/{reps}  wall/decision referee "
-                f"{sides['referee'].wall_per_decision[-1]:6.0f} us, bare "
-                f"{sides['bare'].wall_per_decision[-1]:6.0f} us")
+            log(f"rep {rep + 1}/{reps}  wall/decision " + ", ".join(
+                f"{name} {sides[name].wall_per_decision[-1]:6.0f} us" for name in names))
     finally:
         await servers.stop()
-        await roster.stop()
+        await asyncio.gather(*(w.stop() for w in workers.values()), return_exceptions=True)
     sizes = [len(p) for game in traffic for _, p in game.requests]
     return {
         "sides": sides,
-        "sandbox": sandbox_note(specs[0], sandbox),
+        "sandbox": workers["referee"].sandbox_note,
+        "baseline": str(baseline) if baseline else None,
         "request_bytes": (min(sizes), statistics.mean(sizes), max(sizes)),
         "reply_bytes": len(reply),
         "decisions_per_game": statistics.mean(len(g.requests) for g in traffic),
@@ -522,35 +618,46 @@ def print_table(headers: list[str], rows: list[list[str]]) -> None:
 
 
 def report(measured: dict[str, Any], games: int, reps: int) -> dict[str, Any]:
-    """Print the table and the verdict; return the numbers as a dict."""
+    """Print the tables and the verdict; return the numbers as a dict."""
     sides: dict[str, Side] = measured["sides"]
     ref, bare = sides["referee"], sides["bare"]
     low, mean, high = measured["request_bytes"]
     note = measured["sandbox"]
     print()
     print(f'Per-decision round trip: {PLAYERS}-player "{RULES}" games between two first-legal '
-          f"SDK bots (referee: Roster + play_match) vs a bare grpc.aio echo of the same bytes; "
-          f"{games} games x {reps} reps per side, interleaved.")
+          f"SDK bots (referee: Roster + play_match, GameEnd and stream close included) vs a "
+          f"bare grpc.aio echo of the same bytes; {games} games x {reps} reps per side, "
+          f"interleaved.")
+    if measured["baseline"]:
+        print(f"baseline: the referee and SDK of {measured['baseline']}, in the same run.")
     print(f"Unix sockets; bot and echo processes: {note}.")
     print(f"Requests {low}-{high} bytes (mean {mean:.0f}), replies {measured['reply_bytes']} "
           f"bytes, {measured['decisions_per_game']:.1f} decisions per game.")
-    print("us per decision: median [min-max] over reps; ratio = median referee / median bare.")
+    print("us per decision: median [min-max] over reps; ratio = median / median.")
     print()
-    rows = []
-    results: dict[str, Any] = {"games": games, "reps": reps, "sandbox": note, "rows": {}}
-    for label, attr in (("wall / decision", "wall_per_decision"), ("round trip", "latency"),
-                        ("CPU client", "client_cpu"), ("CPU bots", "server_cpu")):
-        a, b = getattr(ref, attr), getattr(bare, attr)
-        ratio = statistics.median(a) / statistics.median(b)
-        paired = [x / y for x, y in zip(a, b, strict=True)]
-        rows.append([label, fmt(a), fmt(b), f"{ratio:.2f}x",
-                     f"{min(paired):.2f}-{max(paired):.2f}",
-                     f"{statistics.median(a) - statistics.median(b):+,.0f}"])
-        results["rows"][attr] = {"referee": a, "bare": b, "ratio": ratio}
-    print_table(["us per decision", "referee", "bare", "ratio", "paired ratios",
-                 "referee - bare"], rows)
-    print()
-    ratio = results["rows"]["wall_per_decision"]["ratio"]
+    results: dict[str, Any] = {"games": games, "reps": reps, "sandbox": note,
+                               "baseline": measured["baseline"], "rows": {}}
+    pairs = [("referee", ref, "bare", bare)]
+    if "baseline" in sides:
+        pairs.append(("referee", ref, "baseline", sides["baseline"]))
+    for a_name, a_side, b_name, b_side in pairs:
+        rows = []
+        for label, attr in (("wall / decision", "wall_per_decision"),
+                            ("round trip", "latency"), ("CPU client", "client_cpu"),
+                            ("CPU bots", "server_cpu")):
+            a, b = getattr(a_side, attr), getattr(b_side, attr)
+            ratio = statistics.median(a) / statistics.median(b)
+            paired = [x / y for x, y in zip(a, b, strict=True)]
+            rows.append([label, fmt(a), fmt(b), f"{ratio:.2f}x",
+                         f"{min(paired):.2f}-{max(paired):.2f}",
+                         f"{statistics.median(a) - statistics.median(b):+,.0f}"])
+            results["rows"].setdefault(attr, {})[a_name] = a
+            results["rows"][attr][b_name] = b
+            results["rows"][attr][f"ratio_{b_name}"] = ratio
+        print_table(["us per decision", a_name, b_name, "ratio", "paired ratios",
+                     f"{a_name} - {b_name}"], rows)
+        print()
+    ratio = results["rows"]["wall_per_decision"]["ratio_bare"]
     met = ratio <= TARGET_RATIO
     results["target_met"] = met
     print(f"target (wall / decision ratio referee / bare <= {TARGET_RATIO:g}): "
@@ -570,6 +677,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                              "referee's default, bubblewrap wherever it works)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the first game (default 1)")
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write results as JSON")
+    parser.add_argument("--baseline", type=Path, metavar="CHECKOUT",
+                        help="also measure the referee of another checkout (with its own .venv), "
+                             "e.g. a `git worktree` of an earlier commit, in the same run")
+    parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--warm", default="", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     args.games = args.games or (QUICK_GAMES if args.quick else DEFAULT_GAMES)
     args.reps = args.reps or (QUICK_REPS if args.quick else DEFAULT_REPS)
@@ -581,9 +693,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     sandbox = False if args.no_sandbox else None
+    if args.worker is not None:
+        warm = [int(s) for s in args.warm.split(",") if s]
+        asyncio.run(worker(args.worker, sandbox, warm))
+        return 0
+    if args.baseline is not None:
+        args.baseline = args.baseline.resolve()
     workdir = make_workdir("bench-protocol-")
     try:
-        measured = asyncio.run(measure(workdir, args.games, args.reps, sandbox, args.seed))
+        measured = asyncio.run(measure(workdir, args.games, args.reps, sandbox, args.seed,
+                                       args.baseline))
         results = report(measured, args.games, args.reps)
         if args.json:
             args.json.write_text(json.dumps(results, indent=2) + "\n")

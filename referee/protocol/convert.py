@@ -413,11 +413,17 @@ def _state_fields(state: pb.State, players: int) -> dict[str, Any]:
                            for p in state.slot_dice])}
 
 
-def _legal_action(a: pb.Action) -> Action:
-    action = (SLOT_ACTIONS if a.slot else CASINO_ACTIONS).get(a.value)
-    if action is None:
-        raise MalformedMessage(f"a legal action has the value {a.value}, not a face 1..6")
-    return action
+#: The engine action of each well-formed (value, slot) pair.
+_ACTIONS = {(a.value, a.slot): a for table in (CASINO_ACTIONS, SLOT_ACTIONS)
+            for a in table.values()}
+
+
+def _legal_actions(request: pb.DecisionRequest) -> tuple[Action, ...]:
+    try:
+        return tuple([_ACTIONS[a.value, a.slot] for a in request.legal])
+    except KeyError as bad:
+        raise MalformedMessage(f"a legal action has the value {bad.args[0][0]}, not a face "
+                               f"1..6") from None
 
 
 def decode_request(rules: RuleSet, players: int, your_seat: int, request: pb.DecisionRequest,
@@ -427,8 +433,8 @@ def decode_request(rules: RuleSet, players: int, your_seat: int, request: pb.Dec
     fit the table. With `lazy`, the view is a `LazyView`: its state is converted (and checked)
     when first read."""
     r = request.roll
-    roll = Roll(tuple(r.ordinary), tuple(r.big), tuple(r.neutral))
-    legal = tuple([_legal_action(a) for a in request.legal])
+    roll = Roll(tuple(r.ordinary[:]), tuple(r.big[:]), tuple(r.neutral[:]))
+    legal = _legal_actions(request)
     if lazy:
         view: View = make_frozen(LazyView, rules=rules, players=players, seat=your_seat,
                                  roll=roll, legal=legal, is_over=False, _state=request.state)
@@ -497,7 +503,7 @@ def action_from_pb(msg: pb.Decision | pb.Action) -> Action:
         if not msg.HasField("action"):
             raise MalformedAction("the Decision carries no action")
         msg = msg.action
-    action = (SLOT_ACTIONS if msg.slot else CASINO_ACTIONS).get(msg.value)
+    action = _ACTIONS.get((msg.value, msg.slot))
     if action is None:
         raise MalformedAction(f"the action's value must be a face from 1 to 6, got {msg.value}")
     return action
@@ -507,12 +513,13 @@ def decision_message(request_id: int, action: Action | tuple[int, bool] | None
                      ) -> pb.BotMessage:
     """The `BotMessage` answering request `request_id` with `action`. None sends a Decision
     without an action: the referee counts it as malformed and plays a substitute move."""
-    decision = pb.Decision(request_id=request_id)
-    if action is not None:
+    if action is None:
+        return pb.BotMessage(decision=pb.Decision(request_id=request_id))
+    message = _ACTION_PB.get(action)   # one of the 12 actions: its shared message
+    if message is None:
         value, slot = action
-        decision.action.value = value
-        decision.action.slot = slot
-    return pb.BotMessage(decision=decision)
+        message = pb.Action(value=value, slot=slot)
+    return pb.BotMessage(decision=pb.Decision(request_id=request_id, action=message))
 
 
 def read_decision(message: pb.BotMessage) -> tuple[int, Action] | None:
@@ -524,5 +531,5 @@ def read_decision(message: pb.BotMessage) -> tuple[int, Action] | None:
     if not decision.HasField("action"):
         return None
     a = decision.action
-    action = (SLOT_ACTIONS if a.slot else CASINO_ACTIONS).get(a.value)
+    action = _ACTIONS.get((a.value, a.slot))
     return None if action is None else (decision.request_id, action)
