@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
-from typing import TextIO
+from collections.abc import Callable, Iterable
+from typing import Any, TextIO
 
+from rich.console import Console
+from rich.progress import Progress as RichProgress
+
+from referee.league.live import LiveTable, played_game
 from referee.match import MatchResult
+
+STANDINGS_ROWS = 5   # bots shown under the bar
 
 
 class Progress:
@@ -18,8 +24,11 @@ class Progress:
     resume never make the rate or the ETA look better or worse than the league runs.
     """
 
+    wants_live_table = False   # True: the runner keeps `live` (the table so far) up to date
+
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
+        self.live: LiveTable | None = None
         self.total = 0
         self.done = 0
         self.strikes = 0
@@ -31,8 +40,10 @@ class Progress:
         """The league has `total` games, `done` of them already recorded."""
         self.total, self.done = total, done
 
-    def game_done(self, result: MatchResult) -> None:
-        """One more game is recorded."""
+    def game_done(self, result: MatchResult, index: int | None = None) -> None:
+        """One more game is recorded (at schedule index `index`, for the live standings)."""
+        if self.live is not None and index is not None:
+            self.live.add(played_game(index, result))
         self.count(sum(seat.strike_count for seat in result.seats),
                    sum(seat.forfeited for seat in result.seats))
         self.show()
@@ -94,14 +105,16 @@ class BarProgress(Progress):
     """A live rich progress bar for terminals (rate and ETA from `Progress`, not rich's own
     estimate, which counts the games recorded before a resume as if just played)."""
 
-    def __init__(self) -> None:
+    wants_live_table = True
+
+    def __init__(self, console: Any = None) -> None:
         super().__init__()
         from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
-        from rich.progress import Progress as RichProgress
 
-        self.bar = RichProgress(TextColumn("games"), BarColumn(), MofNCompleteColumn(),
-                                TextColumn("{task.fields[rate]}"),
-                                TextColumn("{task.fields[strikes]}"), transient=False)
+        self.bar = _BarAndTable(self.live_table, TextColumn("games"), BarColumn(),
+                                MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
+                                TextColumn("{task.fields[strikes]}"), transient=False,
+                                console=console or Console(stderr=True))
         self.task = self.bar.add_task("league", total=1, rate="", strikes="")
 
     def start(self, total: int, done: int) -> None:
@@ -115,6 +128,42 @@ class BarProgress(Progress):
 
     def close(self) -> None:
         self.bar.stop()
+
+    def live_table(self) -> Any:
+        """The top of the table as it stands (a rich Table), or None before any game is rated."""
+        live = self.live
+        if live is None or live.rated == 0:
+            return None
+        from rich.table import Table
+
+        table = Table(title=f"standings after {live.rated} of {len(live.order)} games",
+                      title_justify="left", box=None, pad_edge=False)
+        for name in ("#", "bot", "mu", "sigma", "mu-3s", "games", "wins"):
+            table.add_column(name, justify="left" if name == "bot" else "right")
+        for rank, row in enumerate(live.top(STANDINGS_ROWS), start=1):
+            table.add_row(str(rank), _printable(row.bot), f"{row.mu:.2f}", f"{row.sigma:.2f}",
+                          f"{row.conservative:.2f}", str(row.games), str(row.wins))
+        return table
+
+
+def _printable(name: str) -> str:
+    from rich.markup import escape
+
+    return escape("".join(ch if ch.isprintable() else "?" for ch in name))
+
+
+class _BarAndTable(RichProgress):
+    """A rich progress bar with a renderable drawn under it, refreshed with the bar."""
+
+    def __init__(self, below: Callable[[], Any], *columns: Any, **options: Any) -> None:
+        self.below = below
+        super().__init__(*columns, **options)
+
+    def get_renderables(self) -> Iterable[Any]:
+        yield self.make_tasks_table(self.tasks)
+        table = self.below()
+        if table is not None:
+            yield table
 
 
 def make_progress(quiet: bool) -> Progress:

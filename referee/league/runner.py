@@ -23,6 +23,7 @@ from referee.config import ConfigError
 from referee.engine import RuleSet
 from referee.league.config import LeagueSettings
 from referee.league.intervals import Standings, standings
+from referee.league.live import LiveTable
 from referee.league.progress import Progress
 from referee.league.ratings import RatingParams, Ratings, rate_games
 from referee.league.results import PlayedGame
@@ -338,13 +339,16 @@ async def _play(store: LeagueStore, stored: dict, roster: Roster, concurrency: i
     done = store.done()
     pending = deque(game for game in schedule if game.index not in done)
     progress.start(len(schedule), len(done))
+    if progress.wants_live_table:
+        progress.live = LiveTable(stored["bot_names"], RatingParams(**stored["ratings"]),
+                                           [game.index for game in schedule], store.played())
 
     async def worker() -> None:
         while pending:
             game = pending.popleft()
             result = await play_leased(roster, rules, game, game.game_id(secret), options)
             store.save(game, result)
-            progress.game_done(result)
+            progress.game_done(result, game.index)
 
     try:
         await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
