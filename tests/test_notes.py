@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import shutil
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -68,3 +69,29 @@ def test_a_bot_s_notes_are_recorded_with_its_moves_cut_never_struck(tmp_path) ->
     text = "\n".join(narrate(record))
     assert "note (cut): \\x1b[31mred" in text and "\x1b" not in text
     assert "values: half=" in text
+
+
+def test_montecarlo_sends_its_playouts_and_evaluation_with_every_move(tmp_path) -> None:
+    from pathlib import Path
+
+    from referee.bots.spec import load_spec
+    from referee.engine import preset
+    from referee.report.narrate import narrate
+    from referee.single import run_match
+
+    samples = Path(__file__).resolve().parent.parent / "sample_bots"
+    shutil.copytree(samples / "montecarlo", tmp_path / "montecarlo")
+    spec = tmp_path / "mc.toml"   # the sample, with fewer playouts (a busy test machine)
+    spec.write_text('name = "mc"\ncommand = ["{python}", "main.py"]\nworkdir = "montecarlo"\n'
+                    'env = { MC_ROLLOUTS = "24" }\n')
+    result = run_match([load_spec(spec), load_spec(samples / "greedy.toml")],
+                       preset("classic"), 3)
+    assert result.seats[0].strike_count == 0
+    record = result.record.to_json()
+    asked = [d for d in record["decisions"] if d["seat"] == 0 and "latency_us" in d]
+    noted = [d for d in asked if "note" in d]
+    assert len(noted) >= len(asked) // 2 > 0   # every move with a choice (not a single action)
+    for d in noted:
+        assert set(d["values"]) == {"eval", "playouts"} and 0 < d["values"]["playouts"] <= 24
+        assert d["note"].startswith(f"{d['action'][0]}->") and "expected at round end" in d["note"]
+    assert any(line.strip().startswith("values: eval=") for line in narrate(record))

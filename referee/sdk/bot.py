@@ -93,10 +93,26 @@ class Bot:
     game: GameInfo | None = None
     request: DecodedRequest | None = None
     _received: float = 0.0
+    _note: tuple[str, dict[str, float]] | None = None
 
     def choose(self, view: View) -> Action:
         """Return one of `view.legal` (R15, R16). Called once per decision request."""
         raise NotImplementedError
+
+    def note(self, text: str = "", /, **values: float) -> None:
+        """Send notes with the move `choose` is about to return: a short text and named
+        numbers, e.g. `self.note("safe", playouts=120, eval=0.6)`. The referee records them
+        beside the move (a text over 256 bytes and more than 16 numbers are cut, never a
+        strike; docs/protocol.md, "Notes"). A later call in the same `choose` replaces the
+        text (if given) and adds to the numbers."""
+        if self.request is None:
+            raise RuntimeError("note() is meant for use inside choose()")
+        numbers = {str(name): float(value) for name, value in values.items()}
+        if self._note is None:
+            self._note = (str(text), numbers)
+        else:
+            old_text, old_values = self._note
+            self._note = (str(text) or old_text, {**old_values, **numbers})
 
     def on_game_start(self, game: GameInfo) -> None:
         """Called when a game starts (its GameStart arrived)."""
@@ -194,6 +210,10 @@ class _Service(rpc.BotServicer):
                 try:
                     action = bot.choose(view)
                     answer = decision_message(request.request_id, action)
+                    if bot._note is not None:
+                        text, values = bot._note
+                        answer.decision.note = text
+                        answer.decision.values.update(values)
                 except Exception:
                     log.error("choose raised; answering without an action:\n%s",
                               traceback.format_exc())
@@ -203,7 +223,7 @@ class _Service(rpc.BotServicer):
                         log.warning("choose returned %r, not one of the legal actions %s",
                                     action, view.legal)
                 finally:
-                    bot.game = bot.request = None
+                    bot.game = bot.request = bot._note = None
                 await write(answer)
             elif decoded.start is not None:
                 try:

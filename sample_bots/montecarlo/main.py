@@ -1,11 +1,12 @@
 """Sample bot: Monte Carlo look-ahead with the engine (`determinize` + greedy playouts to the end
 of the round). Deterministic: the playouts are seeded from the game and the request, and the
-budget is a fixed number of playouts, never a clock."""
+budget is a fixed number of playouts, never a clock. Each move carries notes: the playouts run
+and the money the chosen action is expected to leave this seat with at the end of the round."""
 
 import hashlib
 import os
 
-from referee.engine.policies import montecarlo_policy
+from referee.engine.policies import montecarlo_search
 from referee.sdk import Bot, run
 
 # Playouts per decision: ~15-25 ms a decision on a 2-core machine. Slot-machine games have
@@ -27,7 +28,11 @@ class MonteCarloBot(Bot):
     def choose(self, view):
         rollouts = ROLLOUTS or (80 if view.rules.slot else 120)
         seed = decision_seed(self.game.game_id, self.request.request_id)
-        return montecarlo_policy(view, rollouts=rollouts, seed=seed)
+        search = montecarlo_search(view, rollouts=rollouts, seed=seed)
+        if search.value is not None:   # the notes the referee records beside the move
+            self.note(f"{search.action}: ${search.value:,.0f} expected at round end",
+                      playouts=search.playouts, eval=round(search.value))
+        return search.action
 
 
 if __name__ == "__main__":
