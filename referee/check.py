@@ -30,6 +30,7 @@ from typing import Any
 import grpc
 
 from referee import __version__
+from referee.bots.build import ensure_built
 from referee.bots.errors import (
     CRASH,
     ILLEGAL,
@@ -39,7 +40,7 @@ from referee.bots.errors import (
     BotError,
     BotStartError,
 )
-from referee.bots.process import GRACE_SECONDS, RUN_ID, ensure_built
+from referee.bots.process import GRACE_SECONDS, RUN_ID, use_sandbox
 from referee.bots.runtime import BotRunner, Lease
 from referee.bots.spec import BotSpec, BotSpecError, check_unique_names, load_spec
 from referee.engine import PRESETS, Action, Game, RuleSet, preset
@@ -219,7 +220,8 @@ class Checker:
         if spec.kind == "command" and spec.build:
             began = time.monotonic()
             try:
-                ran = await asyncio.to_thread(ensure_built, spec)
+                confined = use_sandbox(spec, self.options.sandbox, warn=False)
+                ran = await asyncio.to_thread(ensure_built, spec, sandbox=confined)
             except BotStartError as exc:
                 self.add("build", FAIL, exc.reason)
                 return False

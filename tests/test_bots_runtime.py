@@ -358,7 +358,7 @@ def test_a_build_runs_again_when_its_output_is_gone(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """The build stamp covers the bot's directory as the build left it: deleting the build's
     output, or a fresh clone at the same path, builds again; an unchanged directory does not."""
-    from referee.bots.process import ensure_built
+    from referee.bots.build import ensure_built
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     bot = tmp_path / "bot"

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import os
 import re
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import uuid
@@ -23,7 +21,7 @@ from pathlib import Path
 
 from referee.bots import uids
 from referee.bots.errors import BotStartError
-from referee.bots.spec import BotSpec, hash_tree, resolve_inside
+from referee.bots.spec import BotSpec, resolve_inside
 from referee.text import safe_block
 
 GRACE_SECONDS = 2.0
@@ -47,61 +45,10 @@ def _run_id() -> str:
 RUN_ID = _run_id()   # marks every process this referee starts (env REFEREE_RUN_ID)
 
 
-def cache_dir() -> Path:
-    """Where build stamps live ($XDG_CACHE_HOME/referee or ~/.cache/referee)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base, "referee")
-
-
-def _build_stamp(spec: BotSpec) -> Path:
-    """The stamp of a build of `spec` as its directory is now: the bot's files, the build
-    command, and the names in the workdir itself, skipped directories included, so that a
-    fresh clone without `node_modules` (or one deleted) builds again."""
-    assert spec.workdir is not None and spec.build
-    key = hashlib.sha256("\0".join([
-        str(spec.workdir), *spec.build, hash_tree(spec.workdir),
-        *sorted(os.listdir(spec.workdir)),
-    ]).encode()).hexdigest()[:24]
-    return cache_dir() / "builds" / f"{spec.name}-{key}"
-
-
-def ensure_built(spec: BotSpec, timeout: float = 600.0) -> bool:
-    """Run the spec's build command unless a stamp shows it ran for the bot's directory as it
-    is now (see `_build_stamp`).
-
-    Returns True if it ran, False if a stamp showed it already ran. Raises BotStartError with
-    the tail of the build's output if it fails.
-    """
-    if not spec.build or spec.workdir is None:
-        return False
-    if _build_stamp(spec).exists():
-        return False
-    argv = [sys.executable if part == "{python}" else part for part in spec.build]
-    if shutil.which(argv[0], path=os.environ.get("PATH")) is None and not Path(
-        spec.workdir, argv[0]
-    ).exists():
-        raise BotStartError(spec.name, f"build command not found: {argv[0]}")
-    try:
-        done = subprocess.run(argv, cwd=spec.workdir, stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, timeout=timeout,
-                              env={**os.environ, **spec.env})
-    except subprocess.TimeoutExpired:
-        raise BotStartError(spec.name, f"build timed out after {timeout:.0f} s") from None
-    if done.returncode != 0:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-        raise BotStartError(spec.name, f"build {' '.join(argv)} failed with exit "
-                                       f"{done.returncode}: {' | '.join(tail)}")
-    # Stamped as the build leaves the directory (with its output), which the next start finds.
-    stamp = _build_stamp(spec)
-    stamp.parent.mkdir(parents=True, exist_ok=True)
-    stamp.write_text(" ".join(argv) + "\n")
-    return True
-
-
 _warned_no_sandbox = False
 
 
-def use_sandbox(spec: BotSpec, requested: bool | None) -> bool:
+def use_sandbox(spec: BotSpec, requested: bool | None, warn: bool = True) -> bool:
     """Whether to confine this bot with bubblewrap.
 
     `requested` is the organiser's choice: False (--no-sandbox) never, True always (an error
@@ -112,8 +59,9 @@ def use_sandbox(spec: BotSpec, requested: bool | None) -> bool:
     if requested is False:
         return False
     if spec.sandbox == "none":
-        print(f"warning: bot {spec.name!r} runs without a sandbox (sandbox = \"none\" in "
-              f"{spec.path}); only do this for bots you trust", file=sys.stderr)
+        if warn:
+            print(f"warning: bot {spec.name!r} runs without a sandbox (sandbox = \"none\" "
+                  f"in {spec.path}); only do this for bots you trust", file=sys.stderr)
         return False
     from referee.bots.sandbox import sandbox_available
 

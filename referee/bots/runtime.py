@@ -11,10 +11,11 @@ import asyncio
 import contextlib
 from dataclasses import dataclass, field
 
+from referee.bots.build import ensure_built
 from referee.bots.client import BotClient, GameStream, Handler, Hello
 from referee.bots.container import ContainerProcess, remove_run_containers
 from referee.bots.errors import BotStartError
-from referee.bots.process import RUN_ID, BotProcess, ensure_built
+from referee.bots.process import RUN_ID, BotProcess, use_sandbox
 from referee.bots.spec import BotSpec, Limits, check_unique_names
 
 
@@ -116,7 +117,8 @@ class BotRunner:
     async def start(self) -> Hello:
         """Build the bot if needed and start its first instance; BotStartError if it cannot."""
         if self.spec.kind == "command":
-            await asyncio.to_thread(ensure_built, self.spec)
+            confined = use_sandbox(self.spec, self.sandbox, warn=False)
+            await asyncio.to_thread(ensure_built, self.spec, sandbox=confined)
             self._files_version = await asyncio.to_thread(self.spec.files_hash)
         instance = await self._launch()
         return instance.hello

@@ -163,7 +163,7 @@ def bwrap_argv(
     *,
     bot_dir: Path,
     tmp_dir: Path,
-    socket_dir: Path,
+    socket_dir: Path | None,
     env: Mapping[str, str],
     memory_mb: int | None,
     cpu_seconds: int | None,
@@ -174,6 +174,8 @@ def bwrap_argv(
     max_file_mb: int | None = None,
     privileged: bool | None = None,
     bwrap: str = "bwrap",
+    writable_bot_dir: bool = False,
+    network: bool = False,
 ) -> list[str]:
     """Return a command line that runs ``argv`` confined by bubblewrap.
 
@@ -187,6 +189,11 @@ def bwrap_argv(
 
     ``privileged`` selects how the uid is dropped (see the module docstring); by
     default it is ``True`` when the caller is root.
+
+    For a build (``referee.bots.build``): ``writable_bot_dir`` binds the bot's directory
+    read-write, ``socket_dir`` may be None, and ``network`` keeps the host's network
+    namespace (every interface, the host's loopback services included) and shows
+    ``/etc/resolv.conf``.
     """
     if not argv:
         raise ValueError("argv must not be empty")
@@ -194,18 +201,21 @@ def bwrap_argv(
         privileged = os.geteuid() == 0
     bot = os.path.abspath(bot_dir)
     tmp = os.path.abspath(tmp_dir)
-    sock = os.path.abspath(socket_dir)
+    sock = os.path.abspath(socket_dir) if socket_dir is not None else None
 
     cmd: list[str] = [bwrap]
     if privileged:
         # Every namespace but the user one: as root, --unshare-all would add a user
         # namespace mapping the sandbox uid to host root, which defeats
         # RLIMIT_NPROC and makes setpriv unable to switch to a real host uid.
-        cmd += ["--unshare-net", "--unshare-ipc", "--unshare-pid", "--unshare-uts"]
+        cmd += [] if network else ["--unshare-net"]
+        cmd += ["--unshare-ipc", "--unshare-pid", "--unshare-uts"]
         cmd += ["--unshare-cgroup-try"]
     else:
         cmd += ["--unshare-all", "--unshare-user", "--uid", str(uid), "--gid", str(gid)]
         cmd += ["--disable-userns"]
+        if network:
+            cmd += ["--share-net"]
     cmd += ["--die-with-parent", "--new-session", "--hostname", "bot"]
 
     cmd += ["--clearenv"]
@@ -223,7 +233,7 @@ def bwrap_argv(
             cmd += ["--ro-bind", alias, alias]
     # Missing parents of mount points are created 0700 by bwrap: make /etc 0755.
     cmd += ["--perms", "0755", "--dir", "/etc"]
-    for path in _ETC_FILES:
+    for path in (*_ETC_FILES, *(("/etc/resolv.conf",) if network else ())):
         cmd += ["--ro-bind-try", path, path]
     cmd += ["--proc", "/proc", "--dev", "/dev"]
 
@@ -256,9 +266,10 @@ def bwrap_argv(
     for p in sorted(ro, key=_mount_order_key):
         cmd += [*parents(p), "--ro-bind", p, p]
         read_only.append(p)
-    cmd += [*parents(bot), "--ro-bind", bot, bot]
+    cmd += [*parents(bot), "--bind" if writable_bot_dir else "--ro-bind", bot, bot]
     read_only.append(bot)
-    cmd += [*parents(sock), "--bind", sock, sock]
+    if sock is not None:
+        cmd += [*parents(sock), "--bind", sock, sock]
     cmd += ["--chdir", bot]
     cmd += ["--"]
 

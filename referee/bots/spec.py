@@ -65,6 +65,7 @@ class BotSpec:
     workdir: Path | None = None
     env: Mapping[str, str] = field(default_factory=dict)
     build: tuple[str, ...] = ()
+    build_network: bool = False               # the build may use the host's network
     address: str | None = None
     image: str | None = None
     image_archive: Path | None = None         # an image bot handed in as `podman save` output
@@ -117,8 +118,8 @@ def _walk(root: Path) -> Iterable[Path]:
                 yield path
 
 
-TOP_KEYS = {"name", "command", "workdir", "env", "build", "address", "image", "image_archive",
-            "runtime", "sandbox", "limits"}
+TOP_KEYS = {"name", "command", "workdir", "env", "build", "build_network", "address", "image",
+            "image_archive", "runtime", "sandbox", "limits"}
 LIMIT_KEYS = {"decision_ms": (1, 3_600_000), "game_bank_ms": (0, 86_400_000),
               "startup_ms": (100, 600_000), "memory_mb": (16, 1_048_576),
               "cpu_seconds": (1, 86_400), "max_processes": (1, 100_000)}
@@ -166,6 +167,9 @@ def spec_from_dict(data: Mapping[str, Any], path: Path) -> BotSpec:
     if "build" in data:
         build = _string_list(data["build"], lambda: fail("build", "a non-empty list of strings, "
                                                          "e.g. [\"npm\", \"ci\"]"))
+    build_network = data.get("build_network", False)
+    if not isinstance(build_network, bool):
+        raise fail("build_network", "true or false")
     workdir = data.get("workdir", ".")
     if not isinstance(workdir, str):
         raise fail("workdir", "a directory path relative to the spec file")
@@ -213,7 +217,8 @@ def spec_from_dict(data: Mapping[str, Any], path: Path) -> BotSpec:
         raise fail("sandbox", "\"auto\" or \"none\"")
     limits = _limits(data.get("limits", {}), where)
     return BotSpec(name=name, path=path.resolve(), command=command, workdir=workdir_path,
-                   env=dict(env), build=build, address=address, image=image,
+                   env=dict(env), build=build, build_network=build_network,
+                   address=address, image=image,
                    image_archive=archive, runtime=runtime,
                    sandbox=sandbox, limits=limits)
 

@@ -1,0 +1,162 @@
+"""A command bot's build step, cached by a hash of its files, run in the bot's sandbox.
+
+A spec's `build` is code the bot's author controls (`npm ci` runs a package's install scripts,
+`make` runs a Makefile), so where bubblewrap works it runs confined like the bot itself
+(`referee.bots.sandbox`): as a uid of its own (`referee.bots.uids`), without the referee's
+environment, seeing only the system, the interpreter and its own folder, which is the only
+place it may write besides a private `/tmp`. It has no network unless the spec says
+`build_network = true`. For the build, the bot's folder is lent to the build's uid (chowned)
+and given back to its owner afterwards, files the build created included; a file with several
+hard links is never chowned (it could be a link to a file outside the folder).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from referee.bots import uids
+from referee.bots.errors import BotStartError
+from referee.bots.spec import BotSpec, hash_tree
+
+BUILD_TIMEOUT = 600.0
+BUILD_MEMORY_MB = 8192       # address space per process: compilers and npm need far more than bots
+BUILD_MAX_PROCESSES = 512
+BUILD_GRACE = 2.0
+
+
+def cache_dir() -> Path:
+    """Where build stamps live ($XDG_CACHE_HOME/referee or ~/.cache/referee)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base, "referee")
+
+
+def _build_stamp(spec: BotSpec) -> Path:
+    """The stamp of a build of `spec` as its directory is now: the bot's files, the build
+    command, and the names in the workdir itself, skipped directories included, so that a
+    fresh clone without `node_modules` (or one deleted) builds again."""
+    assert spec.workdir is not None and spec.build
+    key = hashlib.sha256("\0".join([
+        str(spec.workdir), *spec.build, hash_tree(spec.workdir),
+        *sorted(os.listdir(spec.workdir)), f"network={spec.build_network}",
+    ]).encode()).hexdigest()[:24]
+    return cache_dir() / "builds" / f"{spec.name}-{key}"
+
+
+def ensure_built(spec: BotSpec, timeout: float = BUILD_TIMEOUT, *, sandbox: bool = False) -> bool:
+    """Run the spec's build command (confined when `sandbox`) unless a stamp shows it ran for
+    the bot's directory as it is now (see `_build_stamp`).
+
+    Returns True if it ran, False if a stamp showed it already ran. Raises BotStartError with
+    the tail of the build's output if it fails.
+    """
+    if not spec.build or spec.workdir is None:
+        return False
+    if _build_stamp(spec).exists():
+        return False
+    argv = [sys.executable if part == "{python}" else part for part in spec.build]
+    search = spec.env.get("PATH", os.environ.get("PATH"))
+    if shutil.which(argv[0], path=search) is None and not Path(spec.workdir, argv[0]).exists():
+        raise BotStartError(spec.name, f"build command not found: {argv[0]}")
+    try:
+        if sandbox:
+            done = _run_confined(spec, argv, timeout)
+        else:   # --no-sandbox or sandbox = "none": the organiser trusts this bot
+            done = subprocess.run(argv, cwd=spec.workdir, stdin=subprocess.DEVNULL,
+                                  capture_output=True, text=True, timeout=timeout,
+                                  env={**os.environ, **spec.env})
+    except subprocess.TimeoutExpired:
+        raise BotStartError(spec.name, f"build timed out after {timeout:.0f} s") from None
+    except uids.UidPoolError as exc:
+        raise BotStartError(spec.name, f"cannot build: {exc}") from None
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+        raise BotStartError(spec.name, f"build {' '.join(argv)} failed with exit "
+                                       f"{done.returncode}: {' | '.join(tail)}")
+    # Stamped as the build leaves the directory (with its output), which the next start finds.
+    stamp = _build_stamp(spec)
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(" ".join(argv) + "\n")
+    return True
+
+
+def _run_confined(spec: BotSpec, argv: list[str],
+                  timeout: float) -> subprocess.CompletedProcess[str]:
+    """Run the build under the guard in bubblewrap, the bot's folder lent to a uid of its own."""
+    from referee.bots.process import RUN_ID
+    from referee.bots.sandbox import NOBODY, bwrap_argv, default_env, prepare_dirs
+
+    assert spec.workdir is not None
+    root = os.geteuid() == 0
+    lease = uids.lease()
+    uid, gid = (lease.uid, lease.gid) if lease else (NOBODY, NOBODY)
+    work = Path(tempfile.mkdtemp(prefix="referee-build-"))
+    lent: list[tuple[str, int, int]] = []
+    try:
+        tmp = work / "tmp"
+        if root:
+            prepare_dirs(tmp, uid=uid, gid=gid)
+            lent = _lend(spec.workdir, uid, gid)
+        else:
+            tmp.mkdir()
+        env = default_env(**spec.env, REFEREE_RUN_ID=RUN_ID)
+        confined = bwrap_argv(argv, bot_dir=spec.workdir, tmp_dir=tmp, socket_dir=None,
+                              env=env, memory_mb=BUILD_MEMORY_MB, cpu_seconds=None,
+                              max_processes=BUILD_MAX_PROCESSES, uid=uid, gid=gid,
+                              writable_bot_dir=True, network=spec.build_network)
+        guard = [sys.executable, "-m", "referee.bots.guard", "--grace", str(BUILD_GRACE), "--"]
+        return subprocess.run([*guard, *confined], cwd=spec.workdir, stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=timeout,
+                              env={**os.environ, "REFEREE_RUN_ID": RUN_ID},
+                              start_new_session=True)
+    finally:
+        if root:
+            _give_back(spec.workdir, lent)
+        shutil.rmtree(work, ignore_errors=True)
+        if lease:
+            lease.release()
+
+
+def _tree(folder: Path) -> Iterator[tuple[str, os.stat_result]]:
+    """Every path below `folder` (itself included) with its lstat; symlinks are not followed."""
+    yield str(folder), os.lstat(folder)
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for name in (*dirnames, *filenames):
+            path = os.path.join(dirpath, name)
+            try:
+                yield path, os.lstat(path)
+            except FileNotFoundError:
+                continue
+
+
+def _shared(st: os.stat_result) -> bool:
+    """A non-directory with more than one hard link: it may be a file outside the folder."""
+    return st.st_nlink > 1 and not stat.S_ISDIR(st.st_mode)
+
+
+def _lend(folder: Path, uid: int, gid: int) -> list[tuple[str, int, int]]:
+    """Chown the folder's tree to the build's uid; return each path's previous owner."""
+    lent = []
+    for path, st in _tree(folder):
+        if _shared(st):
+            continue
+        os.chown(path, uid, gid, follow_symlinks=False)
+        lent.append((path, st.st_uid, st.st_gid))
+    return lent
+
+
+def _give_back(folder: Path, lent: list[tuple[str, int, int]]) -> None:
+    """Chown what was lent back to its owner, and what the build created to the folder's."""
+    before = {path: (owner, group) for path, owner, group in lent}
+    default = before.get(str(folder), (os.getuid(), os.getgid()))
+    for path, st in _tree(folder):
+        owner = before.get(path, default)
+        if (st.st_uid, st.st_gid) != owner and not (_shared(st) and path not in before):
+            os.chown(path, *owner, follow_symlinks=False)
