@@ -1,3 +1,4 @@
+# ruff: noqa: E402 (gRPC's logging is silenced before the imports below load grpc)
 """The `referee` command line: thin click commands over the library.
 
 Commands that grow beyond a screen live in modules of their own beside this one, each adding
@@ -5,6 +6,10 @@ itself to `main` when imported at the bottom of this file.
 """
 
 from __future__ import annotations
+
+from referee.quiet import quiet_transport
+
+quiet_transport()   # before anything imports grpc: the C core reads its settings at import
 
 import contextlib
 import functools
