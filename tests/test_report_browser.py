@@ -106,6 +106,12 @@ def test_the_league_ends_with_a_report_whose_index_lists_the_bots_in_table_order
     first, second = shown[0], shown[1]
     expected = ahead[first, second]
     assert cells[0].text == f"{expected['a_ahead']}–{expected['b_ahead']}"
+    # The global fit's interval and rank range are shown where the table has them.
+    headers = texts(browser, "#league-table thead th")
+    if any(row.get("strength") is not None for row in table["table"]):
+        assert "strength (95%)" in headers and "rank range" in headers
+        chances = browser.find_elements(By.CSS_SELECTOR, "#chance-map td:not(.self)")
+        assert len(chances) == len(shown) * (len(shown) - 1)
     screenshot(browser, "report-league.png", tmp_path)
 
 

@@ -26,7 +26,9 @@ SEAT_COLOURS = ("#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"
 # Row keys the league table shows in columns of its own; any others are shown as they come.
 KNOWN_ROW_KEYS = {"rank", "bot", "mu", "sigma", "conservative", "games", "wins", "win_pct",
                   "avg_place", "avg_money", "seat_win_pct", "strikes", "forfeits",
-                  "think_p50_ms", "think_p95_ms"}
+                  "think_p50_ms", "think_p95_ms", "strength", "strength_low", "strength_high",
+                  "rank_low", "rank_high", "separated_from_next", "all_forfeit",
+                  "seat_win_pct_by_size", "note_values"}
 
 
 def script_json(value: Any) -> Markup:
@@ -188,17 +190,21 @@ class _Pages:
         outcome = self.outcome
         table = to_json(outcome.rows, outcome.h2h)
         rows = table["table"]
+        fitted = any(row.get("strength") is not None for row in rows)
         extra_keys = [k for k in (rows[0] if rows else {}) if k not in KNOWN_ROW_KEYS]
         path = self.out / "index.html"
         self.render(
             "index.html.j2", path, rows=rows, extra_keys=extra_keys,
             scale=_rating_scale(rows), heat=_heat_map(outcome), sizes=_size_wins(outcome),
+            fitted=fitted, fit_scale=_fit_scale(rows) if fitted else None,
+            chances=_chances(outcome),
             seats=max((len(row["seat_win_pct"]) for row in rows), default=0),
             history={**_history(outcome), "prior": settings.get("ratings", {})},
             settings=settings, versions=versions,
             balance=outcome.balance, recorded=len(outcome.games),
             scheduled=len(outcome.schedule), workers=dict(self.workers), root="",
-            extra_data={k: v for k, v in table.items() if k not in ("table", "head_to_head")},
+            extra_data={k: v for k, v in table.items()
+                        if k not in ("table", "head_to_head", "pairwise")},
         )
         return path
 
@@ -214,6 +220,26 @@ def _rating_scale(rows: list[dict[str, Any]]) -> dict[str, float]:
     low = min(row["mu"] - 3 * row["sigma"] for row in rows)
     high = max(row["mu"] + 3 * row["sigma"] for row in rows)
     return {"low": low, "high": high if high > low else low + 1}
+
+
+def _fit_scale(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """The strength axis the global fit's interval bars share."""
+    lows = [row["strength_low"] for row in rows if row.get("strength_low") is not None]
+    highs = [row["strength_high"] for row in rows if row.get("strength_high") is not None]
+    if not lows or not highs:
+        return {"low": 0.0, "high": 1.0}
+    low, high = min(lows), max(highs)
+    return {"low": low, "high": high if high > low else low + 1}
+
+
+def _chances(outcome: LeagueOutcome) -> dict[str, Any] | None:
+    """The global fit's chance that the row bot finishes ahead of the column bot, in table
+    order; None without a fit."""
+    pairwise = getattr(outcome, "pairwise", None) or {}
+    if not pairwise:
+        return None
+    names = [row.bot for row in outcome.rows]
+    return {"names": names, "cells": {pair: value for pair, value in pairwise.items()}}
 
 
 def _heat_map(outcome: LeagueOutcome) -> dict[str, Any]:

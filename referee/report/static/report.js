@@ -79,7 +79,7 @@ function ratingChart() {
   const source = document.getElementById("rating-data");
   if (!holder || !source) return;
   const data = JSON.parse(source.textContent);
-  const W = 640, H = 300, L = 40, R = 10, T = 10, B = 30;
+  const W = 1000, H = 300, L = 40, R = 10, T = 10, B = 30;
   const prior = [Number(data.prior.mu || 25), Number(data.prior.sigma || 25 / 3)];
   const series = data.series.map((points) => [[-1, prior[0], prior[1]], ...points]);
   let low = Infinity, high = -Infinity;
