@@ -467,9 +467,10 @@ def archive(runtime: str, image: str, tmp_path: Path):
     try:
         subprocess.run([runtime, "save", "-o", str(path), tag], check=True, capture_output=True,
                        timeout=600)
-    finally:
         subprocess.run([runtime, "rmi", tag], capture_output=True, check=False)
-    return path
+        yield path
+    finally:   # loading the archive tags its image again
+        subprocess.run([runtime, "rmi", tag], capture_output=True, check=False)
 
 
 def test_archive_image_id_reads_both_archive_formats(runtime: str, image: str,
@@ -557,3 +558,18 @@ def test_archive_spec_errors_name_the_key(tmp_path: Path) -> None:
     path.write_text('name = "a"\nimage_archive = "a.tar"\n')
     spec = load_spec(path)
     assert spec.kind == "image" and spec.image_archive == (tmp_path / "a.tar").resolve()
+
+
+def test_referee_check_passes_a_bot_handed_in_as_an_archive(runtime: str, archive: Path) -> None:
+    name = f"checked-{uuid.uuid4().hex[:6]}"
+    spec = write_archive_spec(archive.parent, name, archive.name)
+    try:
+        done = subprocess.run([sys.executable, "-m", "referee.cli", "check", str(spec),
+                               "--preset", "classic", "--opponent", str(HONEST)], cwd=ROOT,
+                              capture_output=True, text=True, timeout=600, check=False)
+    finally:
+        subprocess.run([runtime, "rmi", f"localhost/referee-archive/{name}:latest"],
+                       capture_output=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"{name} conforms" in done.stdout
+    assert labelled(runtime) == []
