@@ -300,17 +300,27 @@ def _players_option(ctx: Any, param: Any, value: str | None) -> tuple[int, int] 
 @click.option("--no-sandbox", is_flag=True,
               help="Run bots unconfined (trusted local development only).")
 @click.option("--no-report", is_flag=True, help="Do not write the HTML report into DIR/report.")
+@click.option("--until-settled", is_flag=True,
+              help="Add blocks of --games games until every pair of neighbours in the table "
+                   "is separated at 95% (or --max-games).")
+@click.option("--max-games", type=click.IntRange(min=1),
+              help="Budget of --until-settled (default: 10 blocks of --games).")
+@click.option("--add", "add", multiple=True, metavar="NEW.toml",
+              help="Add a bot to the league in --out, finished or not (repeatable).")
 @friendly_errors
 def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int] | None,
            rules: RuleSet | None, seed: int | None, concurrency: int | None, out: Path | None,
            duplicate: bool | None, resume: bool, accept_changed: bool, skip_broken: bool | None,
-           quiet: bool, no_sandbox: bool, no_report: bool) -> None:
+           quiet: bool, no_sandbox: bool, no_report: bool, until_settled: bool,
+           max_games: int | None, add: tuple[str, ...]) -> None:
     """Play a league between bots and print its table (and write its report).
 
     \b
     referee league sample_bots/*.toml
     referee league league.toml            (settings in a file; options override it)
     referee league --resume --out DIR     (continue after an interruption)
+    referee league --out DIR --add new.toml   (a bot joins the league)
+    referee league bots/*.toml --until-settled --max-games 2000
     """
     import asyncio
     import shlex
@@ -326,10 +336,15 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
     elif sources:
         settings = LeagueSettings(bots=expand_bots(list(sources), Path(".")))
         settings.given["bots"] = "the bot specs given"
-    elif resume:
+    elif resume or add or until_settled:
         settings = LeagueSettings(bots=[])
     else:
         raise click.UsageError("give bot spec files, a league file, or --resume --out DIR")
+    if add and (sources or until_settled):
+        raise click.UsageError("--add takes the league from --out: give no other bots and "
+                               "no --until-settled")
+    if max_games is not None and not until_settled:
+        raise click.UsageError("--max-games goes with --until-settled")
     overrides = {"games": games, "players": players, "rules": rules, "seed": seed,
                  "concurrency": concurrency, "out": out, "duplicate": duplicate,
                  "skip_broken": skip_broken, "sandbox": False if no_sandbox else None}
@@ -340,8 +355,22 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
         click.echo(warning, err=True)
     progress = make_progress(quiet)
     try:
-        outcome = asyncio.run(run_league(settings, progress, resume=resume,
-                                         accept_changed=accept_changed))
+        settled = None
+        if add:
+            from referee.league.extend import add_bots
+
+            outcome = asyncio.run(add_bots(settings, expand_bots(list(add), Path(".")),
+                                           progress, accept_changed=accept_changed))
+        elif until_settled:
+            from referee.league.extend import run_until_settled
+
+            settled = asyncio.run(run_until_settled(settings, progress, max_games,
+                                                    resume=resume,
+                                                    accept_changed=accept_changed))
+            outcome = settled.outcome
+        else:
+            outcome = asyncio.run(run_league(settings, progress, resume=resume,
+                                             accept_changed=accept_changed))
     except KeyboardInterrupt:
         saved = _games_saved(settings.out / DB_NAME)
         command = ["referee", "league", "--resume", "--out", str(settings.out)]
@@ -355,6 +384,14 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
     for note in outcome.notes:
         click.echo(note, err=True)
     _print_outcome(outcome, quiet)
+    if settled is not None:
+        if settled.unresolved:
+            pairs = ", ".join(f"{a} ~ {b}" for a, b in settled.unresolved)
+            click.echo(f"not settled within {len(outcome.schedule)} games: still not "
+                       f"separated at 95%: {pairs}")
+        else:
+            click.echo(f"settled: every pair of neighbours separated at 95% after "
+                       f"{len(outcome.schedule)} games ({settled.blocks} blocks)")
     if not no_report:
         from referee.cli.report import write_report
 

@@ -32,6 +32,7 @@ from referee.bots.spec import BotSpec, load_spec
 from referee.config import ConfigError
 from referee.engine import RuleSet, preset
 from referee.league.config import LeagueSettings
+from referee.league.entrants import entrant_tables
 from referee.league.plackett import finishing_groups
 from referee.league.results import PlayedGame
 from referee.league.runner import play_leased
@@ -44,6 +45,7 @@ from referee.seeds import draw_secret, keyed_seed, opaque_id
 DB_NAME = "gauntlet.db"
 RESULT_NAME = "gauntlet.json"
 DEFAULT_OUT = Path("gauntlet-out")
+_TESTED = "\0tested"   # the tested seat while tables are made (no bot has this name)
 
 
 @dataclass
@@ -96,21 +98,13 @@ def gauntlet_schedule(candidate: str, baseline: str, field_bots: Sequence[str], 
         raise ValueError("a gauntlet needs at least one field bot")
     sizes = table_sizes(len(names) + 1, players)
     rng = random.Random(keyed_seed(seed, "gauntlet-schedule"))
-    used = dict.fromkeys(names, 0)
-    seat_turn = dict.fromkeys(sizes, 0)
+    tables = entrant_tables(_TESTED, names, sizes, rng, dict.fromkeys(names, 0))
     games: list[ScheduledGame] = []
     for pair in range(pairs):
-        size = sizes[pair % len(sizes)]
-        noise = {name: rng.random() for name in names}
-        opponents = sorted(names, key=lambda n: (used[n], noise[n]))[: size - 1]  # noqa: B023
-        rng.shuffle(opponents)
-        for name in opponents:
-            used[name] += 1
-        seat = seat_turn[size] % size
-        seat_turn[size] += 1
+        seated = next(tables)
         game_seed = keyed_seed(seed, "gauntlet", pair)
         for rotation, tested in enumerate((candidate, baseline)):
-            bots = (*opponents[:seat], tested, *opponents[seat:])
+            bots = tuple(tested if name == _TESTED else name for name in seated)
             games.append(ScheduledGame(len(games), bots, game_seed, pair, rotation))
     return games
 

@@ -285,7 +285,9 @@ async def _continue(store: LeagueStore, stored: dict, settings: LeagueSettings,
             continue
         if path is None or not Path(path).exists():
             raise LeagueStateError(f"bot {name!r}: its spec {path} is gone; cannot resume")
-        specs.append(_with_limits(load_spec(path), stored["limits"]))
+        # by its stored name: a late entry may be a new version of a bot ("alice-2")
+        specs.append(_with_limits(dataclasses.replace(load_spec(path), name=name),
+                                  stored["limits"]))
     concurrency = settings.concurrency or settings.default_concurrency(
         max(len(g.bots) for g in schedule))
     roster = Roster(specs, sandbox=settings.sandbox)

@@ -88,8 +88,14 @@ class LeagueStore:
     def create(self, settings: dict[str, Any], bots: dict[str, tuple[str, str | None]],
                schedule: list[ScheduledGame]) -> None:
         """Store a new league's settings, bots (name -> (version, spec path)) and schedule."""
+        self.extend(settings, bots, schedule)
+
+    def extend(self, settings: dict[str, Any], bots: dict[str, tuple[str, str | None]],
+               schedule: list[ScheduledGame]) -> None:
+        """Grow a stored league in one transaction: settings to change, bots to add (name ->
+        (version, spec path)) and games to append to the schedule. Stored games are untouched."""
         with self._transaction():
-            self.db.executemany("INSERT INTO settings VALUES (?, ?)",
+            self.db.executemany("INSERT OR REPLACE INTO settings VALUES (?, ?)",
                                 [(k, json.dumps(v)) for k, v in settings.items()])
             self.db.executemany("INSERT OR REPLACE INTO bots VALUES (?, ?, ?)",
                                 [(name, v, p) for name, (v, p) in bots.items()])

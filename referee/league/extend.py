@@ -1,0 +1,132 @@
+"""Leagues that grow: `--until-settled` (more blocks until the table is separated) and `--add`
+(bots that join a league already started). The schedules come from entrants.py; the games
+are played by the ordinary league runner, so resuming, determinism and tables work as usual.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from referee.bots.runtime import Roster
+from referee.bots.spec import BotSpec, load_spec
+from referee.league.config import LeagueSettings
+from referee.league.entrants import more_games, newcomer_games
+from referee.league.progress import Progress
+from referee.league.runner import (
+    DB_NAME,
+    LeagueOutcome,
+    LeagueStateError,
+    open_store,
+    run_league,
+)
+
+BLOCKS = 10   # default budget of --until-settled: this many blocks of --games
+
+
+@dataclass
+class Settled:
+    """A league played until settled: its outcome and the neighbours still not separated."""
+
+    outcome: LeagueOutcome
+    unresolved: list[tuple[str, str]] = field(default_factory=list)
+    blocks: int = 1
+
+
+async def run_until_settled(settings: LeagueSettings, progress: Progress | None = None,
+                            max_games: int | None = None, resume: bool = False,
+                            accept_changed: bool = False) -> Settled:
+    """Play the league, then further blocks of games (each a balanced schedule of the league's
+    game count) until every pair of neighbours in the table is separated at 95% or the
+    schedule holds `max_games` games (default: 10 blocks)."""
+    progress = progress or Progress()
+    outcome = await run_league(settings, progress, resume=resume, accept_changed=accept_changed)
+    blocks = 1
+    while True:
+        assert outcome.standings is not None
+        unresolved = outcome.standings.unresolved()
+        store = open_store(outcome.out)
+        try:
+            stored = store.settings()
+            assert stored is not None
+            block = int(stored.get("games_asked") or stored["games"])
+            budget = max_games if max_games is not None else BLOCKS * block
+            schedule = store.schedule()
+            room = budget - len(schedule)
+            if not unresolved or room <= 0:
+                return Settled(outcome, unresolved, blocks)
+            blocks = int(stored.get("blocks", 1)) + 1
+            games = more_games(schedule, stored["bot_names"], min(block, room),
+                               tuple(stored["players"]), int(stored["seed"]),
+                               stored["duplicate"], blocks - 1)
+            store.extend({"blocks": blocks, "games": len(schedule) + len(games)}, {}, games)
+        finally:
+            store.close()
+        outcome = await run_league(settings, progress, resume=True,
+                                   accept_changed=accept_changed)
+
+
+async def add_bots(settings: LeagueSettings, paths: list[Path],
+                   progress: Progress | None = None,
+                   accept_changed: bool = False) -> LeagueOutcome:
+    """Add the bots of `paths` to the league in `settings.out` (finished or not), schedule
+    their games against the bots already there, and play every game not yet recorded.
+
+    A bot whose spec file is already in the league is refused; a new bot whose name is taken
+    (a new version of a bot) becomes a separate entry named NAME-2, NAME-3, ... Newcomers are
+    started once before anything is stored, so a bot that cannot start changes nothing.
+    """
+    out = settings.out
+    if not (out / DB_NAME).exists():
+        raise LeagueStateError(f"--add: {out} holds no league ({DB_NAME}); start one first")
+    store = open_store(out)
+    try:
+        stored = store.settings()
+        if stored is None or stored.get("kind") == "gauntlet":
+            raise LeagueStateError(f"--add: {out} holds no league")
+        known = store.bots()
+        newcomers = _entries(paths, known)
+        versions = await _versions(newcomers, settings.sandbox)
+        schedule = store.schedule()
+        additions = int(stored.get("additions", 0)) + 1
+        names = [spec.name for spec in newcomers]
+        games = newcomer_games(schedule, stored["bot_names"], names, tuple(stored["players"]),
+                               int(stored["seed"]), stored["duplicate"], additions)
+        store.extend({"bot_names": [*stored["bot_names"], *names], "additions": additions,
+                      "games": len(schedule) + len(games)},
+                     {spec.name: (versions[spec.name], str(spec.path)) for spec in newcomers},
+                     games)
+    finally:
+        store.close()
+    resumed = LeagueSettings(bots=[], out=out, concurrency=settings.concurrency,
+                             sandbox=settings.sandbox)
+    return await run_league(resumed, progress, resume=True, accept_changed=accept_changed)
+
+
+def _entries(paths: list[Path], known: dict[str, tuple[str, str | None]]) -> list[BotSpec]:
+    """The newcomers' specs under the names they will have in the league."""
+    taken = set(known)
+    given = {str(Path(path).resolve()): name for name, (_, path) in known.items() if path}
+    specs = []
+    for path in paths:
+        spec = load_spec(path)
+        if str(Path(path).resolve()) in given:
+            raise LeagueStateError(f"--add {path}: already in the league as "
+                                   f"{given[str(Path(path).resolve())]!r}")
+        name, n = spec.name, 2
+        while name in taken:
+            name, n = f"{spec.name}-{n}", n + 1
+        taken.add(name)
+        given[str(Path(path).resolve())] = name
+        specs.append(dataclasses.replace(spec, name=name))
+    return specs
+
+
+async def _versions(specs: list[BotSpec], sandbox: bool | None) -> dict[str, str]:
+    """Start the newcomers once (so that one that cannot start stops `--add` before anything
+    is stored) and return their versions."""
+    roster = Roster(specs, sandbox=sandbox)
+    async with roster:
+        await roster.start()
+        return {runner.name: runner.version for runner in roster.runners.values()}
