@@ -5,9 +5,15 @@ played end to end with its effect checked. Leagues here are tiny (a few games of
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
+import uuid
 import zlib
 from pathlib import Path
 
@@ -313,3 +319,59 @@ def test_a_match_reveals_no_seed(tmp_path: Path) -> None:
     assert str(record["seed"]) not in record["game_id"]
     outputs = "\n".join(record["output"])
     assert outputs.count("SPY start") == 2 and "SPY PREDICTED" not in outputs
+
+
+def test_ctrl_c_says_how_many_games_are_saved_and_how_to_resume(tmp_path: Path,
+                                                                bots: list[Path]) -> None:
+    out = tmp_path / "out"
+    env = {**os.environ, "REFEREE_RUN_ID": uuid.uuid4().hex[:12]}
+    proc = subprocess.Popen([sys.executable, "-m", "referee.cli", "league", *map(str, bots),
+                             "--games", "60", "-j", "1", "--out", str(out), "-q"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and _recorded(out) < 3:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode != 0 and "Traceback" not in stderr, stderr
+    saved = _recorded(out)
+    assert 3 <= saved < 60
+    command = f"referee league --resume --out {out}"
+    assert f"interrupted: {saved} games saved in {out / 'league.db'}; resume with: {command}" \
+        in stderr
+    resumed = referee(*command.split()[1:], timeout=300)
+    assert "60/60 games recorded" in resumed.stdout
+
+
+def _recorded(out: Path) -> int:
+    try:
+        db = sqlite3.connect(out / "league.db")
+        try:
+            return db.execute("SELECT count(*) FROM games").fetchone()[0]
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return 0
+
+
+def test_games_where_every_seat_forfeits_count_apart_and_rate_nobody(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("illegal-a", "illegal-b"):
+        bot_spec(tmp_path, name, "illegal")
+    league = tmp_path / "void.toml"
+    league.write_text('bots = ["illegal-*.toml"]\ngames = 2\nplayers = 2\nout = "out"\n'
+                      "strikes_to_forfeit = 1\n")
+    done = referee("league", league, "-q")
+    assert "2/2 games recorded (2 where every seat forfeited: no result)" in done.stdout
+    out = tmp_path / "out"
+    rows = table_json(out)["table"]
+    for row in rows:
+        assert (row["games"], row["wins"], row["all_forfeit"], row["forfeits"]) == (0, 0, 2, 2)
+        assert row["mu"] == 25.0   # the prior: no rating changed
+    assert table_json(out)["extra"]["games_all_forfeited"] == 2
+    # The terminal table fits 80 columns.
+    monkeypatch.setenv("COLUMNS", "80")
+    shown = referee("table", out)
+    drawn = [line for line in shown.stdout.splitlines() if set(line) & set("│┃━─")]
+    assert drawn and max(len(line) for line in drawn) <= 80, shown.stdout
+    assert "illegal-a" in shown.stdout
