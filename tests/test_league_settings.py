@@ -225,17 +225,14 @@ def test_facts_of_the_league_in_every_table_file(tmp_path: Path, bots: list[Path
 
 
 def test_league_options_from_a_file_and_the_command_line(tmp_path: Path) -> None:
-    spy = tmp_path / "spy.toml"
-    spy.write_text((TEST_BOTS / "spy.toml").read_text().replace(
-        'workdir = "."', f'workdir = "{TEST_BOTS}"'))
-    illegal = bot_spec(tmp_path, "illegal", "illegal")
+    bot_spec(tmp_path, "spy", "spy")
+    bot_spec(tmp_path, "illegal", "illegal")
     league = tmp_path / "season.toml"
     league.write_text(
         'bots = ["spy.toml", "illegal.toml"]\ngames = 6\nplayers = 2\nout = "out"\n'
         "autoplay_forced = true\nstrikes_to_forfeit = 1\n"
         "[limits]\ndecision_ms = 4321\ngame_bank_ms = 9876\n"
         "[ratings]\nmu = 100.0\nsigma = 10.0\nbeta = 5.0\ntau = 0.0\ndraw_probability = 0.2\n")
-    del illegal
     referee("league", league, "--games", "2", "-q")   # the command line overrides the file
     out = tmp_path / "out"
     games = records(out)
@@ -289,14 +286,7 @@ def test_duplicate_rounds_up_and_no_bot_process_sees_a_deal_twice(tmp_path: Path
 
 def spy_specs(directory: Path, *names: str) -> list[Path]:
     """Copies of the spy test bot under other names."""
-    specs = []
-    for name in names:
-        path = directory / f"{name}.toml"
-        path.write_text((TEST_BOTS / "spy.toml").read_text()
-                        .replace('name = "spy"', f'name = "{name}"')
-                        .replace('workdir = "."', f'workdir = "{TEST_BOTS}"'))
-        specs.append(path)
-    return specs
+    return [bot_spec(directory, name, "spy") for name in names]
 
 
 def test_a_small_seed_is_warned_about_because_bots_can_search_it(tmp_path: Path) -> None:

@@ -224,9 +224,11 @@ def match(bots: tuple[str, ...], rules: RuleSet, seed: int | None, replay: Path 
 
     if replay is not None:
         check_writable(replay, "--replay")
+    if html is not None:
+        check_writable(html, "--html")
+    drawn = seed is None
     if seed is None:
         seed = draw_secret()
-        click.echo(f"seed {seed} (give --seed {seed} to play this game again)", err=True)
     elif warning := weak_secret_warning(seed):
         click.echo(warning, err=True)
     specs = [load_spec(path) for path in bots]
@@ -251,6 +253,8 @@ def match(bots: tuple[str, ...], rules: RuleSet, seed: int | None, replay: Path 
         from referee.report.site import single_game_html
 
         html.write_text(single_game_html(result.record.to_json()), encoding="utf-8")
+    if drawn:
+        click.echo(f"seed {seed} (give --seed {seed} to play this game again)", err=True)
     if as_json:
         return
     for seat in result.seats:
