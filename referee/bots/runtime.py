@@ -97,6 +97,9 @@ class BotRunner:
     _archive_digest: str | None = None  # image archive bots: the file the first instance loaded
     _changed: asyncio.Condition | None = None
     _files_version: str | None = None
+    # A cluster worker checks a bot's files against the league's version before building it,
+    # and reports that version (a build may add files that the coordinator never hashed).
+    pinned_version: str | None = None
 
     @property
     def name(self) -> str:
@@ -108,6 +111,8 @@ class BotRunner:
         """The bot's version: a hash of its files, its address, or its image and image id.
 
         Computed once, when the bot starts (hashing a large bot directory takes a while)."""
+        if self.pinned_version:
+            return self.pinned_version
         if self._image_version:
             return self._image_version
         if self._files_version is None:

@@ -98,18 +98,32 @@ class BotSpec:
 
 def hash_tree(root: Path) -> str:
     """SHA-256 over the relative paths and contents of every file below `root`."""
+    return hash_entries((str(path.relative_to(root)), read_or_none(path))
+                        for path in sorted(bot_files(root)))
+
+
+def hash_entries(entries: Iterable[tuple[str, bytes | None]]) -> str:
+    """SHA-256 over (relative path, contents) pairs in the given order; None contents (an
+    unreadable file) hash as a marker. `hash_tree` is this over a directory's `bot_files`."""
     digest = hashlib.sha256()
-    for path in sorted(_walk(root)):
-        digest.update(str(path.relative_to(root)).encode() + b"\0")
-        try:
-            digest.update(path.read_bytes())
-        except OSError:
-            digest.update(b"<unreadable>")
+    for relative, data in entries:
+        digest.update(relative.encode() + b"\0")
+        digest.update(b"<unreadable>" if data is None else data)
         digest.update(b"\0")
     return digest.hexdigest()
 
 
-def _walk(root: Path) -> Iterable[Path]:
+def read_or_none(path: Path) -> bytes | None:
+    """The file's bytes, or None if it cannot be read."""
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def bot_files(root: Path) -> Iterable[Path]:
+    """The files `hash_tree` covers: regular files below `root`, build and tool directories
+    (IGNORED_DIRS) and symbolic links left out."""
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if d not in IGNORED_DIRS]
         for name in filenames:

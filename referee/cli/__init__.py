@@ -311,12 +311,15 @@ def _players_option(ctx: Any, param: Any, value: str | None) -> tuple[int, int] 
               help="Budget of --until-settled (default: 10 blocks of --games).")
 @click.option("--add", "add", multiple=True, metavar="NEW.toml",
               help="Add a bot to the league in --out, finished or not (repeatable).")
+@click.option("--cluster", metavar="ADDRESS",
+              help="Play the games on a dask cluster: a scheduler address (tcp://HOST:8786) "
+                   "or local:N for N worker processes here (docs/cluster.md).")
 @friendly_errors
 def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int] | None,
            rules: RuleSet | None, seed: int | None, concurrency: int | None, out: Path | None,
            duplicate: bool | None, resume: bool, accept_changed: bool, skip_broken: bool | None,
            quiet: bool, no_sandbox: bool, no_report: bool, until_settled: bool,
-           max_games: int | None, add: tuple[str, ...]) -> None:
+           max_games: int | None, add: tuple[str, ...], cluster: str | None) -> None:
     """Play a league between bots and print its table (and write its report).
 
     \b
@@ -351,7 +354,8 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
         raise click.UsageError("--max-games goes with --until-settled")
     overrides = {"games": games, "players": players, "rules": rules, "seed": seed,
                  "concurrency": concurrency, "out": out, "duplicate": duplicate,
-                 "skip_broken": skip_broken, "sandbox": False if no_sandbox else None}
+                 "skip_broken": skip_broken, "sandbox": False if no_sandbox else None,
+                 "cluster": cluster}
     for key, value in overrides.items():
         if value is not None:
             settings.give(key, value, f"--{key.replace('_', '-')}")
@@ -442,6 +446,10 @@ def _print_outcome(outcome: Any, quiet: bool) -> None:
         click.echo(f"league seed {outcome.facts.get('seed')} (stored in league.db; give it to "
                    f"--seed to play the same league again)")
     render_terminal(outcome.rows, outcome.h2h, pairwise=outcome.pairwise)
+    if outcome.workers:
+        from referee.league.workers import render_workers
+
+        render_workers(outcome.workers)
     state = "finished" if outcome.finished else "unfinished (use --resume)"
     void = sum(game.void for game in outcome.games)
     void_text = f" ({void} where every seat forfeited: no result)" if void else ""

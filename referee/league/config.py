@@ -19,7 +19,7 @@ from referee.seeds import parse_secret
 DEFAULT_OUT = Path("league-out")
 LEAGUE_KEYS = {"bots", "rules", "games", "players", "seed", "concurrency", "duplicate", "out",
                "strikes_to_forfeit", "autoplay_forced", "limits", "ratings", "skip_broken",
-               "sandbox"}
+               "sandbox", "cluster"}
 # Settings that define a league's games: compared with the stored ones when --out holds a league.
 DEFINING_KEYS = ("bots", "rules", "games", "players", "seed", "duplicate", "strikes_to_forfeit",
                  "autoplay_forced", "limits", "ratings")
@@ -47,6 +47,7 @@ class LeagueSettings:
     # Where each setting was given ("--games", "season.toml: key 'games'"): the keys given at
     # all are compared with a stored league's, and errors name where a bad value came from.
     given: dict[str, str] = field(default_factory=dict)
+    cluster: str | None = None               # a dask scheduler address or "local:N" (cluster.md)
 
     def give(self, key: str, value: Any, where: str) -> None:
         """Set `key` to `value`, remembering that it was given (and where)."""
@@ -240,6 +241,11 @@ def load_league_file(path: Path) -> LeagueSettings:
             if not isinstance(data[name], bool):
                 raise ConfigError(f"{key(name)}: expected true or false, got {data[name]!r}")
             settings.give(name, data[name], key(name))
+    if "cluster" in data:
+        if not isinstance(data["cluster"], str) or not data["cluster"]:
+            raise ConfigError(f"{key('cluster')}: expected an address such as "
+                              f"\"tcp://host:8786\" or \"local:2\"")
+        settings.give("cluster", data["cluster"], key("cluster"))
     if "out" in data:
         if not isinstance(data["out"], str) or not data["out"]:
             raise ConfigError(f"{key('out')}: expected a directory name")

@@ -33,9 +33,9 @@ from referee.config import ConfigError
 from referee.engine import RuleSet, preset
 from referee.league.config import LeagueSettings
 from referee.league.entrants import entrant_tables
+from referee.league.executors.local import play_on_roster
 from referee.league.plackett import finishing_groups
 from referee.league.results import PlayedGame
-from referee.league.runner import play_leased
 from referee.league.schedule import ScheduledGame, table_sizes
 from referee.league.sprt import SprtParams, SprtState, seat_score, state
 from referee.league.store import LeagueStore
@@ -275,7 +275,7 @@ async def _play(store: LeagueStore, stored: dict[str, Any], specs: list[BotSpec]
             nonlocal reported, decided, played
             while pending and not decided:
                 game = pending.popleft()
-                result = await play_leased(roster, rules, game,
+                result = await play_on_roster(roster, rules, game,
                                            pair_game_id(int(stored["seed"]), game), options)
                 store.save(game, result)
                 played += 1

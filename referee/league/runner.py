@@ -6,22 +6,20 @@ entry (bots per seat, seed), and ratings are applied in schedule order (ratings.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import os
 import time
-from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from referee import __version__
 from referee.bots.errors import BotStartError
-from referee.bots.runtime import Roster
 from referee.bots.spec import BotSpec, BotSpecError, check_unique_names, load_spec
 from referee.config import ConfigError
 from referee.engine import RuleSet
 from referee.league.config import LeagueSettings
+from referee.league.executors import Executor, make_executor
 from referee.league.intervals import Standings, standings
 from referee.league.live import LiveTable
 from referee.league.progress import Progress
@@ -31,7 +29,8 @@ from referee.league.resume import differences
 from referee.league.schedule import Balance, ScheduledGame, balance, make_schedule
 from referee.league.store import LeagueStore
 from referee.league.tables import Row, head_to_head, league_table, write_tables
-from referee.match import MatchOptions, MatchResult, play_match
+from referee.league.workers import WorkerRow, worker_health, write_worker_tables
+from referee.match import MatchOptions, MatchResult
 from referee.seeds import draw_secret
 
 DB_NAME = "league.db"
@@ -53,6 +52,7 @@ class LeagueOutcome:
     played_now: int = 0
     broken: list[BotStartError] = field(default_factory=list)
     standings: Standings | None = None     # the global fit with its intervals
+    workers: list[WorkerRow] = field(default_factory=list)   # games played on a cluster
 
     @property
     def pairwise(self) -> dict[tuple[str, str], float]:
@@ -125,7 +125,8 @@ def load_outcome(store: LeagueStore, played_now: int = 0) -> LeagueOutcome:
     rows = league_table(games, bots, ratings, fit)
     outcome = LeagueOutcome(store.path.parent, bots, schedule, games, ratings, rows,
                             head_to_head(games, bots), balance(schedule, bots),
-                            settings["rules"], played_now, standings=fit)
+                            settings["rules"], played_now, standings=fit,
+                            workers=worker_health(games, store.workers()))
     outcome.facts = league_facts(store, settings)
     return outcome
 
@@ -144,6 +145,7 @@ def write_outputs(outcome: LeagueOutcome) -> None:
              "games_all_forfeited": sum(game.void for game in outcome.games),
              "schedule_balance": outcome.balance.describe()}
     write_tables(outcome.out, outcome.rows, outcome.h2h, extra, outcome.pairwise)
+    write_worker_tables(outcome.out, outcome.workers)
 
 
 async def run_league(settings: LeagueSettings, progress: Progress | None = None,
@@ -222,12 +224,13 @@ async def _start(settings: LeagueSettings, progress: Progress) -> LeagueOutcome:
         settings.seed = draw_secret()
     created = _writable_out(settings.out)
     concurrency = settings.concurrency or settings.default_concurrency(high)
-    roster = Roster(specs, sandbox=settings.sandbox)
+    executor = make_executor(specs, concurrency=concurrency, sandbox=settings.sandbox,
+                             cluster=settings.cluster, league=str(settings.out.resolve()))
     store: LeagueStore | None = None
     try:
-        async with roster:
-            broken = await roster.start(skip_broken=settings.skip_broken)
-            working = [spec.name for spec in specs if spec.name in roster.runners]
+        async with executor:
+            versions, broken = await executor.start(skip_broken=settings.skip_broken)
+            working = [spec.name for spec in specs if spec.name in versions]
             low, high = settings.table_sizes(len(working))
             asked = settings.game_count(len(working))
             schedule = make_schedule(working, asked, (low, high), settings.seed,
@@ -240,11 +243,12 @@ async def _start(settings: LeagueSettings, progress: Progress) -> LeagueOutcome:
                         "players_asked": list(settings.players) if settings.players else None,
                         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
             store = open_store(settings.out)
-            store.create(defining, {r.name: (r.version, str(r.spec.path))
-                                    for r in roster.runners.values()}, schedule)
+            paths = {spec.name: str(spec.path) for spec in specs}
+            store.create(defining, {name: (versions[name], paths[name]) for name in working},
+                         schedule)
             stored = store.settings()
             assert stored is not None
-            outcome = await _play(store, stored, roster, concurrency, progress)
+            outcome = await _play(store, stored, executor, progress)
     except BaseException:
         if store is None or store.settings() is None:
             if store is not None:
@@ -290,35 +294,26 @@ async def _continue(store: LeagueStore, stored: dict, settings: LeagueSettings,
                                   stored["limits"]))
     concurrency = settings.concurrency or settings.default_concurrency(
         max(len(g.bots) for g in schedule))
-    roster = Roster(specs, sandbox=settings.sandbox)
-    async with roster:
-        await roster.start()
-        known = store.bots()
-        changed = [f"{r.name!r} (started as {known[r.name][0]}, now {r.version})"
-                   for r in roster.runners.values() if known[r.name][0] != r.version]
+    known = store.bots()
+    # On a cluster the workers check each bot's files against its stored version and refuse
+    # a changed one, unless the organiser accepts the change.
+    league_versions = None if accept_changed else {name: known[name][0] for name in known}
+    executor = make_executor(specs, concurrency=concurrency, sandbox=settings.sandbox,
+                             cluster=settings.cluster, versions=league_versions,
+                             league=str(settings.out.resolve()))
+    async with executor:
+        versions = (await executor.start(skip_broken=False))[0]
+        changed = [f"{name!r} (started as {known[name][0]}, now {version})"
+                   for name, version in versions.items() if known[name][0] != version]
         if changed and not accept_changed:
             raise LeagueStateError(
                 f"bot files changed since the league started: {', '.join(changed)}; add "
                 f"--accept-changed to continue with the new versions (the records keep both), "
                 f"or start a new league with another --out")
-        for runner in roster.runners.values():
-            store.update_bot(runner.name, runner.version, str(runner.spec.path))
-        return await _play(store, stored, roster, concurrency, progress)
-
-
-async def play_leased(roster: Roster, rules: RuleSet, game: ScheduledGame, game_id: str,
-                      options: MatchOptions) -> MatchResult:
-    """Play one scheduled game on leased bot instances, released however the game ends. Each
-    rotation of a duplicate table (and each game of a gauntlet pair) is played by instances of
-    its own pool, so no bot process sees one deal twice (R51)."""
-    leases = []
-    try:
-        for name in game.bots:
-            leases.append(await roster.runners[name].lease(pool=game.rotation))
-        return await play_match(rules, leases, game.seed, game_id, options)
-    finally:
-        for lease in leases:
-            await lease.runner.release(lease)
+        paths = {spec.name: str(spec.path) for spec in specs}
+        for name, version in versions.items():
+            store.update_bot(name, version, paths[name])
+        return await _play(store, stored, executor, progress)
 
 
 def _free_name(out: Path) -> Path:
@@ -329,31 +324,26 @@ def _free_name(out: Path) -> Path:
     return out.with_name(f"{out.name}-{n}")
 
 
-async def _play(store: LeagueStore, stored: dict, roster: Roster, concurrency: int,
+async def _play(store: LeagueStore, stored: dict, executor: Executor,
                 progress: Progress) -> LeagueOutcome:
-    """Play the schedule's games that have no record yet, J at a time, storing each."""
+    """Play the schedule's games that have no record yet, storing each as it arrives."""
     rules = RuleSet.from_dict(stored["rules"])
     options = MatchOptions(stored["strikes_to_forfeit"], stored["autoplay_forced"])
     secret = int(stored["seed"])
-    for runner in roster.runners.values():
-        runner.max_instances = max(runner.max_instances, concurrency)
     schedule = store.schedule()
     done = store.done()
-    pending = deque(game for game in schedule if game.index not in done)
+    pending = [game for game in schedule if game.index not in done]
     progress.start(len(schedule), len(done))
     if progress.wants_live_table:
         progress.live = LiveTable(stored["bot_names"], RatingParams(**stored["ratings"]),
                                            [game.index for game in schedule], store.played())
 
-    async def worker() -> None:
-        while pending:
-            game = pending.popleft()
-            result = await play_leased(roster, rules, game, game.game_id(secret), options)
-            store.save(game, result)
-            progress.game_done(result, game.index)
+    def save(game: ScheduledGame, result: MatchResult) -> None:
+        store.save(game, result)
+        progress.game_done(result, game.index)
 
     try:
-        await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
+        await executor.play(pending, rules, options, lambda game: game.game_id(secret), save)
     finally:
         progress.close()
     outcome = load_outcome(store, progress.played)

@@ -57,7 +57,15 @@ CREATE TABLE IF NOT EXISTS games (
     record       BLOB NOT NULL,       -- zlib-compressed JSON game record (docs/replay-format.md)
     note_values  TEXT NOT NULL DEFAULT '[]'  -- JSON per seat: {name: [sum, count]} of its notes
 );
+CREATE TABLE IF NOT EXISTS game_workers (
+    idx          INTEGER PRIMARY KEY REFERENCES games(idx),
+    worker       TEXT NOT NULL        -- the cluster worker that played the game (cluster.md)
+);
 """
+
+
+class GameAlreadyStored(ValueError):
+    """A second record for one schedule index: a league stores each game once."""
 
 
 class LeagueStore:
@@ -162,8 +170,18 @@ class LeagueStore:
             json.dumps([s.version for s in seats]), result.seconds, time.time(), record,
             json.dumps(_note_values(result.record.meta.get("decisions", ()), len(seats))),
         )
+        worker = result.record.meta.get("worker")
         with self._transaction():
+            if self.db.execute("SELECT 1 FROM games WHERE idx = ?", (game.index,)).fetchone():
+                raise GameAlreadyStored(f"{self.path}: game {game.index} is recorded already; "
+                                        f"a second record of it is refused")
             self.db.execute(f"INSERT INTO games VALUES ({', '.join('?' * len(row))})", row)
+            if worker is not None:
+                self.db.execute("INSERT INTO game_workers VALUES (?, ?)", (game.index, worker))
+
+    def workers(self) -> dict[int, str]:
+        """Schedule index -> the cluster worker that played it (games played on a cluster)."""
+        return dict(self.db.execute("SELECT idx, worker FROM game_workers"))
 
     def played(self) -> list[PlayedGame]:
         """Every recorded game, in schedule order."""

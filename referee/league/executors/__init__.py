@@ -1,0 +1,56 @@
+"""Where a league's games are played: a pool on this machine, or a dask.distributed cluster.
+
+An executor starts (or checks) the bots, then plays scheduled games and hands back each result
+as it arrives; the runner keeps the schedule, the store and the ratings. `make_executor` picks
+one: the dask one (and dask itself) is imported only for a league with a cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from referee.bots.errors import BotStartError
+from referee.bots.spec import BotSpec
+from referee.engine import RuleSet
+from referee.league.schedule import ScheduledGame
+from referee.match import MatchOptions, MatchResult
+
+GameId = Callable[[ScheduledGame], str]
+Save = Callable[[ScheduledGame, MatchResult], None]
+
+
+class Executor(Protocol):
+    """Plays a league's games; used as `async with executor:` (stopping bots at the end)."""
+
+    async def start(self, skip_broken: bool) -> tuple[dict[str, str], list[BotStartError]]:
+        """Start or check every bot: the versions of those that can play, and the broken ones
+        (raising the first BotStartError unless `skip_broken`)."""
+        ...
+
+    async def play(self, games: Sequence[ScheduledGame], rules: RuleSet, options: MatchOptions,
+                   game_id: GameId, save: Save) -> None:
+        """Play `games` (submitted in this order) and `save` each result as it arrives."""
+        ...
+
+    async def __aenter__(self) -> Executor: ...
+
+    async def __aexit__(self, *exc: object) -> None: ...
+
+
+def make_executor(specs: list[BotSpec], *, concurrency: int, sandbox: bool | None,
+                  cluster: str | None = None, versions: dict[str, str] | None = None,
+                  league: str = "") -> Executor:
+    """The executor for a league: local, or on `cluster` (an address or "local:N").
+
+    `versions` are the league's stored bot versions when it is resumed: a cluster refuses to
+    play a bot whose files no longer match them; `league` (its output directory) names the
+    league's bots on the workers, so a resumed league replaces what the killed one left."""
+    if cluster:
+        from referee.league.executors.dask import DaskExecutor
+
+        return DaskExecutor(cluster, specs, concurrency=concurrency,
+                            sandbox=sandbox, versions=versions, league=league)
+    from referee.league.executors.local import LocalExecutor
+
+    return LocalExecutor(specs, concurrency=concurrency, sandbox=sandbox)

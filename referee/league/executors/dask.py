@@ -1,0 +1,272 @@
+"""Games on a dask.distributed cluster: the coordinator submits, workers play whole games.
+
+The coordinator (this process) keeps the schedule, the store and the ratings. It ships the bots
+by content in a worker plugin (worker.py) and submits one task per game in schedule order, at
+most as many at once as the workers' `games` resources allow. Each result is handed back as it
+arrives; the runner stores it and rates in schedule order, so the tables match a local league.
+A worker that dies takes its games with it: dask runs them again on another worker. A bot that
+cannot start on a worker sends its games to the workers that can run it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import math
+import sys
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+from distributed import Client, Future, KilledWorker, LocalCluster, as_completed
+
+from referee.bots.container import detect_runtime, image_id
+from referee.bots.errors import BotStartError
+from referee.bots.spec import BotSpec
+from referee.config import ConfigError
+from referee.engine import RuleSet
+from referee.league.executors import GameId, Save
+from referee.league.executors.packs import pack_tree
+from referee.league.executors.worker import (
+    BotUnavailable,
+    LeaguePlugin,
+    ShippedBot,
+    bot_status,
+    play_game,
+)
+from referee.league.schedule import ScheduledGame
+from referee.match import MatchOptions
+
+RESOURCE = "games"            # the dask resource a worker offers: games it plays at once
+WORKER_WAIT_SECONDS = 120.0   # how long to wait for a first worker that offers it
+CONNECT_SECONDS = 30.0
+RETRIES = 3                   # times a game is resubmitted after its workers died
+
+
+def parse_local(address: str) -> int | None:
+    """N of "local:N" (a LocalCluster of N worker processes), None for a scheduler address."""
+    if not address.startswith("local:"):
+        return None
+    count = address.removeprefix("local:")
+    if not count.isdigit() or not 1 <= int(count) <= 256:
+        raise ConfigError(f"--cluster {address}: expected local:N with N from 1 to 256 "
+                          f"worker processes, or a scheduler address such as tcp://host:8786")
+    return int(count)
+
+
+def ship(spec: BotSpec, version: str | None) -> ShippedBot:
+    """A bot as workers get it: a command bot's files packed, an image bot pinned to the image
+    id this machine has. `version` is the league's (on resume); else it is the pack's."""
+    if spec.image_archive is not None:
+        raise BotStartError(spec.name, "a bot handed in as an image archive cannot play on a "
+                                       "cluster yet: load the image on every worker and name it "
+                                       "with image = \"NAME\" (docs/cluster.md)")
+    if spec.kind == "command":
+        assert spec.workdir is not None
+        pack = pack_tree(spec.workdir)
+        return ShippedBot(spec, version or pack.version, pack.data)
+    if spec.kind == "image" and version is None:
+        assert spec.image is not None
+        try:
+            ident = image_id(detect_runtime(spec.runtime), spec.image)
+        except RuntimeError as exc:
+            raise BotStartError(spec.name, str(exc)) from None
+        if ident is None:
+            raise BotStartError(spec.name, f"image {spec.image} is not stored on the "
+                                           f"coordinator, so its digest is unknown: build or "
+                                           f"load it here and on every worker")
+        version = f"image:{spec.image}@sha256:{ident}"
+    return ShippedBot(spec, version or spec.files_hash())
+
+
+class DaskExecutor:
+    """A league's games on the dask cluster at `address` ("local:N" starts one here)."""
+
+    def __init__(self, address: str, specs: list[BotSpec], *, concurrency: int,
+                 sandbox: bool | None, versions: dict[str, str] | None = None,
+                 league: str = "") -> None:
+        self.address, self.specs = address, specs
+        self.concurrency, self.sandbox, self.versions = concurrency, sandbox, versions
+        self.local = parse_local(address)
+        key = hashlib.sha256(f"{league}|{','.join(s.name for s in specs)}".encode())
+        self.plugin = f"referee-league-{key.hexdigest()[:12]}"
+        self.cluster: LocalCluster | None = None
+        self.client: Client | None = None
+        self.unable: dict[str, dict[str, str]] = {}    # worker address -> bot -> reason
+        self.labels: dict[str, str] = {}               # worker address -> its name
+        self._info: dict[str, dict[str, Any]] = {}     # the scheduler's workers
+        self._refreshed = 0.0
+        self._registered = False
+
+    async def __aenter__(self) -> DaskExecutor:
+        address = self.address
+        if self.local is not None:
+            per_worker = max(1, math.ceil(self.concurrency / self.local))
+            self.cluster = await LocalCluster(
+                n_workers=self.local, threads_per_worker=per_worker, processes=True,
+                resources={RESOURCE: per_worker}, dashboard_address=None,
+                silence_logs=logging.ERROR, asynchronous=True)
+            address = self.cluster.scheduler_address
+        try:
+            self.client = await Client(address, asynchronous=True, timeout=CONNECT_SECONDS)
+        except (OSError, TimeoutError) as exc:
+            await self._close_cluster()
+            raise ConfigError(f"cannot reach the dask scheduler at {address}: {exc}") from None
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.client is not None:
+            if self._registered:   # its teardown stops the bots on every worker
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(self.client.unregister_worker_plugin(self.plugin), 60)
+            with contextlib.suppress(Exception):
+                await self.client.close()
+        await self._close_cluster()
+
+    async def _close_cluster(self) -> None:
+        if self.cluster is not None:
+            with contextlib.suppress(Exception):
+                await self.cluster.close()
+
+    async def _refresh(self, now: bool = False) -> None:
+        """Ask the scheduler for its workers (at most once a second unless `now`)."""
+        assert self.client is not None
+        loop = asyncio.get_running_loop()
+        if now or loop.time() - self._refreshed > 1.0:
+            identity = await self.client.scheduler.identity(n_workers=-1)
+            self._info = identity.get("workers", {})
+            self._refreshed = loop.time()
+
+    def _workers(self) -> dict[str, dict[str, Any]]:
+        """The scheduler's workers that offer the games resource (as last refreshed)."""
+        return {address: info for address, info in self._info.items()
+                if info.get("resources", {}).get(RESOURCE, 0) >= 1}
+
+    async def _wait_for_workers(self) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + WORKER_WAIT_SECONDS
+        await self._refresh(now=True)
+        while not self._workers():
+            if loop.time() > deadline:
+                raise ConfigError(
+                    f"no dask worker at {self.address} offers the '{RESOURCE}' resource after "
+                    f"{WORKER_WAIT_SECONDS:.0f} s: start workers with `dask worker ADDRESS "
+                    f"--nthreads J --resources {RESOURCE}=J`")
+            await asyncio.sleep(0.5)
+            await self._refresh(now=True)
+
+    async def start(self, skip_broken: bool) -> tuple[dict[str, str], list[BotStartError]]:
+        """Ship the bots to every worker, start them there, and ask each worker which it could
+        not start: a bot is broken when no worker can run it."""
+        assert self.client is not None
+        versions = self.versions or {}
+        shipped = []
+        broken: list[BotStartError] = []
+        for spec in self.specs:
+            try:
+                shipped.append(await asyncio.to_thread(ship, spec, versions.get(spec.name)))
+            except BotStartError as exc:
+                broken.append(exc)
+        await self._wait_for_workers()
+        games = max(info["resources"][RESOURCE] for info in self._workers().values())
+        plugin = LeaguePlugin(shipped, self.sandbox, int(games))
+        await self.client.register_plugin(plugin, name=self.plugin)
+        self._registered = True
+        workers = list(self._workers())
+        statuses = await self.client.gather([
+            self.client.submit(bot_status, self.plugin, workers=[address], pure=False,
+                               key=f"{self.plugin}-status-{n}")
+            for n, address in enumerate(workers)])
+        for address, (label, errors) in zip(workers, statuses, strict=True):
+            self.labels[address] = label
+            self.unable[address] = errors
+        for bot in shipped:
+            reasons = {self.labels[a]: errors[bot.name] for a, errors in self.unable.items()
+                       if bot.name in errors}
+            if len(reasons) == len(workers):
+                broken.append(BotStartError(bot.name, "cannot start on any worker: " + "; ".join(
+                    f"{label}: {reason}" for label, reason in reasons.items())))
+            for label, reason in reasons.items():
+                if len(reasons) < len(workers):
+                    _warn(f"bot {bot.name!r} cannot start on worker {label}: {reason}; its "
+                          f"games go to the other workers")
+        if broken and not skip_broken:
+            raise broken[0]
+        names = {error.bot for error in broken}
+        return {bot.name: bot.version for bot in shipped if bot.name not in names}, broken
+
+    def _allowed(self, game: ScheduledGame) -> list[str] | None:
+        """The workers that may play `game` (None: any, including workers yet to join)."""
+        bots = set(game.bots)
+        refused = {address for address, errors in self.unable.items() if bots & set(errors)}
+        if not refused:
+            return None
+        allowed = [address for address in self._workers() if address not in refused]
+        if not allowed:
+            reasons = "; ".join(f"{self.labels.get(a, a)}: {e}" for a in refused
+                                for b, e in self.unable[a].items() if b in bots)
+            raise BotStartError(sorted(bots & {b for a in refused for b in self.unable[a]})[0],
+                                f"no worker left that can run game {game.index}: {reasons}")
+        return allowed
+
+    def _capacity(self) -> int:
+        """Games the workers can play at once now (at least one, to keep going)."""
+        return max(1, int(sum(info["resources"][RESOURCE]
+                              for info in self._workers().values())))
+
+    async def play(self, games: Sequence[ScheduledGame], rules: RuleSet, options: MatchOptions,
+                   game_id: GameId, save: Save) -> None:
+        """Submit `games` in order, at most `capacity` in flight; save each result as it
+        arrives (a game whose workers died or could not run a bot is submitted again)."""
+        client = self.client
+        assert client is not None
+        queue = deque(games)
+        running: dict[Future, ScheduledGame] = {}
+        attempts: dict[int, int] = {}
+        saved: set[int] = set()
+        completed = as_completed()
+
+        async def fill() -> None:
+            await self._refresh()
+            while queue and len(running) < self._capacity():
+                game = queue.popleft()
+                attempt = attempts[game.index] = attempts.get(game.index, 0) + 1
+                future = client.submit(
+                    play_game, self.plugin, game, rules, options, game_id(game), pure=False,
+                    key=f"{self.plugin}-g{game.index}-{attempt}", resources={RESOURCE: 1},
+                    workers=self._allowed(game), allow_other_workers=False)
+                running[future] = game
+                completed.add(future)
+
+        await fill()
+        async for future in completed:
+            game = running.pop(future)
+            try:
+                result = await future
+            except BotUnavailable as exc:
+                self._refuse(exc)
+                queue.appendleft(game)
+            except KilledWorker:
+                if attempts[game.index] > RETRIES:
+                    raise
+                queue.appendleft(game)
+            else:
+                if game.index not in saved:   # never twice (the store refuses it, too)
+                    saved.add(game.index)
+                    save(game, result)
+            finally:
+                future.release()
+            await fill()
+
+    def _refuse(self, exc: BotUnavailable) -> None:
+        address = next((a for a, label in self.labels.items() if label == exc.worker),
+                       exc.worker)
+        self.labels.setdefault(address, exc.worker)
+        self.unable.setdefault(address, {})[exc.bot] = exc.reason
+        _warn(f"{exc}; its games go to the other workers")
+
+
+def _warn(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)

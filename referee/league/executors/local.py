@@ -1,0 +1,71 @@
+"""Games on this machine: one roster of bots, J games in flight on one event loop."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Sequence
+
+from referee.bots.errors import BotStartError
+from referee.bots.runtime import Roster
+from referee.bots.spec import BotSpec
+from referee.engine import RuleSet
+from referee.league.executors import GameId, Save
+from referee.league.schedule import ScheduledGame
+from referee.match import MatchOptions, MatchResult, play_match
+
+
+async def play_on_roster(roster: Roster, rules: RuleSet, game: ScheduledGame, game_id: str,
+                         options: MatchOptions,
+                         versions: dict[str, str] | None = None) -> MatchResult:
+    """Lease a place for every seat of `game`, play it, and give the places back.
+
+    Each rotation of a duplicate table is played by instances of its own pool, so no bot
+    process sees one deal twice (R51). With `versions`, a seat whose instance runs another
+    version than the league's raises BotStartError before the game starts."""
+    leases = []
+    try:
+        for name in game.bots:
+            lease = await roster.runners[name].lease(pool=game.rotation)
+            leases.append(lease)
+            if versions is not None and lease.version != versions[name]:
+                raise BotStartError(name, f"runs version {lease.version}, the league's is "
+                                          f"{versions[name]}")
+        return await play_match(rules, leases, game.seed, game_id, options)
+    finally:
+        for lease in leases:
+            await lease.runner.release(lease)
+
+
+class LocalExecutor:
+    """The bots run here, started once and reused; `concurrency` games at once."""
+
+    def __init__(self, specs: list[BotSpec], *, concurrency: int, sandbox: bool | None) -> None:
+        self.concurrency = max(1, concurrency)
+        self.roster = Roster(specs, sandbox=sandbox)
+        for runner in self.roster.runners.values():
+            runner.max_instances = max(runner.max_instances, self.concurrency)
+
+    async def start(self, skip_broken: bool) -> tuple[dict[str, str], list[BotStartError]]:
+        """Start every bot here."""
+        broken = await self.roster.start(skip_broken=skip_broken)
+        return {name: runner.version for name, runner in self.roster.runners.items()}, broken
+
+    async def play(self, games: Sequence[ScheduledGame], rules: RuleSet, options: MatchOptions,
+                   game_id: GameId, save: Save) -> None:
+        """Play `games` `concurrency` at a time, in schedule order as places free up."""
+        pending = deque(games)
+
+        async def worker() -> None:
+            while pending:
+                game = pending.popleft()
+                result = await play_on_roster(self.roster, rules, game, game_id(game), options)
+                save(game, result)
+
+        await asyncio.gather(*(worker() for _ in range(self.concurrency)))
+
+    async def __aenter__(self) -> LocalExecutor:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.roster.stop()

@@ -1,0 +1,171 @@
+"""The worker side of a league on a dask cluster: a plugin owning one roster of bots per worker.
+
+Each worker unpacks the league's bots (packs.py), builds and starts them as the local runner
+does, keeps them across games and stops them when the worker leaves or the league ends. The
+games run on an event loop of the plugin's own (a thread), so a dask task thread only waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import threading
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from distributed import WorkerPlugin, get_worker
+
+from referee.bots.errors import BotStartError
+from referee.bots.process import cache_dir
+from referee.bots.runtime import Roster
+from referee.bots.spec import BotSpec
+from referee.engine import RuleSet
+from referee.league.executors.local import play_on_roster
+from referee.league.executors.packs import unpack
+from referee.league.schedule import ScheduledGame
+from referee.match import MatchOptions, MatchResult
+
+STOP_SECONDS = 30.0
+# The protocol file a bot may load at run time: on a worker a bot sees only its own files,
+# so a bot that finds bot.proto next to its folder in the referee's tree gets its path here.
+PROTO_FILE = Path(__file__).resolve().parents[3] / "proto" / "lasvegas" / "v1" / "bot.proto"
+
+
+@dataclass(frozen=True)
+class ShippedBot:
+    """A bot as the coordinator sends it: its spec, the league's version, its files if any."""
+
+    spec: BotSpec
+    version: str
+    pack: bytes | None = None
+
+    @property
+    def name(self) -> str:
+        """The bot's name."""
+        return self.spec.name
+
+    def local_spec(self) -> BotSpec:
+        """The spec to run here: a command bot's workdir is its unpacked, checked files."""
+        if self.pack is None:
+            return self.spec
+        workdir = unpack(self.pack, self.version, cache_dir() / "cluster" / self.name,
+                         self.name)
+        env = dict(self.spec.env)
+        if PROTO_FILE.exists():
+            env.setdefault("LASVEGAS_PROTO", str(PROTO_FILE))
+        return dataclasses.replace(self.spec, workdir=workdir, env=env)
+
+
+class BotUnavailable(Exception):
+    """A bot cannot start (or run the league's version) on a worker."""
+
+    def __init__(self, bot: str, worker: str, reason: str) -> None:
+        super().__init__(bot, worker, reason)   # the arguments survive pickling
+        self.bot, self.worker, self.reason = bot, worker, reason
+
+    def __str__(self) -> str:
+        return f"bot {self.bot!r} cannot start on worker {self.worker}: {self.reason}"
+
+
+def worker_label(worker: Any) -> str:
+    """How records and tables name a worker: its --name, else its address."""
+    return worker.name if isinstance(worker.name, str) and worker.name else worker.address
+
+
+class LeaguePlugin(WorkerPlugin):
+    """One league's bots on one worker (registered by the coordinator under one name)."""
+
+    def __init__(self, bots: list[ShippedBot], sandbox: bool | None, games: int) -> None:
+        self.bots, self.sandbox, self.games = bots, sandbox, games
+        self.versions = {bot.name: bot.version for bot in bots}
+
+    def setup(self, worker: Any) -> None:
+        """Start the plugin's event loop and, on it, the bots (without waiting for them)."""
+        self.name = worker_label(worker)
+        self.errors: dict[str, str] = {}
+        self.roster: Roster | None = None
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="referee-games",
+                                       daemon=True)
+        self.thread.start()
+        self.ready: Future[dict[str, str]] = asyncio.run_coroutine_threadsafe(
+            self._start(), self.loop)
+
+    async def _start(self) -> dict[str, str]:
+        specs = []
+        for bot in self.bots:
+            try:
+                specs.append(await asyncio.to_thread(bot.local_spec))
+            except BotStartError as exc:
+                self.errors[bot.name] = exc.reason
+        self.roster = Roster(specs, sandbox=self.sandbox)
+        for runner in self.roster.runners.values():
+            runner.max_instances = max(runner.max_instances, self.games)
+            if runner.spec.kind == "command":
+                runner.pinned_version = self.versions[runner.name]
+        for error in await self.roster.start(skip_broken=True):
+            self.errors[error.bot] = error.reason
+        for name, runner in self.roster.runners.items():
+            if runner.version != self.versions[name]:
+                self.errors[name] = (f"runs version {runner.version} here, the league's is "
+                                     f"{self.versions[name]}")
+        return self.errors
+
+    def status(self) -> dict[str, str]:
+        """Bot name -> why it cannot run here, for the bots that cannot (waits for startup)."""
+        return dict(self.ready.result())
+
+    def play(self, game: ScheduledGame, rules: RuleSet, options: MatchOptions,
+             game_id: str) -> MatchResult:
+        """Play one game here (called from a dask task thread); BotUnavailable if a bot of it
+        cannot run on this worker."""
+        errors = self.ready.result()
+        for name in game.bots:
+            if name in errors:
+                raise BotUnavailable(name, self.name, errors[name])
+        assert self.roster is not None
+        try:
+            result = asyncio.run_coroutine_threadsafe(
+                play_on_roster(self.roster, rules, game, game_id, options, self.versions),
+                self.loop).result()
+        except BotStartError as exc:   # a restart failed, or another version turned up
+            self.errors[exc.bot] = exc.reason
+            raise BotUnavailable(exc.bot, self.name, exc.reason) from None
+        result.record.meta["worker"] = self.name
+        return result
+
+    def teardown(self, worker: Any) -> None:
+        """Stop this league's bots on the worker (the worker leaves, or the league ends)."""
+        async def stop() -> None:
+            with contextlib.suppress(Exception):
+                await asyncio.wrap_future(self.ready)
+            if self.roster is not None:
+                await self.roster.stop()
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(stop(), self.loop).result(STOP_SECONDS)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(STOP_SECONDS)
+
+
+def _plugin(name: str) -> LeaguePlugin:
+    plugin = get_worker().plugins.get(name)
+    if not isinstance(plugin, LeaguePlugin):
+        raise RuntimeError(f"this worker has no league {name!r} (it joined after the league "
+                           f"ended?)")
+    return plugin
+
+
+def play_game(plugin: str, game: ScheduledGame, rules: RuleSet, options: MatchOptions,
+              game_id: str) -> MatchResult:
+    """The dask task of one game: play it with this worker's bots of league `plugin`."""
+    return _plugin(plugin).play(game, rules, options, game_id)
+
+
+def bot_status(plugin: str) -> tuple[str, dict[str, str]]:
+    """The dask task that asks a worker which bots of league `plugin` it cannot run, and why."""
+    league = _plugin(plugin)
+    return league.name, league.status()

@@ -1,0 +1,230 @@
+"""Leagues on a real dask cluster: a `dask scheduler` and `dask worker` processes on localhost,
+real bot processes on the workers, the real CLI as the coordinator."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from report_support import referee
+from test_adversarial import games_recorded
+
+from referee.check import processes_with_run_id
+
+pytest.importorskip("distributed")
+
+ROOT = Path(__file__).resolve().parents[1]
+TEST_BOTS = ROOT / "tests" / "bots"
+DASK = str(Path(sys.executable).parent / "dask")
+
+
+def canonical(out: Path) -> dict:
+    """A league's results without what depends on timing (think times) or on where games ran:
+    the tables as written, and every stored game's facts."""
+    table = json.loads((out / "table.json").read_text())
+    table.pop("workers", None)
+    for row in table["table"]:
+        for key in [key for key in row if key.endswith("_ms")]:
+            row.pop(key)
+    db = sqlite3.connect(out / "league.db")
+    games = db.execute("SELECT idx, bots, seed, places, money, forfeited, strikes FROM games "
+                       "ORDER BY idx").fetchall()
+    db.close()
+    return {"table": table, "games": games}
+
+
+def stored(out: Path) -> int:
+    """Games in the league's store so far (0 before it exists)."""
+    return games_recorded(out / "league.db")
+
+
+def workers_of(out: Path) -> list[str]:
+    """The worker named in each stored record, in schedule order."""
+    db = sqlite3.connect(out / "league.db")
+    blobs = db.execute("SELECT record FROM games ORDER BY idx").fetchall()
+    db.close()
+    return [json.loads(zlib.decompress(blob))["worker"] for (blob,) in blobs]
+
+
+def wait_until(condition, seconds: float, what: str) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+@dataclass
+class Cluster:
+    """A scheduler and its workers, each a process of its own."""
+
+    root: Path
+    scheduler: subprocess.Popen | None = None
+    workers: dict[str, subprocess.Popen] = field(default_factory=dict)
+    run_ids: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def file(self) -> Path:
+        return self.root / "scheduler.json"
+
+    @property
+    def address(self) -> str:
+        return json.loads(self.file.read_text())["address"]
+
+    def start(self, workers: list[str]) -> Cluster:
+        log = open(self.root / "scheduler.log", "w")  # noqa: SIM115
+        self.scheduler = subprocess.Popen(
+            [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+             "--scheduler-file", str(self.file)], stdout=log, stderr=subprocess.STDOUT,
+            cwd=self.root)
+        wait_until(self.file.exists, 120, "the scheduler")
+        for name in workers:
+            self.add_worker(name)
+        return self
+
+    def add_worker(self, name: str) -> None:
+        run_id = self.run_ids[name] = uuid.uuid4().hex[:12]
+        env = {**os.environ, "REFEREE_RUN_ID": run_id}
+        log = open(self.root / f"{name}.log", "w")  # noqa: SIM115
+        self.workers[name] = subprocess.Popen(
+            [DASK, "worker", "--scheduler-file", str(self.file), "--name", name,
+             "--nthreads", "2", "--resources", "games=2", "--no-nanny", "--no-dashboard",
+             "--host", "127.0.0.1", "--local-directory", str(self.root / name)],
+            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.root)
+        wait_until(lambda: f"'{name}'" in (self.root / f"{name}.log").read_text()
+                   or "Registered to" in (self.root / f"{name}.log").read_text(), 120,
+                   f"worker {name}")
+
+    def kill_worker(self, name: str) -> None:
+        self.workers[name].send_signal(signal.SIGKILL)
+        self.workers[name].wait()
+
+    def stop(self) -> None:
+        for process in [*self.workers.values(), self.scheduler]:
+            if process is not None and process.poll() is None:
+                process.terminate()
+        for process in [*self.workers.values(), self.scheduler]:
+            if process is not None:
+                try:
+                    process.wait(30)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    running = Cluster(tmp_path_factory.mktemp("cluster")).start(["w1", "w2"])
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def honest_bots(directory: Path, names: str = "abcd") -> list[Path]:
+    """Specs of honest test bots, all running one copy of its files in `directory`."""
+    files = directory / "honest-files"
+    files.mkdir(parents=True, exist_ok=True)
+    shutil.copy(TEST_BOTS / "botlib.py", files)
+    shutil.copytree(TEST_BOTS / "honest", files / "honest", dirs_exist_ok=True)
+    specs = []
+    for n in names:
+        spec = directory / f"honest-{n}.toml"
+        spec.write_text(f'name = "honest-{n}"\ncommand = ["{{python}}", "honest/main.py"]\n'
+                        f'workdir = "{files}"\n')
+        specs.append(spec)
+    return specs
+
+
+def sample_bots() -> list[Path]:
+    names = ["random", "greedy"] + (["greedy-js"] if shutil.which("npm") else [])
+    return [ROOT / "sample_bots" / f"{name}.toml" for name in names]
+
+
+def test_sample_league_on_the_cluster_matches_the_local_league(tmp_path: Path,
+                                                                 cluster: Cluster) -> None:
+    args = [*sample_bots(), "--games", "12", "--seed", "3", "--quiet"]
+    referee("league", *args, "--out", tmp_path / "local")
+    done = referee("league", *args, "--out", tmp_path / "cluster", "--cluster", cluster.address)
+    assert "12/12 games recorded, finished" in done.stdout
+    assert canonical(tmp_path / "cluster") == canonical(tmp_path / "local")
+    assert set(workers_of(tmp_path / "cluster")) <= {"w1", "w2"}
+    health = json.loads((tmp_path / "cluster" / "table.json").read_text())["workers"]
+    assert sum(row["games"] for row in health) == 12
+
+
+def test_a_killed_worker_loses_no_game_and_doubles_none(tmp_path: Path) -> None:
+    own = Cluster(tmp_path / "cluster")
+    own.root.mkdir()
+    own.start(["a1", "a2"])
+    try:
+        bots = honest_bots(tmp_path)
+        args = [*bots, "--games", "40", "--seed", "11", "--quiet"]
+        out = tmp_path / "cluster-out"
+        league = subprocess.Popen(
+            [sys.executable, "-m", "referee.cli", "league", *map(str, args), "--out", str(out),
+             "--cluster", own.address], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True)
+        wait_until(lambda: stored(out) >= 4, 300, "four stored games")
+        own.kill_worker("a1")
+        at_kill = stored(out)
+        assert at_kill < 40, "the league ended before the worker was killed"
+        # The killed worker's bots die with it (their guards get SIGTERM from the kernel).
+        wait_until(lambda: not processes_with_run_id(own.run_ids["a1"]), 30, "a1's bots to end")
+        stdout, stderr = league.communicate(timeout=400)
+        assert league.returncode == 0, stderr
+        assert "40/40 games recorded, finished" in stdout
+        db = sqlite3.connect(out / "league.db")
+        indexes = [idx for (idx,) in db.execute("SELECT idx FROM games ORDER BY idx")]
+        db.close()
+        assert indexes == list(range(40))   # none lost, none twice
+        workers = workers_of(out)
+        assert workers[-1] == "a2" and set(workers) <= {"a1", "a2"}
+        referee("league", *args, "--out", tmp_path / "local")
+        assert canonical(out) == canonical(tmp_path / "local")
+    finally:
+        own.stop()
+
+
+def test_resume_refuses_a_changed_bot_on_the_workers_then_finishes(tmp_path: Path,
+                                                                    cluster: Cluster) -> None:
+    bots = honest_bots(tmp_path, "abc")
+    args = [*bots, "--games", "30", "--seed", "7", "--quiet"]
+    out = tmp_path / "cluster-out"
+    coordinator = subprocess.Popen(
+        [sys.executable, "-m", "referee.cli", "league", *map(str, args), "--out", str(out),
+         "--cluster", cluster.address], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_until(lambda: stored(out) >= 3, 300, "three stored games")
+    coordinator.send_signal(signal.SIGKILL)
+    coordinator.wait()
+    recorded = stored(out)
+    assert 3 <= recorded < 30
+
+    main = tmp_path / "honest-files" / "honest" / "main.py"
+    original = main.read_text()
+    main.write_text(original + "# changed after the league began\n")
+    refused = referee("league", "--resume", "--out", out, "--quiet", "--cluster",
+                      cluster.address, check=False)
+    assert refused.returncode != 0
+    assert "Traceback" not in refused.stderr
+    assert "changed since the league began" in refused.stderr
+    assert "w1" in refused.stderr and "w2" in refused.stderr
+    assert stored(out) == recorded
+
+    main.write_text(original)
+    resumed = referee("league", "--resume", "--out", out, "--quiet", "--cluster",
+                      cluster.address)
+    assert "30/30 games recorded, finished" in resumed.stdout
+    referee("league", *args, "--out", tmp_path / "local")
+    assert canonical(out) == canonical(tmp_path / "local")

@@ -1,0 +1,114 @@
+"""The parts of cluster leagues that need no cluster: packs, the store's refusal of a second
+record, league files, and that a league without --cluster never imports dask."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from referee.bots.errors import BotStartError
+from referee.bots.spec import load_spec
+from referee.config import ConfigError
+from referee.league.config import load_league_file
+from referee.league.executors.packs import pack_tree, pack_version, unpack
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_a_pack_holds_exactly_the_files_the_version_covers(tmp_path: Path) -> None:
+    spec = load_spec(ROOT / "sample_bots" / "greedy-js.toml")
+    pack = pack_tree(spec.workdir)
+    assert pack.version == spec.files_hash() == pack_version(pack.data)
+    with tarfile.open(fileobj=io.BytesIO(pack.data)) as tar:
+        names = tar.getnames()
+    assert "main.js" in names and not any(n.startswith("node_modules") for n in names)
+    where = unpack(pack.data, pack.version, tmp_path / "cache", "greedy-js")
+    assert (where / "main.js").read_bytes() == (spec.workdir / "main.js").read_bytes()
+    assert unpack(pack.data, pack.version, tmp_path / "cache", "greedy-js") == where
+
+
+def test_a_pack_of_other_files_is_refused(tmp_path: Path) -> None:
+    bot = tmp_path / "bot"
+    bot.mkdir()
+    (bot / "main.py").write_text("print('v1')\n")
+    league_version = pack_tree(bot).version
+    (bot / "main.py").write_text("print('v2')\n")
+    changed = pack_tree(bot)
+    with pytest.raises(BotStartError, match="changed since the league began"):
+        unpack(changed.data, league_version, tmp_path / "cache", "bot")
+    assert not (tmp_path / "cache" / league_version.replace(":", "-")).exists()
+
+
+def test_a_pack_cannot_write_outside_its_directory(tmp_path: Path) -> None:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        info = tarfile.TarInfo("../escaped.txt")
+        info.size = 2
+        tar.addfile(info, io.BytesIO(b"hi"))
+    data = buffer.getvalue()
+    with pytest.raises(tarfile.TarError):
+        unpack(data, pack_version(data), tmp_path / "cache", "bot")
+    assert not (tmp_path / "escaped.txt").exists()
+
+
+def test_the_store_refuses_a_second_record_of_a_game(tmp_path: Path) -> None:
+    from referee.engine import preset
+    from referee.league.schedule import ScheduledGame
+    from referee.league.store import GameAlreadyStored, LeagueStore
+    from referee.match import MatchResult, SeatResult
+
+    store = LeagueStore(tmp_path / "league.db")
+    game = ScheduledGame(0, ("a", "b"), 5, 0)
+    store.create({"seed": 1}, {"a": ("v", None), "b": ("v", None)}, [game])
+    from referee.engine import Game
+
+    played = Game(preset("classic"), 2, 5)
+    record = played.record(game_id="g0", worker="w1")
+    result = MatchResult("g0", record, [1, 2], [0, 0], [SeatResult("a", "v"),
+                                                          SeatResult("b", "v")], 0.1)
+    store.save(game, result)
+    with pytest.raises(GameAlreadyStored, match="game 0 is recorded already"):
+        store.save(game, result)
+    assert store.done() == {0} and store.workers() == {0: "w1"}
+
+
+def test_a_league_file_may_name_a_cluster(tmp_path: Path) -> None:
+    league = tmp_path / "season.toml"
+    league.write_text(f'bots = ["{ROOT}/sample_bots/random.toml", '
+                      f'"{ROOT}/sample_bots/greedy.toml"]\ncluster = "local:2"\n')
+    assert load_league_file(league).cluster == "local:2"
+    league.write_text(f'bots = ["{ROOT}/sample_bots/random.toml"]\ncluster = 3\n')
+    with pytest.raises(ConfigError, match="cluster"):
+        load_league_file(league)
+
+
+def test_a_league_without_cluster_never_imports_dask(tmp_path: Path) -> None:
+    script = f"""
+import sys
+from referee.cli import main
+try:
+    main(["league", "{ROOT}/sample_bots/random.toml", "{ROOT}/sample_bots/greedy.toml",
+          "--games", "2", "--quiet", "--out", "{tmp_path / 'out'}"], standalone_mode=False)
+finally:
+    print(sorted(m for m in sys.modules if m.split(".")[0] in ("dask", "distributed")))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "2/2 games recorded" in done.stdout
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_bad_cluster_address_is_one_line(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "league", f"{ROOT}/sample_bots/random.toml",
+         f"{ROOT}/sample_bots/greedy.toml", "--games", "2", "--quiet", "--out",
+         str(tmp_path / "out"), "--cluster", "local:zero"], capture_output=True, text=True,
+        timeout=300)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "local:N" in done.stderr
