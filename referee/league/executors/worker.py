@@ -71,8 +71,11 @@ class BotUnavailable(Exception):
 
 
 def worker_label(worker: Any) -> str:
-    """How records and tables name a worker: its --name, else its address."""
-    return worker.name if isinstance(worker.name, str) and worker.name else worker.address
+    """How records and tables name a worker: its --name (by default its address); the workers
+    of a LocalCluster, numbered, are worker-0, worker-1..."""
+    if isinstance(worker.name, int):
+        return f"worker-{worker.name}"
+    return str(worker.name or worker.address)
 
 
 class LeaguePlugin(WorkerPlugin):
