@@ -194,14 +194,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     root = make_workdir("bench-cluster-")
     try:
-        data = report(asyncio.run(measure(root, args)), args)
-        if args.json:
-            args.json.write_text(json.dumps(data, indent=2) + "\n")
+        sides = asyncio.run(measure(root, args))
     except (BenchError, BotStartError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     finally:
         shutil.rmtree(root, ignore_errors=True)
+    data = report(sides, args)
+    if args.json:
+        args.json.write_text(json.dumps(data, indent=2) + "\n")
     return 0
 
 

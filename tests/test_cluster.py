@@ -163,6 +163,9 @@ def test_sample_league_on_the_cluster_matches_the_local_league(tmp_path: Path,
     assert set(workers_of(tmp_path / "cluster")) <= {"w1", "w2"}
     health = json.loads((tmp_path / "cluster" / "table.json").read_text())["workers"]
     assert sum(row["games"] for row in health) == 12
+    assert {row["worker"] for row in health} <= {"w1", "w2"}
+    report = (tmp_path / "cluster" / "report" / "index.html").read_text()
+    assert 'id="workers"' in report and "p50 vs all" in report
 
 
 def test_a_killed_worker_loses_no_game_and_doubles_none(tmp_path: Path) -> None:

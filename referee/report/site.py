@@ -202,7 +202,8 @@ class _Pages:
             history={**_history(outcome), "prior": settings.get("ratings", {})},
             settings=settings, versions=versions,
             balance=outcome.balance, recorded=len(outcome.games),
-            scheduled=len(outcome.schedule), workers=dict(self.workers), root="",
+            scheduled=len(outcome.schedule), workers=dict(self.workers),
+            worker_health={row.worker: row for row in outcome.workers}, root="",
             extra_data={k: v for k, v in table.items()
                         if k not in ("table", "head_to_head", "pairwise")},
         )
