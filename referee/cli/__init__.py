@@ -382,6 +382,10 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
     except KeyboardInterrupt:
         saved = _games_saved(settings.out / DB_NAME)
         command = ["referee", "league", "--resume", "--out", str(settings.out)]
+        if until_settled:
+            command.append("--until-settled")
+        if max_games is not None:
+            command += ["--max-games", str(max_games)]
         if no_sandbox:
             command.append("--no-sandbox")
         raise click.ClickException(
