@@ -31,28 +31,36 @@ from pathlib import Path
 import pytest
 
 from referee.bots.process import GAME_LOG_CAP
-from referee.bots.sandbox import sandbox_available
 from referee.check import processes_with_run_id
 from referee.engine import Game, GameRecord
 from referee.engine.record import event_to_dict
 
-pytestmark = pytest.mark.skipif(
-    not sandbox_available(),
-    reason="bubblewrap sandbox unavailable: `bwrap` (apt-get install bubblewrap), `prlimit` "
-    "or `setpriv` missing, or `bwrap ... true` failed on this machine",
-)
+pytestmark = pytest.mark.sandbox   # fails in CI if the sandbox cannot start (conftest.py)
 
 ROOT = Path(__file__).resolve().parents[1]
 TEST_BOTS = ROOT / "tests" / "bots"
 
-DECISION_MS = 200
-BANK_MS = 200
-GAMES = 12          # 16 bots at tables of 3-4: every bot plays 2 or 3 games
+# Generous limits for honest work (the machine may be very busy); faults are provoked
+# deterministically (a hang never answers, the hog's mapping fails at once, ...).
+DECISION_MS = 1000
+BANK_MS = 1000
+MAX_PROCESSES = 150   # per instance (its own uid): far below what 19 bots' threads add up to
+GAMES = 16          # 19 bots at tables of 3-4: every bot plays 2 to 4 games
 SEED = 3
-HONEST = ("honest-a", "honest-b")
+# Two honest sample bots (sample_bots/), each in a folder of its own.
+HONEST = ("greedy", "random")
+OTHER_BOT = "greedy"   # the honest bot whose files the snoops try to read and write
 MISBEHAVING = ("hang", "slow", "illegal", "garbage", "crash_mid", "random_crasher", "forker",
-               "stderr_flood", "memory_hog", "fork_bomb", "net_probe", "snoop", "writer")
+               "stderr_flood", "memory_hog", "fork_bomb", "net_probe", "snoop", "writer",
+               "escaper", "raiser", "fork_holder", "build_attacker")
 BROKEN = "exit_in_handshake"
+# Specs that cannot be used: left out with --skip-broken, each with one line naming the key.
+BAD_SPECS = {"bad_nul": "key 'command[1]': a string with a NUL character",
+             "bad_env_key": "key 'env.LD_PRELOAD=/tmp/evil.so X'",
+             "bad_binary": "not a text file",
+             "bad_deep": "nested too deeply",
+             "escape_workdir": "key 'workdir': expected a folder inside the spec's folder",
+             "escape_program": "key 'command': expected a program inside the bot's folder"}
 # The strike types each misbehaving bot must earn (at least one) and may earn (nothing else).
 STRIKES = {
     "hang": ({"timeout"}, {"timeout"}),
@@ -61,16 +69,21 @@ STRIKES = {
     "garbage": ({"malformed", "protocol"}, {"malformed", "protocol"}),
     "crash_mid": ({"crash"}, {"crash"}),
     "random_crasher": ({"crash"}, {"crash"}),
-    # Touching fresh memory can be slow on a loaded machine: a late answer is a timeout.
-    "memory_hog": ({"crash"}, {"crash", "timeout"}),
+    "memory_hog": ({"crash"}, {"crash"}),
+    "escaper": ({"protocol"}, {"protocol"}),
+    "raiser": ({"protocol"}, {"protocol"}),
 }
+# Bots whose misbehaviour is outside the game: they must play without a single strike.
+CLEAN = ("forker", "stderr_flood", "fork_bomb", "net_probe", "snoop", "writer", "fork_holder",
+         "build_attacker")
+SECRET_VARIABLE = "REFEREE_ADVERSARIAL_SECRET"   # in the referee's environment, not the bots'
+GRPC_LINE = re.compile(r"^[EWI]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\]", re.MULTILINE)
 
 def _spec_limit(bot: str, key: str) -> int:
     return tomllib.loads((TEST_BOTS / f"{bot}.toml").read_text())["limits"][key]
 
 
 MEMORY_MB = _spec_limit("memory_hog", "memory_mb")
-MAX_PROCESSES = _spec_limit("fork_bomb", "max_processes")
 REFEREE_RSS_LIMIT_KB = 400 * 1024
 
 
@@ -78,20 +91,19 @@ REFEREE_RSS_LIMIT_KB = 400 * 1024
 
 
 def install_bot(base: Path, name: str, source: str, env: dict[str, str] | None = None) -> Path:
-    """Copy test bot `source` into base/bots/NAME (its main.py and botlib.py, nothing else) and
+    """Copy test bot `source` into base/bots/NAME (its folder and botlib.py, nothing else) and
     write base/bots/NAME.toml from its spec (a spec's workdir must be inside its folder): the
     bot's sandbox shows it only that directory."""
     spec = tomllib.loads((TEST_BOTS / f"{source}.toml").read_text())
     bot_dir = base / "bots" / name
-    (bot_dir / source).mkdir(parents=True)
+    shutil.copytree(TEST_BOTS / source, bot_dir / source,
+                    ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(TEST_BOTS / "botlib.py", bot_dir / "botlib.py")
-    shutil.copy(TEST_BOTS / source / "main.py", bot_dir / source / "main.py")
-    for path in (bot_dir, bot_dir / source):
-        path.chmod(0o755)
-    for path in (bot_dir / "botlib.py", bot_dir / source / "main.py"):
-        path.chmod(0o644)
+    _open_to_all(bot_dir)
     lines = [f"name = {json.dumps(name)}", f"command = {json.dumps(spec['command'])}",
              f"workdir = {json.dumps(name)}"]
+    if "build" in spec:
+        lines.append(f"build = {json.dumps(spec['build'])}")
     merged_env = {**spec.get("env", {}), **(env or {})}
     if merged_env:
         lines.append("[env]")
@@ -104,21 +116,73 @@ def install_bot(base: Path, name: str, source: str, env: dict[str, str] | None =
     return path
 
 
+def install_sample(base: Path, name: str) -> Path:
+    """A sample bot (sample_bots/NAME) in base/bots/NAME, its spec beside it."""
+    shutil.copytree(ROOT / "sample_bots" / name, base / "bots" / name,
+                    ignore=shutil.ignore_patterns("__pycache__", "node_modules"))
+    _open_to_all(base / "bots" / name)
+    path = base / "bots" / f"{name}.toml"
+    shutil.copy(ROOT / "sample_bots" / f"{name}.toml", path)
+    return path
+
+
+def install_bad_specs(base: Path) -> None:
+    """The bad test specs beside the bots, and the two path escapers made to aim at this
+    league: a workdir symlink to the league's output folder, a program symlink to /bin/sh."""
+    for name in BAD_SPECS:
+        if name.startswith("bad_"):
+            shutil.copy(TEST_BOTS / f"{name}.toml", base / "bots" / f"{name}.toml")
+    escape = base / "bots" / "escape_workdir"
+    escape.mkdir()
+    (escape / "data").symlink_to(base / "out")
+    (base / "bots" / "escape_workdir.toml").write_text(
+        'name = "escape_workdir"\ncommand = ["{python}", "main.py"]\n'
+        'workdir = "escape_workdir/data"\n')
+    program = base / "bots" / "escape_program"
+    program.mkdir()
+    (program / "run").symlink_to("/bin/sh")
+    (base / "bots" / "escape_program.toml").write_text(
+        'name = "escape_program"\ncommand = ["./run", "-c", "cat /etc/shadow"]\n'
+        'workdir = "escape_program"\n')
+
+
+def _open_to_all(folder: Path) -> None:
+    """World-readable like an organiser's checkout: bots run as uids of their own."""
+    for path in (folder.parent, folder, *folder.rglob("*")):
+        if not path.is_symlink():
+            path.chmod(0o755 if path.is_dir() else 0o644)
+
+
 def write_league(base: Path, games: int, seed: int, concurrency: int = 4) -> Path:
     path = base / "league.toml"
     path.write_text(
         f'bots = ["bots/*.toml"]\ngames = {games}\nplayers = "3-4"\nseed = {seed}\n'
         f'concurrency = {concurrency}\nout = "out"\nskip_broken = true\n'
         f"[limits]\ndecision_ms = {DECISION_MS}\ngame_bank_ms = {BANK_MS}\n"
-        "startup_ms = 30000\n"   # generous: 16 bots start at once, the fork bomb forks first
+        f"max_processes = {MAX_PROCESSES}\n"
+        "startup_ms = 60000\n"   # generous: 19 bots start at once, the fork bombs fork first
     )
     return path
 
 
+def _owners(folder: Path) -> dict[str, tuple[int, int]]:
+    """(uid, gid) of every path below `folder`: a build lends its folder and gives it back."""
+    found = {}
+    for path in (folder, *folder.rglob("*")):
+        st = path.lstat()
+        found[str(path)] = (st.st_uid, st.st_gid)
+    return found
+
+
 def start_referee(league: Path, run_id: str) -> subprocess.Popen[bytes]:
     """`referee league LEAGUE -q` in a subprocess; its stdout and stderr go to files next to
-    the league file (league.stdout, league.stderr), so that nothing can block on a pipe."""
-    env = {**os.environ, "REFEREE_RUN_ID": run_id}
+    the league file (league.stdout, league.stderr), so that nothing can block on a pipe. Its
+    temporary folder (TMPDIR) and build cache are private, beside the league file, so that
+    anything left there is seen; a secret in its environment must reach no bot or build."""
+    tmp = league.parent / "tmp"
+    tmp.mkdir(exist_ok=True)
+    env = {**os.environ, "REFEREE_RUN_ID": run_id, "TMPDIR": str(tmp),
+           "XDG_CACHE_HOME": str(league.parent / "cache"), SECRET_VARIABLE: "hunter2"}
     with open(league.with_suffix(".stdout"), "wb") as out, \
             open(league.with_suffix(".stderr"), "wb") as err:
         return subprocess.Popen([sys.executable, "-m", "referee.cli", "league", str(league),
@@ -170,6 +234,9 @@ class League:
     leftover_wait: float
     port: int
     accepted_after: list[str]
+    tmp_left: list[str] = field(default_factory=list)
+    owners_before: dict[str, tuple[int, int]] = field(default_factory=dict)
+    owners_after: dict[str, tuple[int, int]] = field(default_factory=dict)
     scheduled: int = 0
     settings: dict = field(default_factory=dict)
     games: list[dict] = field(default_factory=list)       # rows of the games table
@@ -201,29 +268,41 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
     listener.accept()[0].close()
     listener.setblocking(False)
     for name in HONEST:
-        install_bot(base, name, "honest")
-    secrets = [base / "bots" / "honest-a" / "honest" / "main.py", TEST_BOTS / "honest" / "main.py",
-               base / "bots" / "honest-a.toml", base / "league.toml", ROOT / "pyproject.toml"]
+        install_sample(base, name)
+    other = base / "bots" / OTHER_BOT
+    secrets = [other / "main.py", TEST_BOTS / "honest" / "main.py",
+               base / "bots" / f"{OTHER_BOT}.toml", base / "league.toml", ROOT / "pyproject.toml"]
     envs = {
         "net_probe": {"NET_PROBE_PORT": str(port)},
         "snoop": {"LEAGUE_DB_GUESS": str(out / "league.db"),
                   "SNOOP_PATHS": ":".join(map(str, secrets))},
         "writer": {"WRITER_PATHS": ":".join([str(ROOT), str(ROOT / "referee"), str(out),
-                                             str(base / "bots" / "honest-a"), str(base)])},
+                                             str(other), str(base)])},
+        "build_attacker": {"BUILD_READ_PATHS": ":".join(map(str, secrets)),
+                           "BUILD_WRITE_PATHS": ":".join(map(str, [base, base / "bots", other,
+                                                                   ROOT, "/etc"])),
+                           "BUILD_SECRET_NAMES": SECRET_VARIABLE,
+                           "BUILD_PROBE_PORT": str(port)},
     }
     for name in (*MISBEHAVING, BROKEN):
         install_bot(base, name, name, envs.get(name))
+    install_bad_specs(base)
+    owners = _owners(base / "bots")
     league_file = write_league(base, GAMES, SEED)
     run_id = f"adv-{uuid.uuid4().hex[:10]}"
     started = time.monotonic()
     proc = start_referee(league_file, run_id)
     samples: list[int] = []
+    rss_at_first_game = None   # the referee's memory once every bot has started
     try:
         while proc.poll() is None:
-            if time.monotonic() - started > 240:
-                raise AssertionError("the adversarial league took more than 240 s")
+            if rss_at_first_game is None and samples and len(samples) % 5 == 0 and \
+                    games_recorded(out / "league.db") > 0:
+                rss_at_first_game = samples[-1]
+            if time.monotonic() - started > 900:   # a bound for a hung league, not a timing
+                raise AssertionError("the adversarial league took more than 900 s")
             rss = rss_kb(proc.pid)
-            if rss is not None:
+            if rss:   # 0 while the interpreter is still being exec'd
                 samples.append(rss)
             time.sleep(0.1)
     finally:
@@ -245,6 +324,8 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
     listener.close()
     result = League(base, out, run_id, proc.returncode, stdout, stderr, seconds, samples,
                     leftover, waited, port, accepted)
+    result.tmp_left = sorted(p.name for p in (base / "tmp").iterdir())
+    result.owners_before, result.owners_after = owners, _owners(base / "bots")
     if (out / "league.db").exists():
         db = sqlite3.connect(out / "league.db")
         try:
@@ -262,9 +343,17 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
     if (out / "table.json").exists():
         table = json.loads((out / "table.json").read_text())["table"]
         result.table = {row["bot"]: row for row in table}
-    print(f"\nadversarial league: {seconds:.1f} s, exit {proc.returncode}, referee RSS "
-          f"{min(samples, default=0) // 1024}-{max(samples, default=0) // 1024} MB in "
-          f"{len(samples)} samples, leftovers gone after {waited:.2f} s\n{stdout}\n{stderr}")
+    strikes = Counter()
+    for row in result.table.values():
+        strikes.update({kind: n for kind, n in row["strikes"].items() if n})
+    figures = {"games": len(result.games), "scheduled": result.scheduled,
+               "bots": len(result.table), "strikes": dict(sorted(strikes.items())),
+               "rss_mb_first_game": (rss_at_first_game or 0) // 1024,
+               "rss_mb_end": samples[-1] // 1024 if samples else None,
+               "rss_mb_max": max(samples, default=0) // 1024, "seconds": round(seconds, 1)}
+    (base / "figures.json").write_text(json.dumps(figures, indent=1) + "\n")
+    print(f"\nadversarial league: {json.dumps(figures)}, exit {proc.returncode}, "
+          f"{len(samples)} RSS samples, leftovers gone after {waited:.2f} s\n{stdout}\n{stderr}")
     yield result
 
 
@@ -283,7 +372,17 @@ def test_league_completes_and_records_every_scheduled_game(league: League) -> No
     assert sorted(league.table) == playing
     games_per_bot = Counter(bot for g in league.games for bot in g["bots"])
     assert min(games_per_bot[bot] for bot in playing) >= 2, games_per_bot
-    assert league.seconds < 150, league.seconds
+    # Quiet transport: no gRPC log line reached the organiser's terminal.
+    assert not GRPC_LINE.search(league.stderr), league.stderr
+
+
+def test_bad_specs_are_left_out_with_one_line_each(league: League) -> None:
+    for name, reason in BAD_SPECS.items():
+        lines = [line for line in league.stderr.splitlines()
+                 if line.startswith(f"skipped bot '{name}': ")]
+        assert len(lines) == 1, (name, league.stderr)
+        assert str(league.base / "bots" / f"{name}.toml") in lines[0] and reason in lines[0]
+        assert name not in league.settings["bot_names"]
 
 
 def test_a_bot_that_dies_in_the_handshake_is_skipped_and_reported(league: League) -> None:
@@ -310,6 +409,8 @@ def test_each_misbehaviour_earns_its_strike_type(league: League) -> None:
         decided.update(d["strike"] for d in record["decisions"]
                        if d["seat"] == seat and "strike" in d)
     assert sum(decided.values()) == sum(sum(league.table[b]["strikes"].values()) for b in STRIKES)
+    for bot in CLEAN:
+        assert sum(league.table[bot]["strikes"].values()) == 0, (bot, league.table[bot])
 
 
 def test_random_crasher_crashes_where_its_seeded_draw_says(league: League) -> None:
@@ -381,8 +482,8 @@ def test_sandbox_hides_other_bots_the_league_files_and_the_host(league: League) 
     assert lines, "snoop never reported"
     results = _results(lines, "SNOOP")
     targets = {path for path, _ in results}
-    secrets = [league.out / "league.db", league.base / "bots" / "honest-a" / "honest" / "main.py",
-               TEST_BOTS / "honest" / "main.py", league.base / "bots" / "honest-a.toml",
+    secrets = [league.out / "league.db", league.base / "bots" / OTHER_BOT / "main.py",
+               TEST_BOTS / "honest" / "main.py", league.base / "bots" / f"{OTHER_BOT}.toml",
                league.base / "league.toml", ROOT / "pyproject.toml"]
     for path in secrets:
         assert path.read_bytes()           # control: the file exists and the host can read it
@@ -422,12 +523,12 @@ def test_sandbox_is_read_only_except_a_private_tmp(league: League) -> None:
     denied = {path for path, verdict in results if verdict == "denied"}
     writer_dir = league.base / "bots" / "writer"
     for place in (writer_dir / "writer" / "main.py", writer_dir, "/etc", "/usr", "/dev/shm",
-                  "/tmp/..", ROOT, ROOT / "referee", league.out, league.base / "bots" / "honest-a"):
+                  "/tmp/..", ROOT, ROOT / "referee", league.out, league.base / "bots" / OTHER_BOT):
         assert any(p == str(place) or p.startswith(f"{place}/") for p in denied), place
     assert len(denied) + len(wrote) == len(set(p for p, _ in results))
     # Nothing landed on the host, and the bot's own code is intact.
     for directory in (ROOT, ROOT / "referee", league.out, league.base, writer_dir,
-                      league.base / "bots" / "honest-a"):
+                      league.base / "bots" / OTHER_BOT):
         assert not list(directory.glob("writer-probe-*")), directory
     assert (writer_dir / "writer" / "main.py").read_bytes() == \
         (TEST_BOTS / "writer" / "main.py").read_bytes()
@@ -437,7 +538,8 @@ def test_memory_limit_stops_a_memory_hog(league: League) -> None:
     lines = league.output_lines("memory_hog", "MEMORY:")
     assert lines, "memory_hog never reported"
     for line in lines:
-        match = re.fullmatch(r"MEMORY: MemoryError after (\d+) MB; exiting", line)
+        match = re.fullmatch(r"MEMORY: (?:MemoryError|OSError) after (\d+) MB more; exiting",
+                             line)
         assert match, line
         assert int(match[1]) < MEMORY_MB
     assert league.table["memory_hog"]["strikes"]["crash"] > 0
@@ -454,6 +556,80 @@ def test_process_limit_stops_a_fork_bomb(league: League) -> None:
         assert forks < MAX_PROCESSES and attempts == forks + 1 < 2000
     # The bomb is over before the bot listens: it plays like the honest bots.
     assert league.table["fork_bomb"]["games"] >= 2
+
+
+def test_a_bot_that_keeps_its_process_budget_spent_does_not_stop_the_others(
+        league: League) -> None:
+    """fork_holder spends its whole max_processes and keeps it spent while it plays; with every
+    bot under one uid the others could not have started their threads (19 bots' threads add up
+    to far more than MAX_PROCESSES). Each instance has a uid of its own: everyone plays."""
+    lines = set(league.output_lines("fork_holder", "HOLD:"))
+    assert lines, "fork_holder never reported"
+    for line in lines:
+        match = re.fullmatch(r"HOLD: holding (\d+) children after BlockingIOError: .+", line)
+        assert match, line
+        assert MAX_PROCESSES - 60 <= int(match[1]) < MAX_PROCESSES
+    assert league.table["fork_holder"]["games"] >= 2
+    for bot in HONEST:
+        assert sum(league.table[bot]["strikes"].values()) == 0
+
+
+def test_a_build_runs_in_the_sandbox(league: League) -> None:
+    """build_attacker's build step read, wrote and reached nothing outside its own folder, did
+    not run as root and did not see the referee's environment; it wrote only its own folder."""
+    report = league.output_lines("build_attacker", "BUILD:")
+    assert report, "build_attacker never printed its build's report"
+    report = list(dict.fromkeys(report))          # the same report, once per game
+    assert report[0].endswith(" not-root"), report[0]
+    verdicts = {" ".join(line.split()[1:3]): line.split()[3] for line in report
+                if line.split()[1] in ("read", "write", "connect")}
+    probed = [key for key in verdicts if key.startswith(("read ", "write "))]
+    assert len(probed) >= 10, verdicts
+    for key in probed:
+        assert verdicts[key] == "denied", (key, verdicts[key])
+    assert verdicts[f"connect 127.0.0.1:{league.port}"] == "blocked"
+    assert f"BUILD: env {SECRET_VARIABLE} absent" in report
+    assert "BUILD: own folder WROTE" in report
+    for folder in (league.base, league.base / "bots", league.base / "bots" / OTHER_BOT, ROOT):
+        assert not list(folder.glob("build-attack-*")), folder
+
+
+def test_bot_text_cannot_drive_a_terminal(league: League) -> None:
+    """escaper's name, stderr and gRPC status details hold escape sequences: nowhere the referee
+    prints or writes them do they arrive raw; they are shown escaped (`\\x1b`)."""
+    raw = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+    outputs = [record["output"][seat] for record, seat in league.seats("escaper")]
+    assert any("ESCAPE: decision" in text and "\\x1b[2J" in text for text in outputs)
+    details = [d.get("detail", "") for record, seat in league.seats("escaper")
+               for d in record["decisions"] if d["seat"] == seat and "strike" in d]
+    assert details and any("\\x1b]0;pwned\\x07" in d for d in details), details[:3]
+    for record in league.records:        # every string anywhere in every record
+        todo: list = [record]
+        while todo:
+            item = todo.pop()
+            if isinstance(item, dict):
+                todo += [*item.keys(), *item.values()]
+            elif isinstance(item, list):
+                todo += item
+            elif isinstance(item, str):
+                assert not raw.search(item.replace("\n", "").replace("\t", "")), item[:200]
+    for text in (league.stdout, league.stderr,
+                 *(p.read_text() for p in league.out.iterdir() if p.suffix in
+                   (".md", ".csv", ".json", ".txt"))):
+        assert not raw.search(text.replace("\n", "").replace("\t", ""))
+
+
+def test_no_temporary_folder_left_and_the_bots_folders_are_as_they_were(
+        league: League) -> None:
+    assert league.tmp_left == []
+    changed = {path for path, owner in league.owners_before.items()
+               if league.owners_after.get(path) != owner}
+    assert changed == set(), sorted(changed)[:5]
+    created = set(league.owners_after) - set(league.owners_before)
+    # The build's own output, owned like the folder it is in; nothing else appeared.
+    assert {Path(p).name for p in created} == {"build_report.txt"}, sorted(created)
+    for path in created:
+        assert league.owners_after[path] == league.owners_before[str(Path(path).parent)]
 
 
 def test_output_capture_is_capped(league: League) -> None:

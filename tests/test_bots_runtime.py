@@ -30,7 +30,6 @@ from referee.bots.client import GameStream
 from referee.bots.errors import STRIKE_TYPES, BotStartError
 from referee.bots.process import GAME_LOG_CAP, RUN_ID
 from referee.bots.runtime import BotRunner, Roster
-from referee.bots.sandbox import sandbox_available
 from referee.bots.spec import BotSpec, BotSpecError, load_spec
 from referee.check import processes_with_run_id
 from referee.engine import Game, preset, replay
@@ -328,7 +327,7 @@ def test_forker_children_are_killed_when_the_roster_stops() -> None:
     assert outcome.left == []
 
 
-@pytest.mark.skipif(not sandbox_available(), reason="bubblewrap is not available here")
+@pytest.mark.sandbox
 def test_forker_children_are_killed_in_the_sandbox_too() -> None:
     outcome = play(["forker", "honest"], sandbox=True)
     assert len(outcome.running) >= 6

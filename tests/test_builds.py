@@ -19,7 +19,7 @@ import pytest
 
 from referee.bots import build
 from referee.bots.build import ensure_built
-from referee.bots.sandbox import default_env, sandbox_available
+from referee.bots.sandbox import default_env
 from referee.bots.spec import load_spec
 from referee.check import processes_with_run_id
 
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BOTS = ROOT / "tests" / "bots"
 SECRET = "REFEREE_TEST_BUILD_SECRET"
 
-needs_sandbox = pytest.mark.skipif(not sandbox_available(), reason="needs bubblewrap")
+needs_sandbox = pytest.mark.sandbox
 
 
 def _attacker(base: Path, **env: str) -> Path:

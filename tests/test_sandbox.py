@@ -17,13 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from referee.bots.sandbox import NOBODY, bwrap_argv, default_env, prepare_dirs, sandbox_available
+from referee.bots.sandbox import NOBODY, bwrap_argv, default_env, prepare_dirs
 
-pytestmark = pytest.mark.skipif(
-    not sandbox_available(),
-    reason="bubblewrap sandbox unavailable: `bwrap` (apt-get install bubblewrap), `prlimit` "
-    "or `setpriv` missing, or `bwrap ... true` failed on this machine",
-)
+pytestmark = pytest.mark.sandbox   # fails in CI if the sandbox cannot start (conftest.py)
 
 IS_ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(

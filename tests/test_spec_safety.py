@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from referee.bots.process import BotProcess
-from referee.bots.sandbox import sandbox_available
 from referee.bots.spec import BotSpecError, check_unique_names, load_spec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -135,7 +134,7 @@ def test_nested_tables_and_nul_in_keys_are_refused(tmp_path: Path) -> None:
         load_spec(_spec(tmp_path, 'command = ["x"]\n[env]\n"A\\u0000B" = "1"\n'))
 
 
-@pytest.mark.skipif(not sandbox_available(), reason="needs bubblewrap")
+@pytest.mark.sandbox
 def test_the_sandbox_binds_the_bots_folder_and_not_the_referees(tmp_path: Path,
                                                                  monkeypatch) -> None:
     """A relative program was resolved against the referee's folder, which was then shown to

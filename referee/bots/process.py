@@ -225,7 +225,7 @@ class BotProcess(GuardedProcess):
             if not (resolved.exists() and os.access(resolved, os.X_OK)):
                 raise BotStartError(self.spec.name, f"command not found: {program}")
             # The spec was checked before the build ran: what the build left must not lead out.
-            if Path(program).is_relative_to(self.spec.workdir) and resolve_inside(
+            if Path(os.path.normpath(program)).is_relative_to(self.spec.workdir) and resolve_inside(
                     self.spec.workdir, program) is None:
                 raise BotStartError(self.spec.name, f"{program} leads outside the bot's folder "
                                                     f"(to {resolved.resolve()})")

@@ -82,7 +82,8 @@ class BotSpec:
 
     def argv(self) -> list[str]:
         """The command with `{python}` replaced by the referee's own interpreter."""
-        return [sys.executable if part == "{python}" else part for part in self.command]
+        python = os.path.normpath(sys.executable)   # may hold `..` when run by a relative path
+        return [python if part == "{python}" else part for part in self.command]
 
     def files_hash(self) -> str:
         """A content hash of the bot's files (its version for image-less bots)."""
