@@ -3,11 +3,11 @@
 A spec's `build` is code the bot's author controls (`npm ci` runs a package's install scripts,
 `make` runs a Makefile), so where bubblewrap works it runs confined like the bot itself
 (`referee.bots.sandbox`): as a uid of its own (`referee.bots.uids`), without the referee's
-environment, seeing only the system, the interpreter and its own folder, which is the only
-place it may write besides a private `/tmp`. It has no network unless the spec says
-`build_network = true`. For the build, the bot's folder is lent to the build's uid (chowned)
-and given back to its owner afterwards, files the build created included; a file with several
-hard links is never chowned (it could be a link to a file outside the folder).
+environment, seeing only the system, the interpreter, the referee's SDK and `proto/`, and its
+own folder, the only place it may write besides a private `/tmp`. It has no network unless
+the spec says `build_network = true`. For the build, the bot's folder is lent to the build's
+uid (chowned) and given back to its owner afterwards, files the build created included; a file
+with several hard links is never chowned (it could be a link to a file outside the folder).
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def ensure_built(spec: BotSpec, timeout: float = BUILD_TIMEOUT, *, sandbox: bool
 def _run_confined(spec: BotSpec, argv: list[str],
                   timeout: float) -> subprocess.CompletedProcess[str]:
     """Run the build under the guard in bubblewrap, the bot's folder lent to a uid of its own."""
-    from referee.bots.process import RUN_ID
+    from referee.bots.process import RUN_ID, referee_paths
     from referee.bots.sandbox import NOBODY, bwrap_argv, default_env, prepare_dirs
 
     assert spec.workdir is not None
@@ -110,7 +110,8 @@ def _run_confined(spec: BotSpec, argv: list[str],
         confined = bwrap_argv(argv, bot_dir=spec.workdir, tmp_dir=tmp, socket_dir=None,
                               env=env, memory_mb=BUILD_MEMORY_MB, cpu_seconds=None,
                               max_processes=BUILD_MAX_PROCESSES, uid=uid, gid=gid,
-                              writable_bot_dir=True, network=spec.build_network)
+                              writable_bot_dir=True, network=spec.build_network,
+                              ro_paths=referee_paths())
         guard = [sys.executable, "-m", "referee.bots.guard", "--grace", str(BUILD_GRACE), "--"]
         return subprocess.run([*guard, *confined], cwd=spec.workdir, stdin=subprocess.DEVNULL,
                               capture_output=True, text=True, timeout=timeout,

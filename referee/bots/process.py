@@ -25,6 +25,14 @@ from referee.bots.spec import BotSpec, resolve_inside
 from referee.text import safe_block
 
 GRACE_SECONDS = 2.0
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+
+
+def referee_paths() -> list[Path]:
+    """What every sandbox (a bot's and its build's) shows of the referee, read-only: the
+    `referee` package (the Python SDK) and `proto/` (bot.proto, for bots that load or compile
+    it), those of them that exist."""
+    return [path for path in (PACKAGE_ROOT / "referee", PACKAGE_ROOT / "proto") if path.exists()]
 # Sandbox limits when a spec sets none. The memory bound is on address space (RLIMIT_AS): Node
 # needs about 1 GiB of it to start. The process bound counts every process and thread of the
 # instance's own uid (`referee.bots.uids`; as an ordinary user, of the caller's uid).
@@ -271,15 +279,14 @@ class BotProcess(GuardedProcess):
         else:   # in a user namespace the caller's own directories are the bot's
             tmp.mkdir()
         limits = self.spec.limits
-        package_root = Path(__file__).resolve().parents[2]
         env = default_env(**self.spec.env, REFEREE_BOT_ADDRESS=launch.env["REFEREE_BOT_ADDRESS"],
-                          REFEREE_RUN_ID=RUN_ID, PYTHONPATH=str(package_root))
+                          REFEREE_RUN_ID=RUN_ID, PYTHONPATH=str(PACKAGE_ROOT))
         return bwrap_argv(launch.argv, bot_dir=launch.cwd, tmp_dir=tmp, socket_dir=self._dir,
                           env=env, memory_mb=limits.memory_mb or SANDBOX_MEMORY_MB,
                           cpu_seconds=limits.cpu_seconds,
                           max_processes=limits.max_processes or SANDBOX_MAX_PROCESSES,
                           uid=uid, gid=gid,
-                          ro_paths=[package_root / "referee", package_root / "proto"])
+                          ro_paths=referee_paths())
 
     def _remove_dir(self) -> None:
         super()._remove_dir()
