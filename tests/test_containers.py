@@ -149,23 +149,19 @@ def runtime() -> str:
     return RUNTIME
 
 
-def _image_inputs() -> list[Path]:
+def _test_image(runtime: str, context: Path, bot: str, repo: str) -> str:
+    """Test bot `bot` (its main.py beside botlib.py) as an image tagged by a hash of what goes
+    into it, built once per change of those inputs; older tags of `repo` are removed."""
+    sources = [BOTS / bot / "main.py", BOTS / "botlib.py"]
     protocol = sorted(p for p in (ROOT / "referee" / "protocol").rglob("*.py")
                       if "__pycache__" not in p.parts)
-    return [BOTS / "honest" / "main.py", BOTS / "botlib.py", BUILD_SCRIPT, CONTAINERFILE,
-            ROOT / "referee" / "__init__.py", *protocol]
-
-
-@pytest.fixture(scope="module")
-def image(runtime: str, tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The honest test bot as an image, built once per change of its inputs."""
     digest = hashlib.sha256(f"grpcio {grpc.__version__} protobuf {protobuf.__version__}".encode())
-    for path in _image_inputs():
+    for path in (*sources, BUILD_SCRIPT, CONTAINERFILE, ROOT / "referee" / "__init__.py",
+                 *protocol):
         digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
-    name = f"{TEST_REPO}:{digest.hexdigest()[:12]}"
+    name = f"{repo}:{digest.hexdigest()[:12]}"
     if image_id(runtime, name) is None:
-        context = tmp_path_factory.mktemp("honest-image")
-        for path in (BOTS / "honest" / "main.py", BOTS / "botlib.py"):
+        for path in sources:
             (context / path.name).write_bytes(path.read_bytes())
         done = subprocess.run(["bash", str(BUILD_SCRIPT), str(context), name],
                               env={**os.environ, "WITH_REFEREE_SDK": "1"}, cwd=ROOT,
@@ -173,12 +169,25 @@ def image(runtime: str, tmp_path_factory: pytest.TempPathFactory) -> str:
                               timeout=900, check=False)
         assert done.returncode == 0, f"image build failed:\n{done.stdout}\n{done.stderr}"
         stale = subprocess.run([runtime, "images", "--format", "{{.Repository}}:{{.Tag}}",
-                                TEST_REPO], capture_output=True, text=True, check=False)
+                                repo], capture_output=True, text=True, check=False)
         for other in stale.stdout.split():
             if other != name:
                 subprocess.run([runtime, "rmi", other], capture_output=True, check=False)
     assert image_id(runtime, name) is not None
     return name
+
+
+@pytest.fixture(scope="module")
+def image(runtime: str, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The honest test bot as an image, built once per change of its inputs."""
+    return _test_image(runtime, tmp_path_factory.mktemp("honest-image"), "honest", TEST_REPO)
+
+
+@pytest.fixture(scope="module")
+def hog_image(runtime: str, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The container_hog test bot as an image (over its memory or its process limit)."""
+    return _test_image(runtime, tmp_path_factory.mktemp("hog-image"), "container_hog",
+                       "localhost/referee-test-hog")
 
 
 def write_spec(directory: Path, name: str, image: str, *, env: str = "",
@@ -444,6 +453,49 @@ def test_container_bot_plays_a_league_with_the_sample_bots(runtime: str, image: 
     rows = {row.bot: row for row in outcome.rows}
     assert rows["boxed"].games == 6
     assert sum(rows["boxed"].strikes.values()) == 0 and rows["boxed"].forfeits == 0
+    assert labelled(runtime) == []
+
+
+def test_container_bots_over_their_limits_play_a_league(runtime: str, image: str,
+                                                        hog_image: str, tmp_path: Path) -> None:
+    """A container bot over its memory (killed by its cgroup: crash strikes) and one that spends
+    its whole pids limit (it plays on, no strike) beside an honest container and the sample bots:
+    the league completes, the honest bots are not struck, no container is left."""
+    from referee.league.config import LeagueSettings
+    from referee.league.runner import run_league
+
+    samples = ROOT / "sample_bots"
+    settings = LeagueSettings(
+        bots=[write_spec(tmp_path, "hog-memory", hog_image, env='env = { HOG_MODE = "memory" }',
+                         limits="memory_mb = 160\ndecision_ms = 10000"),
+              write_spec(tmp_path, "hog-fork", hog_image, env='env = { HOG_MODE = "fork" }',
+                         limits="max_processes = 48"),
+              write_spec(tmp_path, "boxed", image), samples / "random.toml",
+              samples / "greedy.toml"],
+        games=8, players=(3, 4), seed=2**70 + 14, out=tmp_path / "league")
+    outcome = asyncio.run(run_league(settings))
+    assert outcome.finished and len(outcome.games) == 8
+    rows = {row.bot: row for row in outcome.rows}
+    memory = {kind for kind, n in rows["hog-memory"].strikes.items() if n}
+    assert memory == {"crash"}, rows["hog-memory"].strikes
+    for bot in ("hog-fork", "boxed", "random", "greedy"):
+        assert sum(rows[bot].strikes.values()) == 0, (bot, rows[bot].strikes)
+        assert rows[bot].games >= 2
+    db = sqlite3.connect(tmp_path / "league" / "league.db")
+    try:
+        import zlib
+        records = [json.loads(zlib.decompress(blob)) for (blob,) in
+                   db.execute("SELECT record FROM games")]
+    finally:
+        db.close()
+    held = {line for record in records for entry, text in zip(record["bots"], record["output"],
+                                                              strict=True)
+            if entry["name"] == "hog-fork" for line in text.splitlines()
+            if line.startswith("HOLD:")}
+    assert held, "hog-fork never reported"
+    for line in held:
+        count = int(line.split()[2])
+        assert 48 - 30 <= count < 48 and "BlockingIOError" in line, line
     assert labelled(runtime) == []
 
 
