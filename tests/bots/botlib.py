@@ -35,6 +35,34 @@ def honest(request: pb.DecisionRequest, start: pb.GameStart, n: int) -> list[pb.
     return [answer(request, first.value, first.slot)]
 
 
+def hold_processes(spare: int, most: int = 2000) -> str:
+    """Fork sleeping children until fork fails (at most `most`), end `spare` of them (room for
+    this process's own threads) and keep the rest until this process dies (PR_SET_PDEATHSIG).
+    Call it before `run` starts the server's threads. Returns a `HOLD: ...` report line."""
+    import ctypes
+    import signal
+    import time
+
+    libc = ctypes.CDLL(None)
+    children: list[int] = []
+    failure = "no failure"
+    while len(children) < most:
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            failure = f"{type(exc).__name__}: {exc.strerror}"
+            break
+        if pid == 0:
+            libc.prctl(1, signal.SIGKILL, 0, 0, 0)   # PR_SET_PDEATHSIG: die with the bot
+            while True:
+                time.sleep(3600)
+        children.append(pid)
+    for pid in children[:spare]:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    return f"HOLD: holding {len(children[spare:])} children after {failure}"
+
+
 def address_from_argv(argv: list[str]) -> str:
     """The listen address: `--address ADDR`, else $REFEREE_BOT_ADDRESS."""
     if "--address" in argv:

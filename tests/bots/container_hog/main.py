@@ -9,9 +9,7 @@
 """
 
 import os
-import signal
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -25,27 +23,8 @@ SPARE = 12
 REPORT = ""
 
 
-def hold() -> str:
-    children: list[int] = []
-    failure = "no failure"
-    while len(children) < 2000:
-        try:
-            pid = os.fork()
-        except OSError as exc:
-            failure = f"{type(exc).__name__}: {exc.strerror}"
-            break
-        if pid == 0:
-            while True:
-                time.sleep(3600)
-        children.append(pid)
-    for pid in children[:SPARE]:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-    return f"HOLD: holding {len(children[SPARE:])} children after {failure}"
-
-
 if MODE == "fork":
-    REPORT = hold()
+    REPORT = botlib.hold_processes(SPARE)
     print(REPORT, file=sys.stderr, flush=True)
 
 

@@ -9,44 +9,16 @@ instance now has a uid of its own, so the others start and play as usual. The ch
 when their parent does (PR_SET_PDEATHSIG) and the referee's guard ends them anyway.
 """
 
-import ctypes
-import os
-import signal
 import sys
-import time
 from pathlib import Path
-
-SPARE = 40
-MAX_CHILDREN = 2000
-
-
-def hold() -> str:
-    libc = ctypes.CDLL(None)
-    children: list[int] = []
-    failure = "no failure"
-    while len(children) < MAX_CHILDREN:
-        try:
-            pid = os.fork()
-        except OSError as exc:
-            failure = f"{type(exc).__name__}: {exc.strerror}"
-            break
-        if pid == 0:
-            libc.prctl(1, signal.SIGKILL, 0, 0, 0)   # PR_SET_PDEATHSIG
-            while True:
-                time.sleep(3600)
-        children.append(pid)
-    for pid in children[:SPARE]:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-    return f"HOLD: holding {len(children[SPARE:])} children after {failure}"
-
-
-REPORT = hold()
-print(REPORT, file=sys.stderr, flush=True)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import botlib  # noqa: E402
+
+SPARE = 40
+REPORT = botlib.hold_processes(SPARE)
+print(REPORT, file=sys.stderr, flush=True)
 
 
 def decide(request, start, n):
