@@ -407,7 +407,7 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
     if not no_report:
         from referee.cli.report import write_report
 
-        write_report(outcome.out)
+        write_report(outcome.out, outcome=outcome)
 
 
 def _games_saved(db: Path) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -27,10 +28,10 @@ def report(directory: Path, out: Path | None, open_it: bool) -> None:
         webbrowser.open(index.resolve().as_uri())
 
 
-def write_report(directory: Path, out: Path | None = None) -> Path:
-    """Build the report and say where it is (used by `referee league` too)."""
+def write_report(directory: Path, out: Path | None = None, outcome: Any = None) -> Path:
+    """Build the report and say where it is (used by `referee league` too, with its outcome)."""
     from referee.report.site import build_report
 
-    index = build_report(directory, out)
+    index = build_report(directory, out, outcome)
     click.echo(f"report: {index}")
     return index

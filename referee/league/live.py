@@ -2,7 +2,8 @@
 
 Games are rated in schedule order, never in the order they finish (as `rate_games` does): a
 finished game waits until every game before it in the schedule is recorded. So the standings
-shown are always those of a prefix of the schedule, and at the end they equal the final table.
+shown are always those of a prefix of the schedule, and at the end they equal the final
+TrueSkill ratings (the live table is ordered by mu - 3 sigma).
 """
 
 from __future__ import annotations

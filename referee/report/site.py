@@ -78,14 +78,16 @@ class _BotFacts:
     strikes: list[dict[str, Any]] = field(default_factory=list)
 
 
-def build_report(directory: Path, out: Path | None = None) -> Path:
+def build_report(directory: Path, out: Path | None = None,
+                 outcome: LeagueOutcome | None = None) -> Path:
     """Write the report of the league in `directory` to `out` (default DIR/report) and return
-    the path of its index.html."""
+    the path of its index.html. `outcome` is the league's outcome when the caller has it (a
+    league that just ended): its ratings and fit are not computed again."""
     directory = Path(directory)
     out = Path(out) if out is not None else directory / "report"
     store = open_league(directory)
     try:
-        outcome = load_outcome(store)
+        outcome = outcome or load_outcome(store)
         settings = store.settings() or {}
         versions = {name: version for name, (version, _) in store.bots().items()}
         seconds = dict(store.db.execute("SELECT idx, seconds FROM games"))

@@ -137,7 +137,7 @@
     const card = el("div", "casino" + (t === 7 ? " slot" : ""), null, board);
     card.dataset.target = t;
     const head = el("div", "casino-head", null, card);
-    el("span", "casino-face face-" + (t === 7 ? "slot" : t), t === 7 ? "🎰" : String(t), head);
+    el("span", "casino-face face-" + (t === 7 ? "slot" : t), t === 7 ? "S" : String(t), head);
     el("span", "casino-name", t === 7 ? "Slot machine" : "Casino " + t, head);
     const notes = el("div", "banknotes", null, card);
     const dice = el("div", "placed", null, card);
@@ -203,10 +203,11 @@
 
   function describePlace(e) {
     const dice = e.own + e.big;
-    const parts = [dice === 1 ? "1 die" : dice + " dice"];
-    if (e.big) parts.push("(" + e.big + " big)");
-    if (e.neutral) parts.push("+ " + e.neutral + " neutral");
-    return who(e.seat) + " puts " + parts.join(" ") + " showing " + e.value + " on " +
+    const parts = [];
+    if (dice) parts.push((dice === 1 ? "1 die" : dice + " dice") + (e.big ? " (" + e.big + " big)" : ""));
+    if (e.neutral) parts.push(e.neutral + " neutral" + (e.neutral === 1 ? " die" : " dice"));
+    if (!parts.length) parts.push("no dice");
+    return who(e.seat) + " puts " + parts.join(" + ") + " showing " + e.value + " on " +
       targetName(e.slot ? 7 : e.value);
   }
 
