@@ -2,9 +2,9 @@
 
 Three figures, printed and never asserted (targets from issue 16):
 
-1. A 5-player `classic` replay's data: the JSON the viewer page embeds for one game (the
-   record's events and decisions; the viewer rebuilds the board). Target: under 30 KB. Also the
-   whole replay page and the raw record file beside it.
+1. A 5-player `classic` replay's data: the JSON the viewer page embeds for one game (its
+   record as stored: events, decisions, bot output; the viewer rebuilds the board from the
+   events). Target: under 30 KB. Also the whole replay page.
 2. The report of a 1,000-game league, all files: target under 50 MB.
 3. Building that report vs playing the league: the league runs first (`referee league
    --no-report`, real bot processes over gRPC), then `referee.report.site.build_report` is timed
@@ -39,8 +39,7 @@ sys.path.insert(0, str(REPO_ROOT))
 
 from referee.league.runner import load_outcome  # noqa: E402
 from referee.league.store import LeagueStore  # noqa: E402
-from referee.report.replaydata import replay_data  # noqa: E402
-from referee.report.site import build_report, script_json  # noqa: E402
+from referee.report.site import build_report, script_text  # noqa: E402
 
 SAMPLE = REPO_ROOT / "sample_bots"
 KB, MB = 1024, 1024 * 1024
@@ -95,18 +94,16 @@ def main() -> int:
         store = LeagueStore(five / "league.db")
         records = list(store.records())
         store.close()
-        data = [len(script_json(replay_data(r)).encode()) for r in records]
-        raw = [len(json.dumps(r, separators=(",", ":")).encode()) for r in records]
+        data = [len(script_text(json.dumps(r, separators=(",", ":")).encode()).encode())
+                for r in records]
         build_report(five)
         pages = [p.stat().st_size for p in (five / "report" / "games").glob("*.html")]
         figures.update(replay_data_kb_median=statistics.median(data) / KB,
                        replay_data_kb_max=max(data) / KB,
-                       replay_page_kb_median=statistics.median(pages) / KB,
-                       raw_record_kb_median=statistics.median(raw) / KB)
+                       replay_page_kb_median=statistics.median(pages) / KB)
         print(f"5-player classic replay data ({len(data)} games): median "
               f"{figures['replay_data_kb_median']:.1f} KB, max {figures['replay_data_kb_max']:.1f}"
-              f" KB (target < 30 KB); whole page median {figures['replay_page_kb_median']:.1f} KB;"
-              f" raw record median {figures['raw_record_kb_median']:.1f} KB")
+              f" KB (target < 30 KB); whole page median {figures['replay_page_kb_median']:.1f} KB")
 
         # 2 and 3. A big league, then its report.
         big = root / "big"

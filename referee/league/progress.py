@@ -12,6 +12,7 @@ from rich.progress import Progress as RichProgress
 
 from referee.league.live import LiveTable, played_game
 from referee.match import MatchResult
+from referee.text import safe_line
 
 STANDINGS_ROWS = 5   # bots shown under the bar
 
@@ -147,9 +148,10 @@ class BarProgress(Progress):
 
 
 def _printable(name: str) -> str:
+    """A bot name for the live table: escapes shown, no rich markup."""
     from rich.markup import escape
 
-    return escape("".join(ch if ch.isprintable() else "?" for ch in name))
+    return escape(safe_line(name))
 
 
 class _BarAndTable(RichProgress):

@@ -3,11 +3,13 @@ think time (and any note) of each decision and the casinos' dice before each rou
 
 from __future__ import annotations
 
-import unicodedata
 from typing import Any
 
 from referee.engine import SLOT, GameRecord
 from referee.render import Narrator, target_name
+from referee.text import safe_line
+
+NARRATION_LIMIT = 4096   # characters of one line: a strike detail quotes the legal moves
 
 
 def seat_names(data: dict[str, Any]) -> list[str]:
@@ -58,11 +60,8 @@ def narrate(data: dict[str, Any]) -> list[str]:
 
 def printable(text: str) -> str:
     """`text` with control and format characters shown as escapes: bot names and notes are
-    bot-supplied and must not drive the terminal."""
-    return "".join(
-        ch if unicodedata.category(ch)[0] != "C" else ch.encode("unicode_escape").decode()
-        for ch in text
-    )
+    bot-supplied and must not drive the terminal (a whole narration line is kept)."""
+    return safe_line(text, limit=NARRATION_LIMIT)
 
 
 def _board_line(narrator: Narrator, dice: dict[int, list[int]]) -> str:

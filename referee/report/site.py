@@ -6,6 +6,10 @@ are copied beside the pages."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
+import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from importlib import resources
@@ -13,12 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
+from referee.engine import RuleSet
+from referee.league.results import PlayedGame
 from referee.league.runner import LeagueOutcome, load_outcome
+from referee.league.store import LeagueStore
 from referee.league.tables import percentile, to_json
 from referee.report.records import open_league
-from referee.report.replaydata import replay_data
 
 ASSETS = ("report.css", "report.js", "viewer.js")
 SEAT_COLOURS = ("#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
@@ -33,8 +39,14 @@ KNOWN_ROW_KEYS = {"rank", "bot", "mu", "sigma", "conservative", "games", "wins",
 
 def script_json(value: Any) -> Markup:
     """JSON safe inside a <script> element (no '<', '>' or '&' that could close it)."""
-    text = json.dumps(value, separators=(",", ":"))
-    return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+    return script_text(json.dumps(value, separators=(",", ":")).encode())
+
+
+def script_text(json_text: bytes) -> Markup:
+    """JSON text made safe inside a <script> element: '<', '>' and '&' can only stand inside
+    JSON strings, where their \\u escapes mean the same."""
+    safe = json_text.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
+    return Markup(safe.decode("utf-8"))
 
 
 def money(amount: float | None) -> str:
@@ -82,33 +94,76 @@ def build_report(directory: Path, out: Path | None = None,
                  outcome: LeagueOutcome | None = None) -> Path:
     """Write the report of the league in `directory` to `out` (default DIR/report) and return
     the path of its index.html. `outcome` is the league's outcome when the caller has it (a
-    league that just ended): its ratings and fit are not computed again."""
+    league that just ended): its ratings and fit are not computed again.
+
+    The report is built in a new folder beside `out` and then put in its place, so a report
+    being rebuilt is never half old and half new (and no file is rewritten in place, which some
+    file systems flush to disk one by one)."""
     directory = Path(directory)
     out = Path(out) if out is not None else directory / "report"
-    store = open_league(directory)
+    _check_replaceable(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    building.chmod(0o755)   # mkdtemp makes it private; a report is for publishing
     try:
-        outcome = outcome or load_outcome(store)
-        settings = store.settings() or {}
-        versions = {name: version for name, (version, _) in store.bots().items()}
-        seconds = dict(store.db.execute("SELECT idx, seconds FROM games"))
-        (out / "games").mkdir(parents=True, exist_ok=True)
-        (out / "bots").mkdir(parents=True, exist_ok=True)
-        (out / "assets").mkdir(parents=True, exist_ok=True)
-        for name in ASSETS:
-            (out / "assets" / name).write_text(asset_text(name), encoding="utf-8")
-        env = environment()
-        pages = _Pages(env, out, outcome)
-        pages.games(store.db.execute("SELECT idx, record FROM games ORDER BY idx"), seconds)
-    finally:
-        store.close()
-    pages.bot_pages()
-    pages.game_list()
-    return pages.index(settings, versions)
+        store = open_league(directory)
+        try:
+            outcome = outcome or load_outcome(store)
+            pages = _Pages(environment(), building, outcome, store.settings() or {})
+            for sub in ("games", "bots", "assets"):
+                (building / sub).mkdir()
+            for name in ASSETS:
+                (building / "assets" / name).write_text(asset_text(name), encoding="utf-8")
+            pages.games(store)
+            versions = {name: version for name, (version, _) in store.bots().items()}
+        finally:
+            store.close()
+        pages.bot_pages()
+        pages.game_list()
+        pages.index(versions)
+        _replace(building, out)
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    return out / "index.html"
+
+
+REPORT_MARK = "assets/report.css"   # a folder holding this is a report and may be replaced
+
+
+def _check_replaceable(out: Path) -> None:
+    """Refuse to replace a folder that is neither empty nor an earlier report."""
+    if out.exists() and (not out.is_dir() or (any(out.iterdir())
+                                              and not (out / REPORT_MARK).is_file())):
+        raise ValueError(f"{out} exists and is not a report: choose another --out")
+
+
+def _replace(new: Path, out: Path) -> None:
+    old = out.with_name(f".{out.name}-old-{os.getpid()}")
+    if out.exists():
+        out.rename(old)
+    new.rename(out)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def worker_note(worker: str | None) -> Markup:
+    """', played on WORKER' for a game played on a cluster, else nothing."""
+    if not worker:
+        return Markup("")
+    return Markup(", played on <span class=\"mono\">{}</span>").format(worker)
+
+
+class _Marks(dict):
+    """Template values that are placeholders, for a page rendered once and filled per game."""
+
+    def __missing__(self, key: str) -> Markup:
+        return Markup(f"\x00{key}\x00")
 
 
 class _Pages:
-    def __init__(self, env: jinja2.Environment, out: Path, outcome: LeagueOutcome) -> None:
-        self.env, self.out, self.outcome = env, out, outcome
+    def __init__(self, env: jinja2.Environment, out: Path, outcome: LeagueOutcome,
+                 settings: dict[str, Any]) -> None:
+        self.env, self.out, self.outcome, self.settings = env, out, outcome, settings
         self.bot_file = {bot: f"bot-{n}.html" for n, bot in enumerate(outcome.bots)}
         self.facts = {bot: _BotFacts() for bot in outcome.bots}
         self.listed: list[dict[str, Any]] = []
@@ -120,61 +175,69 @@ class _Pages:
                                                       **context)
         path.write_text(text, encoding="utf-8")
 
-    def games(self, rows: Any, seconds: dict[int, float]) -> None:
-        """A raw record and a replay page per game; the facts the other pages list."""
-        import zlib
-
-        template = self.env.get_template("replay.html.j2")
-        for index, blob in rows:
-            raw = zlib.decompress(blob)
-            data = json.loads(raw)
-            (self.out / "games" / f"{index}.json").write_bytes(raw)
-            replay = replay_data(data)
-            page = template.render(replay=replay, index=index, root="../", inline_assets=None,
-                                   raw_record=f"{index}.json", raw_inline=None,
-                                   bot_file=self.bot_file,
-                                   games_link="../games.html")
-            (self.out / "games" / f"{index}.html").write_text(page, encoding="utf-8")
-            self._gather(index, data, replay, seconds.get(index, 0.0))
-
-    def _gather(self, index: int, data: dict, replay: dict, seconds: float) -> None:
-        names = [bot["name"] for bot in replay["bots"]]
-        places = data.get("places") or [None] * len(names)
-        end = data["events"][-1] if data["events"] and data["events"][-1]["type"] == "end" \
-            else {"money": [None] * len(names)}
-        think: dict[int, list[int]] = defaultdict(list)
-        strikes = [0] * len(names)
-        for number_, decision in enumerate(replay["decisions"]):
-            seat = decision.get("seat")
-            if not isinstance(seat, int) or not 0 <= seat < len(names):
+    def games(self, store: LeagueStore) -> None:
+        """A replay page per game, holding the game's record as stored; the facts the other
+        pages list. The page is rendered once with placeholders and filled in per game (a
+        template render per game would cost more than everything else a game needs)."""
+        marks = _Marks()
+        skeleton = self.env.get_template("replay.html.j2").render(
+            game=marks, record_text=marks["record"], root="../", inline_assets=None,
+            games_link="../games.html").split("\x00")
+        rules = RuleSet.from_dict(self.settings["rules"]) if self.settings else None
+        played = {game.index: game for game in self.outcome.games}
+        workers = store.workers()
+        rows = store.db.execute("SELECT idx, game_id, seed, seconds, record FROM games "
+                                "ORDER BY idx")
+        for index, game_id, seed, seconds, blob in rows:
+            game = played.get(index)
+            if game is None:
                 continue
-            if isinstance(decision.get("latency_us"), int | float):
-                think[seat].append(decision["latency_us"])
-            if decision.get("strike"):
-                strikes[seat] += 1
-                if names[seat] in self.facts:
-                    self.facts[names[seat]].strikes.append(
-                        {"game": index, "game_id": replay["game_id"], "decision": number_ + 1,
-                         "type": decision["strike"], "detail": decision.get("detail", "")})
+            raw = zlib.decompress(blob)
+            hand = (rules.dice, rules.big_dice, rules.neutral_per_player(game.players)) \
+                if rules else (0, 0, 0)
+            values = {
+                "game_id": escape(game_id), "preset": escape(self.settings["rules"]["preset"]),
+                "players": str(game.players), "seed": escape(seed),
+                "worker_note": worker_note(workers.get(index)), "hand": ",".join(map(str, hand)),
+                "record": script_text(raw),
+            }
+            page = "".join(part if n % 2 == 0 else values[part]
+                           for n, part in enumerate(skeleton))
+            (self.out / "games" / f"{index}.html").write_text(page, encoding="utf-8")
+            details = json.loads(raw)["decisions"] if any(
+                sum(kinds.values()) for kinds in game.strikes) else []
+            self._gather(game, game_id, seconds, workers.get(index), details)
+
+    def _gather(self, game: PlayedGame, game_id: str, seconds: float, worker: str | None,
+                decisions: list[dict[str, Any]]) -> None:
+        names = list(game.bots)
+        index = game.index
+        strikes = [sum(kinds.values()) for kinds in game.strikes]
+        for number_, decision in enumerate(decisions):
+            seat = decision.get("seat")
+            if decision.get("strike") and seat in range(len(names)) and names[seat] in self.facts:
+                self.facts[names[seat]].strikes.append(
+                    {"game": index, "game_id": game_id, "decision": number_ + 1,
+                     "type": decision["strike"], "detail": decision.get("detail", "")})
         for seat, name in enumerate(names):
             if name not in self.facts:
                 continue
-            latencies = think[seat]
+            latencies = game.latencies_us[seat]
             self.facts[name].games.append({
-                "game": index, "game_id": replay["game_id"], "seat": seat,
-                "players": len(names), "place": places[seat], "money": end["money"][seat],
+                "game": index, "game_id": game_id, "seat": seat,
+                "players": len(names), "place": game.places[seat], "money": game.money[seat],
                 "strikes": strikes[seat], "opponents": [n for n in names if n != name],
                 "p50": _ms(percentile(latencies, 50)), "p95": _ms(percentile(latencies, 95)),
                 "max": _ms(max(latencies) if latencies else None),
             })
-        self.listed.append({"index": index, "game_id": replay["game_id"], "bots": names,
-                            "places": places, "money": end["money"], "strikes": sum(strikes),
-                            "seconds": seconds, "worker": replay["worker"]})
-        if replay["worker"] is not None:
-            worker = self.workers[str(replay["worker"])]
-            worker["games"] += 1
-            worker["strikes"] += sum(strikes)
-            worker["seconds"] += seconds
+        self.listed.append({"index": index, "game_id": game_id, "bots": names,
+                            "places": list(game.places), "money": list(game.money),
+                            "strikes": sum(strikes), "seconds": seconds, "worker": worker})
+        if worker is not None:
+            health = self.workers[str(worker)]
+            health["games"] += 1
+            health["strikes"] += sum(strikes)
+            health["seconds"] += seconds
 
     def bot_pages(self) -> None:
         for bot, facts in self.facts.items():
@@ -188,8 +251,8 @@ class _Pages:
         self.render("games.html.j2", self.out / "games.html", games=self.listed,
                     bots=self.outcome.bots, sizes=sizes, root="")
 
-    def index(self, settings: dict[str, Any], versions: dict[str, str]) -> Path:
-        outcome = self.outcome
+    def index(self, versions: dict[str, str]) -> Path:
+        outcome, settings = self.outcome, self.settings
         table = to_json(outcome.rows, outcome.h2h)
         rows = table["table"]
         fitted = any(row.get("strength") is not None for row in rows)
@@ -286,12 +349,17 @@ def _history(outcome: LeagueOutcome) -> dict[str, Any]:
 
 
 def single_game_html(record: dict[str, Any]) -> str:
-    """One game as a single self-contained HTML page: the viewer, its styles, the replay data
-    and the raw record (offered as a download) in one file, for `referee match --html`."""
-    env = environment()
+    """One game as a single self-contained HTML page: the viewer, its styles and the record
+    (offered as a download too) in one file, for `referee match --html`."""
     inline = {"css": asset_text("report.css"), "js": asset_text("viewer.js")}
     if "</script" in inline["js"].lower() or "</style" in inline["css"].lower():
         raise ValueError("a packaged asset cannot be inlined")  # would end its element early
-    return env.get_template("replay.html.j2").render(
-        replay=replay_data(record), index=record.get("game_id", ""), root="",
-        inline_assets=inline, raw_record=None, raw_inline=record, games_link=None, bot_file={})
+    rules = RuleSet.from_dict(record["rules"])
+    players = int(record["players"])
+    game = {"game_id": record.get("game_id", ""), "preset": rules.preset, "players": players,
+            "seed": record["seed"], "worker_note": worker_note(record.get("worker")),
+            "hand": ",".join(map(str, (rules.dice, rules.big_dice,
+                                       rules.neutral_per_player(players))))}
+    return environment().get_template("replay.html.j2").render(
+        game=game, record_text=script_json(record), root="", inline_assets=inline,
+        games_link=None)

@@ -2,6 +2,96 @@
 // Bot names are bot-supplied: they only ever reach the page as textContent or attributes.
 "use strict";
 
+const COLOURS = ["#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
+                 "#e377c2", "#17becf"];
+
+function cell(row, text, value, cls) {
+  const td = document.createElement("td");
+  if (text !== null && text !== undefined) td.textContent = String(text);
+  if (value !== undefined) td.dataset.value = String(value);
+  if (cls) td.className = cls;
+  row.appendChild(td);
+  return td;
+}
+
+function link(parent, text, href) {
+  const a = document.createElement("a");
+  a.textContent = String(text);
+  a.href = href;
+  parent.appendChild(a);
+  return a;
+}
+
+const fixed = (v, digits) => (v === null || v === undefined ? "-" : Number(v).toFixed(digits));
+const dollars = (v) => (v === null || v === undefined ? "-" : "$" + Number(v).toLocaleString("en-US"));
+
+// The game list and a bot's games are drawn from JSON data in the page.
+function gameRows() {
+  const source = document.getElementById("game-data");
+  const table = document.getElementById("game-list");
+  if (!source || !table) return;
+  const data = JSON.parse(source.textContent);
+  const body = table.tBodies[0];
+  for (const g of data.games) {
+    const row = document.createElement("tr");
+    row.className = "game-row";
+    row.dataset.bots = JSON.stringify(g.bots);
+    row.dataset.places = JSON.stringify(g.places);
+    row.dataset.size = String(g.bots.length);
+    row.dataset.strikes = String(g.strikes);
+    link(cell(row, null, g.index), g.index, "games/" + g.index + ".html");
+    link(cell(row, null, g.game_id), g.game_id, "games/" + g.index + ".html");
+    cell(row, g.bots.length, g.bots.length);
+    const winners = g.bots.filter((_, s) => g.places[s] === 1).join(", ");
+    cell(row, winners, winners);
+    const seats = cell(row, null, undefined, "seats");
+    g.bots.forEach((bot, s) => {
+      const chip = document.createElement("span");
+      chip.className = "seat-chip";
+      const swatch = document.createElement("span");
+      swatch.className = "swatch";
+      swatch.style.background = COLOURS[s % 8];
+      const place = document.createElement("b");
+      place.textContent = String(g.places[s]);
+      chip.append(swatch, document.createTextNode(bot + " "), place,
+                  document.createTextNode(" " + dollars(g.money[s])));
+      seats.appendChild(chip);
+    });
+    cell(row, g.strikes, g.strikes, g.strikes ? "struck" : "");
+    cell(row, fixed(g.seconds, 2), g.seconds);
+    if (data.workers) cell(row, g.worker || "", g.worker || "", "mono");
+    body.appendChild(row);
+  }
+}
+
+function botGameRows() {
+  const source = document.getElementById("bot-game-data");
+  const table = document.getElementById("bot-games");
+  if (!source || !table) return;
+  const data = JSON.parse(source.textContent);
+  const body = table.tBodies[0];
+  for (const g of data.games) {
+    const row = document.createElement("tr");
+    link(cell(row, null, g.game), g.game, "../games/" + g.game + ".html");
+    link(cell(row, null, g.game_id), g.game_id, "../games/" + g.game + ".html");
+    cell(row, g.players, g.players);
+    cell(row, g.seat, g.seat);
+    cell(row, g.place, g.place);
+    cell(row, dollars(g.money), g.money || 0);
+    cell(row, g.strikes, g.strikes, g.strikes ? "struck" : "");
+    cell(row, fixed(g.p50, 1), g.p50 || 0);
+    cell(row, fixed(g.p95, 1), g.p95 || 0);
+    cell(row, fixed(g.max, 1), g.max || 0);
+    const opponents = cell(row, null);
+    g.opponents.forEach((name, n) => {
+      if (n) opponents.appendChild(document.createTextNode(", "));
+      if (Object.prototype.hasOwnProperty.call(data.files, name)) link(opponents, name, data.files[name]);
+      else opponents.appendChild(document.createTextNode(name));
+    });
+    body.appendChild(row);
+  }
+}
+
 function sortableTables() {
   for (const table of document.querySelectorAll("table.sortable")) {
     const heads = table.tHead ? table.tHead.rows[0].cells : [];
@@ -120,6 +210,8 @@ function ratingChart() {
   holder.appendChild(legend);
 }
 
+gameRows();
+botGameRows();
 sortableTables();
 gameFilters();
 ratingChart();

@@ -5,19 +5,30 @@
 (function () {
   const COLOURS = ["#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
                    "#e377c2", "#17becf"];
-  const data = JSON.parse(document.getElementById("replay-data").textContent);
+  const recordText = document.getElementById("record").textContent;
+  const data = JSON.parse(recordText);   // a game record (docs/replay-format.md)
   const root = document.getElementById("viewer");
   const events = data.events;
   const players = data.players;
   const targets = data.rules.slot ? 7 : 6;
-  const names = data.bots.map((b) => b.name);
+  const hand = root.dataset.hand.split(",").map(Number);   // dice per seat at a round's start
+  const decisions = Array.isArray(data.decisions) ? data.decisions : [];
+  const forfeits = Array.isArray(data.forfeits) ? data.forfeits : [];
+  const strikeCounts = Array.isArray(data.strikes) ? data.strikes : [];
+  const names = [];
+  for (let p = 0; p < players; p++) names.push("seat " + p);
+  for (const bot of Array.isArray(data.bots) ? data.bots : []) {
+    if (bot && Number.isInteger(bot.seat) && bot.seat >= 0 && bot.seat < players) {
+      names[bot.seat] = String(bot.name);
+    }
+  }
   const neutralKind = data.rules.neutral === "grey" ? "grey" : "white";
 
   // The decision of each place event (same order), and the event index of each decision.
   const decisionOf = {};
   let placed = 0;
   events.forEach((e, i) => {
-    if (e.type === "place") { decisionOf[i] = data.decisions[placed] || null; placed += 1; }
+    if (e.type === "place") { decisionOf[i] = decisions[placed] || null; placed += 1; }
   });
 
   function el(tag, cls, text, parent) {
@@ -48,7 +59,7 @@
           s.casinos[t] = emptyCasino();
           s.casinos[t].notes = (e.casinos[t - 1] || []).slice();
         }
-        for (let p = 0; p < players; p++) s.hand[p] = data.hand.slice();
+        for (let p = 0; p < players; p++) s.hand[p] = hand.slice();
         s.roll = null;
       } else if (e.type === "preroll") {
         for (const face of e.faces) s.casinos[face].neutral += 1;
@@ -158,9 +169,15 @@
     el("span", "seat-no", "seat " + p, top);
     const money = el("div", "money", null, panel);
     const notes = el("div", "seat-notes", null, panel);
-    const hand = el("div", "hand", null, panel);
+    const handBox = el("div", "hand", null, panel);
     const strikes = el("div", "seat-strikes", null, panel);
-    seatPanels.push({panel, money, notes, hand, strikes});
+    const output = Array.isArray(data.output) ? data.output[p] : null;
+    if (typeof output === "string" && output) {
+      const box = el("details", "seat-output", null, panel);
+      el("summary", null, "bot output", box);
+      el("pre", null, output, box);
+    }
+    seatPanels.push({panel, money, notes, hand: handBox, strikes});
   }
 
   // Event log entries, built once.
@@ -393,7 +410,7 @@
     const body = el("tbody", null, null, table);
     const places = data.places || s.end.places;
     const order = [...Array(players).keys()].sort((a, b) => places[a] - places[b] || a - b);
-    const forfeited = new Set(data.forfeits.map((f) => f.seat));
+    const forfeited = new Set(forfeits.map((f) => f && f.seat));
     for (const p of order) {
       const row = el("tr", "standing", null, body);
       row.dataset.seat = p;
@@ -403,7 +420,7 @@
       el("span", null, names[p] + (forfeited.has(p) ? " (forfeited)" : ""), cell);
       el("td", "final-money", dollars(s.end.money[p]), row);
       el("td", null, s.end.notes[p], row);
-      const strikes = data.strikes[p] ? Object.values(data.strikes[p]).reduce((a, b) => a + b, 0) : 0;
+      const strikes = strikeCounts[p] ? Object.values(strikeCounts[p]).reduce((a, b) => a + b, 0) : 0;
       el("td", null, strikes, row);
     }
   }
@@ -441,11 +458,10 @@
     else if (ev.key === "End") { ev.preventDefault(); go(events.length); }
     else if (ev.key === " ") { ev.preventDefault(); timer === null ? play() : pause(); }
   });
-  // A single-file game carries its raw record inline: offer it as a download.
-  const rawInline = document.getElementById("raw-record-data");
+  // The page carries the game's record as stored: offer it as a file too.
   const rawLink = document.getElementById("raw-record");
-  if (rawInline && rawLink) {
-    rawLink.href = URL.createObjectURL(new Blob([rawInline.textContent], {type: "application/json"}));
+  if (rawLink) {
+    rawLink.href = URL.createObjectURL(new Blob([recordText], {type: "application/json"}));
   }
   const fromHash = /^#event-(\d+)$/.exec(location.hash);
   go(fromHash ? Number(fromHash[1]) : 0);

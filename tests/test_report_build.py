@@ -1,0 +1,46 @@
+"""Building the report folder: replacing an earlier report whole, never anything else."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+from report_support import play_league, referee, stored_records
+
+
+@pytest.fixture(scope="module")
+def league(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return play_league(tmp_path_factory.mktemp("build") / "league")
+
+
+def test_a_report_has_a_page_per_game_and_bot_holding_each_stored_record(league: Path) -> None:
+    report = league / "report"
+    records = stored_records(league)
+    assert sorted(p.name for p in (report / "games").iterdir()) == \
+        sorted(f"{i}.html" for i in range(len(records)))
+    assert len(list((report / "bots").iterdir())) == 4
+    page = (report / "games" / "3.html").read_text()
+    assert records[3]["game_id"] in page
+    assert "</script>" not in page.split('id="record">')[1].split("</script>")[0]
+    assert stat.S_IMODE(report.stat().st_mode) == 0o755
+
+
+def test_rebuilding_replaces_the_report_and_leaves_no_temporary_folder(league: Path) -> None:
+    stale = league / "report" / "games" / "999.html"
+    stale.write_text("an old page")
+    done = referee("report", league)
+    assert f"report: {league / 'report' / 'index.html'}" in done.stdout
+    assert not stale.exists()
+    assert [p.name for p in league.iterdir() if p.name.startswith(".report")] == []
+
+
+def test_a_folder_that_is_not_a_report_is_never_replaced(league: Path, tmp_path: Path) -> None:
+    keep = tmp_path / "site"
+    keep.mkdir()
+    (keep / "mine.txt").write_text("precious")
+    done = referee("report", league, "--out", keep, check=False)
+    assert done.returncode != 0 and "is not a report" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert (keep / "mine.txt").read_text() == "precious"
+    assert referee("report", tmp_path / "nothing-here", check=False).returncode != 0
