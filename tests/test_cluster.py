@@ -166,6 +166,10 @@ def test_sample_league_on_the_cluster_matches_the_local_league(tmp_path: Path,
     assert {row["worker"] for row in health} <= {"w1", "w2"}
     report = (tmp_path / "cluster" / "report" / "index.html").read_text()
     assert 'id="workers"' in report and "p50 vs all" in report
+    # The league's end stops its bots on the workers, which stay up for the next league.
+    for name, worker in cluster.workers.items():
+        wait_until(lambda: processes_with_run_id(cluster.run_ids[name]) == [worker.pid],  # noqa: B023
+                   30, f"{name}'s bots to stop")
 
 
 def test_a_killed_worker_loses_no_game_and_doubles_none(tmp_path: Path) -> None:

@@ -100,7 +100,7 @@ async def add_bots(settings: LeagueSettings, paths: list[Path],
     finally:
         store.close()
     resumed = LeagueSettings(bots=[], out=out, concurrency=settings.concurrency,
-                             sandbox=settings.sandbox)
+                             sandbox=settings.sandbox, cluster=settings.cluster)
     return await run_league(resumed, progress, resume=True, accept_changed=accept_changed)
 
 

@@ -18,8 +18,8 @@ from typing import Any
 
 from distributed import WorkerPlugin, get_worker
 
+from referee.bots.build import cache_dir
 from referee.bots.errors import BotStartError
-from referee.bots.process import cache_dir
 from referee.bots.runtime import Roster
 from referee.bots.spec import BotSpec
 from referee.engine import RuleSet
