@@ -42,6 +42,26 @@ def noisy_greedy(randomness: float, salt: str = "") -> Policy:
     return make
 
 
+def hashed_greedy(randomness: float, salt: str = "") -> Policy:
+    """Like `noisy_greedy`, but a deterministic bot: whether a decision is random, and which
+    action it takes, is a hash of what the bot sees (round, money, roll, cards left) and `salt`,
+    not a draw from a stream. All the luck is then in the dice and the deck, which duplicate
+    seating deals to every bot alike."""
+
+    def make(seed: int) -> Chooser:
+        def choose(game: Game) -> Action:
+            seen = (salt, game.round, tuple(game.money), game.roll_faces(), game.deck_size())
+            draw = derive_seed(0, repr(seen))
+            legal = game.legal_actions()
+            if (draw >> 11) / 2**53 < randomness:
+                return legal[draw % len(legal)]
+            return greedy_policy(game.view(game.current_seat))
+
+        return choose
+
+    return make
+
+
 def play_scheduled(rules: RuleSet, game: ScheduledGame,
                    policies: Mapping[str, Policy]) -> PlayedGame:
     """Play one scheduled game in process with each seat's policy."""
