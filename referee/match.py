@@ -12,7 +12,7 @@ import asyncio
 import functools
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -38,6 +38,23 @@ class SeatBot(Protocol):
     def open_game(self, handler: Handler | None = None) -> GameStream: ...
 
     def output(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class AbsentBot:
+    """A seat whose bot could not be started for this game (it died and does not restart): it
+    forfeits the game from the start, with `reason`, and its dice are played by the substitute."""
+
+    name: str
+    version: str
+    limits: Limits
+    reason: str
+
+    def open_game(self, handler: Handler | None = None) -> None:
+        return None
+
+    def output(self) -> str:
+        return ""
 
 
 @dataclass(frozen=True)
@@ -138,6 +155,10 @@ class _Match:
         self.tasks: set[asyncio.Task[None]] = set()
         self.streams = [bot.open_game(functools.partial(self.on_item, seat))
                         for seat, bot in enumerate(bots)]
+        for seat, bot in enumerate(bots):
+            if isinstance(bot, AbsentBot):
+                self.seats[seat].forfeited = True
+                self.seats[seat].reason = f"the bot could not be started: {bot.reason}"
 
     def fail(self, exc: BaseException) -> None:
         """A bug in the referee: end play_match with it."""
@@ -173,21 +194,19 @@ class _Match:
                                               started + (limits.decision_ms + bank_ms) / 1000)
             if self.timer is None or self.timer_due > pending.deadline:
                 self.watch(pending)
-            error = await stream.send(message)
+            error = await stream.send(message, pending.deadline - time.perf_counter())
             if error is not None:
-                if self.pending is not pending:
-                    return
-                pending.watched = False   # telling a crash from a protocol error takes a while
-                strike, detail = await stream.failure(error)
-                if self.pending is not pending:
-                    return
-                self.resolve(pending, Reply(None, strike, detail, 0))
-                continue
+                if self.pending is pending:
+                    # Telling a crash from a protocol error takes a while: not in this task,
+                    # which may be another seat's reader (its answers must not wait for it).
+                    pending.watched = False
+                    self.spawn(functools.partial(self._broken_stream, pending, error))
+                return
             # Answers that came while nothing was asked are judged now, in order (as late ones,
             # or as a wrong answer to this request).
             while stream.inbox and self.pending is pending:
                 reply = await stream.judge(stream.inbox.popleft(), pending.request_id,
-                                           pending.started)
+                                           pending.started, pending.started)
                 if reply is not None and self.pending is pending:
                     self.resolve(pending, reply)
                     break
@@ -197,18 +216,24 @@ class _Match:
             self.done.set_result(None)
 
     async def on_item(self, seat: int, item: object) -> None:
-        """Seat `seat`'s stream read `item` (see GameStream): judge it and go on with the game."""
+        """Seat `seat`'s stream read `item` (see GameStream): judge it and go on with the game.
+
+        One clock decides whether an answer is in time: time.perf_counter() read here, as the
+        reader hands the answer over, against the request's deadline on the same clock (the
+        deadline timer uses it too). An answer read after the deadline is a timeout, whichever
+        of the two runs first."""
+        received = time.perf_counter()
         try:
             pending = self.pending
-            if pending is not None and pending.seat == seat and type(item) is pb.BotMessage:
+            if (pending is not None and pending.seat == seat and type(item) is pb.BotMessage
+                    and received <= pending.deadline):
                 # The usual case, first and without a Reply: the awaited answer, legal.
                 answer = read_decision(item)
                 if (answer is not None and answer[0] == pending.request_id
                         and answer[1] in pending.legal):
                     self.pending = None
-                    self.accept(seat, answer[1],
-                                int((time.perf_counter() - pending.started) * 1e6), _NO_STRIKE,
-                                answer_notes(item.decision))
+                    self.accept(seat, answer[1], int((received - pending.started) * 1e6),
+                                _NO_STRIKE, answer_notes(item.decision))
                     await self.advance()
                     return
             stream = self.streams[seat]
@@ -217,11 +242,15 @@ class _Match:
                 if ended:
                     stream.broken = stream.broken or describe(item)
                 else:
-                    stream.inbox.append(item)   # judged when this seat is asked next
+                    stream.hold(item)   # judged when this seat is asked next
+                return
+            if not ended and received > pending.deadline:
+                self.on_deadline(pending)   # read too late: a timeout, as the timer would say
+                stream.hold(item)           # and, if it is the late answer, dropped at once
                 return
             if ended:
                 pending.watched = False   # telling a crash from a protocol error takes a while
-            reply = await stream.judge(item, pending.request_id, pending.started)
+            reply = await stream.judge(item, pending.request_id, pending.started, received)
             if reply is None or self.pending is not pending:
                 return   # a late answer to an earlier request, or already timed out
             self.resolve(pending, reply)
@@ -247,7 +276,7 @@ class _Match:
         pending = self.pending
         if pending is None or not pending.watched:
             return
-        if time.perf_counter() < pending.deadline:
+        if time.perf_counter() <= pending.deadline:
             self.watch(pending)
             return
         self.on_deadline(pending)
@@ -258,17 +287,31 @@ class _Match:
             return
         elapsed = int((time.perf_counter() - pending.started) * 1e6)
         allowed_ms = (pending.deadline - pending.started) * 1000
+        self.streams[pending.seat].given_up.add(pending.request_id)   # its answer is dropped
         self.resolve(pending, Reply(None, TIMEOUT, f"no decision within {allowed_ms:.0f} ms",
                                     elapsed))
-        task = self.loop.create_task(self._advance_guarded())
+        self.spawn(self.advance)
+
+    def spawn(self, step: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Go on with the game in a task of its own, running `step()` (a bug in it ends
+        play_match)."""
+        async def guarded() -> None:
+            try:
+                await step()
+            except Exception as exc:
+                self.fail(exc)
+
+        task = self.loop.create_task(guarded())
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    async def _advance_guarded(self) -> None:
-        try:
+    async def _broken_stream(self, pending: _Pending, error: str) -> None:
+        """The request `pending` could not be sent: strike it as the broken stream's failure
+        (crash, protocol error or timeout) and go on."""
+        strike, detail = await self.streams[pending.seat].failure(error)
+        if self.pending is pending:
+            self.resolve(pending, Reply(None, strike, detail, 0))
             await self.advance()
-        except Exception as exc:
-            self.fail(exc)
 
     def resolve(self, pending: _Pending, reply: Reply) -> None:
         """Apply the answer to `pending` (or the substitute move a strike calls for)."""
@@ -336,13 +379,17 @@ async def play_match(
     names = [bot.name for bot in bots]
     rules_pb = convert.rules_to_pb(rules)
     finished = False
+    live = [(seat, stream) for seat, stream in enumerate(streams) if stream is not None]
     try:
+        # Every write is bounded by the bot's deadline (a bot that does not read its stream
+        # holds it back): this one by the first decision's.
         await asyncio.gather(*(
             stream.send(convert.game_start(game_id, rules_pb, names, seat,
                                            decision_ms=bots[seat].limits.decision_ms,
                                            game_bank_ms=bots[seat].limits.game_bank_ms,
-                                           autoplay_forced=match.options.autoplay_forced))
-            for seat, stream in enumerate(streams)
+                                           autoplay_forced=match.options.autoplay_forced),
+                        (bots[seat].limits.decision_ms + bots[seat].limits.game_bank_ms) / 1000)
+            for seat, stream in live
         ))
         if observer is not None:
             observer(game, list(game.events or []), None)
@@ -353,12 +400,12 @@ async def play_match(
     finally:
         match.close()
         if not finished:   # a bug or a cancellation: close the streams without a GameEnd
-            for stream in streams:
+            for _, stream in live:
                 stream.end_game(None)
     forfeited = [s.forfeited for s in seats]
     places = final_places(game, forfeited)
     notes = [len(n) for n in game.notes_won]
-    for s, stream in enumerate(streams):   # the streams close in the background
+    for s, stream in live:   # the streams close in the background
         stream.end_game(convert.game_end(
             game_id, places, game.money, notes, forfeited_seats=forfeited,
             forfeited=seats[s].forfeited, reason=seats[s].reason,

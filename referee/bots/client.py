@@ -25,10 +25,18 @@ from referee.protocol import PROTOCOL_VERSION, pb, rpc
 from referee.protocol.convert import MalformedMessage, action_from_pb
 from referee.text import safe_line
 
+#: The largest message the referee takes from a bot. A decision is a few bytes (with a note and
+#: values, well under 2 KiB); anything bigger ends the stream as a protocol strike before it is
+#: read into memory.
+MAX_ANSWER_BYTES = 64 * 1024
 CHANNEL_OPTIONS = [
-    ("grpc.max_receive_message_length", 1 << 20),   # a decision is a few bytes; refuse floods
+    ("grpc.max_receive_message_length", MAX_ANSWER_BYTES),
     ("grpc.enable_retries", 0),
-    ("grpc.keepalive_time_ms", 10_000),
+    # No keepalive pings: default servers of every language (C-core, Go, Java) allow a client
+    # a ping without data only every 5 minutes and answer more with GOAWAY too_many_pings,
+    # which would break every stream of an honest bot that waits while another seat thinks.
+    # A silent bot is found by its request's deadline instead.
+    ("grpc.keepalive_time_ms", 2**31 - 1),
 ]
 END = object()   # the stream ended
 UNDECODABLE = object()   # an answer that is not a BotMessage
@@ -38,6 +46,17 @@ HELLO = pb.HelloRequest(protocol_version=PROTOCOL_VERSION, referee_version=__ver
 PROBE_S = 2.0          # how long a broken stream waits for the bot to answer Hello
 CRASH_SETTLE_S = 1.0   # then how long a crash waits to see the bot's process end (wording only)
 FINISH_S = 1.0         # how long a finished game's stream waits for the bot to end it
+#: Why a stream is broken when a write did not complete within its deadline: the bot does not
+#: read its stream (gRPC's flow control holds the write back). A timeout, not a protocol error.
+STALLED = "the bot does not read its stream (a write did not complete within its deadline)"
+#: Messages a stream keeps while nothing is asked of its bot (a bot may answer late once per
+#: timed-out request); one more and the stream is cut off as FLOODED.
+INBOX_LIMIT = 16
+#: A write is given up at its deadline, but never sooner than this: a referee slowed down by
+#: its own load must not take that for a bot that does not read (giving a write up ends the
+#: stream). The request's own deadline still strikes a timeout on time.
+WRITE_GRACE_S = 5.0
+FLOODED = f"the bot sent more than {INBOX_LIMIT} messages while nothing was asked of it"
 
 
 class _Deadline:
@@ -179,6 +198,9 @@ class GameStream:
         # Answers, stream errors, END and deadline markers, in arrival order. A deque and one
         # future to wake `decide` cost less than an asyncio.Queue, and this runs per decision.
         self.inbox: deque[object] = deque()
+        # Requests given up before their answer came (timed out, or struck for another
+        # message): each one's answer is dropped once, without a strike, if it comes.
+        self.given_up: set[int] = set()
         self._waiter: asyncio.Future[None] | None = None
         self.broken: str | None = None     # why the stream can no longer be used
         self._settled = False              # failure waited for a dying process once
@@ -188,8 +210,19 @@ class GameStream:
         # the whole RPC, so `decide` waits on the inbox instead.
         self.reader = asyncio.create_task(self._read())
 
-    def _deliver(self, item: object) -> None:
+    def hold(self, item: object) -> None:
+        """Keep a message read while nothing is asked of the bot (judged when it is asked
+        next); a stream that holds more than INBOX_LIMIT is cut off as FLOODED."""
+        if len(self.inbox) >= INBOX_LIMIT and item is not END:
+            if self.broken is None:
+                self.broken = FLOODED
+                self.inbox.clear()
+                self.call.cancel()
+            return
         self.inbox.append(item)
+
+    def _deliver(self, item: object) -> None:
+        self.hold(item)
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
@@ -240,6 +273,10 @@ class GameStream:
         known to have ended (the guard and the kernel take a while to report it, longer on a
         loaded machine), so what decides is whether the bot still answers a Hello.
         """
+        if detail == STALLED:
+            return TIMEOUT, detail
+        if detail == FLOODED:
+            return PROTOCOL, detail
         client = self.client
         connection_lost = "unavailable" in detail or "connect" in detail
         if (client.process_alive() and not connection_lost
@@ -257,12 +294,24 @@ class GameStream:
             return CRASH, f"the bot's process ended ({detail})"
         return CRASH, f"the connection to the bot is gone ({detail})"
 
-    async def send(self, message: pb.RefereeMessage) -> str | None:
+    async def send(self, message: pb.RefereeMessage, timeout: float = 0.0) -> str | None:
         """Write a message; return None, or why the stream is broken. The message is serialized
-        at once, so the caller may change it as soon as this is called."""
+        at once, so the caller may change it as soon as this is called. A write that does not
+        complete within `timeout` seconds (its deadline; at least WRITE_GRACE_S) breaks the
+        stream as STALLED and cancels the call: a bot that does not read its stream holds
+        writes back."""
         if self.broken is not None:
             return self.broken
         data = message.SerializeToString()
+        try:
+            async with asyncio.timeout(max(WRITE_GRACE_S, timeout)):
+                await self._write(data)
+        except TimeoutError:
+            self.broken = self.broken or STALLED
+            self.call.cancel()
+        return self.broken
+
+    async def _write(self, data: bytes) -> None:
         # gRPC takes one write at a time per call. Writes can overlap: a fast bot's answer can
         # reach the reader (which then asks this bot again when it moves twice in a row) before
         # the write of the request it answers has completed here. Then the later write waits
@@ -278,7 +327,7 @@ class GameStream:
                 raise
             if self.broken is not None:
                 self._next_writer()
-                return self.broken
+                return
         self._writing = True
         try:
             await self.call.write(data)
@@ -286,7 +335,6 @@ class GameStream:
             self.broken = await self._write_failure(exc)
         finally:
             self._next_writer()
-        return self.broken
 
     def _next_writer(self) -> None:
         """End a write: hand the turn to the first waiting writer, if any."""
@@ -314,7 +362,7 @@ class GameStream:
         """Send a decision request (a RefereeMessage) and wait for the decision
         answering `request_id`, at most `timeout_s` seconds."""
         started = time.perf_counter()
-        error = await self.send(message)
+        error = await self.send(message, timeout_s)
         if error is not None:
             strike, detail = await self.failure(error)
             return Reply(None, strike, detail, 0)
@@ -329,6 +377,7 @@ class GameStream:
                     if item is not expired:
                         continue   # the marker of an earlier request that was answered
                     elapsed = int((time.perf_counter() - started) * 1e6)
+                    self.given_up.add(request_id)
                     return Reply(None, TIMEOUT,
                                  f"no decision within {timeout_s * 1000:.0f} ms", elapsed)
                 reply = await self.judge(item, request_id, started)
@@ -337,9 +386,14 @@ class GameStream:
         finally:
             timer.cancel()
 
-    async def judge(self, item: object, request_id: int, started: float) -> Reply | None:
-        """The reply for one item from the inbox, or None to keep waiting (a late answer)."""
-        latency = int((time.perf_counter() - started) * 1e6)
+    async def judge(self, item: object, request_id: int, started: float,
+                    received: float | None = None) -> Reply | None:
+        """The reply to request `request_id` that `item` (read at `received`, by
+        time.perf_counter) makes, or None to keep waiting (the late answer to a request given
+        up before). A decision for any other request (answered already, never sent, or given
+        up and answered already) is a protocol strike for this one, never its answer; this
+        request's own answer is then dropped when it comes."""
+        latency = int(((time.perf_counter() if received is None else received) - started) * 1e6)
         if item is END or isinstance(item, grpc.aio.AioRpcError):
             self.broken = describe(item)
             self._deliver(END)  # later requests see the end at once
@@ -352,11 +406,13 @@ class GameStream:
             return Reply(None, MALFORMED, "a message without a decision", latency)
         decision = item.decision
         answered = decision.request_id
-        if answered < request_id:
-            return None   # a late answer to an earlier request: dropped, already struck
         if answered != request_id:
-            return Reply(None, PROTOCOL, f"answered request {answered}, expected {request_id}",
-                         latency)
+            if answered in self.given_up:
+                self.given_up.discard(answered)
+                return None   # a late answer to a timed-out request: dropped, already struck
+            self.given_up.add(request_id)
+            return Reply(None, PROTOCOL, f"a decision for request {answered}, which is not "
+                         f"outstanding (the request asked is {request_id})", latency)
         try:
             action = action_from_pb(decision)
         except MalformedMessage as exc:

@@ -92,6 +92,7 @@ class BotRunner:
     max_instances: int = 8
     instances: list[Instance] = field(default_factory=list)
     restarts: int = 0
+    failed: BotStartError | None = None   # a start after the first failed: no more attempts
     _started: int = 0
     _image_version: str | None = None   # image bots: the image id of the latest instance
     _archive_digest: str | None = None  # image archive bots: the file the first instance loaded
@@ -185,7 +186,15 @@ class BotRunner:
                         offset = instance.process.log.written if instance.process else 0
                         return Lease(self, instance, offset)
                 if len(mine) < self.max_instances:
-                    instance = await self._launch()
+                    if self.failed is not None:
+                        raise self.failed
+                    try:
+                        instance = await self._launch()
+                    except BotStartError as exc:
+                        # Once a (re)start failed, the bot's later games do not wait for more
+                        # start-ups: each is forfeited at once (see referee.match.AbsentBot).
+                        self.failed = exc
+                        raise
                     instance.pool = pool
                     instance.in_use += 1
                     offset = instance.process.log.written if instance.process else 0

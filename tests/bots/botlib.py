@@ -104,10 +104,14 @@ class Servicer(rpc.BotServicer):
 
 
 def run(name: str, decide: Decide = honest, *, on_hello: Callable[[], None] | None = None,
-        max_games: int = 8, version: str = "test-1") -> None:
-    """Serve until SIGTERM (the default action ends the process)."""
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_games + 4))
-    rpc.add_BotServicer_to_server(Servicer(name, decide, on_hello, max_games, version), server)
+        max_games: int = 8, version: str = "test-1", servicer: type[Servicer] | None = None,
+        options: list[tuple[str, int]] | None = None) -> None:
+    """Serve until SIGTERM (the default action ends the process). `servicer` replaces the
+    Servicer class, `options` are the gRPC server's channel arguments."""
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_games + 4),
+                         options=options or [])
+    make = servicer or Servicer
+    rpc.add_BotServicer_to_server(make(name, decide, on_hello, max_games, version), server)
     server.add_insecure_port(address_from_argv(sys.argv))
     server.start()
     server.wait_for_termination()

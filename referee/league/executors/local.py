@@ -7,12 +7,12 @@ from collections import deque
 from collections.abc import Sequence
 
 from referee.bots.errors import BotStartError
-from referee.bots.runtime import Roster
-from referee.bots.spec import BotSpec
+from referee.bots.runtime import Lease, Roster
+from referee.bots.spec import BotSpec, Limits
 from referee.engine import RuleSet
 from referee.league.executors import GameId, Save
 from referee.league.schedule import ScheduledGame
-from referee.match import MatchOptions, MatchResult, play_match
+from referee.match import AbsentBot, MatchOptions, MatchResult, play_match
 
 
 async def play_on_roster(roster: Roster, rules: RuleSet, game: ScheduledGame, game_id: str,
@@ -21,17 +21,29 @@ async def play_on_roster(roster: Roster, rules: RuleSet, game: ScheduledGame, ga
     """Lease a place for every seat of `game`, play it, and give the places back.
 
     Each rotation of a duplicate table is played by instances of its own pool, so no bot
-    process sees one deal twice (R51). With `versions`, a seat whose instance runs another
+    process sees one deal twice (R51). A bot that died and cannot be restarted (or was left out
+    on --resume --skip-broken) takes its seat as an AbsentBot: it forfeits the game from the
+    start, with the reason. With `versions`, a seat whose instance runs another
     version than the league's raises BotStartError before the game starts."""
-    leases = []
+    leases: list[Lease] = []
+    seats: list[Lease | AbsentBot] = []
     try:
         for name in game.bots:
-            lease = await roster.runners[name].lease(pool=game.rotation)
+            runner = roster.runners.get(name)
+            if runner is None:   # skipped on --resume --skip-broken: it did not start
+                seats.append(AbsentBot(name, "", Limits(), "it did not start for this run"))
+                continue
+            try:
+                lease = await runner.lease(pool=game.rotation)
+            except BotStartError as exc:   # it died and cannot be restarted: it forfeits
+                seats.append(AbsentBot(name, runner.version, runner.spec.limits, exc.reason))
+                continue
             leases.append(lease)
+            seats.append(lease)
             if versions is not None and lease.version != versions[name]:
                 raise BotStartError(name, f"runs version {lease.version}, the league's is "
                                           f"{versions[name]}")
-        return await play_match(rules, leases, game.seed, game_id, options)
+        return await play_match(rules, seats, game.seed, game_id, options)
     finally:
         for lease in leases:
             await lease.runner.release(lease)

@@ -1,0 +1,169 @@
+"""The stream between the referee and a bot under attack (issue 14, items 4 to 8): real bot
+processes from tests/bots/ over real gRPC, each fault provoked by the bot itself, never by a
+timing margin. docs/protocol.md and docs/security.md name these tests."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from pathlib import Path
+
+import pytest
+
+from referee.bots.client import FLOODED, STALLED
+from referee.bots.errors import PROTOCOL, TIMEOUT
+from referee.bots.runtime import Roster
+from referee.bots.spec import BotSpec, load_spec
+from referee.engine import Game, preset
+from referee.match import MatchOptions, MatchResult, play_match
+from referee.protocol import convert
+
+ROOT = Path(__file__).resolve().parents[1]
+BOTS = ROOT / "tests" / "bots"
+CLASSIC = preset("classic")
+GENEROUS = 1_000_000   # the honest seats' limits (ms): nothing honest can time out
+
+
+def spec(name: str, **limits: int) -> BotSpec:
+    loaded = load_spec(BOTS / f"{name}.toml")
+    if limits:
+        loaded = dataclasses.replace(loaded, limits=dataclasses.replace(loaded.limits, **limits))
+    return loaded
+
+
+async def play(specs: list[BotSpec], games: int = 1, options: MatchOptions | None = None,
+               observer=None, seed: int = 5) -> list[MatchResult]:
+    """Play `games` games with one seat per spec, each within a generous bound (a hang fails
+    the test instead of stalling it), and stop the bots."""
+    results = []
+    async with asyncio.timeout(600):
+        async with Roster(specs) as roster:
+            await roster.start()
+            for game in range(games):
+                leases = [await roster.runners[s.name].lease() for s in specs]
+                try:
+                    results.append(await play_match(CLASSIC, leases, seed + game, f"g{game}",
+                                                    options, observer))
+                finally:
+                    for lease in leases:
+                        await lease.runner.release(lease)
+    return results
+
+
+def strikes_of(result: MatchResult, seat: int) -> dict[str, int]:
+    return {kind: n for kind, n in result.seats[seat].strikes.items() if n}
+
+
+def test_a_bot_that_never_reads_its_stream_times_out_and_the_game_goes_on() -> None:
+    """Item 4: the referee's writes to no_reader stall behind its 1 KiB window; the requests
+    time out at their deadlines, the stalled write is given up (WRITE_GRACE_S), later requests
+    are timeouts at once (the stream is given up), the game ends, and the streams close."""
+    results = asyncio.run(play([spec("honest", decision_ms=GENEROUS), spec("no_reader")],
+                               games=2, options=MatchOptions(strikes_to_forfeit=8)))
+    for result in results:
+        assert result.record.final() is not None
+        assert strikes_of(result, 0) == {}
+        assert strikes_of(result, 1) == {TIMEOUT: 8}
+        assert result.seats[1].forfeited
+        details = [d.get("detail") for d in result.record.meta["decisions"] if d["seat"] == 1]
+        assert STALLED in details   # a write was held back, not only answers missing
+
+
+def test_default_ping_policy_servers_keep_their_streams_while_another_seat_thinks() -> None:
+    """Item 5a: a stream left idle for 25 s (another seat thinking, far within its limits) to a
+    server with gRPC's default keepalive enforcement and no strike tolerance stays usable. The
+    referee used to ping every 10 s, and this server ended such a connection with GOAWAY
+    too_many_pings at the second ping (20 s)."""
+    async def idle_then_ask() -> object:
+        async with Roster([spec("strict_pings")]) as roster:
+            await roster.start()
+            lease = await roster.runners["strict_pings"].lease()
+            stream = lease.open_game()
+            assert await stream.send(convert.game_start(
+                "idle", CLASSIC, ["strict_pings", "thinker"], 0, decision_ms=GENEROUS)) is None
+            await asyncio.sleep(25)
+            game = Game(CLASSIC, 2, 1)
+            reply = await stream.decide(convert.request_message(game.view(0), 1), 1, 60)
+            await stream.finish(None)
+            await lease.runner.release(lease)
+            return reply
+
+    reply = asyncio.run(idle_then_ask())
+    assert reply.strike is None, reply
+
+
+@pytest.mark.parametrize("bot", ["chatter", "flood"])
+def test_answers_nobody_asked_for_are_protocol_strikes_never_answers(bot: str) -> None:
+    """Item 6: a second decision for one request, a stale id, an unknown id (chatter) and a
+    flood (flood, cut off after INBOX_LIMIT messages) are protocol strikes, and every move the
+    referee accepts from the bot is the honest answer to the request it was asked."""
+    results = asyncio.run(play([spec("honest", decision_ms=GENEROUS), spec(bot)], games=2,
+                               options=MatchOptions(strikes_to_forfeit=1000)))
+    for result in results:
+        assert strikes_of(result, 0) == {}
+        struck = strikes_of(result, 1)
+        assert set(struck) == {PROTOCOL}, struck
+        assert struck[PROTOCOL] >= (3 if bot == "chatter" else 1)
+        game = Game(CLASSIC, 2, result.record.seed)
+        # The bot's accepted moves are all its honest answers: the first legal action.
+        for decision in result.record.meta["decisions"]:
+            if decision["seat"] == 1 and "strike" not in decision and "auto" not in decision:
+                assert decision["action"] == list(game.legal_actions()[0]), decision
+            game.apply(convert.action_from_pb(convert.action_to_pb(tuple(decision["action"]))))
+    if bot == "flood":
+        details = {d.get("detail") for r in results for d in r.record.meta["decisions"]}
+        assert FLOODED in details
+
+
+def rss_kb() -> int:
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+
+
+def test_memory_stays_flat_against_1mb_answers() -> None:
+    """Item 7: bloat answers every request with about 1 MB; the referee refuses messages over
+    client.MAX_ANSWER_BYTES before reading them (a protocol strike) and keeps nothing. Its RSS
+    (this process plays the games) grows by less than 40 MB over 100 games; it grew by 350 MB
+    when such answers were accepted."""
+    growth: list[int] = []
+
+    def observer(game, events, decision) -> None:
+        if decision is None:
+            growth.append(rss_kb())
+
+    results = asyncio.run(play([spec("honest", decision_ms=GENEROUS), spec("bloat")],
+                               games=100, observer=observer))
+    for result in results:
+        assert strikes_of(result, 0) == {}
+        assert set(strikes_of(result, 1)) == {PROTOCOL}
+    first = min(growth[5:10])   # after a few games: imports and caches are warm
+    assert max(growth[-10:]) - first < 40 * 1024, (first, growth[-10:])
+
+
+def test_one_clock_decides_whether_an_answer_is_in_time() -> None:
+    """Item 8: whatever the event loop was doing, an answer accepted took no longer than its
+    deadline and a timeout took at least as long. Every fifth request the test blocks the
+    referee's event loop for 0.5 s just after sending it (the honest answer arrives meanwhile):
+    those answers are read after the 200 ms deadline and must all be timeouts, although the
+    deadline timer and the answer are then both ready at once."""
+    blocked = []
+
+    def observer(game, events, decision) -> None:
+        if decision is not None and not game.is_over and len(blocked) < 400:
+            blocked.append(time.perf_counter())
+            if len(blocked) % 5 == 0:
+                asyncio.get_running_loop().call_soon(time.sleep, 0.5)
+
+    results = asyncio.run(play([spec("honest", decision_ms=200, game_bank_ms=0),
+                                spec("strict_pings", decision_ms=200, game_bank_ms=0)],
+                               games=1, options=MatchOptions(strikes_to_forfeit=1000),
+                               observer=observer))
+    decisions = [d for d in results[0].record.meta["decisions"] if "latency_us" in d]
+    timeouts = [d for d in decisions if d.get("strike") == TIMEOUT]
+    assert len(timeouts) >= len(decisions) // 5 - 1
+    for decision in decisions:
+        if "strike" not in decision:
+            assert decision["latency_us"] <= 200_000, decision
+        elif decision["strike"] == TIMEOUT:
+            assert decision["latency_us"] >= 200_000, decision
