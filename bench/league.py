@@ -133,8 +133,9 @@ class TimingProgress(Progress):
         self._client_cpu = time.process_time()
         self.began = time.perf_counter()
 
-    def game_done(self, result: MatchResult) -> None:
-        super().game_done(result)
+    def game_done(self, result: MatchResult, index: int | None = None) -> None:
+        # A baseline checkout's Progress may not take the index yet.
+        super().game_done(*((result,) if index is None else (result, index)))
         self.seconds.append(result.seconds)
         # A bot's first game also pays for its process warming up (first stream, first
         # decode); games where every bot had played before show the referee's own scaling.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import shutil
 import time
 from pathlib import Path
 
@@ -16,6 +17,9 @@ from referee.bots.errors import PROTOCOL, TIMEOUT
 from referee.bots.runtime import Roster
 from referee.bots.spec import BotSpec, load_spec
 from referee.engine import Game, preset
+from referee.league.config import LeagueSettings
+from referee.league.progress import Progress
+from referee.league.runner import run_league
 from referee.match import MatchOptions, MatchResult, play_match
 from referee.protocol import convert
 
@@ -167,3 +171,53 @@ def test_one_clock_decides_whether_an_answer_is_in_time() -> None:
             assert decision["latency_us"] <= 200_000, decision
         elif decision["strike"] == TIMEOUT:
             assert decision["latency_us"] >= 200_000, decision
+
+
+def install(base: Path, name: str, source: str, env: dict[str, str] | None = None) -> Path:
+    """Copy test bot `source` (its main.py and botlib.py) into base/NAME with a spec of its own
+    (a spec's files must stay inside its folder)."""
+    folder = base / name
+    (folder / source).mkdir(parents=True)
+    shutil.copy(BOTS / "botlib.py", folder / "botlib.py")
+    shutil.copy(BOTS / source / "main.py", folder / source / "main.py")
+    lines = [f'name = "{name}"', f'command = ["{{python}}", "{source}/main.py"]',
+             f'workdir = "{name}"']
+    if env:
+        lines += ["[env]", *(f'{key} = "{value}"' for key, value in env.items())]
+    path = base / f"{name}.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+class Games(Progress):
+    """A quiet Progress that keeps every game's result."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.results: list[MatchResult] = []
+
+    def game_done(self, result: MatchResult, index: int | None = None) -> None:
+        super().game_done(result, index)
+        self.results.append(result)
+
+
+def test_a_bot_that_dies_for_good_forfeits_its_remaining_games(tmp_path: Path) -> None:
+    """Item 4: gone exits at its first decision and every restart of it fails: each of its
+    later games is forfeited from the start with the reason, and the league completes."""
+    marker = tmp_path / "marker"
+    marker.mkdir()
+    specs = [install(tmp_path, "honest-a", "honest"), install(tmp_path, "honest-b", "honest"),
+             install(tmp_path, "gone", "gone", {"GONE_MARKER_DIR": str(marker)})]
+    settings = LeagueSettings(bots=specs, rules=CLASSIC, games=9, players=(3, 3), seed=2**70,
+                              concurrency=1, out=tmp_path / "out", sandbox=False)
+    progress = Games()
+    outcome = asyncio.run(run_league(settings, progress))
+    assert outcome.finished and len(outcome.games) == 9
+    gone = [(result, result.seats[[s.bot for s in result.seats].index("gone")])
+            for result in progress.results]
+    assert gone[0][1].strikes["crash"] >= 1
+    for result, seat in gone[1:]:
+        assert seat.forfeited and "could not be started" in seat.reason, seat.reason
+        assert result.record.final() is not None
+    for result in progress.results:
+        assert all(s.strike_count == 0 for s in result.seats if s.bot != "gone")
