@@ -75,10 +75,11 @@ def test_a_bot_that_never_reads_its_stream_times_out_and_the_game_goes_on() -> N
 
 
 def test_default_ping_policy_servers_keep_their_streams_while_another_seat_thinks() -> None:
-    """Item 5a: a stream left idle for 25 s (another seat thinking, far within its limits) to a
-    server with gRPC's default keepalive enforcement and no strike tolerance stays usable. The
-    referee used to ping every 10 s, and this server ended such a connection with GOAWAY
-    too_many_pings at the second ping (20 s)."""
+    """Item 5a: a stream left idle for 35 s (another seat thinking, far within its limits) to a
+    server with gRPC's default keepalive enforcement (a ping without data every 5 minutes at
+    most) and the least strike tolerance stays usable. The referee used to ping every 10 s: this
+    server then ended the connection with GOAWAY too_many_pings at the third ping (30 s), and
+    the next request was struck as a crash."""
     async def idle_then_ask() -> object:
         async with Roster([spec("strict_pings")]) as roster:
             await roster.start()
@@ -86,7 +87,7 @@ def test_default_ping_policy_servers_keep_their_streams_while_another_seat_think
             stream = lease.open_game()
             assert await stream.send(convert.game_start(
                 "idle", CLASSIC, ["strict_pings", "thinker"], 0, decision_ms=GENEROUS)) is None
-            await asyncio.sleep(25)
+            await asyncio.sleep(35)
             game = Game(CLASSIC, 2, 1)
             reply = await stream.decide(convert.request_message(game.view(0), 1), 1, 60)
             await stream.finish(None)
