@@ -222,3 +222,40 @@ def test_a_bot_that_dies_for_good_forfeits_its_remaining_games(tmp_path: Path) -
         assert result.record.final() is not None
     for result in progress.results:
         assert all(s.strike_count == 0 for s in result.seats if s.bot != "gone")
+
+
+class StopAfter(Games):
+    """Interrupts the league (as Ctrl-C would) once `games` games are stored."""
+
+    def __init__(self, games: int) -> None:
+        super().__init__()
+        self.games = games
+
+    def game_done(self, result: MatchResult, index: int | None = None) -> None:
+        super().game_done(result, index)
+        if len(self.results) >= self.games:
+            raise KeyboardInterrupt
+
+
+def test_a_league_resumed_without_a_dead_bot_completes(tmp_path: Path) -> None:
+    """Item 4, --resume: a league interrupted after gone died is resumed with --skip-broken
+    while gone cannot start any more: its remaining games are forfeited with the reason and the
+    league completes, the games played before kept."""
+    marker = tmp_path / "marker"
+    marker.mkdir()
+    specs = [install(tmp_path, "honest-a", "honest"), install(tmp_path, "honest-b", "honest"),
+             install(tmp_path, "gone", "gone", {"GONE_MARKER_DIR": str(marker)})]
+    settings = LeagueSettings(bots=specs, rules=CLASSIC, games=6, players=(3, 3), seed=2**70,
+                              concurrency=1, out=tmp_path / "out", sandbox=False)
+    first = StopAfter(2)
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(run_league(settings, first))
+    resumed = Games()
+    settings = dataclasses.replace(settings, skip_broken=True)
+    outcome = asyncio.run(run_league(settings, resumed, resume=True))
+    assert outcome.finished and len(outcome.games) == 6
+    assert len(resumed.results) == 4
+    for result in resumed.results:
+        seat = next(s for s in result.seats if s.bot == "gone")
+        assert seat.forfeited and "did not start" in seat.reason, seat.reason
+        assert all(s.strike_count == 0 for s in result.seats if s.bot != "gone")

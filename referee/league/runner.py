@@ -302,7 +302,8 @@ async def _continue(store: LeagueStore, stored: dict, settings: LeagueSettings,
                              cluster=settings.cluster, versions=league_versions,
                              league=str(settings.out.resolve()))
     async with executor:
-        versions = (await executor.start(skip_broken=False))[0]
+        # With --skip-broken, a bot that no longer starts forfeits its remaining games.
+        versions, broken = await executor.start(skip_broken=settings.skip_broken)
         changed = [f"{name!r} (started as {known[name][0]}, now {version})"
                    for name, version in versions.items() if known[name][0] != version]
         if changed and not accept_changed:
@@ -313,7 +314,9 @@ async def _continue(store: LeagueStore, stored: dict, settings: LeagueSettings,
         paths = {spec.name: str(spec.path) for spec in specs}
         for name, version in versions.items():
             store.update_bot(name, version, paths[name])
-        return await _play(store, stored, executor, progress)
+        outcome = await _play(store, stored, executor, progress)
+        outcome.broken = broken
+        return outcome
 
 
 def _free_name(out: Path) -> Path:
