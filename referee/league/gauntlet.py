@@ -196,13 +196,14 @@ async def run_gauntlet(settings: GauntletSettings,
         else:
             if stored.get("kind") != "gauntlet":
                 raise ConfigError(f"{settings.out} holds a league, not a gauntlet")
+            if not resume:
+                raise ConfigError(f"{settings.out} holds a gauntlet already: add --resume to "
+                                  f"continue it (or reprint its verdict), or choose another "
+                                  f"--out")
             outcome = load_gauntlet(store)
             if outcome.state.verdict is not None:
                 write_result(outcome)
                 return outcome
-            if not resume:
-                raise ConfigError(f"{settings.out} holds an unfinished gauntlet: add --resume "
-                                  f"to continue it, or choose another --out")
             specs = _stored_specs(store, stored)
         stored = store.settings()
         assert stored is not None
