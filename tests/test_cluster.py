@@ -3,6 +3,7 @@ real bot processes on the workers, the real CLI as the coordinator."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import shutil
@@ -28,6 +29,12 @@ pytest.importorskip("distributed")
 ROOT = Path(__file__).resolve().parents[1]
 TEST_BOTS = ROOT / "tests" / "bots"
 DASK = str(Path(sys.executable).parent / "dask")
+
+
+def die_with_pytest() -> None:
+    """In a child before exec: the kernel kills it if the test run dies (no cluster is left
+    behind by a killed pytest)."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)   # PR_SET_PDEATHSIG
 
 
 def canonical(out: Path) -> dict:
@@ -89,7 +96,7 @@ class Cluster:
         self.scheduler = subprocess.Popen(
             [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
              "--scheduler-file", str(self.file)], stdout=log, stderr=subprocess.STDOUT,
-            cwd=self.root)
+            cwd=self.root, preexec_fn=die_with_pytest)
         wait_until(self.file.exists, 120, "the scheduler")
         for name in workers:
             self.add_worker(name)
@@ -103,7 +110,8 @@ class Cluster:
             [DASK, "worker", "--scheduler-file", str(self.file), "--name", name,
              "--nthreads", "2", "--resources", "games=2", "--no-nanny", "--no-dashboard",
              "--host", "127.0.0.1", "--local-directory", str(self.root / name)],
-            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.root)
+            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.root,
+            preexec_fn=die_with_pytest)
         wait_until(lambda: f"'{name}'" in (self.root / f"{name}.log").read_text()
                    or "Registered to" in (self.root / f"{name}.log").read_text(), 120,
                    f"worker {name}")

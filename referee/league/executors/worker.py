@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import fcntl
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -18,8 +19,9 @@ from typing import Any
 
 from distributed import WorkerPlugin, get_worker
 
-from referee.bots.build import cache_dir
+from referee.bots.build import cache_dir, ensure_built
 from referee.bots.errors import BotStartError
+from referee.bots.process import use_sandbox
 from referee.bots.runtime import Roster
 from referee.bots.spec import BotSpec
 from referee.engine import RuleSet
@@ -47,16 +49,23 @@ class ShippedBot:
         """The bot's name."""
         return self.spec.name
 
-    def local_spec(self) -> BotSpec:
-        """The spec to run here: a command bot's workdir is its unpacked, checked files."""
+    def local_spec(self, sandbox: bool | None) -> BotSpec:
+        """The spec to run here: a command bot's workdir is its unpacked, checked and built
+        files. Workers on one machine share the cache: one unpacks and builds, the others wait
+        for it (two builds in one folder would trip over each other)."""
         if self.pack is None:
             return self.spec
-        workdir = unpack(self.pack, self.version, cache_dir() / "cluster" / self.name,
-                         self.name)
-        env = dict(self.spec.env)
-        if PROTO_FILE.exists():
-            env.setdefault("LASVEGAS_PROTO", str(PROTO_FILE))
-        return dataclasses.replace(self.spec, workdir=workdir, env=env)
+        cache = cache_dir() / "cluster" / self.name
+        cache.mkdir(parents=True, exist_ok=True)
+        with open(cache / f"{self.version.replace(':', '-')}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            workdir = unpack(self.pack, self.version, cache, self.name)
+            env = dict(self.spec.env)
+            if PROTO_FILE.exists():
+                env.setdefault("LASVEGAS_PROTO", str(PROTO_FILE))
+            spec = dataclasses.replace(self.spec, workdir=workdir, env=env)
+            ensure_built(spec, sandbox=use_sandbox(spec, sandbox, warn=False))
+        return spec
 
 
 class BotUnavailable(Exception):
@@ -101,7 +110,7 @@ class LeaguePlugin(WorkerPlugin):
         specs = []
         for bot in self.bots:
             try:
-                specs.append(await asyncio.to_thread(bot.local_spec))
+                specs.append(await asyncio.to_thread(bot.local_spec, self.sandbox))
             except BotStartError as exc:
                 self.errors[bot.name] = exc.reason
         self.roster = Roster(specs, sandbox=self.sandbox)
