@@ -77,7 +77,7 @@ def dollars(text: str) -> int:
 
 def screenshot(browser, name: str, tmp: Path) -> None:  # noqa: ANN001
     height = browser.execute_script("return document.documentElement.scrollHeight")
-    browser.set_window_size(1400, min(max(height, 900), 2400))
+    browser.set_window_size(1400, min(max(height + 40, 900), 2400))
     for target in [tmp / name] + ([ROOT / "docs" / name] if DOCS_SHOTS else []):
         browser.save_screenshot(str(target))
     browser.set_window_size(1400, 1000)
@@ -232,6 +232,7 @@ def test_a_single_file_game_plays_offline_and_escapes_bot_text(
     record["bots"][0]["name"] = hostile
     record["decisions"][0]["note"] = "</script><b id='injected'>bold</b>"
     record["decisions"][0]["values"] = {"<i>": 1.5}
+    record["decisions"][1]["note"] = "\x1b[31mred\u202e"   # terminal and bidi controls
     page = tmp_path / "game.html"
     page.write_text(single_game_html(record), encoding="utf-8")
     assert "<link" not in page.read_text().split("</head>")[0].replace('<link rel="icon"', "")
@@ -246,6 +247,8 @@ def test_a_single_file_game_plays_offline_and_escapes_bot_text(
     keys(browser, Keys.HOME, 1)
     keys(browser, Keys.ARROW_RIGHT, 3)   # round, roll, the first placement
     assert "</script><b id='injected'>bold</b>" in browser.find_element(By.ID, "current").text
+    keys(browser, Keys.ARROW_RIGHT, 2)   # the second placement: its controls shown as escapes
+    assert "\\x1b[31mred\\u202e" in browser.find_element(By.ID, "current").text
     link = browser.find_element(By.ID, "raw-record").get_attribute("href")
     assert link.startswith("blob:")
     raw = browser.execute_async_script(

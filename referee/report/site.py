@@ -55,13 +55,15 @@ def money(amount: float | None) -> str:
 
 
 def number(value: Any, digits: int = 2) -> str:
-    """Numbers for people: floats to `digits` decimals, lists as ranges, '-' for None."""
+    """Numbers for people: floats to `digits` decimals, a pair of numbers as a range, other
+    lists comma-separated, '-' for None."""
     if value is None:
         return "-"
     if isinstance(value, float):
         return f"{value:.{digits}f}"
     if isinstance(value, list | tuple):
-        return "–".join(number(v, digits) for v in value)
+        ranged = len(value) == 2 and all(isinstance(v, int | float) for v in value)
+        return ("–" if ranged else ", ").join(number(v, digits) for v in value)
     if isinstance(value, dict):
         return ", ".join(f"{k} {number(v, digits)}" for k, v in value.items())
     return str(value)
@@ -73,7 +75,6 @@ def environment() -> jinja2.Environment:
                              autoescape=True, trim_blocks=True, lstrip_blocks=True,
                              undefined=jinja2.StrictUndefined)
     env.filters.update(script_json=script_json, money=money, number=number)
-    env.globals.update(colours=SEAT_COLOURS)
     return env
 
 

@@ -44,7 +44,7 @@ function gameRows() {
     cell(row, g.bots.length, g.bots.length);
     const winners = g.bots.filter((_, s) => g.places[s] === 1).join(", ");
     cell(row, winners, winners);
-    const seats = cell(row, null, undefined, "seats");
+    const seats = cell(row, null, undefined, "seat-list");
     g.bots.forEach((bot, s) => {
       const chip = document.createElement("span");
       chip.className = "seat-chip";

@@ -31,10 +31,21 @@
     if (e.type === "place") { decisionOf[i] = decisions[placed] || null; placed += 1; }
   });
 
+  // Control, format and bidi characters of bot text are shown as escapes (as the terminal
+  // commands do), never left to act on the page; <pre> keeps its line breaks and tabs.
+  const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/g;
+  const BREAKS = /[\n\t]/g;
+  const escapeChar = (c) => (c.charCodeAt(0) < 0x100 ? "\\x" : "\\u") +
+    c.charCodeAt(0).toString(16).padStart(c.charCodeAt(0) < 0x100 ? 2 : 4, "0");
+  function visible(text, keepBreaks) {
+    const shown = text.replace(HIDDEN, escapeChar);
+    return keepBreaks ? shown : shown.replace(BREAKS, escapeChar);
+  }
+
   function el(tag, cls, text, parent) {
     const node = document.createElement(tag);
     if (cls) node.className = cls;
-    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (text !== undefined && text !== null) node.textContent = visible(String(text), tag === "pre");
     if (parent) parent.appendChild(node);
     return node;
   }
