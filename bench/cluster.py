@@ -72,8 +72,8 @@ class TimingProgress(Progress):
         super().start(total, done)
         self.began = time.perf_counter()
 
-    def game_done(self, result: MatchResult) -> None:
-        super().game_done(result)
+    def game_done(self, result: MatchResult, index: int | None = None) -> None:
+        super().game_done(result, index)
         self.seconds.append(result.seconds)
 
     def close(self) -> None:

@@ -42,6 +42,7 @@ from referee.match import MatchOptions
 RESOURCE = "games"            # the dask resource a worker offers: games it plays at once
 WORKER_WAIT_SECONDS = 120.0   # how long to wait for a first worker that offers it
 CONNECT_SECONDS = 30.0
+QUEUED = 2                    # games submitted per place a worker offers (see _capacity)
 RETRIES = 3                   # times a game is resubmitted after its workers died
 
 
@@ -212,9 +213,12 @@ class DaskExecutor:
         return allowed
 
     def _capacity(self) -> int:
-        """Games the workers can play at once now (at least one, to keep going)."""
-        return max(1, int(sum(info["resources"][RESOURCE]
-                              for info in self._workers().values())))
+        """Games to have submitted at once: twice what the workers can play at once now (at
+        least one). A worker plays at most its `games` at a time; the others wait there, so a
+        place that frees up starts the next game at once instead of after a round trip through
+        the coordinator."""
+        return max(1, QUEUED * int(sum(info["resources"][RESOURCE]
+                                       for info in self._workers().values())))
 
     async def play(self, games: Sequence[ScheduledGame], rules: RuleSet, options: MatchOptions,
                    game_id: GameId, save: Save) -> None:
