@@ -116,6 +116,8 @@ def test_paths_resolve_against_the_spec_folder_not_the_referees(tmp_path: Path,
     ('command = ["{python}", "main.py"]\nbuild = ["tools/../../x"]\n', "build"),
     ('command = ["{python}", "main.py"]\nworkdir = "link"\n', "workdir"),
     ('command = ["bin/run"]\n', "command"),
+    ('image_archive = "link/../../etc/hostname"\n', "image_archive"),
+    ('image_archive = "/etc/hostname"\n', "image_archive"),
 ])
 def test_a_path_that_leads_outside_is_refused(tmp_path: Path, text: str, key: str) -> None:
     bot = tmp_path / "submission"

@@ -222,6 +222,9 @@ def spec_from_dict(data: Mapping[str, Any], path: Path) -> BotSpec:
             raise fail("image_archive", "the path of an image archive (podman save -o "
                                         "alice.tar IMAGE) relative to the spec file")
         archive = (base / value).resolve()
+        if resolve_inside(base, value) is None:
+            raise fail("image_archive", f"a file inside the spec's folder {base} ({value!r} "
+                                        f"resolves to {archive})")
         if not archive.is_file():
             raise fail("image_archive", f"an existing file ({archive} does not exist)")
     runtime = data.get("runtime")
