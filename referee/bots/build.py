@@ -12,6 +12,7 @@ with several hard links is never chowned (it could be a link to a file outside t
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -61,6 +62,20 @@ def ensure_built(spec: BotSpec, timeout: float = BUILD_TIMEOUT, *, sandbox: bool
         return False
     if _build_stamp(spec).exists():
         return False
+    # One build of a folder at a time, across processes (dask workers, referees side by side):
+    # a second build would find the folder lent to the first one's uid.
+    locks = cache_dir() / "builds" / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    key = hashlib.sha256(str(spec.workdir).encode()).hexdigest()[:24]
+    with open(locks / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _build_stamp(spec).exists():   # built by another process meanwhile
+            return False
+        return _build(spec, timeout, sandbox)
+
+
+def _build(spec: BotSpec, timeout: float, sandbox: bool) -> bool:
+    assert spec.workdir is not None
     argv = [sys.executable if part == "{python}" else part for part in spec.build]
     search = spec.env.get("PATH", os.environ.get("PATH"))
     if shutil.which(argv[0], path=search) is None and not Path(spec.workdir, argv[0]).exists():
