@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import stat
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -44,3 +46,16 @@ def test_a_folder_that_is_not_a_report_is_never_replaced(league: Path, tmp_path:
     assert "Traceback" not in done.stderr
     assert (keep / "mine.txt").read_text() == "precious"
     assert referee("report", tmp_path / "nothing-here", check=False).returncode != 0
+
+
+def test_open_hands_the_index_to_the_web_browser(league: Path, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    opened = tmp_path / "opened.txt"
+    # webbrowser runs $BROWSER with the URL for %s: here a command that writes it down.
+    monkeypatch.setenv("BROWSER", f"{sys.executable} -c \"import sys; "
+                                  f"open({str(opened)!r}, 'w').write(sys.argv[1])\" %s")
+    referee("report", league, "--out", tmp_path / "site", "--open")
+    deadline = time.monotonic() + 60
+    while not opened.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert opened.read_text() == (tmp_path / "site" / "index.html").resolve().as_uri()
