@@ -365,3 +365,17 @@ def test_games_where_every_seat_forfeits_count_apart_and_rate_nobody(
     drawn = [line for line in shown.stdout.splitlines() if set(line) & set("│┃━─")]
     assert drawn and max(len(line) for line in drawn) <= 80, shown.stdout
     assert "illegal-a" in shown.stdout
+
+
+def test_the_printed_secret_reproduces_the_league(tmp_path: Path, bots: list[Path]) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    referee("league", *bots, "--games", "4", "--players", "2-3", "-j", "1", "--out", first,
+            "-q")
+    secret = table_json(first)["extra"]["seed"]
+    again = referee("league", *bots, "--games", "4", "--players", "2-3", "-j", "3",
+                    "--seed", secret, "--out", second, "-q")
+    assert "warning" not in again.stderr
+    assert results(table_json(second)) == results(table_json(first))
+    ids = [record["game_id"] for record in records(first)]
+    assert ids == [record["game_id"] for record in records(second)]
+    assert all(secret not in ident for ident in ids)
