@@ -57,6 +57,21 @@ class UidLease:
             self._fd = -1
 
 
+def _sweep(most: int = 8) -> None:
+    """Remove a few lock files nobody holds (left by a referee killed by SIGKILL), so that the
+    directory does not grow without bound."""
+    with contextlib.suppress(OSError), os.scandir(LOCK_DIR) as entries:
+        for entry, _ in zip(entries, range(most), strict=False):
+            with contextlib.suppress(OSError):
+                fd = os.open(entry.path, os.O_RDWR | os.O_CLOEXEC)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    if os.fstat(fd).st_ino == os.stat(entry.path).st_ino:
+                        os.unlink(entry.path)   # held by nobody: stale
+                finally:
+                    os.close(fd)
+
+
 def lease(attempts: int = 64) -> UidLease | None:
     """A free uid of the pool, or None when the referee is not root (no uid switch possible).
 
@@ -80,5 +95,6 @@ def lease(attempts: int = 64) -> UidLease | None:
             except (BlockingIOError, FileNotFoundError):
                 os.close(fd)
                 continue
+            _sweep()
             return UidLease(uid, fd)
     raise UidPoolError(f"no free uid in {attempts} tries (pool {POOL_START}+{POOL_SIZE})")
