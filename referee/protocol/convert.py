@@ -9,10 +9,11 @@ referee's engine sees:
     decode_message(rules, players, seat, message).request.view == canonical_view(game.view(seat))
 
 gRPC serializes and parses the messages. The per-decision paths keep objects, never bytes:
-a request is mostly unchanged casinos and seats from the previous one, so the referee keeps the
-`Casino`/`SeatState` message of each view part it has built (view parts are shared between
-views while unchanged, see `public_parts`), and a bot reads a request's state only when its
-`choose` looks at it (`LazyView`).
+a request is mostly unchanged casinos and seats from the previous one, so the referee reuses
+one request message per game and changes in place only the casinos and seats the last moves
+changed (`GameRequests`; view parts are shared between views while unchanged, see
+`public_parts`), and a bot converts a request's state only when its `choose` looks at it
+(`LazyView`).
 
 bot.proto's orders apply: roll faces ascending, slot placements by ascending value. The engine's
 `View` keeps rolls in stream order and slot placements in placement order, so the view a bot
