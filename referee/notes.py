@@ -20,6 +20,8 @@ NAME_MAX_BYTES = 32
 
 
 def _cut_utf8(text: str, limit: int) -> str:
+    if len(text) * 4 <= limit:   # short enough whatever its characters
+        return text
     data = text.encode("utf-8", "surrogatepass")
     if len(data) <= limit:
         return text
@@ -45,8 +47,8 @@ def record_notes(note: str, values: Mapping[str, float]) -> dict[str, Any]:
         out["note"] = kept
     if values:
         kept_values: dict[str, int | float] = {}
-        for name in sorted(values):
-            value = float(values[name])
+        for name, value in sorted(dict(values).items()):   # one read of a protobuf map
+            value = float(value)
             if (len(kept_values) >= VALUES_MAX or not name
                     or len(name.encode("utf-8", "surrogatepass")) > NAME_MAX_BYTES
                     or not math.isfinite(value)):
