@@ -223,3 +223,25 @@ def test_a_game_every_seat_forfeited_gives_no_win_and_no_rating():
         assert after[bot].all_forfeit == 1 and after[bot].forfeits == before[bot].forfeits + 1
     assert after["ann"].strikes["crash"] == 3
     assert head_to_head([*GAMES, void], BOTS) == head_to_head(GAMES, BOTS)
+
+
+def test_note_values_are_averaged_per_bot_and_shown_escaped():
+    noted = [
+        PlayedGame(0, ("ann", "bob"), (1, 2), (10, 5), (False, False), ({}, {}),
+                   ((1,), (1,)), ({"eval": (30.0, 2), "<b>[x](y)": (1.0, 1)}, {})),
+        PlayedGame(1, ("bob", "ann"), (1, 2), (10, 5), (False, False), ({}, {}),
+                   ((1,), (1,)), ({}, {"eval": (10.0, 2)})),
+        GAMES[2],   # a game stored without notes
+    ]
+    rows = league_table(noted, BOTS, RATINGS)
+    by_bot = {row.bot: row for row in rows}
+    assert by_bot["ann"].note_values == {"<b>[x](y)": 1.0, "eval": 10.0}
+    assert by_bot["bob"].note_values == {} == by_bot["cat"].note_values
+    assert json.loads(json.dumps(to_json(rows, head_to_head(noted, BOTS))))["table"][0][
+        "note_values"] == rows[0].note_values
+    markdown = to_markdown(rows, head_to_head(noted, BOTS))
+    assert "## Notes from bots" in markdown
+    assert "- ann: \\<b\\>\\[x\\]\\(y\\) 1.000, eval 10.000" in markdown
+    console = Console(record=True, width=120)
+    render_terminal(rows, head_to_head(noted, BOTS), console=console)
+    assert "ann: <b>[x](y) 1.000, eval 10.000" in console.export_text()

@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import math
+import re
 from collections.abc import Container, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -402,7 +403,8 @@ def to_markdown(rows: Sequence[Row], h2h: HeadToHead, pairwise: Pairwise | None 
         lines.append(_md_line([_fmt(flat.get(column)) for column in columns]))
     notes = note_lines(rows)
     if notes:
-        lines += ["", "## Notes from bots", "", *(f"- {line}" for line in notes[1:])]
+        lines += ["", "## Notes from bots", "", "Average per decision of the numbers each bot "
+                  "sent with its moves.", "", *(f"- {_md_text(line)}" for line in notes[1:])]
     names = [row.bot for row in rows]
     lines += ["", "## Head to head", "", "Cells: times the row bot finished ahead of the column "
               "bot - times behind, at the same table.", "",
@@ -421,6 +423,12 @@ def to_markdown(rows: Sequence[Row], h2h: HeadToHead, pairwise: Pairwise | None 
         for a in names:
             lines.append(_md_line([a, *(_pair_cell(pairwise, a, b) for b in names)]))
     return "\n".join(lines) + "\n"
+
+
+def _md_text(text: str) -> str:
+    """`text` (bot-chosen names included) with Markdown's and HTML's special characters
+    escaped, so that it shows as written and links or tags in it do nothing."""
+    return re.sub(r"([\\`*_{}\[\]<>()#+!|~])", r"\\\1", text)
 
 
 def _md_line(cells: Sequence[str]) -> str:
