@@ -138,14 +138,16 @@ class Design:
             exp = np.exp(theta)
             sums = np.bincount(self.set_stage, weights=exp[self.set_bot], minlength=stages)
             p = exp[self.set_bot] / sums[self.set_stage]
-            grad = wins - np.bincount(self.set_bot, weights=wk[self.set_stage] * p, minlength=n)
+            spread = wk[self.set_stage] * p
+            grad = wins - np.bincount(self.set_bot, weights=spread, minlength=n)
             sig = 1 / (1 + np.exp(-theta))
             grad += 1 - 2 * sig
-            # Negative Hessian: sum over stages of w k (diag(p) - p p^T), plus the prior's.
-            pp = (exp[self.pair_i] * exp[self.pair_j]
-                  / (sums[self.pair_stage] ** 2) * wk[self.pair_stage])
+            # Negative Hessian: sum over stages of w k (diag(p) - p p^T), plus the prior's;
+            # p_i p_j = e_i e_j / S^2, so one gather from the outer product of e per pair.
+            per_stage = wk / sums ** 2
+            pp = np.outer(exp, exp).ravel()[self.pair_flat] * per_stage[self.pair_stage]
             info = -np.bincount(self.pair_flat, weights=pp, minlength=n * n).reshape(n, n)
-            diag = np.bincount(self.set_bot, weights=wk[self.set_stage] * p, minlength=n)
+            diag = np.bincount(self.set_bot, weights=spread, minlength=n)
             info[np.diag_indices(n)] += diag + 2 * sig * (1 - sig)
             step = np.linalg.solve(info, grad)
             scale = 1.0
