@@ -24,8 +24,6 @@ from test_adversarial import games_recorded
 
 from referee.check import processes_with_run_id
 
-pytest.importorskip("distributed")
-
 ROOT = Path(__file__).resolve().parents[1]
 TEST_BOTS = ROOT / "tests" / "bots"
 DASK = str(Path(sys.executable).parent / "dask")
