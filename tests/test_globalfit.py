@@ -167,3 +167,10 @@ def test_table_shows_intervals_and_marks_overlaps():
     assert "separated_from_next" in to_csv(rows).splitlines()[0]
     markdown = to_markdown(rows, {}, fit.ahead)
     assert "Chance of finishing ahead" in markdown and "| no |" in markdown
+    narrow = Console(file=io.StringIO(), width=80, color_system=None)
+    render_terminal(rows, {}, narrow, pairwise=fit.ahead)
+    text = narrow.file.getvalue()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    for heading in ("strength", "95% interval", "ranks", "games", "wins"):
+        assert heading in text
+    assert "~" in text.split("strength: global fit")[0]   # the mark is in the table itself

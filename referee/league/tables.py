@@ -301,6 +301,9 @@ _TERMINAL_COLUMNS = [("#", 3), ("bot", 12), ("strength", 8), ("95% interval", 12
                      ("think p50 ms", 7), ("think p95 ms", 7)]
 _FIT_COLUMNS = ("strength", "95% interval", "ranks", "")
 _ALWAYS = ("#", "bot", "strength", "mu-3s", "games", "wins")
+# With the global fit, its interval, rank range and separation mark are what a reader needs
+# most (docs/ratings.md); mu-3s then waits its turn.
+_ALWAYS_FITTED = ("#", "bot", "strength", "95% interval", "ranks", "", "games", "wins")
 
 
 def _terminal_cells(row: Row, multi_size: bool) -> dict[str, str]:
@@ -336,9 +339,10 @@ def render_terminal(rows: Sequence[Row], h2h: HeadToHead, console: Console | Non
     shown = []
     candidates = [(name, minimum) for name, minimum in _TERMINAL_COLUMNS
                   if fitted or name not in _FIT_COLUMNS]
-    for name, minimum in sorted(candidates, key=lambda c: c[0] not in _ALWAYS):
+    always = _ALWAYS_FITTED if fitted else _ALWAYS
+    for name, minimum in sorted(candidates, key=lambda c: c[0] not in always):
         wanted = max([minimum, len(name), *(len(c[name]) for c in cells)]) + 3
-        if name not in _ALWAYS and wanted > budget:
+        if name not in always and wanted > budget:
             continue
         budget -= wanted
         shown.append(name)
