@@ -100,9 +100,9 @@ class Cluster:
             self.add_worker(name)
         return self
 
-    def add_worker(self, name: str) -> None:
+    def add_worker(self, name: str, **env_extra: str) -> None:
         run_id = self.run_ids[name] = uuid.uuid4().hex[:12]
-        env = {**os.environ, "REFEREE_RUN_ID": run_id}
+        env = {**os.environ, "REFEREE_RUN_ID": run_id, **env_extra}
         log = open(self.root / f"{name}.log", "w")  # noqa: SIM115
         self.workers[name] = subprocess.Popen(
             [DASK, "worker", "--scheduler-file", str(self.file), "--name", name,
@@ -242,3 +242,42 @@ def test_resume_refuses_a_changed_bot_on_the_workers_then_finishes(tmp_path: Pat
     assert "30/30 games recorded, finished" in resumed.stdout
     referee("league", *args, "--out", tmp_path / "local")
     assert canonical(out) == canonical(tmp_path / "local")
+
+
+PICKY_BOT = """import os, sys
+from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if os.environ.get("REFEREE_TEST_REFUSE"):
+    sys.exit("picky: this machine will not do")
+import botlib
+botlib.run("honest")
+"""
+
+
+def test_a_bot_that_cannot_start_on_one_worker_plays_on_the_others(tmp_path: Path) -> None:
+    own = Cluster(tmp_path / "cluster")
+    own.root.mkdir()
+    own.start(["good"])
+    own.add_worker("bad", REFEREE_TEST_REFUSE="1")   # unconfined bots see the worker's env
+    try:
+        bots = honest_bots(tmp_path, "ab")
+        (tmp_path / "honest-files" / "picky").mkdir()
+        (tmp_path / "honest-files" / "picky" / "main.py").write_text(PICKY_BOT)
+        picky = tmp_path / "picky.toml"
+        picky.write_text(f'name = "picky"\ncommand = ["{{python}}", "picky/main.py"]\n'
+                         f'workdir = "{tmp_path / "honest-files"}"\n')
+        out = tmp_path / "out"
+        done = referee("league", *bots, picky, "--games", "9", "--players", "2", "--quiet",
+                       "--no-sandbox", "--out", out, "--cluster", own.address)
+        assert "9/9 games recorded, finished" in done.stdout
+        assert "bot 'picky' cannot start on worker bad" in done.stderr
+        assert "picky: this machine will not do" in done.stderr
+        db = sqlite3.connect(out / "league.db")
+        seats = [json.loads(bots) for (bots,) in db.execute("SELECT bots FROM games ORDER BY idx")]
+        db.close()
+        workers = workers_of(out)
+        assert any("picky" in table for table in seats)
+        assert all(worker == "good" for table, worker in zip(seats, workers, strict=True)
+                   if "picky" in table)
+    finally:
+        own.stop()
