@@ -4,7 +4,8 @@ From every number in what it receives (the game id read as decimal and as hex, t
 numbers, the bot names' digits) and from small numbers, it derives candidate game seeds the
 ways the project documents or once documented (the number itself; SHA-512 `derive_seed` of it
 for a league game or a match; keyed BLAKE2b `keyed_seed` of it, the league derivation) and
-checks whether one of them predicts its own first roll or the notes funded on the casinos. It
+checks whether one of them predicts both its own first roll and the notes funded on the casinos
+(a seed found is a seed that predicts everything; requiring both keeps chance matches out). It
 also remembers every deal it saw (the casinos' notes at the start, in memory and in a file of
 its writable /tmp), so it would notice a duplicate rotation of a game it already played.
 
@@ -88,13 +89,16 @@ def spy(request, start, n):
             observed_notes = [sorted(c.notes) for c in state.casinos[:6]]
             rules = preset("classic")
             for seed in candidates(start):
+                # A seed counts as found only when it gives both the roll (as a multiset: the
+                # protocol sends faces sorted) and the funded notes: thousands of candidates
+                # would otherwise match eight dice by chance now and then.
                 roll = DiceStream(seed, f"dice/{start.your_seat}").take(len(observed_roll))
-                if roll == observed_roll:
-                    print(f"SPY PREDICTED roll from seed {seed}", file=sys.stderr, flush=True)
-                    break
+                if sorted(roll) != sorted(observed_roll):
+                    continue
                 deck = shuffled_deck(seed, rules.deck())
                 if funded(deck, 6, start.rules.threshold or 50_000) == observed_notes:
-                    print(f"SPY PREDICTED notes from seed {seed}", file=sys.stderr, flush=True)
+                    print(f"SPY PREDICTED roll and notes from seed {seed}", file=sys.stderr,
+                          flush=True)
                     break
     return botlib.honest(request, start, n)
 
