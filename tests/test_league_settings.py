@@ -77,6 +77,20 @@ def test_usage_errors_are_usage_errors_not_internal(tmp_path: Path) -> None:
     assert "no league here" in fails("table", empty)
 
 
+def test_a_reader_that_goes_away_ends_the_output_quietly() -> None:
+    # `referee rules | head`: the pipe's reader is gone before anything is written, so the
+    # first write fails with EPIPE; the command stops with 141 (as a SIGPIPE'd tool would)
+    # and says nothing, instead of printing "Error: [Errno 32] Broken pipe".
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run([sys.executable, "-m", "referee.cli", "rules"], stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (141, "")
+
+
 def test_resume_where_there_is_no_league_creates_nothing(tmp_path: Path) -> None:
     out = tmp_path / "nothing"
     assert "holds no league to resume" in fails("league", "--resume", "--out", out)

@@ -15,6 +15,7 @@ import contextlib
 import functools
 import json
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -42,6 +43,11 @@ def friendly_errors(func: F) -> F:
             return func(*args, **kwargs)
         except (click.exceptions.Exit, click.ClickException):  # click's own: usage errors
             raise
+        except BrokenPipeError:
+            # The reader went away (`referee show DIR 3 | head`): stop quietly, as Unix tools
+            # do; stdout goes to /dev/null so the interpreter's final flush cannot fail again.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise click.exceptions.Exit(141) from None
         except USER_ERRORS as exc:
             raise click.ClickException(safe_line(str(exc), limit=2000)) from None
         except KeyboardInterrupt:
