@@ -234,7 +234,7 @@ class _Match:
                     self.pending = None
                     self.accept(seat, answer[1], int((received - pending.started) * 1e6),
                                 _NO_STRIKE, answer_notes(item.decision))
-                    await self.advance()
+                    self.spawn(self.advance)   # not in this reader (see the end of on_item)
                     return
             stream = self.streams[seat]
             ended = item is END or isinstance(item, grpc.aio.AioRpcError)
@@ -254,7 +254,10 @@ class _Match:
             if reply is None or self.pending is not pending:
                 return   # a late answer to an earlier request, or already timed out
             self.resolve(pending, reply)
-            await self.advance()
+            # The game goes on in a task of its own, never in this seat's reader: asking the
+            # next seat may wait on its write (a bot that does not read its stream holds it up
+            # to WRITE_GRACE_S), and this seat's next answer must be read meanwhile.
+            self.spawn(self.advance)
         except Exception as exc:
             self.fail(exc)
 

@@ -44,15 +44,17 @@ TEST_BOTS = ROOT / "tests" / "bots"
 # deterministically (a hang never answers, the hog's mapping fails at once, ...).
 DECISION_MS = 1000
 BANK_MS = 1000
-MAX_PROCESSES = 150   # per instance (its own uid): far below what 19 bots' threads add up to
-GAMES = 16          # 19 bots at tables of 3-4: every bot plays 2 to 4 games
+MAX_PROCESSES = 150   # per instance (its own uid): far below what 25 bots' threads add up to
+GAMES = 20          # 25 bots at tables of 3-4: every bot plays 2 to 4 games
 SEED = 3
 # Two honest sample bots (sample_bots/), each in a folder of its own.
 HONEST = ("greedy", "random")
 OTHER_BOT = "greedy"   # the honest bot whose files the snoops try to read and write
 MISBEHAVING = ("hang", "slow", "illegal", "garbage", "crash_mid", "random_crasher", "forker",
                "stderr_flood", "memory_hog", "fork_bomb", "net_probe", "snoop", "writer",
-               "escaper", "raiser", "fork_holder", "build_attacker")
+               "escaper", "raiser", "fork_holder", "build_attacker",
+               # the stream's faults (docs/security.md, "The stream to a bot")
+               "no_reader", "chatter", "flood", "bloat", "strict_pings", "gone")
 BROKEN = "exit_in_handshake"
 # Specs that cannot be used: left out with --skip-broken, each with one line naming the key.
 BAD_SPECS = {"bad_nul": "key 'command[1]': a string with a NUL character",
@@ -72,10 +74,16 @@ STRIKES = {
     "memory_hog": ({"crash"}, {"crash"}),
     "escaper": ({"protocol"}, {"protocol"}),
     "raiser": ({"protocol"}, {"protocol"}),
+    "no_reader": ({"timeout"}, {"timeout"}),
+    "chatter": ({"protocol"}, {"protocol"}),
+    "flood": ({"protocol"}, {"protocol"}),
+    "bloat": ({"protocol"}, {"protocol"}),
+    # In the sandbox its marker lands in a private /tmp, so it is restarted like crash_mid.
+    "gone": ({"crash"}, {"crash"}),
 }
 # Bots whose misbehaviour is outside the game: they must play without a single strike.
 CLEAN = ("forker", "stderr_flood", "fork_bomb", "net_probe", "snoop", "writer", "fork_holder",
-         "build_attacker")
+         "build_attacker", "strict_pings")
 SECRET_VARIABLE = "REFEREE_ADVERSARIAL_SECRET"   # in the referee's environment, not the bots'
 GRPC_LINE = re.compile(r"^[EWI]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\]", re.MULTILINE)
 
@@ -160,7 +168,7 @@ def write_league(base: Path, games: int, seed: int, concurrency: int = 4) -> Pat
         f'concurrency = {concurrency}\nout = "out"\nskip_broken = true\n'
         f"[limits]\ndecision_ms = {DECISION_MS}\ngame_bank_ms = {BANK_MS}\n"
         f"max_processes = {MAX_PROCESSES}\n"
-        "startup_ms = 60000\n"   # generous: 19 bots start at once, the fork bombs fork first
+        "startup_ms = 60000\n"   # generous: 25 bots start at once, the fork bombs fork first
     )
     return path
 
@@ -367,7 +375,9 @@ def test_league_completes_and_records_every_scheduled_game(league: League) -> No
     assert league.scheduled == GAMES
     assert len(league.games) == league.scheduled
     assert [g["idx"] for g in league.games] == list(range(GAMES))
-    assert f"{GAMES}/{GAMES} games recorded, finished" in league.stdout
+    # A table of misbehaving bots may all forfeit: recorded, counted apart, still finished.
+    assert re.search(rf"^{GAMES}/{GAMES} games recorded( \(\d+ where every seat forfeited: no "
+                     r"result\))?, finished", league.stdout, re.MULTILINE), league.stdout
     playing = sorted((*HONEST, *MISBEHAVING))
     assert sorted(league.settings["bot_names"]) == playing
     assert sorted(league.table) == playing
@@ -562,7 +572,7 @@ def test_process_limit_stops_a_fork_bomb(league: League) -> None:
 def test_a_bot_that_keeps_its_process_budget_spent_does_not_stop_the_others(
         league: League) -> None:
     """fork_holder spends its whole max_processes and keeps it spent while it plays; with every
-    bot under one uid the others could not have started their threads (19 bots' threads add up
+    bot under one uid the others could not have started their threads (25 bots' threads add up
     to far more than MAX_PROCESSES). Each instance has a uid of its own: everyone plays."""
     lines = set(league.output_lines("fork_holder", "HOLD:"))
     assert lines, "fork_holder never reported"
