@@ -111,7 +111,7 @@ class Cluster:
             stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.root,
             preexec_fn=die_with_pytest)
         wait_until(lambda: f"'{name}'" in (self.root / f"{name}.log").read_text()
-                   or "Registered to" in (self.root / f"{name}.log").read_text(), 120,
+                   or "Registered to" in (self.root / f"{name}.log").read_text(), 300,
                    f"worker {name}")
 
     def kill_worker(self, name: str) -> None:
