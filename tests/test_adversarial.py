@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from league_support import games_recorded
 
 from referee.bots.process import GAME_LOG_CAP
 from referee.check import processes_with_run_id
@@ -215,17 +216,6 @@ def rss_kb(pid: int) -> int | None:
         return None
     match = re.search(r"^VmRSS:\s+(\d+) kB", status, re.MULTILINE)
     return int(match.group(1)) if match else None
-
-
-def games_recorded(db_path: Path) -> int:
-    try:
-        db = sqlite3.connect(db_path)
-        try:
-            return db.execute("SELECT count(*) FROM games").fetchone()[0]
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return 0
 
 
 @dataclass

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from league_support import games_recorded
 from report_support import referee
-from test_adversarial import games_recorded
 
 from referee.check import processes_with_run_id
 

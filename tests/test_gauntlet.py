@@ -6,7 +6,6 @@ import json
 import math
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from league_support import games_recorded
 from report_support import referee
 
 from referee.engine import preset
@@ -147,12 +147,7 @@ def test_killed_gauntlet_resumes_to_the_same_verdict(tmp_path: Path) -> None:
     recorded = 0
     while time.monotonic() < deadline and recorded < 8:
         time.sleep(0.05)
-        try:
-            db = sqlite3.connect(out / "gauntlet.db")
-            recorded = db.execute("SELECT count(*) FROM games").fetchone()[0]
-            db.close()
-        except sqlite3.Error:
-            pass
+        recorded = games_recorded(out / "gauntlet.db")
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert recorded >= 8 and not (out / "gauntlet.json").exists()

@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from league_support import games_recorded
 
 from referee.check import processes_with_run_id
 
@@ -93,12 +94,7 @@ def test_killed_league_resumes_to_the_same_tables(tmp_path: Path, bots: list[Pat
     recorded = 0
     while time.monotonic() < deadline and recorded < 5:
         time.sleep(0.05)
-        try:
-            db = sqlite3.connect(out / "league.db")
-            recorded = db.execute("SELECT count(*) FROM games").fetchone()[0]
-            db.close()
-        except sqlite3.Error:
-            pass
+        recorded = games_recorded(out / "league.db")
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert 5 <= recorded < 24, recorded

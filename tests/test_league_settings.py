@@ -18,6 +18,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from league_support import games_recorded
 from test_league import TEST_BOTS, bot_spec, referee
 
 from referee.league.store import LeagueStore
@@ -333,29 +334,18 @@ def test_ctrl_c_says_how_many_games_are_saved_and_how_to_resume(tmp_path: Path,
                              "--games", "60", "-j", "1", "--out", str(out), "-q"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and _recorded(out) < 3:
+    while time.monotonic() < deadline and games_recorded(out / "league.db") < 3:
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode != 0 and "Traceback" not in stderr, stderr
-    saved = _recorded(out)
+    saved = games_recorded(out / "league.db")
     assert 3 <= saved < 60
     command = f"referee league --resume --out {out}"
     assert f"interrupted: {saved} games saved in {out / 'league.db'}; resume with: {command}" \
         in stderr
     resumed = referee(*command.split()[1:], timeout=300)
     assert "60/60 games recorded" in resumed.stdout
-
-
-def _recorded(out: Path) -> int:
-    try:
-        db = sqlite3.connect(out / "league.db")
-        try:
-            return db.execute("SELECT count(*) FROM games").fetchone()[0]
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return 0
 
 
 def test_games_where_every_seat_forfeits_count_apart_and_rate_nobody(
