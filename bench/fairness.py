@@ -40,10 +40,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from referee.engine import preset  # noqa: E402
-from referee.league.intervals import standings  # noqa: E402
-from referee.league.ratings import rate_games  # noqa: E402
 from referee.league.schedule import make_schedule  # noqa: E402
 from referee.league.simulated import hashed_greedy, noisy_greedy, play_scheduled  # noqa: E402
+from referee.ratings.intervals import standings  # noqa: E402
+from referee.ratings.trueskill import rate_games  # noqa: E402
 
 LEVELS = {"p0.0": 0.0, "p0.4": 0.4, "p0.7": 0.7, "p1.0": 1.0}   # strongest first
 BOTS = list(LEVELS)

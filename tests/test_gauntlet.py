@@ -19,9 +19,9 @@ from report_support import referee
 
 from referee.engine import preset
 from referee.league.gauntlet import gauntlet_schedule, pair_differences
-from referee.league.results import PlayedGame
 from referee.league.simulated import noisy_greedy, simulate_gauntlet
-from referee.league.sprt import BETTER, INCONCLUSIVE, NOT_BETTER, SprtParams, seat_score, state
+from referee.ratings.results import PlayedGame
+from referee.ratings.sprt import BETTER, INCONCLUSIVE, NOT_BETTER, SprtParams, seat_score, state
 
 ROOT = Path(__file__).resolve().parents[1]
 GREEDY, RANDOM = ROOT / "sample_bots" / "greedy.toml", ROOT / "sample_bots" / "random.toml"

@@ -10,11 +10,11 @@ import random
 import pytest
 from rich.console import Console
 
-from referee.league.intervals import resampling_units, standings
-from referee.league.plackett import finishing_groups, fit_games
-from referee.league.ratings import rate_games
-from referee.league.results import PlayedGame
 from referee.league.tables import league_table, render_terminal, to_csv, to_markdown
+from referee.ratings.intervals import resampling_units, standings
+from referee.ratings.plackett import finishing_groups, fit_games
+from referee.ratings.results import PlayedGame
+from referee.ratings.trueskill import rate_games
 
 BOTS = ["a", "b", "c", "d", "e"]
 TRUE = {"a": 1.2, "b": 0.6, "c": 0.0, "d": -0.6, "e": -1.2}   # theta: a strongest

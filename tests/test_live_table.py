@@ -14,8 +14,8 @@ from pathlib import Path
 from report_support import LEAGUE_BOTS
 
 from referee.league.live import LiveTable
-from referee.league.ratings import RatingParams, rate_games
-from referee.league.results import PlayedGame
+from referee.ratings.results import PlayedGame
+from referee.ratings.trueskill import RatingParams, rate_games
 
 BOTS = ["a", "b", "c", "d"]
 

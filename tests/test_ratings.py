@@ -7,8 +7,8 @@ import random
 import pytest
 import trueskill
 
-from referee.league.ratings import RatingParams, Ratings, rate_games
-from referee.league.results import PlayedGame
+from referee.ratings.results import PlayedGame
+from referee.ratings.trueskill import RatingParams, Ratings, rate_games
 
 BOTS = ["ann", "bob", "cat", "dan"]
 

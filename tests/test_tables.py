@@ -9,8 +9,6 @@ import json
 import pytest
 from rich.console import Console
 
-from referee.league.ratings import Ratings, rate_games
-from referee.league.results import PlayedGame
 from referee.league.tables import (
     Row,
     h2h_csv,
@@ -23,6 +21,8 @@ from referee.league.tables import (
     to_markdown,
     write_tables,
 )
+from referee.ratings.results import PlayedGame
+from referee.ratings.trueskill import Ratings, rate_games
 
 BOTS = ["ann", "bob", "cat"]
 GAMES = [

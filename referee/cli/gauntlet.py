@@ -58,7 +58,7 @@ def gauntlet(candidate: Path | None, more_field: tuple[str, ...], baseline: Path
 
     from referee.league.config import expand_bots
     from referee.league.gauntlet import GauntletSettings, run_gauntlet
-    from referee.league.sprt import SprtParams
+    from referee.ratings.sprt import SprtParams
     from referee.seeds import weak_secret_warning
 
     field = [*field_bots, *more_field]

@@ -13,7 +13,7 @@ from typing import Any
 from referee.bots.spec import Limits
 from referee.config import ConfigError, read_toml, rules_from_value
 from referee.engine import RuleSet, preset
-from referee.league.ratings import RatingParams
+from referee.ratings.trueskill import RatingParams
 from referee.seeds import parse_secret
 
 DEFAULT_OUT = Path("league-out")

@@ -1,12 +1,11 @@
 """The gauntlet: is a candidate bot better than its baseline, against a field of opponents?
 
-Games come in pairs (sprt.py): pair k is one table of opponents from the field, in fixed seats,
-with one game seed derived one-way from the gauntlet's secret seed; game 2k seats the candidate
-in the tested
-seat, game 2k+1 the baseline in the same seat, and both have the same (opaque) game id. The
-opponents of the two games are separate bot instances, so no process sees one deal twice (R51).
-Opponents are chosen so that each field bot plays about equally often, and the tested seat
-cycles through every seat.
+Games come in pairs (referee/ratings/sprt.py): pair k is one table of opponents from the field,
+in fixed seats, with one game seed derived one-way from the gauntlet's secret seed; game 2k
+seats the candidate in the tested seat, game 2k+1 the baseline in the same seat, and both
+have the same (opaque) game id. The opponents of the two games are separate bot instances, so
+no process sees one deal twice (R51). Opponents are chosen so that each field bot plays about
+equally often, and the tested seat cycles through every seat.
 
 Like a league, a gauntlet lives in one SQLite store (`gauntlet.db` in its directory) written a
 game at a time, and `--resume` continues it. The verdict is taken over the pairs in schedule
@@ -34,12 +33,12 @@ from referee.engine import RuleSet, preset
 from referee.league.config import LeagueSettings
 from referee.league.entrants import entrant_tables
 from referee.league.executors.local import play_on_roster
-from referee.league.plackett import finishing_groups
-from referee.league.results import PlayedGame
 from referee.league.schedule import ScheduledGame, table_sizes
-from referee.league.sprt import SprtParams, SprtState, seat_score, state
 from referee.league.store import LeagueStore
 from referee.match import MatchOptions, MatchResult
+from referee.ratings.plackett import finishing_groups
+from referee.ratings.results import PlayedGame
+from referee.ratings.sprt import SprtParams, SprtState, seat_score, state
 from referee.seeds import draw_secret, keyed_seed, opaque_id
 
 DB_NAME = "gauntlet.db"
@@ -128,7 +127,8 @@ def pair_differences(games: dict[int, PlayedGame], candidate: str, baseline: str
 
 
 def tested_score(game: PlayedGame, bot: str) -> float:
-    """`bot`'s score in `game`: the share of its opponents it finished ahead of (sprt.py)."""
+    """`bot`'s score in `game`: the share of its opponents it finished ahead of
+    (referee/ratings/sprt.py)."""
     seats = {name: seat for seat, name in enumerate(game.bots)}
     groups = [[seats[name] for name in group] for group in finishing_groups(game)]
     return seat_score(groups, seats[bot])

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from referee.league.ratings import RatingParams
-from referee.league.results import PlayedGame
 from referee.match import MatchResult
+from referee.ratings.results import PlayedGame
+from referee.ratings.trueskill import RatingParams
 
 
 @dataclass(frozen=True)

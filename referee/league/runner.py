@@ -1,7 +1,8 @@
 """Running a league: start the bots once, play the scheduled games J at a time, store each one.
 
 Results never depend on the order games finish in: every game is determined by its schedule
-entry (bots per seat, seed), and ratings are applied in schedule order (ratings.py).
+entry (bots per seat, seed), and ratings are applied in schedule order
+(referee/ratings/trueskill.py).
 """
 
 from __future__ import annotations
@@ -20,17 +21,17 @@ from referee.config import ConfigError
 from referee.engine import RuleSet
 from referee.league.config import LeagueSettings
 from referee.league.executors import Executor, make_executor
-from referee.league.intervals import Standings, standings
 from referee.league.live import LiveTable
 from referee.league.progress import Progress
-from referee.league.ratings import RatingParams, Ratings, rate_games
-from referee.league.results import PlayedGame
 from referee.league.resume import differences
 from referee.league.schedule import Balance, ScheduledGame, balance, make_schedule
 from referee.league.store import LeagueStore
 from referee.league.tables import Row, head_to_head, league_table, write_tables
 from referee.league.workers import WorkerRow, worker_health, write_worker_tables
 from referee.match import MatchOptions, MatchResult
+from referee.ratings.intervals import Standings, standings
+from referee.ratings.results import PlayedGame
+from referee.ratings.trueskill import RatingParams, Ratings, rate_games
 from referee.seeds import draw_secret
 
 DB_NAME = "league.db"

@@ -14,9 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 from referee.engine import Action, Game, RuleSet
 from referee.engine.policies import greedy_policy
 from referee.league.gauntlet import gauntlet_schedule, pair_differences
-from referee.league.results import PlayedGame
 from referee.league.schedule import ScheduledGame
-from referee.league.sprt import SprtParams, SprtState, state
+from referee.ratings.results import PlayedGame
+from referee.ratings.sprt import SprtParams, SprtState, state
 from referee.seeds import derive_seed
 
 Chooser = Callable[[Game], Action]

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from referee.league.results import PlayedGame
 from referee.league.schedule import ScheduledGame
 from referee.match import MatchResult
+from referee.ratings.results import PlayedGame
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS settings (

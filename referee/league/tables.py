@@ -20,9 +20,9 @@ from rich.console import Console
 from rich.table import Table
 
 from referee.bots.errors import STRIKE_TYPES
-from referee.league.intervals import Standings
-from referee.league.ratings import Ratings
-from referee.league.results import PlayedGame
+from referee.ratings.intervals import Standings
+from referee.ratings.results import PlayedGame
+from referee.ratings.trueskill import Ratings
 
 # head_to_head value: (games at one table, times a finished ahead of b, times b ahead of a)
 HeadToHead = dict[tuple[str, str], tuple[int, int, int]]
@@ -47,7 +47,8 @@ class Row:
     forfeits: int
     think_p50_ms: float | None          # over all the bot's decision latencies
     think_p95_ms: float | None
-    # The global fit (intervals.py), on the Elo scale; None without games or without a fit.
+    # The global fit (referee/ratings/intervals.py), on the Elo scale; None without games or
+    # without a fit.
     strength: float | None = None
     strength_low: float | None = None   # 95% bootstrap interval
     strength_high: float | None = None

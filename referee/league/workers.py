@@ -18,8 +18,8 @@ from rich.console import Console
 from rich.table import Table
 
 from referee.bots.errors import STRIKE_TYPES
-from referee.league.results import PlayedGame
 from referee.league.tables import percentile
+from referee.ratings.results import PlayedGame
 
 MARKDOWN_TITLE = "## Workers"
 

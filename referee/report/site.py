@@ -20,10 +20,10 @@ import jinja2
 from markupsafe import Markup, escape
 
 from referee.engine import RuleSet
-from referee.league.results import PlayedGame
 from referee.league.runner import LeagueOutcome, load_outcome
 from referee.league.store import LeagueStore
 from referee.league.tables import percentile, to_json
+from referee.ratings.results import PlayedGame
 from referee.report.records import open_league
 
 ASSETS = ("report.css", "report.js", "viewer.js")

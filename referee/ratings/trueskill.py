@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import trueskill
 
-from referee.league.results import PlayedGame
+from referee.ratings.results import PlayedGame
 
 
 @dataclass(frozen=True)

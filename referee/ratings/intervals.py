@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from referee.league.plackett import Design, canonical_key, to_elo
-from referee.league.results import PlayedGame
+from referee.ratings.plackett import Design, canonical_key, to_elo
+from referee.ratings.results import PlayedGame
 from referee.seeds import keyed_seed
 
 RESAMPLES = 300

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from referee.league.results import PlayedGame
+from referee.ratings.results import PlayedGame
 
 #: Elo points per unit of theta: a 400-point gap is 10:1 odds of finishing ahead.
 ELO = 400 / math.log(10)
