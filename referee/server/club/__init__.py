@@ -1,0 +1,1 @@
+"""The club app (label `club`): people, bots, versions, checks, test games, standings."""

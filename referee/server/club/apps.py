@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class ClubConfig(AppConfig):
+    name = "referee.server.club"
+    label = "club"
+    verbose_name = "Club"
+    default_auto_field = "django.db.models.BigAutoField"

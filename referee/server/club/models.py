@@ -1,0 +1,201 @@
+"""The club's records (the contract in issue 23 between the web process and the runner).
+
+The web process writes accounts, uploads, versions with their checks, test-game requests and
+the season's state; the runner claims checks and test games, enters and retires versions and
+writes standings. They talk only through these tables and the files in the data folder.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import RegexValidator
+from django.db import models
+
+BOT_NAME = RegexValidator(
+    r"^[a-z0-9][a-z0-9-]*\Z",
+    "a bot name is lower-case letters, digits and dashes, starting with a letter or digit",
+)
+
+
+class Profile(models.Model):
+    """A student: a User with a display name and a cap on their bots."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                related_name="profile")
+    display_name = models.CharField(max_length=40, unique=True)
+    max_bots = models.PositiveIntegerField(default=3)
+
+    def __str__(self) -> str:
+        return self.display_name
+
+
+class JoinCode(models.Model):
+    """A code the organiser hands out; a student joins with it (no e-mail address needed)."""
+
+    code = models.CharField(max_length=32, unique=True)
+    note = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    max_uses = models.PositiveIntegerField(default=50)
+    uses = models.PositiveIntegerField(default=0)
+    active = models.BooleanField(default=True)
+
+    def __str__(self) -> str:
+        return self.code
+
+
+class ApiToken(models.Model):
+    """A personal token for `referee submit`: only its sha256 is kept."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                             related_name="tokens")
+    token_hash = models.CharField(max_length=64, unique=True)
+    prefix = models.CharField(max_length=8)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.prefix}…"
+
+
+class Season(models.Model):
+    """The one running season (pk=1)."""
+
+    RUNNING, PAUSED, CLOSED = "running", "paused", "closed"
+    STATES = [(RUNNING, "running"), (PAUSED, "paused"), (CLOSED, "closed")]
+
+    name = models.CharField(max_length=100, default="season")
+    state = models.CharField(max_length=10, choices=STATES, default=RUNNING)
+    updated_at = models.DateTimeField(auto_now=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+    report_path = models.CharField(max_length=300, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.state})"
+
+
+class Bot(models.Model):
+    """A student's bot: a name in the season, with a version per upload."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                              related_name="bots")
+    name = models.CharField(max_length=32, unique=True, validators=[BOT_NAME])
+    created_at = models.DateTimeField(auto_now_add=True)
+    disabled = models.BooleanField(default=False)
+    disabled_reason = models.CharField(max_length=200, blank=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class BotVersion(models.Model):
+    """One upload of a bot: its unpacked folder, its check and its place in the season."""
+
+    FOLDER, IMAGE = "folder", "image"
+    KINDS = [(FOLDER, "folder"), (IMAGE, "image")]
+    QUEUED, RUNNING, PASSED, FAILED = "queued", "running", "passed", "failed"
+    CHECK_STATES = [(QUEUED, "queued"), (RUNNING, "running"), (PASSED, "passed"),
+                    (FAILED, "failed")]
+    WAITING, ACTIVE, RETIRED, DISABLED = "waiting", "active", "retired", "disabled"
+    SEASON_STATES = [(WAITING, "waiting"), (ACTIVE, "active"), (RETIRED, "retired"),
+                     (DISABLED, "disabled")]
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    kind = models.CharField(max_length=10, choices=KINDS, default=FOLDER)
+    archive_name = models.CharField(max_length=200)
+    archive_sha256 = models.CharField(max_length=64)
+    archive_size = models.BigIntegerField()
+    folder = models.CharField(max_length=300)   # relative to DIR: uploads/<bot>/<n>/bot
+    spec = models.CharField(max_length=200)     # relative to folder
+    league_name = models.CharField(max_length=48, unique=True)   # <bot>.v<n>
+    check_state = models.CharField(max_length=10, choices=CHECK_STATES, default=QUEUED)
+    season_state = models.CharField(max_length=10, choices=SEASON_STATES, default=WAITING)
+    entered_at = models.DateTimeField(null=True, blank=True)
+    retired_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["bot", "number"],
+                                               name="club_version_number_unique")]
+        ordering = ["bot", "number"]
+
+    def __str__(self) -> str:
+        return self.league_name
+
+
+class CheckRun(models.Model):
+    """The `referee check` of one version, run by the runner in the sandbox."""
+
+    QUEUED, RUNNING, PASSED, FAILED = BotVersion.QUEUED, BotVersion.RUNNING, \
+        BotVersion.PASSED, BotVersion.FAILED
+    STATES = BotVersion.CHECK_STATES
+
+    # Reached from a version as `version.checkrun` (`check` is taken by Django's Model.check()).
+    version = models.OneToOneField(BotVersion, on_delete=models.CASCADE, related_name="checkrun")
+    state = models.CharField(max_length=10, choices=STATES, default=QUEUED)
+    queued_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    summary = models.CharField(max_length=300, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"check of {self.version}"
+
+
+class CheckLine(models.Model):
+    """One line a check printed (build output included), in order."""
+
+    # `run`, not `check`: Django's Model.check() owns that name.
+    run = models.ForeignKey(CheckRun, on_delete=models.CASCADE, related_name="lines")
+    seq = models.PositiveIntegerField()
+    text = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "seq"]
+        constraints = [models.UniqueConstraint(fields=["run", "seq"],
+                                               name="club_checkline_seq_unique")]
+
+
+class TestGame(models.Model):
+    """An unrated game a student asked for: one of their versions against bots they chose."""
+
+    __test__ = False   # not a pytest test class, whatever its name says
+
+    QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
+    STATES = [(QUEUED, "queued"), (RUNNING, "running"), (DONE, "done"), (FAILED, "failed")]
+
+    requester = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    version = models.ForeignKey(BotVersion, on_delete=models.CASCADE, related_name="test_games")
+    opponents = models.ManyToManyField(BotVersion, related_name="+")
+    state = models.CharField(max_length=10, choices=STATES, default=QUEUED)
+    requested_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    record_file = models.CharField(max_length=300, blank=True)   # relative to DIR
+    error = models.TextField(blank=True)
+
+
+class Standing(models.Model):
+    """A snapshot of the season's table after a refit; pages show the newest one."""
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    games = models.PositiveIntegerField()
+    data = models.JSONField()
+
+    class Meta:
+        get_latest_by = ["created_at", "id"]
+
+
+class Notice(models.Model):
+    """A message from the runner to one student (or, with no user, to the organiser)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True,
+                             blank=True, related_name="notices")
+    created_at = models.DateTimeField(auto_now_add=True)
+    text = models.CharField(max_length=500)
+    version = models.ForeignKey(BotVersion, on_delete=models.SET_NULL, null=True, blank=True)
+    read = models.BooleanField(default=False)

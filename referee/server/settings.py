@@ -1,0 +1,143 @@
+"""Django settings of the club server (`DJANGO_SETTINGS_MODULE=referee.server.settings`).
+
+Everything lives in the data folder ($REFEREE_SERVER_DATA): the SQLite database, the secret
+key, uploads and the season's league. What differs between clubs (the host names, the TLS proxy
+in front) comes from environment variables that `referee serve` sets from its flags.
+"""
+
+from __future__ import annotations
+
+import os
+
+from referee.server import data_dir
+from referee.server.secret import secret_key
+
+
+def _env_list(name: str, default: str = "") -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+DATA_DIR = data_dir()
+SECRET_KEY = secret_key(DATA_DIR)
+DEBUG = os.environ.get("REFEREE_SERVER_DEBUG") == "1"
+ALLOWED_HOSTS = _env_list("REFEREE_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]")
+CSRF_TRUSTED_ORIGINS = _env_list("REFEREE_CSRF_TRUSTED_ORIGINS")
+
+# Behind a TLS proxy (Caddy, nginx) that sets X-Forwarded-Proto: trust it and send the cookies
+# over HTTPS only. Without the proxy the header is ignored: a client could forge it.
+BEHIND_TLS_PROXY = os.environ.get("REFEREE_BEHIND_TLS_PROXY") == "1"
+if BEHIND_TLS_PROXY:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "referee.server.club",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "referee.server.urls"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "referee.server.club.context.club",
+            ],
+        },
+    },
+]
+
+ASGI_APPLICATION = "referee.server.asgi.application"
+
+# SQLite in the data folder. WAL lets the runner write while pages read; IMMEDIATE
+# transactions take the write lock at BEGIN, so two processes never deadlock on an upgrade.
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": DATA_DIR / "server.sqlite3",
+        "OPTIONS": {
+            "timeout": 30,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        },
+    }
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Rate limits (django-ratelimit) count in a cache both processes and restarts share.
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+        "LOCATION": str(DATA_DIR / "cache"),
+    }
+}
+RATELIMIT_VIEW = "referee.server.club.views.common.rate_limited"
+# The file cache is shared by every process on this machine, which is all the club runs.
+SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+     "OPTIONS": {"min_length": 8}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LOGIN_URL = "club:login"
+LOGIN_REDIRECT_URL = "club:home"
+LOGOUT_REDIRECT_URL = "club:leaderboard"
+
+# Cookies: never readable by scripts, never sent on cross-site requests that change things.
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_HTTPONLY = True
+CSRF_COOKIE_SAMESITE = "Strict"
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+
+# Uploads always go to a file in the data folder (never held in memory), on the same disk as
+# DIR/uploads so that a finished upload is moved into place, not copied.
+FILE_UPLOAD_MAX_MEMORY_SIZE = 0
+FILE_UPLOAD_TEMP_DIR = str(DATA_DIR / "tmp")
+os.makedirs(FILE_UPLOAD_TEMP_DIR, exist_ok=True)
+DATA_UPLOAD_MAX_MEMORY_SIZE = 1 << 20   # form fields other than files
+
+LANGUAGE_CODE = "en"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = DATA_DIR / "static"
+WHITENOISE_USE_FINDERS = True   # serve the package's own files without a collectstatic step
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "loggers": {"django": {"handlers": ["console"], "level": "WARNING"}},
+}
