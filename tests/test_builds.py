@@ -122,10 +122,9 @@ def test_the_javascript_sample_bot_builds_with_network_and_plays(tmp_path: Path)
     bots = tmp_path / "bots"
     shutil.copytree(ROOT / "sample_bots" / "greedy-js", bots / "greedy-js",
                     ignore=shutil.ignore_patterns("node_modules"))
-    # The bot finds bot.proto beside the repository's sample_bots; here it is told where.
-    proto = ROOT / "proto" / "lasvegas" / "v1" / "bot.proto"
-    (bots / "greedy-js.toml").write_text(f"env = {{ LASVEGAS_PROTO = {json.dumps(str(proto))} }}\n"
-                                         + (ROOT / "sample_bots" / "greedy-js.toml").read_text())
+    # Copied as docs/league.md says, spec and folder only: nothing beside them is its proto
+    # (the sandbox shows it none); the referee's $LASVEGAS_PROTO leads it to bot.proto.
+    shutil.copy(ROOT / "sample_bots" / "greedy-js.toml", bots / "greedy-js.toml")
     shutil.copytree(BOTS / "honest", bots / "honest")
     shutil.copy(BOTS / "botlib.py", bots / "botlib.py")
     shutil.copy(BOTS / "honest.toml", bots / "honest.toml")

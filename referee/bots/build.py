@@ -80,13 +80,15 @@ def _build(spec: BotSpec, timeout: float, sandbox: bool) -> bool:
     search = spec.env.get("PATH", os.environ.get("PATH"))
     if shutil.which(argv[0], path=search) is None and not Path(spec.workdir, argv[0]).exists():
         raise BotStartError(spec.name, f"build command not found: {argv[0]}")
+    from referee.bots.process import protocol_env
+
     try:
         if sandbox:
             done = _run_confined(spec, argv, timeout)
         else:   # --no-sandbox or sandbox = "none": the organiser trusts this bot
             done = subprocess.run(argv, cwd=spec.workdir, stdin=subprocess.DEVNULL,
                                   capture_output=True, text=True, timeout=timeout,
-                                  env={**os.environ, **spec.env})
+                                  env={**os.environ, **protocol_env(), **spec.env})
     except subprocess.TimeoutExpired:
         raise BotStartError(spec.name, f"build timed out after {timeout:.0f} s") from None
     except uids.UidPoolError as exc:
@@ -105,7 +107,7 @@ def _build(spec: BotSpec, timeout: float, sandbox: bool) -> bool:
 def _run_confined(spec: BotSpec, argv: list[str],
                   timeout: float) -> subprocess.CompletedProcess[str]:
     """Run the build under the guard in bubblewrap, the bot's folder lent to a uid of its own."""
-    from referee.bots.process import RUN_ID, referee_paths
+    from referee.bots.process import RUN_ID, protocol_env, referee_paths
     from referee.bots.sandbox import NOBODY, bwrap_argv, default_env, prepare_dirs
 
     assert spec.workdir is not None
@@ -121,7 +123,7 @@ def _run_confined(spec: BotSpec, argv: list[str],
             lent = _lend(spec.workdir, uid, gid)
         else:
             tmp.mkdir()
-        env = default_env(**spec.env, REFEREE_RUN_ID=RUN_ID)
+        env = default_env(**{**protocol_env(), **spec.env}, REFEREE_RUN_ID=RUN_ID)
         confined = bwrap_argv(argv, bot_dir=spec.workdir, tmp_dir=tmp, socket_dir=None,
                               env=env, memory_mb=BUILD_MEMORY_MB, cpu_seconds=None,
                               max_processes=BUILD_MAX_PROCESSES, uid=uid, gid=gid,

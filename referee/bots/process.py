@@ -33,6 +33,17 @@ def referee_paths() -> list[Path]:
     `referee` package (the Python SDK) and `proto/` (bot.proto, for bots that load or compile
     it), those of them that exist."""
     return [path for path in (PACKAGE_ROOT / "referee", PACKAGE_ROOT / "proto") if path.exists()]
+
+
+# The protocol file, which every sandbox shows (`referee_paths`): a bot that loads it at run
+# time (JavaScript with @grpc/proto-loader) finds it at $LASVEGAS_PROTO wherever its folder is.
+PROTO_FILE = PACKAGE_ROOT / "proto" / "lasvegas" / "v1" / "bot.proto"
+
+
+def protocol_env() -> dict[str, str]:
+    """LASVEGAS_PROTO for a command bot, when the referee's tree has bot.proto (a spec's own
+    `env` overrides it)."""
+    return {"LASVEGAS_PROTO": str(PROTO_FILE)} if PROTO_FILE.exists() else {}
 # Sandbox limits when a spec sets none. The memory bound is on address space (RLIMIT_AS): Node
 # needs about 1 GiB of it to start. The process bound counts every process and thread of the
 # instance's own uid (`referee.bots.uids`; as an ordinary user, of the caller's uid).
@@ -244,7 +255,7 @@ class BotProcess(GuardedProcess):
             raise BotStartError(self.spec.name, f"command not found: {program}")
         self._dir = Path(tempfile.mkdtemp(prefix="referee-"))
         address = f"unix:{self._dir / 'bot.sock'}"
-        env = {**os.environ, **self.spec.env, "REFEREE_BOT_ADDRESS": address,
+        env = {**os.environ, **protocol_env(), **self.spec.env, "REFEREE_BOT_ADDRESS": address,
                "REFEREE_RUN_ID": RUN_ID, "PYTHONUNBUFFERED": "1"}
         return Launch(address, [*argv, "--address", address], env, self.spec.workdir)
 
@@ -279,7 +290,8 @@ class BotProcess(GuardedProcess):
         else:   # in a user namespace the caller's own directories are the bot's
             tmp.mkdir()
         limits = self.spec.limits
-        env = default_env(**self.spec.env, REFEREE_BOT_ADDRESS=launch.env["REFEREE_BOT_ADDRESS"],
+        env = default_env(**{**protocol_env(), **self.spec.env},
+                          REFEREE_BOT_ADDRESS=launch.env["REFEREE_BOT_ADDRESS"],
                           REFEREE_RUN_ID=RUN_ID, PYTHONPATH=str(PACKAGE_ROOT))
         return bwrap_argv(launch.argv, bot_dir=launch.cwd, tmp_dir=tmp, socket_dir=self._dir,
                           env=env, memory_mb=limits.memory_mb or SANDBOX_MEMORY_MB,

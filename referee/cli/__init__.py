@@ -137,16 +137,9 @@ OPTION_DOCS = {
 
 def rules_to_toml(rules: RuleSet) -> str:
     """A rule set as TOML, one option per line."""
-    lines = []
-    for key, value in rules.to_dict().items():
-        if isinstance(value, bool):
-            text = "true" if value else "false"
-        elif isinstance(value, int):
-            text = str(value)
-        else:
-            text = json.dumps(value)
-        lines.append(f"{key} = {text}")
-    return "\n".join(lines) + "\n"
+    import tomli_w
+
+    return tomli_w.dumps(rules.to_dict())
 
 
 @main.command()

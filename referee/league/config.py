@@ -268,3 +268,26 @@ def load_league_file(path: Path) -> LeagueSettings:
         check_ratings(params, key("ratings"))
         settings.give("ratings", params, key("ratings"))
     return settings
+
+
+def league_file_text(settings: dict[str, Any]) -> str:
+    """A stored league's settings (`LeagueStore.settings()`) as the league file an organiser
+    writes (docs/league.md): the keys of LEAGUE_KEYS that define its games, with the table
+    sizes as written (`players = 4`, `players = "2-5"`) and the rating parameters rounded as
+    one types them. The bots and the secret seed are left out."""
+    import tomli_w
+
+    text: dict[str, Any] = {}
+    for key in ("games", "players", "duplicate", "strikes_to_forfeit", "autoplay_forced"):
+        if key in settings:
+            text[key] = settings[key]
+    players = settings.get("players")
+    if isinstance(players, list | tuple) and len(players) == 2:
+        low, high = players
+        text["players"] = low if low == high else f"{low}-{high}"
+    for table in ("rules", "limits", "ratings"):
+        values = settings.get(table) or {}
+        if values:
+            text[table] = {k: round(v, 3) if isinstance(v, float) else v
+                           for k, v in values.items()}
+    return tomli_w.dumps(text)

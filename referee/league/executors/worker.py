@@ -14,7 +14,6 @@ import fcntl
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from distributed import WorkerPlugin, get_worker
@@ -31,9 +30,6 @@ from referee.league.schedule import ScheduledGame
 from referee.match import MatchOptions, MatchResult
 
 STOP_SECONDS = 30.0
-# The protocol file a bot may load at run time: on a worker a bot sees only its own files,
-# so a bot that finds bot.proto next to its folder in the referee's tree gets its path here.
-PROTO_FILE = Path(__file__).resolve().parents[3] / "proto" / "lasvegas" / "v1" / "bot.proto"
 
 
 @dataclass(frozen=True)
@@ -60,10 +56,7 @@ class ShippedBot:
         with open(cache / f"{self.version.replace(':', '-')}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             workdir = unpack(self.pack, self.version, cache, self.name)
-            env = dict(self.spec.env)
-            if PROTO_FILE.exists():
-                env.setdefault("LASVEGAS_PROTO", str(PROTO_FILE))
-            spec = dataclasses.replace(self.spec, workdir=workdir, env=env)
+            spec = dataclasses.replace(self.spec, workdir=workdir)
             ensure_built(spec, sandbox=use_sandbox(spec, sandbox, warn=False))
         return spec
 

@@ -1,0 +1,74 @@
+"""Every bot guide in docs/bots/ followed from its own code blocks (tests/doc_support.py), as a
+student would on a fresh clone: an empty npm cache, pip cache and referee build cache, the
+files saved exactly as the guide shows them, its commands run as it shows them, `referee
+check` passing at the end. A guide that drifts from the program fails here.
+
+The C++ guide needs the C++ toolchain: skipped without it, failed where REFEREE_REQUIRE_CPP=1
+(as tests/test_cpp_bot.py). The JavaScript guide needs node and npm, and npm the registry.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tomllib
+from pathlib import Path
+
+import pytest
+from doc_support import ROOT, clean_env, fresh_clone, guide_steps, run_step
+from test_cpp_bot import _require_toolchain
+
+GUIDES = ROOT / "docs" / "bots"
+
+
+def follow(guide: str, tmp_path: Path) -> tuple[str, str]:
+    """Follow docs/bots/GUIDE; return the bot's name (from the spec the guide writes) and
+    what its run steps printed."""
+    steps = guide_steps(GUIDES / guide)
+    assert any(s.path is None and "referee check" in s.text for s in steps), \
+        f"{guide} has no marked `referee check` step"
+    top = fresh_clone(tmp_path / "clone")
+    env = clean_env(tmp_path / "caches")
+    printed = []
+    for step in steps:
+        printed.append(run_step(step, top, env).stdout)
+    specs = [s.path for s in steps if s.path and s.path.endswith(".toml")]
+    assert len(specs) == 1, f"{guide} should write one bot spec, it writes {specs}"
+    name = tomllib.loads((top / specs[0]).read_text())["name"]
+    return name, "\n".join(printed)
+
+
+def assert_followed(name: str, printed: str, top: Path) -> None:
+    assert f"{name} conforms" in printed, printed
+    # The guides then play a game (--replay game.json), a league (my-league) and show a game.
+    assert (top / "game.json").is_file() and (top / "my-league" / "league.db").is_file()
+    assert "final" in printed.lower() or "place" in printed.lower()
+
+
+def test_the_python_guide_gives_a_bot_that_passes_check(tmp_path: Path) -> None:
+    name, printed = follow("python.md", tmp_path)
+    assert name == "mine"
+    assert_followed(name, printed, tmp_path / "clone")
+
+
+@pytest.mark.skipif(shutil.which("npm") is None, reason="node/npm are not installed")
+def test_the_javascript_guide_gives_a_bot_that_passes_check(tmp_path: Path) -> None:
+    name, printed = follow("javascript.md", tmp_path)
+    assert name == "mine-js"
+    assert_followed(name, printed, tmp_path / "clone")
+    # The npm cache the guide's install used is the empty one given (nothing came from ~/.npm).
+    assert any((tmp_path / "caches" / "npm").iterdir())
+
+
+def test_the_cpp_guide_gives_a_bot_that_passes_check(tmp_path: Path) -> None:
+    _require_toolchain()
+    name, printed = follow("cpp.md", tmp_path)
+    assert name == "mine-cpp"
+    assert_followed(name, printed, tmp_path / "clone")
+
+
+def test_every_guide_marks_its_files_and_commands() -> None:
+    """The marks are what the tests follow: a guide without them would pass unfollowed."""
+    for guide in ("python.md", "javascript.md", "cpp.md"):
+        steps = guide_steps(GUIDES / guide)
+        assert [s for s in steps if s.path], f"{guide} marks no file"
+        assert [s for s in steps if s.path is None], f"{guide} marks no command"
