@@ -41,7 +41,8 @@ def assert_followed(name: str, printed: str, top: Path) -> None:
     assert f"{name} conforms" in printed, printed
     # The guides then play a game (--replay game.json), a league (my-league) and show a game.
     assert (top / "game.json").is_file() and (top / "my-league" / "league.db").is_file()
-    assert "final" in printed.lower() or "place" in printed.lower()
+    # ... and `referee show my-league 0` tells the bot's game to its ranking.
+    assert "Game over. Ranking" in printed and f"{name} (seat " in printed
 
 
 def test_the_python_guide_gives_a_bot_that_passes_check(tmp_path: Path) -> None:
