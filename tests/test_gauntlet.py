@@ -18,10 +18,18 @@ from league_support import games_recorded
 from report_support import referee
 
 from referee.engine import preset
-from referee.league.gauntlet import gauntlet_schedule, pair_differences
+from referee.league.gauntlet import gauntlet_schedule, pair_differences, pair_scores
 from referee.league.simulated import noisy_greedy, simulate_gauntlet
 from referee.ratings.results import PlayedGame
-from referee.ratings.sprt import BETTER, INCONCLUSIVE, NOT_BETTER, SprtParams, seat_score, state
+from referee.ratings.sprt import (
+    BETTER,
+    INCONCLUSIVE,
+    NOT_BETTER,
+    SprtParams,
+    seat_score,
+    state,
+    trail,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 GREEDY, RANDOM = ROOT / "sample_bots" / "greedy.toml", ROOT / "sample_bots" / "random.toml"
@@ -62,26 +70,48 @@ def test_scores_count_opponents_beaten_and_ties_half():
     assert pair_differences(games, "new", "old") == [1.0]
     games[2] = game(2, ("x", "new"), (1, 1))
     assert pair_differences(games, "new", "old") == [1.0, 0.0, -1.0]
+    assert pair_scores(games, "new", "old") == [(1.0, 0.0), (0.5, 0.5), (0.0, 1.0)]
+
+
+def empirical_llr(diffs, gain):
+    """The empirical likelihood ratio by brute force (a fine grid of lambda), with the two
+    pseudo-pairs at -1 and +1."""
+    values = [(d, 1.0) for d in diffs] + [(-1.0, 0.5), (1.0, 0.5)]
+
+    def divergence(mu):
+        best = 0.0
+        for k in range(-20000, 20001):
+            lam = k / 10000
+            if all(1 + lam * (x - mu) > 0 for x, _ in values):
+                best = max(best, sum(w * math.log(1 + lam * (x - mu)) for x, w in values))
+        return best
+
+    return divergence(0.0) - divergence(gain)
 
 
 def test_the_test_statistic_bounds_and_budget():
-    params = SprtParams(delta=0.1, alpha=0.05, beta=0.1, max_games=40, min_pairs=4)
-    assert params.upper == pytest.approx(math.log(0.9 / 0.05))
-    assert params.lower == pytest.approx(math.log(0.1 / 0.95))
-    diffs = [0.5, 0.2, 0.4, 0.3]
-    got = state(diffs[:3], params)
-    mean, var = 0.5 + 0.2 + 0.4, None
-    mean /= 3
-    var = sum((d - mean) ** 2 for d in diffs[:3]) / 2
-    assert got.llr == pytest.approx(3 * 0.1 * (2 * mean - 0.1) / (2 * var))
+    params = SprtParams(delta=100, alpha=0.05, beta=0.1, max_games=200, min_pairs=4)
+    assert params.upper == pytest.approx(math.log(1 / 0.05))
+    assert params.lower == pytest.approx(math.log(0.1))
+    # delta in Elo: at a baseline score of 1/2, 100 Elo is a score of 1 / (1 + 10^-0.25)
+    assert params.score_gain(0.5) == pytest.approx(1 / (1 + 10 ** -0.25) - 0.5)
+    pairs = [(0.9, 0.4), (0.6, 0.4), (0.8, 0.4), (0.7, 0.4)]
+    got = state(pairs[:3], params)
+    assert got.baseline_score == pytest.approx((1.2 + 0.5) / 4)
+    assert got.gain == pytest.approx(params.score_gain(got.baseline_score))
+    assert got.llr == pytest.approx(empirical_llr([0.5, 0.2, 0.4], got.gain), abs=1e-3)
     assert got.verdict is None                                # before min_pairs
-    decided = state(diffs * 3, params)
-    assert decided.verdict == BETTER and decided.pairs == 4
-    assert state(diffs * 3 + [-1.0] * 50, params) == decided  # later pairs never change it
-    assert state([0.0] * 30, params).verdict == NOT_BETTER     # identical results: var floor
-    noisy = [0.4, -0.35] * 30                                  # mean 0.025: undecided
-    assert state(noisy, params).verdict == INCONCLUSIVE
-    assert state(noisy, params).pairs == 20
+    decided = state(pairs * 10, params)
+    steps = trail(pairs * 10, params)
+    assert decided.verdict == BETTER and steps[-1] == decided and len(steps) == decided.pairs
+    assert decided.llr >= params.upper and all(params.lower < s.llr < params.upper
+                                               for s in steps[params.min_pairs - 1:-1])
+    assert state(pairs * 10 + [(0.0, 1.0)] * 50, params) == decided  # later pairs: no change
+    assert state([(0.5, 0.5)] * 30, params).verdict == NOT_BETTER   # identical results
+    noisy = [(0.8, 0.4), (0.1, 0.45)] * 30                    # mean 0.025: undecided
+    short = SprtParams(delta=100, max_games=40, min_pairs=4)   # ... within 20 pairs
+    assert state(noisy, short).verdict == INCONCLUSIVE and state(noisy, short).pairs == 20
+    assert state(noisy, params).verdict == NOT_BETTER
     low, high = decided.interval
     assert low < decided.mean < high
     with pytest.raises(ValueError):
@@ -96,7 +126,7 @@ FIELD = ["f0", "f1", "f2"]
 
 
 def test_a_clearly_stronger_candidate_is_found_better():
-    params = SprtParams(delta=0.15, max_games=200)
+    params = SprtParams(delta=100, max_games=200)
     verdicts = [simulate_gauntlet(RULES, POLICIES, "strong", "weak", FIELD, (4, 4), seed,
                                   params).verdict for seed in range(4)]
     assert verdicts == [BETTER] * 4
@@ -104,7 +134,7 @@ def test_a_clearly_stronger_candidate_is_found_better():
 
 def test_an_equal_candidate_is_rarely_called_better():
     # Equally strong, different random choices: alpha = 0.1 bounds the false "better" rate.
-    params = SprtParams(delta=0.25, alpha=0.1, beta=0.1, max_games=160)
+    params = SprtParams(delta=150, alpha=0.1, beta=0.1, max_games=160)
     results = [simulate_gauntlet(RULES, POLICIES, "twin-a", "twin-b", FIELD, (4, 4), seed,
                                  params) for seed in range(20)]
     verdicts = Counter(result.verdict for result in results)
@@ -123,6 +153,17 @@ def test_cli_greedy_is_better_than_random_and_not_better_than_itself(tmp_path: P
                      "--players", "3", "--out", tmp_path / "better", "-j", "2")
     assert "verdict: better" in better.stdout
     assert "pairs   20" in better.stdout                      # progress while it runs
+    lines = better.stdout.splitlines()
+    # within 80 columns, but for lines naming the (long) temporary directory
+    assert all(len(line) <= 80 for line in lines if str(tmp_path) not in line), lines
+    assert "-0.000" not in better.stdout
+    first_pair = next(i for i, line in enumerate(lines) if line.startswith("  pairs"))
+    explained = " ".join(" ".join(lines[:first_pair]).split())
+    assert "no decision before 20 pairs" in explained and "50 Elo" in explained
+    # random is the baseline and in the field: one line says so
+    assert "note: random plays twice; the field's copy (its own process) is random-field" \
+        in lines
+    assert "at tables of 3:" in better.stdout                 # compared at the size played
     same = referee("gauntlet", GREEDY, "--baseline", GREEDY, "--field", RANDOM, GREEDY,
                    "--players", "3", "--out", tmp_path / "same", "--quiet")
     assert "verdict: not better" in same.stdout and "pairs" not in same.stdout.split(":")[0]
@@ -153,6 +194,7 @@ def test_killed_gauntlet_resumes_to_the_same_verdict(tmp_path: Path) -> None:
     assert recorded >= 8 and not (out / "gauntlet.json").exists()
     unfinished = referee("gauntlet", *args, "--out", out, "--quiet", check=False)
     assert unfinished.returncode != 0 and "--resume" in unfinished.stderr
+    assert unfinished.stdout == ""                            # no header before refusing
     resumed = referee("gauntlet", "--resume", "--out", out, "--quiet")
     assert verdict_of(out) == verdict_of(straight)
     assert "verdict: better" in resumed.stdout

@@ -23,14 +23,15 @@ from referee.cli import RULES, SECRET, _players_option, friendly_errors, main
               help="Rule preset or rules TOML.")
 @click.option("--seed", type=SECRET,
               help="The secret seed (default: drawn at random and stored).")
-@click.option("--delta", type=click.FloatRange(0, 1, min_open=True), default=0.1,
+@click.option("--delta", type=click.FloatRange(0, 1000, min_open=True), default=50,
               show_default=True,
-              help="Smallest score gain worth detecting (share of opponents beaten).")
+              help="Smallest gain worth detecting, in Elo at the tables played.")
 @click.option("--alpha", type=click.FloatRange(0, 0.5, min_open=True, max_open=True),
-              default=0.05, show_default=True, help="Chance of calling an equal bot better.")
+              default=0.05, show_default=True,
+              help="Chance of calling an equal bot better (measured: docs/ratings.md).")
 @click.option("--beta", type=click.FloatRange(0, 0.5, min_open=True, max_open=True),
               default=0.05, show_default=True, help="Chance of missing a gain of --delta.")
-@click.option("--max-games", type=click.IntRange(min=2), default=1000, show_default=True,
+@click.option("--max-games", type=click.IntRange(min=2), default=4000, show_default=True,
               help="Game budget (candidate and baseline games together).")
 @click.option("--concurrency", "-j", type=click.IntRange(min=1), help="Games in flight.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
@@ -73,25 +74,75 @@ def gauntlet(candidate: Path | None, more_field: tuple[str, ...], baseline: Path
         sandbox=False if no_sandbox else None)
     if seed is not None and (warning := weak_secret_warning(seed)):
         click.echo(warning, err=True)
-    if not quiet:
-        click.echo(f"gauntlet in {out}: score difference per game (candidate - baseline), "
-                   f"its 95% interval, and the test's LLR between its bounds "
-                   f"{params.lower:.2f} and {params.upper:.2f}")
+
+    def start(outcome) -> None:
+        if not quiet:
+            for line in header_lines(outcome):
+                click.echo(line)
 
     def report(state) -> None:
-        if quiet:
-            return
-        low, high = state.interval
-        click.echo(f"  pairs {state.pairs:>4}  diff {state.mean:+.3f} [{low:+.3f}, {high:+.3f}]"
-                   f"  LLR {state.llr:+.2f}" + (f"  -> {state.verdict}" if state.verdict else ""))
+        if not quiet:
+            click.echo(progress_line(state))
 
-    outcome = asyncio.run(run_gauntlet(settings, report, resume=resume))
-    final = outcome.state
+    outcome = asyncio.run(run_gauntlet(settings, report, resume=resume, start=start))
+    for line in verdict_lines(outcome):
+        click.echo(line)
+
+
+def signed(value: float, digits: int = 3) -> str:
+    """`value` with its sign, never '-0.000'."""
+    return f"{round(value, digits) + 0.0:+.{digits}f}"
+
+
+def header_lines(outcome) -> list[str]:
+    """What the gauntlet plays and how to read its lines (within 80 columns)."""
+    params = outcome.params
+    field = ", ".join(outcome.field)
+    lines = [f"gauntlet in {outcome.out}: {outcome.candidate} (candidate) against "
+             f"{outcome.baseline} (baseline), field: {field}"]
+    for name, original in outcome.renamed.items():
+        role = name[len(original) + 1:]
+        lines.append(f"note: {original} plays twice; the {role}'s copy (its own process) "
+                     f"is {name}")
+    lines.append(f"each line: pairs, score difference per game (candidate - baseline) with "
+                 f"its 95% interval, and the test's LLR: 'better' at {signed(params.upper, 2)}"
+                 f", 'not better' at {signed(params.lower, 2)} (a gain of "
+                 f"{params.delta:g} Elo); no decision before {params.min_pairs} pairs")
+    return [piece for line in lines for piece in wrap(line)]
+
+
+def progress_line(state) -> str:
+    """One pair's line: the running difference, its interval and the LLR."""
+    low, high = state.interval
+    interval = (f"[{signed(low)}, {signed(high)}]" if state.pairs > 1 else "[ too few ]")
+    verdict = {None: "", "inconclusive at the budget": "  -> inconclusive"}.get(
+        state.verdict, f"  -> {state.verdict}")
+    return (f"  pairs {state.pairs:>4}  diff {signed(state.mean)} {interval}"
+            f"  LLR {signed(state.llr, 2)}{verdict}")
+
+
+def verdict_lines(outcome) -> list[str]:
+    """The verdict, the estimate and the comparison at each table size (within 80 columns)."""
+    final, params = outcome.state, outcome.params
     low, high = final.interval
-    verdict = final.verdict or "unfinished"
-    click.echo(f"verdict: {verdict}: {outcome.candidate} vs baseline {outcome.baseline}: "
-               f"score difference {final.mean:+.3f} per game, 95% interval "
-               f"[{low:+.3f}, {high:+.3f}], after {final.pairs} pairs "
-               f"({2 * final.pairs} games); LLR {final.llr:+.2f} "
-               f"(bounds {outcome.params.lower:.2f}, {outcome.params.upper:.2f}); "
-               f"played now: {outcome.played_now}; result in {outcome.out}/gauntlet.json")
+    lines = [f"verdict: {final.verdict or 'unfinished'}: {outcome.candidate} vs baseline "
+             f"{outcome.baseline}, after {final.pairs} pairs ({2 * final.pairs} games)",
+             f"  score difference {signed(final.mean)} per game, 95% interval "
+             f"[{signed(low)}, {signed(high)}], about {signed(final.elo, 0)} Elo",
+             f"  LLR {signed(final.llr, 2)} (bounds {signed(params.lower, 2)}, "
+             f"{signed(params.upper, 2)}); played now: {outcome.played_now}"]
+    for size in outcome.sizes:
+        lines.append(f"  at tables of {size.players}: {size.pairs} pairs, "
+                     f"{signed(size.mean)} [{signed(size.low)}, {signed(size.high)}], "
+                     f"about {signed(size.elo, 0)} Elo")
+    lines.append(f"result in {outcome.out}/gauntlet.json")
+    return [piece for line in lines for piece in wrap(line)]
+
+
+def wrap(line: str, width: int = 80) -> list[str]:
+    """`line` broken at spaces into lines of at most `width` (continuations indented)."""
+    import textwrap
+
+    indent = "    " if line.startswith("  ") else "  "
+    return textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False,
+                         break_long_words=False) or [""]

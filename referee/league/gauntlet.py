@@ -38,7 +38,15 @@ from referee.league.store import LeagueStore
 from referee.match import MatchOptions, MatchResult
 from referee.ratings.plackett import finishing_groups
 from referee.ratings.results import PlayedGame
-from referee.ratings.sprt import SprtParams, SprtState, seat_score, state
+from referee.ratings.sprt import (
+    TEST_NAME,
+    SequentialTest,
+    SprtParams,
+    SprtState,
+    elo_gap,
+    seat_score,
+    trail,
+)
 from referee.seeds import draw_secret, keyed_seed, opaque_id
 
 DB_NAME = "gauntlet.db"
@@ -77,15 +85,51 @@ class GauntletOutcome:
     games_stored: int
     played_now: int = 0
     trail: list[SprtState] = field(default_factory=list)   # the test after each pair
+    sizes: list[SizeResult] = field(default_factory=list)  # the pairs per table size
+    renamed: dict[str, str] = field(default_factory=dict)  # name played under -> spec's name
 
     def to_json(self) -> dict[str, Any]:
         """The outcome as plain data (written to gauntlet.json)."""
         return {
             "candidate": self.candidate, "baseline": self.baseline, "field": self.field,
+            "renamed": self.renamed,
             "params": self.params.to_dict(), "verdict": self.state.verdict,
             "state": self.state.to_dict(), "games_stored": self.games_stored,
+            "by_table_size": [dataclasses.asdict(size) for size in self.sizes],
             "trail": [{"pairs": s.pairs, "mean": s.mean, "llr": s.llr} for s in self.trail],
         }
+
+
+@dataclass(frozen=True)
+class SizeResult:
+    """The candidate against the baseline at one table size, over the pairs the test used."""
+
+    players: int
+    pairs: int
+    mean: float            # score difference per game
+    low: float             # its 95% interval (normal approximation)
+    high: float
+    elo: float             # the gain in Elo at this table size (from the mean scores)
+
+
+def by_table_size(games: dict[int, PlayedGame], scores: Sequence[tuple[float, float]]
+                  ) -> list[SizeResult]:
+    """The pairs `scores` (in schedule order, from pair 0) summarised per table size, so that
+    a candidate is compared at the sizes it played."""
+    per_size: dict[int, list[tuple[float, float]]] = {}
+    for pair, score in enumerate(scores):
+        per_size.setdefault(games[2 * pair].players, []).append(score)
+    results = []
+    for players, pairs in sorted(per_size.items()):
+        diffs = [c - b for c, b in pairs]
+        n = len(diffs)
+        mean = sum(diffs) / n
+        sd = (sum((d - mean) ** 2 for d in diffs) / (n - 1)) ** 0.5 if n > 1 else 0.0
+        half = 1.96 * sd / n ** 0.5 if n > 1 else float("inf")
+        base = (sum(b for _, b in pairs) + 0.5) / (n + 1)
+        results.append(SizeResult(players, n, mean, mean - half, mean + half,
+                                  elo_gap(base + mean, base)))
+    return results
 
 
 def gauntlet_schedule(candidate: str, baseline: str, field_bots: Sequence[str], pairs: int,
@@ -114,16 +158,23 @@ def pair_game_id(secret: int, game: ScheduledGame) -> str:
     return opaque_id(secret, "gauntlet", game.group)
 
 
-def pair_differences(games: dict[int, PlayedGame], candidate: str, baseline: str) -> list[float]:
-    """Candidate's score minus baseline's, for each complete pair from the first on, stopping
-    at the first pair with a game missing (so the list depends only on the schedule order)."""
-    diffs = []
+def pair_scores(games: dict[int, PlayedGame], candidate: str,
+                baseline: str) -> list[tuple[float, float]]:
+    """(candidate's score, baseline's score) for each complete pair from the first on,
+    stopping at the first pair with a game missing (so the list depends only on the schedule
+    order)."""
+    scores = []
     pair = 0
     while 2 * pair in games and 2 * pair + 1 in games:
-        diffs.append(tested_score(games[2 * pair], candidate)
-                     - tested_score(games[2 * pair + 1], baseline))
+        scores.append((tested_score(games[2 * pair], candidate),
+                       tested_score(games[2 * pair + 1], baseline)))
         pair += 1
-    return diffs
+    return scores
+
+
+def pair_differences(games: dict[int, PlayedGame], candidate: str, baseline: str) -> list[float]:
+    """Candidate's score minus baseline's, for each complete pair (as `pair_scores`)."""
+    return [c - b for c, b in pair_scores(games, candidate, baseline)]
 
 
 def tested_score(game: PlayedGame, bot: str) -> float:
@@ -134,19 +185,10 @@ def tested_score(game: PlayedGame, bot: str) -> float:
     return seat_score(groups, seats[bot])
 
 
-def trail(diffs: Sequence[float], params: SprtParams) -> list[SprtState]:
-    """The test after each pair, up to the verdict."""
-    states = []
-    for n in range(1, len(diffs) + 1):
-        states.append(state(diffs[:n], params))
-        if states[-1].verdict is not None:
-            break
-    return states
-
-
 def unique_names(specs: Sequence[tuple[str, BotSpec]]) -> list[BotSpec]:
     """The specs with names made unique: a name already taken gets its role appended
-    ('greedy-baseline' when a bot is tested against itself)."""
+    ('greedy-baseline' when a bot is tested against itself, 'greedy-field' when the baseline
+    also plays in the field: a separate instance of the same spec)."""
     taken: set[str] = set()
     renamed = []
     for role, spec in specs:
@@ -165,13 +207,24 @@ def load_gauntlet(store: LeagueStore, played_now: int = 0) -> GauntletOutcome:
     stored = store.settings()
     if stored is None or stored.get("kind") != "gauntlet":
         raise ConfigError(f"{store.path}: no gauntlet here")
-    params = SprtParams(**stored["params"])
+    params = stored_params(stored, store.path)
     games = {game.index: game for game in store.played()}
-    diffs = pair_differences(games, stored["candidate"], stored["baseline"])
-    states = trail(diffs, params)
-    current = states[-1] if states else state([], params)
+    scores = pair_scores(games, stored["candidate"], stored["baseline"])
+    states = trail(scores, params)
+    current = states[-1] if states else SprtState(0, 0.0, 0.0, 0.0, None)
     return GauntletOutcome(store.path.parent, stored["candidate"], stored["baseline"],
-                           stored["field"], params, current, len(games), played_now, states)
+                           stored["field"], params, current, len(games), played_now, states,
+                           by_table_size(games, scores[:current.pairs]),
+                           stored.get("renamed", {}))
+
+
+def stored_params(stored: dict[str, Any], where: Path) -> SprtParams:
+    """The test's parameters of a stored gauntlet; ConfigError for one made with another test
+    (before --delta was in Elo), whose verdict this version cannot reproduce."""
+    if stored.get("test") != TEST_NAME:
+        raise ConfigError(f"{where}: this gauntlet was made by an older referee with another "
+                          f"sequential test (--delta in score); start a new one")
+    return SprtParams(**stored["params"])
 
 
 def write_result(outcome: GauntletOutcome) -> Path:
@@ -183,10 +236,13 @@ def write_result(outcome: GauntletOutcome) -> Path:
 
 async def run_gauntlet(settings: GauntletSettings,
                        report: Callable[[SprtState], None] | None = None,
-                       resume: bool = False) -> GauntletOutcome:
+                       resume: bool = False,
+                       start: Callable[[GauntletOutcome], None] | None = None
+                       ) -> GauntletOutcome:
     """Create (or, with `resume`, continue) the gauntlet in `settings.out` and play it until
-    the test decides or the budget is spent. `report` is called with the test after each pair
-    (in schedule order) as results come in."""
+    the test decides or the budget is spent. `start` is called once the gauntlet is created or
+    found (never before a refusal), with where it stands; `report` with the test after each
+    pair (in schedule order) as results come in."""
     report = report or (lambda _state: None)
     store = LeagueStore(settings.out / DB_NAME)
     try:
@@ -205,6 +261,8 @@ async def run_gauntlet(settings: GauntletSettings,
                 write_result(outcome)
                 return outcome
             specs = _stored_specs(store, stored)
+        if start is not None:
+            start(load_gauntlet(store))
         stored = store.settings()
         assert stored is not None
         played = await _play(store, stored, specs, settings, report)
@@ -218,7 +276,8 @@ async def run_gauntlet(settings: GauntletSettings,
 def _create(store: LeagueStore, settings: GauntletSettings) -> list[BotSpec]:
     roles = [("candidate", settings.candidate), ("baseline", settings.baseline),
              *(("field", path) for path in settings.field)]
-    specs = unique_names([(role, load_spec(path)) for role, path in roles])
+    loaded = [(role, load_spec(path)) for role, path in roles]
+    specs = unique_names(loaded)
     candidate, baseline, *field_specs = specs
     field_names = [spec.name for spec in field_specs]
     low, high = settings.players or (min(4, len(field_names) + 1),) * 2
@@ -229,8 +288,11 @@ def _create(store: LeagueStore, settings: GauntletSettings) -> list[BotSpec]:
     secret = draw_secret() if settings.seed is None else settings.seed
     schedule = gauntlet_schedule(candidate.name, baseline.name, field_names,
                                  settings.params.max_pairs, (low, high), secret)
+    renamed = {spec.name: original.name for spec, (_, original) in
+               zip(specs, loaded, strict=True) if spec.name != original.name}
     defining = {
-        "kind": "gauntlet", "rules": settings.rules.to_dict(), "seed": str(secret),
+        "kind": "gauntlet", "test": TEST_NAME, "renamed": renamed,
+        "rules": settings.rules.to_dict(), "seed": str(secret),
         "players": [low, high], "params": settings.params.to_dict(),
         "candidate": candidate.name, "baseline": baseline.name, "field": field_names,
         "bot_names": [spec.name for spec in specs],
@@ -252,7 +314,7 @@ def _stored_specs(store: LeagueStore, stored: dict[str, Any]) -> list[BotSpec]:
 async def _play(store: LeagueStore, stored: dict[str, Any], specs: list[BotSpec],
                 settings: GauntletSettings, report: Callable[[SprtState], None]) -> int:
     """Play pending games in schedule order until the test decides; the number played."""
-    params = SprtParams(**stored["params"])
+    params = stored_params(stored, store.path)
     rules = RuleSet.from_dict(stored["rules"])
     options = MatchOptions(stored["strikes_to_forfeit"], stored["autoplay_forced"])
     candidate, baseline = stored["candidate"], stored["baseline"]
@@ -261,8 +323,10 @@ async def _play(store: LeagueStore, stored: dict[str, Any], specs: list[BotSpec]
     pending = deque(game for game in store.schedule() if game.index not in done)
     size = max(stored["players"])
     concurrency = settings.concurrency or LeagueSettings(bots=[]).default_concurrency(size)
-    reported = len(pair_differences(games, candidate, baseline))
-    decided = state(pair_differences(games, candidate, baseline), params).verdict is not None
+    test = SequentialTest(params)
+    for scores in pair_scores(games, candidate, baseline):
+        test.add(*scores)
+    decided = test.current.verdict is not None
     played = 0
     roster = Roster(specs, sandbox=settings.sandbox)
     for runner in roster.runners.values():
@@ -273,7 +337,7 @@ async def _play(store: LeagueStore, stored: dict[str, Any], specs: list[BotSpec]
             store.update_bot(runner.name, runner.version, str(runner.spec.path))
 
         async def worker() -> None:
-            nonlocal reported, decided, played
+            nonlocal decided, played
             while pending and not decided:
                 game = pending.popleft()
                 result = await play_on_roster(roster, rules, game,
@@ -283,14 +347,13 @@ async def _play(store: LeagueStore, stored: dict[str, Any], specs: list[BotSpec]
                 games[game.index] = _played(game, result)
                 if decided:
                     continue   # a game that was in flight when the test decided
-                diffs = pair_differences(games, candidate, baseline)
-                for n in range(reported + 1, len(diffs) + 1):
-                    current = state(diffs[:n], params)
+                # the pairs completed from the next untested one on, in schedule order
+                while not decided and all(2 * test.n + k in games for k in (0, 1)):
+                    pair = test.n
+                    current = test.add(tested_score(games[2 * pair], candidate),
+                                       tested_score(games[2 * pair + 1], baseline))
                     report(current)
-                    if current.verdict is not None:
-                        decided = True
-                        break
-                reported = len(diffs)
+                    decided = current.verdict is not None
 
         await asyncio.gather(*(worker() for _ in range(concurrency)))
     return played

@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping, Sequence
 
 from referee.engine import Action, Game, RuleSet
 from referee.engine.policies import greedy_policy
-from referee.league.gauntlet import gauntlet_schedule, pair_differences
+from referee.league.gauntlet import gauntlet_schedule, tested_score
 from referee.league.schedule import ScheduledGame
 from referee.ratings.results import PlayedGame
-from referee.ratings.sprt import SprtParams, SprtState, state
+from referee.ratings.sprt import SequentialTest, SprtParams, SprtState
 from referee.seeds import derive_seed
 
 Chooser = Callable[[Game], Action]
@@ -80,11 +80,21 @@ def simulate_gauntlet(rules: RuleSet, policies: Mapping[str, Policy], candidate:
                       seed: int, params: SprtParams) -> SprtState:
     """A gauntlet played in process: its final test state (verdict, estimate, pairs)."""
     schedule = gauntlet_schedule(candidate, baseline, field, params.max_pairs, players, seed)
-    games: dict[int, PlayedGame] = {}
+    test = SequentialTest(params)
     for first, second in zip(schedule[::2], schedule[1::2], strict=True):
-        games[first.index] = play_scheduled(rules, first, policies)
-        games[second.index] = play_scheduled(rules, second, policies)
-        current = state(pair_differences(games, candidate, baseline), params)
+        current = test.add(tested_score(play_scheduled(rules, first, policies), candidate),
+                           tested_score(play_scheduled(rules, second, policies), baseline))
         if current.verdict is not None:
             return current
-    return current
+    return test.current
+
+
+def pair_pool(rules: RuleSet, policies: Mapping[str, Policy], candidate: str, baseline: str,
+              field: Sequence[str], players: tuple[int, int], pairs: int,
+              seed: int) -> list[tuple[float, float]]:
+    """The (candidate score, baseline score) of `pairs` gauntlet pairs played in process: a
+    pool that a bench resamples into many gauntlets."""
+    schedule = gauntlet_schedule(candidate, baseline, field, pairs, players, seed)
+    return [(tested_score(play_scheduled(rules, first, policies), candidate),
+             tested_score(play_scheduled(rules, second, policies), baseline))
+            for first, second in zip(schedule[::2], schedule[1::2], strict=True)]
