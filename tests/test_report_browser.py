@@ -2,8 +2,9 @@
 
 Skipped with a reason where Chromium, its driver or selenium is missing, except where
 REFEREE_REQUIRE_BROWSER is set (CI sets it): there a missing browser fails the tests.
-With REFEREE_DOCS_SCREENSHOTS=1 the tests also write docs/report-league.png and
-docs/report-replay.png, the screenshots docs/report.md shows.
+With REFEREE_DOCS_SCREENSHOTS=1 the tests also write the screenshots docs/report.md shows:
+docs/report-league.png and docs/report-replay.png (desktop), docs/report-phone-index.png and
+docs/report-phone-replay.png (a phone, 390 x 844).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +27,8 @@ from report_support import (
     stored_records,
 )
 
+from referee.league.config import league_file_text
+from referee.league.store import LeagueStore
 from referee.report.site import single_game_html
 
 MISSING = chromium_missing()
@@ -115,7 +119,15 @@ def test_the_league_ends_with_a_report_whose_index_lists_the_bots_in_table_order
     screenshot(browser, "report-league.png", tmp_path)
 
 
-def test_a_replay_steps_to_the_end_and_back_to_an_empty_board(
+def in_view(browser, selector: str) -> bool:  # noqa: ANN001
+    """Whether the element is wholly inside the browser's viewport as it is scrolled now."""
+    return browser.execute_script(
+        "const r = document.querySelector(arguments[0]).getBoundingClientRect();"
+        "return r.top >= 0 && r.left >= 0 && r.bottom <= window.innerHeight"
+        " && r.right <= window.innerWidth && r.width > 0;", selector)
+
+
+def test_a_replay_opens_on_the_funded_board_and_steps_to_the_end_and_back(
         league: Path, browser, tmp_path: Path) -> None:  # noqa: ANN001
     from selenium.webdriver.common.keys import Keys
 
@@ -123,27 +135,28 @@ def test_a_replay_steps_to_the_end_and_back_to_an_empty_board(
     page = league / "report" / "games" / "5.html"
     open_page(browser, page)
     events = len(record["events"])
-    assert texts(browser, "#step-position") == [f"event 0 / {events}"]
-    assert texts(browser, "#board .die") == [] and texts(browser, "#board .banknote") == []
-    keys(browser, Keys.ARROW_RIGHT, events)
+    # It opens on round 1 with its banknotes dealt, not on the empty table before it.
+    assert record["events"][0]["type"] == "round"
+    funded = [n for notes in record["events"][0]["casinos"] for n in notes]
+    assert texts(browser, "#step-position") == [f"event 1 / {events}"]
+    assert len(texts(browser, "#board .banknote")) == len(funded) > 0
+    assert texts(browser, "#headline") == ["Round 1 of 4"]
+    keys(browser, Keys.END, 1)
     assert texts(browser, "#step-position") == [f"event {events} / {events}"]
     final = record["events"][-1]
     money = [dollars(text) for text in texts(browser, "#seats .seat .money")]
     assert money == final["money"]
     standings = [dollars(text) for text in texts(browser, "#standings .final-money")]
     assert sorted(standings) == sorted(final["money"])
+    assert in_view(browser, "#standings")   # the end shows the standings, no scrolling
     assert console_errors(browser) == []
-    keys(browser, Keys.ARROW_LEFT, events)
+    keys(browser, Keys.HOME, 1)   # the start: the table before the first deal
     assert texts(browser, "#step-position") == [f"event 0 / {events}"]
     assert texts(browser, "#board .die") == [] and texts(browser, "#board .banknote") == []
     assert texts(browser, "#standings") == [""]
-    # One step in, the first round's notes are on the casinos.
-    keys(browser, Keys.ARROW_RIGHT, 1)
-    funded = [n for notes in record["events"][0]["casinos"] for n in notes]
-    assert len(texts(browser, "#board .banknote")) == len(funded)
     # Mid-game: the dice placed so far are on the board.
     middle = events // 3
-    keys(browser, Keys.ARROW_RIGHT, middle - 1)
+    keys(browser, Keys.ARROW_RIGHT, middle)
     placed = _dice_on_board(record, middle)
     assert len(texts(browser, "#board .die")) == placed
     if placed:
@@ -237,6 +250,9 @@ def test_a_single_file_game_plays_offline_and_escapes_bot_text(
     page.write_text(single_game_html(record), encoding="utf-8")
     assert "<link" not in page.read_text().split("</head>")[0].replace('<link rel="icon"', "")
     open_page(browser, page)
+    # Someone sent this page sees the first deal first, as in a league's report.
+    assert texts(browser, "#step-position") == [f"event 1 / {len(record['events'])}"]
+    assert texts(browser, "#board .banknote")
     keys(browser, Keys.END, 1)
     money = [dollars(text) for text in texts(browser, "#seats .seat .money")]
     assert money == record["events"][-1]["money"]
@@ -266,3 +282,173 @@ def test_match_html_writes_one_self_contained_page(tmp_path: Path) -> None:
     record = json.loads((tmp_path / "one.json").read_text())
     assert 'src="' not in text and "assets/" not in text
     assert record["game_id"] in text
+
+
+PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
+
+
+def phone_shot(browser, name: str, tmp: Path) -> None:  # noqa: ANN001
+    for target in [tmp / name] + ([ROOT / "docs" / name] if DOCS_SHOTS else []):
+        browser.save_screenshot(str(target))
+
+
+def test_on_a_phone_no_page_is_wider_than_the_screen_and_the_replay_works(
+        league: Path, browser, tmp_path: Path) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+
+    report = league / "report"
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
+    try:
+        for page in ("index.html", "games.html", "bots/bot-0.html", "bots/bot-3.html",
+                     "games/5.html", "games/0.html"):
+            open_page(browser, report / page)
+            width, inner = browser.execute_script(
+                "return [document.documentElement.scrollWidth, window.innerWidth]")
+            assert inner == 390 and width <= 390, f"{page} is {width} px wide on a 390 px phone"
+            assert console_errors(browser) == []
+        open_page(browser, report / "index.html")
+        phone_shot(browser, "report-phone-index.png", tmp_path)
+        # The table's strength column, the one it is sorted by, is on screen.
+        strength = browser.find_element(By.CSS_SELECTOR, "#league-table thead th:nth-child(3)")
+        assert strength.text.startswith("strength")
+        assert browser.execute_script("return arguments[0].getBoundingClientRect().right",
+                                      strength) <= 390
+        open_page(browser, report / "games" / "5.html")
+        events = len(stored_records(league)[5]["events"])
+        for control in ("#btn-first", "#btn-prev", "#btn-play", "#btn-next", "#btn-last",
+                        "#step-slider", "#step-position"):
+            assert in_view(browser, control), f"{control} is off the screen"
+        for casino in browser.find_elements(By.CSS_SELECTOR, "#board .casino"):
+            assert browser.execute_script("return arguments[0].getBoundingClientRect().right",
+                                          casino) <= 390
+        for seat in browser.find_elements(By.CSS_SELECTOR, "#seats .seat"):
+            assert browser.execute_script("return arguments[0].getBoundingClientRect().right",
+                                          seat) <= 390
+        # Tapped, not keyed: the buttons and the slider answer (a covered one would raise).
+        browser.find_element(By.ID, "btn-next").click()
+        assert texts(browser, "#step-position") == [f"event 2 / {events}"]
+        browser.find_element(By.ID, "btn-prev").click()
+        assert texts(browser, "#step-position") == [f"event 1 / {events}"]
+        browser.find_element(By.ID, "step-slider").click()   # its middle
+        middle = int(texts(browser, "#step-position")[0].split()[1])
+        assert events // 4 < middle < 3 * events // 4
+        for _ in range(7):   # into the round: dice on the board for the screenshot
+            browser.find_element(By.ID, "btn-next").click()
+        assert texts(browser, "#step-position") == [f"event {middle + 7} / {events}"]
+        phone_shot(browser, "report-phone-replay.png", tmp_path)
+        browser.find_element(By.ID, "btn-last").click()
+        assert texts(browser, "#step-position") == [f"event {events} / {events}"]
+        assert in_view(browser, "#standings")
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def test_one_marker_convention_and_sorting_the_useful_way_first(
+        league: Path, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+
+    table = json.loads((league / "table.json").read_text())
+    open_page(browser, league / "report" / "index.html")
+    marks = {row.get_attribute("data-bot"): row.find_elements(By.CSS_SELECTOR, ".sep")
+             for row in browser.find_elements(By.CSS_SELECTOR, "#league-table tr.bot-row")}
+    for row in table["table"]:
+        # As the terminal: "~" where the bot is not separated from the next row, else nothing.
+        shown = [mark.text for mark in marks[row["bot"]]]
+        assert shown == (["~"] if row["separated_from_next"] is False else []), row
+    assert "▲" not in browser.find_element(By.ID, "league-table").text
+    # The table comes sorted by strength, highest first, and says so with an arrow.
+    head = browser.find_element(By.CSS_SELECTOR, "#league-table thead th:nth-child(3)")
+    assert head.get_attribute("data-dir") == "desc"
+    # One click on wins sorts the most wins first; on avg place, the best place first.
+    heads = {th.text: th
+             for th in browser.find_elements(By.CSS_SELECTOR, "#league-table thead th")}
+    column = list(heads).index("wins") + 1
+    heads["wins"].click()
+    wins = [int(t) for t in texts(browser, f"#league-table tbody td:nth-child({column})")]
+    assert wins == sorted(wins, reverse=True) and heads["wins"].get_attribute("data-dir") == "desc"
+    column = list(heads).index("avg place") + 1
+    heads["avg place"].click()
+    places = [float(t) for t in texts(browser, f"#league-table tbody td:nth-child({column})")]
+    assert places == sorted(places) and heads["avg place"].get_attribute("data-dir") == "asc"
+    heads["avg place"].click()
+    places = [float(t) for t in texts(browser, f"#league-table tbody td:nth-child({column})")]
+    assert places == sorted(places, reverse=True)
+
+
+def test_settings_are_shown_as_the_league_file_a_user_writes(league: Path, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+
+    store = LeagueStore(league / "league.db")
+    try:
+        settings = store.settings()
+    finally:
+        store.close()
+    open_page(browser, league / "report" / "index.html")
+    shown = browser.find_element(By.ID, "settings-toml").text
+    assert shown.strip() == league_file_text(settings).strip()
+    parsed = tomllib.loads(shown)
+    assert parsed["players"] == "2-4" and parsed["games"] == 12
+    assert parsed["rules"]["preset"] == "classic" and parsed["rules"]["slot"] is False
+    assert parsed["ratings"]["sigma"] == 8.333
+    settings_card = browser.find_element(By.CSS_SELECTOR, "#settings-toml").find_element(
+        By.XPATH, "..").text
+    for python_value in ("False", "True", "2–4", "None"):
+        assert python_value not in settings_card
+
+
+def test_a_bot_page_has_its_record_against_each_opponent_a_chart_and_filters(
+        league: Path, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+
+    table = json.loads((league / "table.json").read_text())
+    bot = table["table"][0]["bot"]
+    open_page(browser, league / "report" / "index.html")
+    browser.find_element(By.LINK_TEXT, bot).click()
+    ahead = {h["b"]: (h["games"], h["a_ahead"], h["b_ahead"])
+             for h in table["head_to_head"] if h["a"] == bot}
+    ahead.update({h["a"]: (h["games"], h["b_ahead"], h["a_ahead"])
+                  for h in table["head_to_head"] if h["b"] == bot})
+    rows = browser.find_elements(By.CSS_SELECTOR, "#bot-opponents tbody tr")
+    shown = {r.get_attribute("data-bot"): tuple(int(c.text) for c in
+                                                r.find_elements(By.TAG_NAME, "td")[1:4])
+             for r in rows}
+    assert shown == {b: cell for b, cell in ahead.items() if cell[0]}
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#rating-chart polyline.line")) == 1
+    # The game list: every game, then its losses only, then the games it was struck in.
+    games = [(r["places"][[b["name"] for b in r["bots"]].index(bot)],
+              sum(1 for d in r["decisions"] if d.get("strike")
+                  and r["bots"][d["seat"]]["name"] == bot))
+             for r in stored_records(league) if bot in [b["name"] for b in r["bots"]]]
+    visible = lambda: [r for r in browser.find_elements(By.CSS_SELECTOR, "#bot-games tbody tr")  # noqa: E731
+                       if r.is_displayed()]
+    assert len(visible()) == len(games)
+    browser.find_element(By.ID, "filter-losses").click()
+    assert len(visible()) == sum(1 for place, _ in games if place != 1)
+    assert {r.find_elements(By.TAG_NAME, "td")[4].text for r in visible()} <= {"2", "3", "4"}
+    browser.find_element(By.ID, "filter-losses").click()
+    browser.find_element(By.ID, "filter-bot-strikes").click()
+    assert len(visible()) == sum(1 for _, struck in games if struck)
+    assert console_errors(browser) == []
+
+
+def test_a_bot_added_later_is_charted_from_its_first_game(tmp_path: Path, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+
+    out = play_league(tmp_path / "league")
+    referee("league", "--out", out, "--add", ROOT / "tests" / "bots" / "noter.toml", "--quiet")
+    open_page(browser, out / "report" / "index.html")
+    data = json.loads(browser.find_element(By.ID, "rating-data").get_attribute("textContent"))
+    n = data["bots"].index("noter")
+    first = data["series"][n][0][0]
+    assert first >= 12   # its games come after the league's 12
+    width = browser.execute_script(
+        "return document.querySelector('#rating-chart svg').viewBox.baseVal.width")
+    x = lambda i: 40 + (width - 50) * (i + 1) / data["games"]  # noqa: E731  (report.js's axis)
+    lines = browser.find_elements(By.CSS_SELECTOR, "#rating-chart polyline.line")
+    for polyline, points in zip(lines, data["series"], strict=True):
+        start = float(polyline.get_attribute("points").split()[0].split(",")[0])
+        assert abs(start - x(points[0][0] - 1)) < 0.2   # each line from its bot's first game
+    bands = browser.find_elements(By.CSS_SELECTOR, "#rating-chart polygon.band")
+    band_x = [float(p.split(",")[0]) for p in bands[n].get_attribute("points").split()]
+    assert min(band_x) >= x(first - 1) - 0.2
+    assert console_errors(browser) == []

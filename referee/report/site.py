@@ -20,6 +20,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from referee.engine import RuleSet
+from referee.league.config import league_file_text
 from referee.league.runner import LeagueOutcome, load_outcome
 from referee.league.store import LeagueStore
 from referee.league.tables import percentile, to_json
@@ -241,11 +242,17 @@ class _Pages:
             health["seconds"] += seconds
 
     def bot_pages(self) -> None:
+        rows = {r["bot"]: r for r in to_json(self.outcome.rows, {})["table"]}
+        history = _history(self.outcome)
+        prior = self.settings.get("ratings", {})
         for bot, facts in self.facts.items():
-            row = next((r for r in to_json(self.outcome.rows, {})["table"] if r["bot"] == bot),
-                       None)
+            n = history["bots"].index(bot) if bot in history["bots"] else None
+            chart = {"games": history["games"], "bots": [bot], "prior": prior,
+                     "series": [history["series"][n] if n is not None else []],
+                     "colours": [history["colours"][(n or 0) % len(history["colours"])]]}
             self.render("bot.html.j2", self.out / "bots" / self.bot_file[bot], bot=bot,
-                        row=row, facts=facts, root="../")
+                        row=rows.get(bot), facts=facts, root="../", chart=chart,
+                        opponents=_opponents(self.outcome, bot))
 
     def game_list(self) -> None:
         sizes = sorted({len(game["bots"]) for game in self.listed})
@@ -267,6 +274,7 @@ class _Pages:
             seats=max((len(row["seat_win_pct"]) for row in rows), default=0),
             history={**_history(outcome), "prior": settings.get("ratings", {})},
             settings=settings, versions=versions,
+            league_toml=league_file_text(settings) if settings else "",
             balance=outcome.balance, recorded=len(outcome.games),
             scheduled=len(outcome.schedule), workers=dict(self.workers),
             worker_health={row.worker: row for row in outcome.workers}, root="",
@@ -322,6 +330,23 @@ def _heat_map(outcome: LeagueOutcome) -> dict[str, Any]:
             cells[a, b] = {"games": together, "ahead": ahead, "behind": behind,
                            "share": ahead / decided if decided else None}
     return {"names": names, "cells": cells}
+
+
+def _opponents(outcome: LeagueOutcome, bot: str) -> list[dict[str, Any]]:
+    """A bot's record against each bot it met, in table order: games at the same table, how
+    often it finished ahead and behind, and the global fit's chance to finish ahead."""
+    pairwise = getattr(outcome, "pairwise", None) or {}
+    record = []
+    for row in outcome.rows:
+        if row.bot == bot:
+            continue
+        together, ahead, behind = outcome.h2h.get((bot, row.bot), (0, 0, 0))
+        if together:
+            decided = ahead + behind
+            record.append({"bot": row.bot, "games": together, "ahead": ahead, "behind": behind,
+                           "share": 100 * ahead / decided if decided else None,
+                           "chance": pairwise.get((bot, row.bot))})
+    return record
 
 
 def _size_wins(outcome: LeagueOutcome) -> dict[str, Any]:

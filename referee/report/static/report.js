@@ -72,6 +72,8 @@ function botGameRows() {
   const body = table.tBodies[0];
   for (const g of data.games) {
     const row = document.createElement("tr");
+    row.dataset.place = String(g.place);
+    row.dataset.strikes = String(g.strikes);
     link(cell(row, null, g.game), g.game, "../games/" + g.game + ".html");
     link(cell(row, null, g.game_id), g.game_id, "../games/" + g.game + ".html");
     cell(row, g.players, g.players);
@@ -100,10 +102,14 @@ function sortableTables() {
       if (!kind) return;
       th.classList.add("sort-head");
       th.tabIndex = 0;
+      // The first click sorts the useful way: numbers highest first, unless the column says
+      // lower is better (data-first="asc": rank, place, think time); a second click turns it.
       const sort = () => {
-        const down = th.dataset.dir !== "asc";
+        const first = th.dataset.first || (kind === "num" ? "desc" : "asc");
+        const dir = th.dataset.dir ? (th.dataset.dir === "asc" ? "desc" : "asc") : first;
+        const down = dir === "asc";
         for (const other of heads) delete other.dataset.dir;
-        th.dataset.dir = down ? "asc" : "desc";
+        th.dataset.dir = dir;
         const body = table.tBodies[0];
         const rows = Array.from(body.rows);
         const key = (row) => {
@@ -122,6 +128,27 @@ function sortableTables() {
       th.addEventListener("keydown", (e) => { if (e.key === "Enter") sort(); });
     });
   }
+}
+
+// A bot's games: only its losses (any place but first) and only games with its strikes.
+function botGameFilters() {
+  const table = document.getElementById("bot-games");
+  const losses = document.getElementById("filter-losses");
+  const strikes = document.getElementById("filter-bot-strikes");
+  const count = document.getElementById("bot-game-count");
+  if (!table || !losses || !strikes) return;
+  const apply = () => {
+    let shown = 0;
+    for (const row of table.tBodies[0].rows) {
+      const ok = (!losses.checked || Number(row.dataset.place) !== 1) &&
+        (!strikes.checked || Number(row.dataset.strikes) > 0);
+      row.hidden = !ok;
+      if (ok) shown += 1;
+    }
+    count.textContent = shown + " of " + table.tBodies[0].rows.length + " games";
+  };
+  for (const input of [losses, strikes]) input.addEventListener("change", apply);
+  apply();
 }
 
 function gameFilters() {
@@ -169,9 +196,15 @@ function ratingChart() {
   const source = document.getElementById("rating-data");
   if (!holder || !source) return;
   const data = JSON.parse(source.textContent);
-  const W = 1000, H = 300, L = 40, R = 10, T = 10, B = 30;
+  // Drawn at the width it is shown at (a phone's 360 px, a desktop's 1000), so that its
+  // labels keep their size.
+  const W = Math.round(Math.min(1000, Math.max(320, holder.clientWidth || 1000)));
+  const H = holder.classList.contains("small") ? 220 : 300, L = 40, R = 10, T = 10, B = 30;
   const prior = [Number(data.prior.mu || 25), Number(data.prior.sigma || 25 / 3)];
-  const series = data.series.map((points) => [[-1, prior[0], prior[1]], ...points]);
+  // Each line starts from the prior just before its bot's first game (a bot added later
+  // starts where it joined), not at the league's first game.
+  const series = data.series.map((points) => (points.length
+    ? [[points[0][0] - 1, prior[0], prior[1]], ...points] : []));
   let low = Infinity, high = -Infinity;
   for (const points of series) for (const [, mu, sigma] of points) {
     low = Math.min(low, mu - sigma); high = Math.max(high, mu + sigma);
@@ -214,4 +247,5 @@ gameRows();
 botGameRows();
 sortableTables();
 gameFilters();
+botGameFilters();
 ratingChart();

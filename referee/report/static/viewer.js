@@ -136,14 +136,15 @@
   const boardBox = el("div", "board-box", null, layout);
   const headline = el("div", "headline", null, boardBox);
   headline.id = "headline";
+  // Above the board: at the end of the game the standings are the first thing in view.
+  const standings = el("div", "standings", null, boardBox);
+  standings.id = "standings";
   const board = el("div", "board", null, boardBox);
   board.id = "board";
   const rollBox = el("div", "roll-box", null, boardBox);
   rollBox.id = "current";
   const seatsBox = el("div", "seats", null, boardBox);
   seatsBox.id = "seats";
-  const standings = el("div", "standings", null, boardBox);
-  standings.id = "standings";
 
   const side = el("div", "side", null, layout);
   const strikeBox = el("div", "card strikes-card", null, side);
@@ -415,7 +416,7 @@
     standings.replaceChildren();
     if (!s.end) return;
     el("h2", null, "Final standings", standings);
-    const table = el("table", "data compact", null, standings);
+    const table = el("table", "data compact", null, el("div", "scroll", null, standings));
     const head = el("tr", null, null, el("thead", null, null, table));
     for (const h of ["place", "bot", "money", "notes", "strikes"]) el("th", null, h, head);
     const body = el("tbody", null, null, table);
@@ -440,9 +441,21 @@
   let step = 0;
   let timer = null;
   function go(k) {
+    const before = step;
     step = Math.max(0, Math.min(events.length, k));
     draw(step);
-    if (step === events.length) pause();
+    if (step === events.length) {
+      pause();
+      if (before !== step) inView(standings);
+    }
+  }
+  // Scroll `node` into view below the sticky controls, unless it is in view already.
+  function inView(node) {
+    const box = node.getBoundingClientRect();
+    const top = controls.getBoundingClientRect().bottom;
+    if (box.top < top || box.bottom > window.innerHeight) {
+      window.scrollBy(0, box.top - top - 8);
+    }
   }
   function play() {
     if (step === events.length) go(0);
@@ -474,6 +487,11 @@
   if (rawLink) {
     rawLink.href = URL.createObjectURL(new Blob([recordText], {type: "application/json"}));
   }
+  // A replay opens on the first funded board: round 1 with its banknotes dealt (and any
+  // neutral dice pre-rolled), not the empty table before it.
+  let opening = events.findIndex((e) => e.type === "round") + 1;
+  while (opening > 0 && opening < events.length && events[opening].type === "preroll") opening += 1;
   const fromHash = /^#event-(\d+)$/.exec(location.hash);
-  go(fromHash ? Number(fromHash[1]) : 0);
+  step = -1;
+  go(fromHash ? Number(fromHash[1]) : opening);
 })();
