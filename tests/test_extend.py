@@ -72,7 +72,9 @@ def test_until_settled_stops_on_its_own(tmp_path: Path) -> None:
     done = referee("league", GREEDY, weak, "--players", "2", "--games", "10", "--seed",
                    "2" * 30, "--until-settled", "--out", tmp_path / "settled", "--quiet",
                    "--no-report")
-    assert "settled: every pair of neighbours separated at 95%" in done.stdout
+    # a look after each block of the 10-block budget: z = Phi^-1(1 - 0.05 / 20) = 2.81
+    assert "settled: every pair of neighbours separated (z > 2.81, 95% over 10 looks)" \
+        in " ".join(done.stdout.split())
     table = json.loads((tmp_path / "settled" / "table.json").read_text())["table"]
     assert [row["bot"] for row in table] == ["greedy", "honest-a"]
     assert table[0]["strength_low"] > table[1]["strength_high"]
@@ -84,8 +86,13 @@ def test_until_settled_names_the_pairs_left_at_the_budget(tmp_path: Path) -> Non
     twins = [bot_spec(tmp_path, f"twin-{n}") for n in "ab"]
     done = referee("league", *twins, "--players", "2", "--games", "8", "--seed", "3" * 30,
                    "--until-settled", "--max-games", "20", "--out", tmp_path / "twins",
-                   "--quiet", "--no-report")
+                   "--no-report")
     assert "not settled within 20 games" in done.stdout
+    # each new block is announced with its reason (3 looks: blocks of 8, 8 and 4 games)
+    said = " ".join(done.stderr.split())
+    assert "block 2 of at most 3: 8 more games after 8, because not separated (z > 2.39): " \
+        "twin-" in said
+    assert "block 3 of at most 3: 4 more games after 16, because" in said
     assert "twin-a ~ twin-b" in done.stdout or "twin-b ~ twin-a" in done.stdout
     assert len(stored_games(tmp_path / "twins" / "league.db")) == 20
 

@@ -305,7 +305,7 @@ def _players_option(ctx: Any, param: Any, value: str | None) -> tuple[int, int] 
 @click.option("--no-report", is_flag=True, help="Do not write the HTML report into DIR/report.")
 @click.option("--until-settled", is_flag=True,
               help="Add blocks of --games games until every pair of neighbours in the table "
-                   "is separated at 95% (or --max-games).")
+                   "is separated, allowing for a look after every block (or --max-games).")
 @click.option("--max-games", type=click.IntRange(min=1),
               help="Budget of --until-settled (default: 10 blocks of --games).")
 @click.option("--add", "add", multiple=True, metavar="NEW.toml",
@@ -371,9 +371,9 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
         elif until_settled:
             from referee.league.extend import run_until_settled
 
-            settled = asyncio.run(run_until_settled(settings, progress, max_games,
-                                                    resume=resume,
-                                                    accept_changed=accept_changed))
+            settled = asyncio.run(run_until_settled(
+                settings, progress, max_games, resume=resume, accept_changed=accept_changed,
+                announce=None if quiet else _announce))
             outcome = settled.outcome
         else:
             outcome = asyncio.run(run_league(settings, progress, resume=resume,
@@ -396,17 +396,32 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
         click.echo(note, err=True)
     _print_outcome(outcome, quiet)
     if settled is not None:
+        rule = (f"z > {outcome.standings.z:.2f}, 95% over {settled.looks} looks"
+                if outcome.standings is not None and outcome.standings.z is not None
+                else "95% intervals apart")
         if settled.unresolved:
             pairs = ", ".join(f"{a} ~ {b}" for a, b in settled.unresolved)
-            click.echo(f"not settled within {len(outcome.schedule)} games: still not "
-                       f"separated at 95%: {pairs}")
+            said = (f"not settled within {len(outcome.schedule)} games: still not "
+                    f"separated ({rule}): {pairs}")
         else:
-            click.echo(f"settled: every pair of neighbours separated at 95% after "
-                       f"{len(outcome.schedule)} games ({settled.blocks} blocks)")
+            said = (f"settled: every pair of neighbours separated ({rule}) after "
+                    f"{len(outcome.schedule)} games ({settled.blocks} blocks)")
+        from referee.text import wrap
+
+        for line in wrap(said):
+            click.echo(line)
     if not no_report:
         from referee.cli.report import write_report
 
         write_report(outcome.out, outcome=outcome)
+
+
+def _announce(line: str) -> None:
+    """A line about what the league does next, on stderr within 80 columns."""
+    from referee.text import wrap
+
+    for piece in wrap(line):
+        click.echo(piece, err=True)
 
 
 def _games_saved(db: Path) -> int:

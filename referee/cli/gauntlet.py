@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from referee.cli import RULES, SECRET, _players_option, friendly_errors, main
+from referee.text import wrap
 
 
 @main.command()
@@ -137,12 +138,3 @@ def verdict_lines(outcome) -> list[str]:
                      f"about {signed(size.elo, 0)} Elo")
     lines.append(f"result in {outcome.out}/gauntlet.json")
     return [piece for line in lines for piece in wrap(line)]
-
-
-def wrap(line: str, width: int = 80) -> list[str]:
-    """`line` broken at spaces into lines of at most `width` (continuations indented)."""
-    import textwrap
-
-    indent = "    " if line.startswith("  ") else "  "
-    return textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False,
-                         break_long_words=False) or [""]

@@ -6,6 +6,8 @@ are played by the ordinary league runner, so resuming, determinism and tables wo
 from __future__ import annotations
 
 import dataclasses
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,9 +20,12 @@ from referee.league.runner import (
     DB_NAME,
     LeagueOutcome,
     LeagueStateError,
+    load_outcome,
     open_store,
     run_league,
+    write_outputs,
 )
+from referee.ratings.intervals import Standings
 
 BLOCKS = 10   # default budget of --until-settled: this many blocks of --games
 
@@ -32,39 +37,70 @@ class Settled:
     outcome: LeagueOutcome
     unresolved: list[tuple[str, str]] = field(default_factory=list)
     blocks: int = 1
+    looks: int = 1      # the most blocks the budget allows: the looks the test allows for
 
 
 async def run_until_settled(settings: LeagueSettings, progress: Progress | None = None,
                             max_games: int | None = None, resume: bool = False,
-                            accept_changed: bool = False) -> Settled:
+                            accept_changed: bool = False,
+                            announce: Callable[[str], None] | None = None) -> Settled:
     """Play the league, then further blocks of games (each a balanced schedule of the league's
-    game count) until every pair of neighbours in the table is separated at 95% or the
-    schedule holds `max_games` games (default: 10 blocks)."""
+    game count) until every pair of neighbours in the table is separated or the schedule
+    holds `max_games` games (default: 10 blocks).
+
+    The table is looked at after every block, so two equal bots would be separated by luck at
+    one look or another far more often than 5% of the time at 95% per look: the stopping rule
+    allows for every look the budget permits (intervals.py, `looks`), and the table's marks
+    use the same rule. `announce` is told, before each new block, why it is played."""
     progress = progress or Progress()
+    announce = announce or (lambda _line: None)
     outcome = await run_league(settings, progress, resume=resume, accept_changed=accept_changed)
     blocks = 1
     while True:
-        assert outcome.standings is not None
-        unresolved = outcome.standings.unresolved()
         store = open_store(outcome.out)
         try:
             stored = store.settings()
             assert stored is not None
             block = int(stored.get("games_asked") or stored["games"])
             budget = max_games if max_games is not None else BLOCKS * block
+            looks = max(1, math.ceil(budget / block))
+            if int(stored.get("looks", 1)) != looks:   # the first check: rate as the rule does
+                store.extend({"looks": looks}, {}, [])
+                reloaded = load_outcome(store, outcome.played_now)
+                reloaded.broken, reloaded.notes = outcome.broken, outcome.notes
+                outcome = reloaded
+                write_outputs(outcome)
+            assert outcome.standings is not None
+            unresolved = outcome.standings.unresolved()
             schedule = store.schedule()
             room = budget - len(schedule)
+            blocks = int(stored.get("blocks", 1))
             if not unresolved or room <= 0:
-                return Settled(outcome, unresolved, blocks)
-            blocks = int(stored.get("blocks", 1)) + 1
+                return Settled(outcome, unresolved, blocks, looks)
+            blocks += 1
             games = more_games(schedule, stored["bot_names"], min(block, room),
                                tuple(stored["players"]), int(stored["seed"]),
                                stored["duplicate"], blocks - 1)
+            announce(block_reason(outcome.standings, unresolved, blocks, looks, len(games),
+                                  len(schedule)))
             store.extend({"blocks": blocks, "games": len(schedule) + len(games)}, {}, games)
         finally:
             store.close()
         outcome = await run_league(settings, progress, resume=True,
                                    accept_changed=accept_changed)
+
+
+def block_reason(fit: Standings, unresolved: list[tuple[str, str]], block: int, looks: int,
+                 games: int, played: int) -> str:
+    """Why block `block` is played: the neighbours not yet separated, with their gaps."""
+    z = fit.z
+    rule = f"z > {z:.2f}" if z is not None else "95% intervals apart"
+    pairs = []
+    for upper, lower in unresolved:
+        gap = fit.gap_z(upper, lower)
+        pairs.append(f"{upper} ~ {lower}" + (f" (z {gap:.2f})" if gap is not None else ""))
+    return (f"block {block} of at most {looks}: {games} more games after {played}, because "
+            f"not separated ({rule}): {', '.join(pairs)}")
 
 
 async def add_bots(settings: LeagueSettings, paths: list[Path],

@@ -122,7 +122,8 @@ def load_outcome(store: LeagueStore, played_now: int = 0) -> LeagueOutcome:
     games = store.played()
     params = RatingParams(**settings["ratings"])
     ratings = rate_games(games, bots, params)
-    fit = league_standings(games, bots, schedule, int(settings["seed"]))
+    fit = league_standings(games, bots, schedule, int(settings["seed"]),
+                           int(settings.get("looks", 1)))
     rows = league_table(games, bots, ratings, fit)
     outcome = LeagueOutcome(store.path.parent, bots, schedule, games, ratings, rows,
                             head_to_head(games, bots), balance(schedule, bots),
@@ -133,11 +134,12 @@ def load_outcome(store: LeagueStore, played_now: int = 0) -> LeagueOutcome:
 
 
 def league_standings(games: list[PlayedGame], bots: list[str], schedule: list[ScheduledGame],
-                     seed: int) -> Standings:
+                     seed: int, looks: int = 1) -> Standings:
     """The global fit of a league's games with bootstrap intervals: the rotations of one
-    duplicate table are resampled together (their schedule group)."""
+    duplicate table are resampled together (their schedule group). `looks` > 1 for a league
+    checked after each block (`--until-settled`)."""
     groups = {game.index: game.group for game in schedule}
-    return standings(games, bots, seed, groups)
+    return standings(games, bots, seed, groups, looks=looks)
 
 
 def write_outputs(outcome: LeagueOutcome) -> None:

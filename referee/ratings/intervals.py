@@ -8,6 +8,12 @@ repeated on each. A bot's 95% interval is the 2.5th..97.5th percentile of its st
 the resamples, its rank range the 2.5th..97.5th percentile of its rank. Two bots next to each
 other in the table are *separated* when their intervals do not overlap.
 
+A table that is looked at repeatedly (`--until-settled` checks after every block) would, at
+95% per look, separate truly equal bots far more often than 5% of the time. For `looks` > 1
+two neighbours are separated when their gap exceeds z standard deviations of its bootstrap
+distribution, z = Phi^-1(1 - 0.05 / (2 looks)) (Bonferroni: the chance that any of the looks
+separates two equal bots is at most 5%).
+
 Units are put in a canonical order (by their games' content) before drawing, so the same games
 give bit-identical results in any order, at any concurrency and after any resume.
 """
@@ -16,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from statistics import NormalDist
 
 import numpy as np
 
@@ -42,13 +49,35 @@ class Standings:
     resamples: int = RESAMPLES
     seed: int = 0
     ahead: dict[tuple[str, str], float] = field(default_factory=dict)  # P(a ahead of b)
+    # bootstrap standard deviation of the gap between neighbours (upper, lower) in `order`
+    gap_sd: dict[tuple[str, str], float] = field(default_factory=dict)
+    looks: int = 1                                  # how often the table is checked
+
+    @property
+    def z(self) -> float | None:
+        """The gap, in bootstrap standard deviations, that separates neighbours when the table
+        is looked at more than once (None: one look, intervals that do not overlap)."""
+        return look_z(self.looks) if self.looks > 1 else None
+
+    def gap_z(self, upper: str, lower: str) -> float | None:
+        """The gap between neighbours in bootstrap standard deviations (None without games)."""
+        top, bottom = self.strength[upper], self.strength[lower]
+        sd = self.gap_sd.get((upper, lower))
+        if top is None or bottom is None or sd is None:
+            return None
+        return (top - bottom) / sd if sd > 0 else (0.0 if top == bottom else float("inf"))
 
     def separated(self, upper: str, lower: str) -> bool | None:
-        """True when `upper`'s interval lies wholly above `lower`'s; None without games."""
+        """True when `upper` is separated from `lower` (see the module's docstring); None
+        without games."""
         top, bottom = self.low[upper], self.high[lower]
         if top is None or bottom is None:
             return None
-        return top > bottom
+        z = self.z
+        if z is None:
+            return top > bottom
+        gap = self.gap_z(upper, lower)
+        return gap is not None and gap > z
 
     def separated_from_next(self) -> dict[str, bool | None]:
         """For each bot, whether it is separated from the next bot in `order` (None for the
@@ -71,6 +100,12 @@ class Standings:
         return str(low) if low == high else f"{low}-{high}"
 
 
+def look_z(looks: int, level: float = LEVEL) -> float:
+    """The z a gap must exceed at each of `looks` looks so that two equal bots are separated at
+    any of them with a chance of at most 1 - `level` (Bonferroni)."""
+    return NormalDist().inv_cdf(1 - (1 - level) / (2 * looks))
+
+
 def resampling_units(games: Sequence[PlayedGame],
                      groups: Mapping[int, int] | None = None) -> list[list[PlayedGame]]:
     """The games grouped by `groups` (game index -> duplicate group; default: each game alone),
@@ -85,9 +120,10 @@ def resampling_units(games: Sequence[PlayedGame],
 
 def standings(games: Sequence[PlayedGame], bots: Sequence[str], seed: int,
               groups: Mapping[int, int] | None = None,
-              resamples: int = RESAMPLES) -> Standings:
+              resamples: int = RESAMPLES, looks: int = 1) -> Standings:
     """The global fit of `games` with bootstrap intervals, rank ranges and the pairwise matrix.
-    `seed` is the league seed (the bootstrap stream is derived from it)."""
+    `seed` is the league seed (the bootstrap stream is derived from it); `looks` is how often
+    the table is checked (`--until-settled`: one look per block of its budget)."""
     units = resampling_units(games, groups)
     ordered = [game for unit in units for game in unit]
     design = Design(ordered, bots)
@@ -125,13 +161,17 @@ def standings(games: Sequence[PlayedGame], bots: Sequence[str], seed: int,
 
     ahead = {(a, b): float(1 / (1 + 10 ** ((strength[b] - strength[a]) / 400)))  # type: ignore
              for a in playing for b in playing if a != b}
+    column = {bot: i for i, bot in enumerate(names)}
+    gap_sd = {(a, b): float(np.std(samples[:, column[a]] - samples[:, column[b]], ddof=1))
+              for a, b in zip(order, order[1:], strict=False)
+              if a in position and b in position}
     return Standings(
         order=order, strength=strength,
         low={bot: float(low[i]) if has[i] else None for i, bot in enumerate(names)},
         high={bot: float(high[i]) if has[i] else None for i, bot in enumerate(names)},
         rank_low=per_bot(rank_low, int), rank_high=per_bot(rank_high, int),
         games={bot: int(design.played[i]) for i, bot in enumerate(names)},
-        resamples=resamples, seed=seed, ahead=ahead,
+        resamples=resamples, seed=seed, ahead=ahead, gap_sd=gap_sd, looks=looks,
     )
 
 
