@@ -19,12 +19,19 @@ from referee.ratings.results import PlayedGame
 
 @dataclass(frozen=True)
 class RatingParams:
-    """The TrueSkill environment (the package defaults)."""
+    """The TrueSkill environment: the package defaults, except tau.
+
+    tau is the skill drift TrueSkill adds before every game (the package's 25/300 assumes
+    players who change between games). A bot is the same program from one game to the next,
+    so a league's default is 0: sigma then keeps shrinking as games come in, instead of
+    stopping at a floor that no number of games gets below (bench/fairness.py measures
+    both). A bot that learns between games is what tau is for: set it in `[ratings]`.
+    """
 
     mu: float = 25.0
     sigma: float = 25 / 3
     beta: float = 25 / 6
-    tau: float = 25 / 300
+    tau: float = 0.0
     draw_probability: float = 0.10
 
     def environment(self) -> trueskill.TrueSkill:
