@@ -1,5 +1,7 @@
-"""Every command README.md, docs/league.md and docs/report.md show is run here, in a folder laid
-out as the docs assume (sample_bots/, bots/, league-out/ ...), from the docs' own text.
+"""Every command README.md, docs/league.md, docs/report.md, docs/ratings.md and docs/bot-spec.md
+show is run here, in a folder laid out as the docs assume (sample_bots/, bots/, league-out/
+...), from the docs' own text. (docs/containers.md's commands need podman and images:
+tests/test_containers.py; docs/cluster.md's a dask cluster: tests/test_cluster.py.)
 
 Each `referee ...` line of a doc's sh blocks is a key of RUNS: run as it stands (None), or in
 the runnable form given (placeholders filled in, optional [--flags] given, a league kept small).
@@ -73,6 +75,21 @@ RUNS: dict[str, dict[str, tuple[str | None, str]]] = {
         "referee match a.toml b.toml --html game.html": (
             "referee match bots/greedy.toml bots/random.toml --html game.html",
             "replay page written to game.html"),
+    },
+    "docs/ratings.md": {
+        "referee league bots/*.toml --until-settled --max-games 2000": (
+            "referee league bots/*.toml --until-settled --games 6 --max-games 12 "
+            "--out settled-bots", "games recorded"),
+        "referee league --out season --add bots/newcomer.toml": (
+            "mkdir -p new && cp -r sample_bots/montecarlo sample_bots/montecarlo.toml new/ && "
+            "referee league bots/greedy.toml bots/random.toml --games 4 --players 2 --out season "
+            "--quiet && referee league --out season --add new/montecarlo.toml", "montecarlo"),
+        "referee gauntlet new.toml --baseline old.toml --field bots/*.toml": (
+            "referee gauntlet bots/greedy.toml --baseline bots/random.toml --field bots/*.toml "
+            "--max-games 24 --players 3 --out gauntlet-bots", "greedy"),
+    },
+    "docs/bot-spec.md": {
+        "referee check bots/alice.toml": ("referee check bots/random.toml", "random conforms"),
     },
     "docs/report.md": {
         "referee show league-out 12": (None, "Game over. Ranking"),
@@ -159,7 +176,9 @@ def test_every_command_of_the_docs_is_run() -> None:
         assert not gone, f"RUNS lists commands {doc} no longer shows: {gone}"
 
 
-@pytest.mark.parametrize("doc", ["docs/league.md", "docs/report.md", "README.md"])
+# In this order: README.md's `--add` changes league-out/, which docs/report.md counts.
+@pytest.mark.parametrize("doc", ["docs/league.md", "docs/report.md", "docs/ratings.md",
+                                 "docs/bot-spec.md", "README.md"])
 def test_the_commands_of_a_doc_run_as_shown(workspace: Path, doc: str) -> None:
     ids = game_ids(workspace)
     for line in doc_commands(doc):
