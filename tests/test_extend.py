@@ -73,7 +73,7 @@ def test_until_settled_stops_on_its_own(tmp_path: Path) -> None:
                    "2" * 30, "--until-settled", "--out", tmp_path / "settled", "--quiet",
                    "--no-report")
     # a look after each block of the 10-block budget: z = Phi^-1(1 - 0.05 / 20) = 2.81
-    assert "settled: every pair of neighbours separated (z > 2.81, 95% over 10 looks)" \
+    assert "settled: every pair of neighbours separated (gap z > 2.81, 95% over 10 looks)" \
         in " ".join(done.stdout.split())
     table = json.loads((tmp_path / "settled" / "table.json").read_text())["table"]
     assert [row["bot"] for row in table] == ["greedy", "honest-a"]
@@ -90,8 +90,8 @@ def test_until_settled_names_the_pairs_left_at_the_budget(tmp_path: Path) -> Non
     assert "not settled within 20 games" in done.stdout
     # each new block is announced with its reason (3 looks: blocks of 8, 8 and 4 games)
     said = " ".join(done.stderr.split())
-    assert "block 2 of at most 3: 8 more games after 8, because not separated (z > 2.39): " \
-        "twin-" in said
+    assert "block 2 of at most 3: 8 more games after 8, because not separated " \
+        "(gap z > 2.39, 95% over 3 looks): twin-" in said
     assert "block 3 of at most 3: 4 more games after 16, because" in said
     assert "twin-a ~ twin-b" in done.stdout or "twin-b ~ twin-a" in done.stdout
     assert len(stored_games(tmp_path / "twins" / "league.db")) == 20

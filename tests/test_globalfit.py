@@ -174,3 +174,39 @@ def test_table_shows_intervals_and_marks_overlaps():
     for heading in ("strength", "95% interval", "ranks", "games", "wins"):
         assert heading in text
     assert "~" in text.split("strength: global fit")[0]   # the mark is in the table itself
+
+
+def scaled_games(count: int, seed: int, size: int, scale: float, start: int,
+                 bots: list[str] = BOTS) -> list[PlayedGame]:
+    """Plackett-Luce games at tables of `size` whose strengths are `scale` times TRUE's."""
+    games = plackett_luce_games(count, seed, {b: scale * TRUE[b] for b in bots}, size)
+    return [dataclasses.replace(g, index=start + g.index) for g in games]
+
+
+def test_each_table_size_gets_its_scale_and_a_late_entry_is_read_at_its_sizes():
+    # the same bots, at tables of 2 with the strengths TRUE and at tables of 4 with 0.4 x TRUE
+    games = scaled_games(1500, 31, 2, 1.0, 0) + scaled_games(1000, 32, 4, 0.4, 1500)
+    fit = fit_games(games, BOTS)
+    assert set(fit.scale) == {2, 4} and fit.scale[2] == 1.0     # the most played size
+    assert fit.scale[4] == pytest.approx(0.4, rel=0.15)
+    elo = 400 / math.log(10)
+    assert fit.strength["a"] - fit.strength["e"] == pytest.approx(2.4 * elo, rel=0.15)
+    assert fit.ahead("a", "e", 4) == pytest.approx(1 / (1 + math.exp(-0.4 * 2.4)), abs=0.05)
+    # one strength per bot for every size does not fit: it lands between the two
+    single = fit_games([g for g in games if g.players == 2], BOTS)
+    assert single.scale == {2: 1.0}
+    # "late" plays only at tables of 2: the table shows it at that size alone
+    late = [dataclasses.replace(g, index=5000 + g.index)
+            for g in plackett_luce_games(300, 13, {"late": 0.0, "c": 0.0, "a": 1.2}, 2)]
+    everyone = [*BOTS, "late"]
+    table = standings(games + late, everyone, seed=3, resamples=30)
+    rows = league_table(games + late, everyone, rate_games(games + late, everyone), table)
+    by_bot = {row.bot: row for row in rows}
+    assert set(by_bot["late"].games_by_size) == {2} and set(by_bot["late"].strength_by_size) == {2}
+    assert set(by_bot["a"].strength_by_size) == {2, 4}
+    assert by_bot["a"].strength_by_size[4] == pytest.approx(table.scale[4] * by_bot["a"].strength)
+    assert "strength_at_4" in to_csv(rows).splitlines()[0]
+    console = Console(file=io.StringIO(), width=200)
+    render_terminal(rows, {}, console, scale=table.scale)
+    printed = console.file.getvalue()
+    assert "by size" in printed and "strength is read at tables of 2 (the most played)" in printed

@@ -59,3 +59,18 @@ def test_open_hands_the_index_to_the_web_browser(league: Path, tmp_path: Path,
     while not opened.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert opened.read_text() == (tmp_path / "site" / "index.html").resolve().as_uri()
+
+
+def test_bot_pages_and_table_show_the_strength_at_each_table_size(league: Path) -> None:
+    # the league plays tables of 2-4: the fit gives each size its scale (docs/ratings.md)
+    import json
+
+    data = json.loads((league / "table.json").read_text())
+    scales = data["extra"]["strength_scale_by_table_size"]
+    assert sorted(scales) == ["2", "3", "4"] and 1.0 in scales.values()
+    greedy = next(row for row in data["table"] if row["bot"] == "greedy")
+    assert set(greedy["strength_by_size"]) == set(greedy["games_by_size"]) == {"2", "3", "4"}
+    pages = [p.read_text() for p in (league / "report" / "bots").glob("*.html")]
+    text = next(page for page in pages if "<h1>greedy</h1>" in page)
+    said = text.split('id="bot-by-size">')[1].split("</p>")[0]
+    assert "2 players" in said and "4 players" in said and "games)" in said

@@ -396,8 +396,9 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
         click.echo(note, err=True)
     _print_outcome(outcome, quiet)
     if settled is not None:
-        rule = (f"z > {outcome.standings.z:.2f}, 95% over {settled.looks} looks"
-                if outcome.standings is not None and outcome.standings.z is not None
+        from referee.league.runner import separation_rule
+
+        rule = (separation_rule(outcome.standings) if outcome.standings is not None
                 else "95% intervals apart")
         if settled.unresolved:
             pairs = ", ".join(f"{a} ~ {b}" for a, b in settled.unresolved)
@@ -463,7 +464,11 @@ def _print_outcome(outcome: Any, quiet: bool) -> None:
         click.echo(f"schedule: {len(outcome.schedule)} games; {outcome.balance.describe()}")
         click.echo(f"league seed {outcome.facts.get('seed')} (stored in league.db; give it to "
                    f"--seed to play the same league again)")
-    render_terminal(outcome.rows, outcome.h2h, pairwise=outcome.pairwise)
+    fit = outcome.standings
+    render_terminal(outcome.rows, outcome.h2h, pairwise=outcome.pairwise,
+                    scale=fit.scale if fit is not None else None,
+                    separation=(None if fit is None or fit.z is None
+                                else f"gap z <= {fit.z:.2f}: 95% over {fit.looks} looks"))
     if outcome.workers:
         from referee.league.workers import render_workers
 

@@ -23,6 +23,7 @@ from referee.league.runner import (
     load_outcome,
     open_store,
     run_league,
+    separation_rule,
     write_outputs,
 )
 from referee.ratings.intervals import Standings
@@ -93,8 +94,7 @@ async def run_until_settled(settings: LeagueSettings, progress: Progress | None 
 def block_reason(fit: Standings, unresolved: list[tuple[str, str]], block: int, looks: int,
                  games: int, played: int) -> str:
     """Why block `block` is played: the neighbours not yet separated, with their gaps."""
-    z = fit.z
-    rule = f"z > {z:.2f}" if z is not None else "95% intervals apart"
+    rule = separation_rule(fit)
     pairs = []
     for upper, lower in unresolved:
         gap = fit.gap_z(upper, lower)

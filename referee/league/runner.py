@@ -142,11 +142,30 @@ def league_standings(games: list[PlayedGame], bots: list[str], schedule: list[Sc
     return standings(games, bots, seed, groups, looks=looks)
 
 
+def fit_facts(fit: Standings | None) -> dict:
+    """How to read the global fit's numbers: the rule behind the separation marks and, with
+    several table sizes, the scale of the strengths at each (plackett.py)."""
+    if fit is None:
+        return {}
+    facts: dict = {"separation": separation_rule(fit)}
+    if len(fit.scale) > 1:
+        facts["strength_reference_table_size"] = fit.reference_size
+        facts["strength_scale_by_table_size"] = {str(k): c for k, c in sorted(fit.scale.items())}
+    return facts
+
+
+def separation_rule(fit: Standings) -> str:
+    """The rule that separates two neighbours, in words."""
+    if fit.z is None:
+        return "95% intervals apart"
+    return f"gap z > {fit.z:.2f}, 95% over {fit.looks} looks"
+
+
 def write_outputs(outcome: LeagueOutcome) -> None:
     """Write the tables (Markdown, CSV, JSON) next to the database."""
     extra = {**outcome.facts, "games_recorded": len(outcome.games),
              "games_all_forfeited": sum(game.void for game in outcome.games),
-             "schedule_balance": outcome.balance.describe()}
+             "schedule_balance": outcome.balance.describe(), **fit_facts(outcome.standings)}
     write_tables(outcome.out, outcome.rows, outcome.h2h, extra, outcome.pairwise)
     write_worker_tables(outcome.out, outcome.workers)
 

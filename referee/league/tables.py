@@ -61,6 +61,10 @@ class Row:
     # the numbers the bot sent with its decisions (notes): name -> mean over the decisions
     # that carried it
     note_values: dict[str, float] = field(default_factory=dict)
+    # the global fit at each table size the bot played: its strength there (the strength
+    # times that size's scale, plackett.py) and its games there
+    strength_by_size: dict[int, float | None] = field(default_factory=dict)
+    games_by_size: dict[int, int] = field(default_factory=dict)
 
 
 def league_table(
@@ -87,6 +91,8 @@ def league_table(
         row.strength_high = standings.high[bot]
         row.rank_low, row.rank_high = standings.rank_low[bot], standings.rank_high[bot]
         row.separated_from_next = separated[bot]
+        row.games_by_size = dict(standings.games_by_size.get(bot, {}))
+        row.strength_by_size = {k: standings.strength_at(bot, k) for k in row.games_by_size}
         rows.append(row)
     return rows
 
@@ -215,12 +221,19 @@ def _seat_columns(rows: Sequence[Row]) -> list[str]:
     return [f"seat{s}_win_pct" for s in range(seats)]
 
 
+def _fit_sizes(rows: Sequence[Row]) -> list[int]:
+    """The table sizes the global fit saw (its per-size columns when there are several)."""
+    sizes = sorted({size for row in rows for size in row.games_by_size})
+    return sizes if len(sizes) > 1 else []
+
+
 def _columns(rows: Sequence[Row]) -> list[str]:
     """The flat column names shared by CSV and Markdown."""
     kinds = _strike_kinds(rows)
+    by_size = [f"{kind}_at_{k}" for k in _fit_sizes(rows) for kind in ("strength", "games")]
     return [
         "rank", "bot", "strength", "strength_low", "strength_high", "rank_low", "rank_high",
-        "separated_from_next", "mu", "sigma", "conservative", "games", "wins", "win_pct",
+        "separated_from_next", *by_size, "mu", "sigma", "conservative", "games", "wins", "win_pct",
         "avg_place", "avg_money", *_seat_columns(rows),
         *(f"strikes_{kind}" for kind in kinds),
         "forfeits", "all_forfeit", "think_p50_ms", "think_p95_ms",
@@ -235,7 +248,11 @@ def _strike_kinds(rows: Sequence[Row]) -> list[str]:
 def _flat(row: Row) -> dict[str, Any]:
     """A row as flat columns (raw values, None where undefined)."""
     flat = {key: value for key, value in asdict(row).items()
-            if key not in ("seat_win_pct", "strikes", "seat_win_pct_by_size", "note_values")}
+            if key not in ("seat_win_pct", "strikes", "seat_win_pct_by_size", "note_values",
+                           "strength_by_size", "games_by_size")}
+    for size, games in row.games_by_size.items():
+        flat[f"strength_at_{size}"] = row.strength_by_size.get(size)
+        flat[f"games_at_{size}"] = games
     for seat, value in enumerate(row.seat_win_pct):
         flat[f"seat{seat}_win_pct"] = value
     for size, values in row.seat_win_pct_by_size.items():
@@ -296,11 +313,11 @@ def _pair_cell(pairwise: Pairwise, a: str, b: str) -> str:
 # Terminal columns: (heading, minimum width it needs); the first ones are always shown, the
 # others while the terminal is wide enough. Every column is in the table files.
 _TERMINAL_COLUMNS = [("#", 3), ("bot", 12), ("strength", 8), ("95% interval", 12),
-                     ("ranks", 5), ("", 1), ("mu-3s", 7), ("games", 6), ("wins", 5),
+                     ("ranks", 5), ("", 1), ("by size", 8), ("mu-3s", 7), ("games", 6), ("wins", 5),
                      ("win %", 6), ("avg place", 6), ("strikes", 8), ("forfeits", 6),
                      ("mu", 6), ("sigma", 6), ("avg $", 8), ("win % by seat", 14),
                      ("think p50 ms", 7), ("think p95 ms", 7)]
-_FIT_COLUMNS = ("strength", "95% interval", "ranks", "")
+_FIT_COLUMNS = ("strength", "95% interval", "ranks", "", "by size")
 _ALWAYS = ("#", "bot", "strength", "mu-3s", "games", "wins")
 # With the global fit, its interval, rank range and separation mark are what a reader needs
 # most (docs/ratings.md); mu-3s then waits its turn.
@@ -324,22 +341,27 @@ def _terminal_cells(row: Row, multi_size: bool) -> dict[str, str]:
         "avg $": _fmt(None if row.avg_money is None else round(row.avg_money)),
         "win % by seat": by_seat, "strikes": strikes, "forfeits": forfeits,
         "think p50 ms": _fmt(row.think_p50_ms, 1), "think p95 ms": _fmt(row.think_p95_ms, 1),
+        "by size": " ".join(f"{k}p:{_signed(v)}" for k, v in row.strength_by_size.items()),
     }
 
 
 def render_terminal(rows: Sequence[Row], h2h: HeadToHead, console: Console | None = None,
-                    pairwise: Pairwise | None = None) -> None:
+                    pairwise: Pairwise | None = None, scale: dict[int, float] | None = None,
+                    separation: str | None = None) -> None:
     """Print the league table, the head-to-head matrix and (with `pairwise`) the global fit's
     chance of each bot finishing ahead of each other, with rich, in the console's width: the
-    most useful columns first, the others only while they fit (all are in the files)."""
+    most useful columns first, the others only while they fit (all are in the files).
+    `scale` (table size -> scale of the strengths) says what a strength means at each size;
+    `separation` the rule behind the `~` marks (default: 95% intervals overlap)."""
     console = console or Console()
     fitted = any(row.strength is not None for row in rows)
+    skip = set() if _fit_sizes(rows) else {"by size"}   # one table size: nothing to say
     multi = len(_sizes(rows)) > 1
     cells = [_terminal_cells(row, multi) for row in rows]
     budget = console.width - 4
     shown = []
     candidates = [(name, minimum) for name, minimum in _TERMINAL_COLUMNS
-                  if fitted or name not in _FIT_COLUMNS]
+                  if (fitted or name not in _FIT_COLUMNS) and name not in skip]
     always = _ALWAYS_FITTED if fitted else _ALWAYS
     for name, minimum in sorted(candidates, key=lambda c: c[0] not in always):
         wanted = max([minimum, len(name), *(len(c[name]) for c in cells)]) + 3
@@ -362,7 +384,9 @@ def render_terminal(rows: Sequence[Row], h2h: HeadToHead, console: Console | Non
     if fitted:
         console.print("strength: global fit (Elo scale, 0 = average; +100 is about 64% to "
                       "finish ahead); ranks: held at 95%; ~: not separated from the next row "
-                      "(95% intervals overlap)")
+                      f"({separation or '95% intervals overlap'})")
+        if scale and len(scale) > 1:
+            console.print(scale_line(scale), markup=False, highlight=False)
     names = [row.bot for row in rows]
     width = 4 + max(len(n) for n in names) + sum(max(len(n), 5) + 3 for n in names) \
         if names else 0
@@ -375,6 +399,15 @@ def render_terminal(rows: Sequence[Row], h2h: HeadToHead, console: Console | Non
     if pairwise:
         console.print("Chance that the row bot finishes ahead of the column bot (global fit)")
         _print_matrix(console, names, lambda a, b: _pair_cell(pairwise, a, b))
+
+
+def scale_line(scale: dict[int, float]) -> str:
+    """What a strength means at each table size: the scale of each size against the
+    reference (the size whose scale is 1)."""
+    reference = next(k for k, c in scale.items() if c == 1.0)
+    others = ", ".join(f"{k}: x{c:.2f}" for k, c in sorted(scale.items()) if k != reference)
+    return (f"strength is read at tables of {reference} (the most played); gaps at other "
+            f"sizes ('by size'): {others}")
 
 
 def note_lines(rows: Sequence[Row]) -> list[str]:
@@ -419,7 +452,12 @@ def to_markdown(rows: Sequence[Row], h2h: HeadToHead, pairwise: Pairwise | None 
     if any(row.strength is not None for row in rows):
         lines += ["", "strength: global Plackett-Luce fit on the Elo scale (0 = average), with "
                   "its 95% bootstrap interval and the ranks held at 95%; separated_from_next: "
-                  "no when this row's interval overlaps the next row's."]
+                  "no when this row is not separated from the next (the rule is under "
+                  "'separation' above; by default their 95% intervals overlap)."]
+        if _fit_sizes(rows):
+            lines += ["", "strength_at_K: the bot's strength at tables of K (a gap there is "
+                      "the strength gap times that size's scale, under "
+                      "'strength_scale_by_table_size' above); games_at_K: its games there."]
     if pairwise:
         lines += ["", "## Chance of finishing ahead", "",
                   "Cells: the global fit's chance that the row bot finishes ahead of the column "

@@ -52,6 +52,23 @@ class Standings:
     # bootstrap standard deviation of the gap between neighbours (upper, lower) in `order`
     gap_sd: dict[tuple[str, str], float] = field(default_factory=dict)
     looks: int = 1                                  # how often the table is checked
+    # table size -> scale of the strengths there (plackett.py; the reference size's is 1)
+    scale: dict[int, float] = field(default_factory=dict)
+    # bot -> table size -> games that entered the fit
+    games_by_size: dict[str, dict[int, int]] = field(default_factory=dict)
+
+    @property
+    def reference_size(self) -> int | None:
+        """The table size whose scale is 1: the strengths are read at that size."""
+        return next((k for k, c in self.scale.items() if c == 1.0), None)
+
+    def strength_at(self, bot: str, players: int) -> float | None:
+        """`bot`'s strength at tables of `players` (its gaps to others at that size); None
+        without games at that size."""
+        value = self.strength[bot]
+        if value is None or not self.games_by_size.get(bot, {}).get(players):
+            return None
+        return value * self.scale[players]
 
     @property
     def z(self) -> float | None:
@@ -131,7 +148,7 @@ def standings(games: Sequence[PlayedGame], bots: Sequence[str], seed: int,
     # Each kept game's unit, in the design's (canonical) game order.
     unit_of = {id(game): u for u, unit in enumerate(units) for game in unit}
     game_unit = np.array([unit_of[id(game)] for game in design.games], dtype=np.int64)
-    theta = design.fit()
+    theta, log_scale = design.fit_scaled()
     point = to_elo(theta, design.played)
     names = design.bots
     has = design.played > 0
@@ -140,7 +157,8 @@ def standings(games: Sequence[PlayedGame], bots: Sequence[str], seed: int,
         rng = np.random.Generator(np.random.PCG64(keyed_seed(seed, "bootstrap")))
         draws = rng.multinomial(len(units), np.full(len(units), 1 / len(units)), size=resamples)
         for b in range(resamples):
-            fitted = design.fit(draws[b][game_unit].astype(np.float64), start=theta)
+            fitted, _ = design.fit_scaled(draws[b][game_unit].astype(np.float64),
+                                          start=theta, start_scale=log_scale)
             samples[b] = to_elo(fitted, design.played)
     else:
         samples[:] = point
@@ -172,7 +190,17 @@ def standings(games: Sequence[PlayedGame], bots: Sequence[str], seed: int,
         rank_low=per_bot(rank_low, int), rank_high=per_bot(rank_high, int),
         games={bot: int(design.played[i]) for i, bot in enumerate(names)},
         resamples=resamples, seed=seed, ahead=ahead, gap_sd=gap_sd, looks=looks,
+        scale={k: float(c) for k, c in zip(design.sizes, np.exp(log_scale), strict=True)},
+        games_by_size=_games_by_size(design.games, names),
     )
+
+
+def _games_by_size(games: Sequence[PlayedGame], bots: Sequence[str]) -> dict[str, dict[int, int]]:
+    counts: dict[str, dict[int, int]] = {bot: {} for bot in bots}
+    for game in games:
+        for bot in game.bots:
+            counts[bot][game.players] = counts[bot].get(game.players, 0) + 1
+    return {bot: dict(sorted(sizes.items())) for bot, sizes in counts.items()}
 
 
 def _ranks(samples: np.ndarray) -> np.ndarray:

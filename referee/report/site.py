@@ -252,7 +252,8 @@ class _Pages:
                      "colours": [history["colours"][(n or 0) % len(history["colours"])]]}
             self.render("bot.html.j2", self.out / "bots" / self.bot_file[bot], bot=bot,
                         row=rows.get(bot), facts=facts, root="../", chart=chart,
-                        opponents=_opponents(self.outcome, bot))
+                        opponents=_opponents(self.outcome, bot),
+                        fit_sizes=len({k for r in rows.values() for k in r["games_by_size"]}))
 
     def game_list(self) -> None:
         sizes = sorted({len(game["bots"]) for game in self.listed})
