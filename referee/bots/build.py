@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import logging
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -31,6 +33,9 @@ BUILD_TIMEOUT = 600.0
 BUILD_MEMORY_MB = 8192       # address space per process: compilers and npm need far more than bots
 BUILD_MAX_PROCESSES = 512
 BUILD_GRACE = 2.0
+FAILURE_LINES = 10           # lines of a failed build's output its error shows
+
+log = logging.getLogger(__name__)
 
 
 def cache_dir() -> Path:
@@ -71,6 +76,9 @@ def ensure_built(spec: BotSpec, timeout: float = BUILD_TIMEOUT, *, sandbox: bool
         fcntl.flock(lock, fcntl.LOCK_EX)
         if _build_stamp(spec).exists():   # built by another process meanwhile
             return False
+        # Said before a wait that can be long and silent (npm ci, a C++ compile).
+        log.info("building %s: %s (a first build can take minutes)", spec.name,
+                 " ".join(spec.build))
         return _build(spec, timeout, sandbox)
 
 
@@ -94,14 +102,33 @@ def _build(spec: BotSpec, timeout: float, sandbox: bool) -> bool:
     except uids.UidPoolError as exc:
         raise BotStartError(spec.name, f"cannot build: {exc}") from None
     if done.returncode != 0:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+        offline = " (it ran without network: `build_network = true` in the spec gives it " \
+            "one)" if sandbox and not spec.build_network else ""
         raise BotStartError(spec.name, f"build {' '.join(argv)} failed with exit "
-                                       f"{done.returncode}: {' | '.join(tail)}")
+                                       f"{done.returncode}{offline}: "
+                                       f"{failure_tail(done, sandbox)}")
     # Stamped as the build leaves the directory (with its output), which the next start finds.
     stamp = _build_stamp(spec)
     stamp.parent.mkdir(parents=True, exist_ok=True)
     stamp.write_text(" ".join(argv) + "\n")
     return True
+
+
+# A path inside the build's private /tmp: gone with the build, and never the user's to open.
+_PRIVATE_TMP = re.compile(r"(?<![\w./-])/tmp(?:/[^\s'\"]*)?")
+
+
+def failure_tail(done: subprocess.CompletedProcess[str], confined: bool) -> str:
+    """The last lines of a failed build's output (its stderr, or its stdout when it wrote no
+    errors), joined with " | ": the build tool's own error lines (npm's `code EAI_AGAIN`, a
+    compiler's message). A confined build's paths into its private /tmp (npm's "complete log
+    ... in /tmp/.npm/_logs/...") are said to be gone rather than shown."""
+    text = done.stderr if (done.stderr or "").strip() else done.stdout or ""
+    lines = [line.strip() for line in text.splitlines() if line.strip()][-FAILURE_LINES:]
+    if confined:
+        lines = [_PRIVATE_TMP.sub("(the build's private /tmp, removed)", line)
+                 for line in lines]
+    return " | ".join(lines) or "no output"
 
 
 def _run_confined(spec: BotSpec, argv: list[str],

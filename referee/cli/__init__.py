@@ -14,11 +14,12 @@ quiet_transport()   # before anything imports grpc: the C core reads its setting
 import contextlib
 import functools
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -51,15 +52,30 @@ def friendly_errors(func: F) -> F:
         except USER_ERRORS as exc:
             raise click.ClickException(safe_line(str(exc), limit=2000)) from None
         except KeyboardInterrupt:
-            raise click.ClickException("interrupted") from None
+            interrupted("interrupted")
         except Exception as exc:  # a bug: one line, the traceback only on request
             if os.environ.get("REFEREE_DEBUG"):
                 raise
+            from referee.extras import missing_extra_message
+
+            if isinstance(exc, ModuleNotFoundError) and \
+                    (message := missing_extra_message(exc.name or "")):
+                raise click.ClickException(message) from None
             raise click.ClickException(
                 f"internal error: {type(exc).__name__}: {exc} (REFEREE_DEBUG=1 shows details)"
             ) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+INTERRUPTED = 130   # what shells expect of a command stopped by Ctrl-C (128 + SIGINT)
+
+
+def interrupted(message: str) -> NoReturn:
+    """Say why the command stopped (on stderr, no "Error:": the user asked for it) and exit
+    with status 130."""
+    click.echo(message, err=True)
+    raise click.exceptions.Exit(INTERRUPTED)
 
 
 class RulesParam(click.ParamType):
@@ -98,6 +114,24 @@ def main() -> None:
       referee match sample_bots/greedy.toml sample_bots/random.toml
       referee league sample_bots/*.toml   a league of bots with ratings and tables
     """
+    show_notices()
+
+
+class _Notices(logging.Handler):
+    """The library's notices as plain lines on the stderr of the moment (click's, in tests)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        click.echo(safe_line(record.getMessage(), limit=2000), err=True)
+
+
+def show_notices(quiet: bool = False) -> None:
+    """Print the library's notices (a bot being built...) on stderr, one plain line each;
+    `quiet` keeps only warnings."""
+    logger = logging.getLogger("referee")
+    if not any(isinstance(handler, _Notices) for handler in logger.handlers):
+        logger.addHandler(_Notices())
+        logger.propagate = False
+    logger.setLevel(logging.WARNING if quiet else logging.INFO)
 
 
 @main.command("rules")
@@ -361,6 +395,7 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
     if settings.seed is not None and (warning := weak_secret_warning(settings.seed)):
         click.echo(warning, err=True)
     progress = make_progress(quiet)
+    show_notices(quiet)
     try:
         settled = None
         if add:
@@ -387,9 +422,8 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
             command += ["--max-games", str(max_games)]
         if no_sandbox:
             command.append("--no-sandbox")
-        raise click.ClickException(
-            f"interrupted: {saved} games saved in {settings.out / DB_NAME}; resume with: "
-            f"{shlex.join(command)}") from None
+        interrupted(f"interrupted: {saved} games saved in {settings.out / DB_NAME}; resume "
+                    f"with: {shlex.join(command)}")
     for error in outcome.broken:
         click.echo(f"skipped {error}", err=True)
     for note in outcome.notes:

@@ -32,18 +32,21 @@ def show(directory: Path, game: str, as_json: bool) -> None:
 @main.command()
 @click.argument("directory", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--out", type=click.Path(path_type=Path),
-              help="A directory (one JSON file per game) or a FILE.jsonl (default DIR/export).")
+              help="A FILE.jsonl (a record per line), a FILE.json (a JSON array of records) or "
+                   "a directory (one JSON file per game; default DIR/export).")
 @click.option("--games", "selection", metavar="SELECTION",
               help="Games to export: indexes, ranges and ids, e.g. 0-9,12,s1-g40 (default all).")
 @friendly_errors
 def export(directory: Path, out: Path | None, selection: str | None) -> None:
     """Write a league's game records as JSON files or JSON Lines (docs/replay-format.md)."""
-    from referee.report.export import export_records
+    from referee.outdir import no_empty_folders
+    from referee.report.export import FILE_SUFFIXES, export_records
     from referee.report.records import league_records, parse_selection
 
     wanted = parse_selection(selection) if selection is not None else None
     target = out or directory / "export"
-    count = export_records(league_records(directory, wanted), target)
+    with no_empty_folders(target if target.suffix not in FILE_SUFFIXES else target.parent):
+        count = export_records(league_records(directory, wanted), target)
     click.echo(f"{count} records written to {target}")
 
 

@@ -95,6 +95,10 @@ class LeagueSettings:
                               f"{self.players[0]}-{self.players[1]} is not in order")
         check_limits(self.limits, self.where("limits"))
         check_ratings(self.ratings, self.where("ratings"))
+        if self.cluster:
+            from referee.extras import require
+
+            require("distributed", self.where("cluster"))
 
     def game_count(self, bot_count: int) -> int:
         """How many games to schedule."""

@@ -34,8 +34,9 @@ from referee.league.config import LeagueSettings
 from referee.league.entrants import entrant_tables
 from referee.league.executors.local import play_on_roster
 from referee.league.schedule import ScheduledGame, table_sizes
-from referee.league.store import LeagueStore
+from referee.league.store import LeagueStore, remove_database
 from referee.match import MatchOptions, MatchResult
+from referee.outdir import missing_folders, remove_if_empty
 from referee.ratings.plackett import finishing_groups
 from referee.ratings.results import PlayedGame
 from referee.ratings.sprt import (
@@ -244,11 +245,18 @@ async def run_gauntlet(settings: GauntletSettings,
     found (never before a refusal), with where it stands; `report` with the test after each
     pair (in schedule order) as results come in."""
     report = report or (lambda _state: None)
+    created = missing_folders(settings.out)
     store = LeagueStore(settings.out / DB_NAME)
     try:
         stored = store.settings()
         if stored is None:
-            specs = _create(store, settings)
+            try:
+                specs = _create(store, settings)
+            except BaseException:   # a gauntlet that never started leaves nothing behind
+                store.close()
+                remove_database(store.path)
+                remove_if_empty(created)
+                raise
         else:
             if stored.get("kind") != "gauntlet":
                 raise ConfigError(f"{settings.out} holds a league, not a gauntlet")

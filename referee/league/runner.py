@@ -7,7 +7,6 @@ entry (bots per seat, seed), and ratings are applied in schedule order
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import time
@@ -25,10 +24,11 @@ from referee.league.live import LiveTable
 from referee.league.progress import Progress
 from referee.league.resume import differences
 from referee.league.schedule import Balance, ScheduledGame, balance, make_schedule
-from referee.league.store import LeagueStore
+from referee.league.store import LeagueStore, remove_database
 from referee.league.tables import Row, head_to_head, league_table, write_tables
 from referee.league.workers import WorkerRow, worker_health, write_worker_tables
 from referee.match import MatchOptions, MatchResult
+from referee.outdir import missing_folders, remove_if_empty
 from referee.ratings.intervals import Standings, standings
 from referee.ratings.results import PlayedGame
 from referee.ratings.trueskill import RatingParams, Ratings, rate_games
@@ -197,10 +197,10 @@ async def run_league(settings: LeagueSettings, progress: Progress | None = None,
     return await _start(settings, progress)
 
 
-def _writable_out(out: Path) -> bool:
-    """Create `out` if needed (True if it was created); ConfigError naming it if it cannot be
-    created or written."""
-    created = not out.exists()
+def _writable_out(out: Path) -> list[Path]:
+    """Create `out` if needed (returning the folders created); ConfigError naming it if it
+    cannot be created or written."""
+    created = missing_folders(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -210,14 +210,11 @@ def _writable_out(out: Path) -> bool:
     return created
 
 
-def _remove_failed_start(out: Path, created: bool) -> None:
-    """Remove what a failed start left: the database files, and `out` if it was new and empty."""
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        with contextlib.suppress(FileNotFoundError):
-            (out / f"{DB_NAME}{suffix}").unlink()
-    if created:
-        with contextlib.suppress(OSError):
-            out.rmdir()
+def _remove_failed_start(out: Path, created: list[Path]) -> None:
+    """Remove what a failed start left: the database files, and the folders it created that
+    are empty."""
+    remove_database(out / DB_NAME)
+    remove_if_empty(created)
 
 
 def _load_specs(settings: LeagueSettings) -> tuple[list[BotSpec], list[BotStartError]]:
@@ -246,10 +243,10 @@ async def _start(settings: LeagueSettings, progress: Progress) -> LeagueOutcome:
         settings.seed = draw_secret()
     created = _writable_out(settings.out)
     concurrency = settings.concurrency or settings.default_concurrency(high)
-    executor = make_executor(specs, concurrency=concurrency, sandbox=settings.sandbox,
-                             cluster=settings.cluster, league=str(settings.out.resolve()))
     store: LeagueStore | None = None
     try:
+        executor = make_executor(specs, concurrency=concurrency, sandbox=settings.sandbox,
+                                 cluster=settings.cluster, league=str(settings.out.resolve()))
         async with executor:
             versions, broken = await executor.start(skip_broken=settings.skip_broken)
             working = [spec.name for spec in specs if spec.name in versions]

@@ -7,6 +7,7 @@ Seeds are stored as text because they are unsigned 64-bit numbers.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import time
@@ -66,6 +67,13 @@ CREATE TABLE IF NOT EXISTS game_workers (
 
 class GameAlreadyStored(ValueError):
     """A second record for one schedule index: a league stores each game once."""
+
+
+def remove_database(path: Path) -> None:
+    """Remove an SQLite database and its journal files (what a failed start left)."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            path.with_name(path.name + suffix).unlink()
 
 
 class LeagueStore:

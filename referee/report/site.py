@@ -24,6 +24,7 @@ from referee.league.config import league_file_text
 from referee.league.runner import LeagueOutcome, load_outcome
 from referee.league.store import LeagueStore
 from referee.league.tables import percentile, to_json
+from referee.outdir import missing_folders, remove_if_empty
 from referee.ratings.results import PlayedGame
 from referee.report.records import open_league
 
@@ -104,6 +105,7 @@ def build_report(directory: Path, out: Path | None = None,
     directory = Path(directory)
     out = Path(out) if out is not None else directory / "report"
     _check_replaceable(out)
+    created = missing_folders(out.parent)
     out.parent.mkdir(parents=True, exist_ok=True)
     building = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     building.chmod(0o755)   # mkdtemp makes it private; a report is for publishing
@@ -126,6 +128,7 @@ def build_report(directory: Path, out: Path | None = None,
         _replace(building, out)
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
+        remove_if_empty(created)
         raise
     return out / "index.html"
 

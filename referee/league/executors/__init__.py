@@ -47,6 +47,9 @@ def make_executor(specs: list[BotSpec], *, concurrency: int, sandbox: bool | Non
     play a bot whose files no longer match them; `league` (its output directory) names the
     league's bots on the workers, so a resumed league replaces what the killed one left."""
     if cluster:
+        from referee.extras import require
+
+        require("distributed", "--cluster")
         from referee.league.executors.dask import DaskExecutor
 
         return DaskExecutor(cluster, specs, concurrency=concurrency,

@@ -1,0 +1,109 @@
+"""Nothing ends in an internal error, a silent wait or an empty folder (issue 25, point 2),
+through the real command line: a missing optional extra names the extra to install, a build
+says that it is building and a failed build shows its own error output, and a command that
+fails leaves no folder it created behind."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from test_league import ROOT, bot_spec, referee
+
+SAMPLES = ROOT / "sample_bots"
+
+# `distributed` as a plain `pip install referee` leaves it: not importable.
+WITHOUT_DISTRIBUTED = ("import sys; sys.modules['distributed'] = None\n"
+                       "from referee.cli import main; main()")
+
+
+def without_distributed(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "REFEREE_RUN_ID": uuid.uuid4().hex[:12]}
+    return subprocess.run([sys.executable, "-c", WITHOUT_DISTRIBUTED, *map(str, args)],
+                          capture_output=True, text=True, timeout=240, env=env)
+
+
+def test_cluster_without_its_extra_names_the_extra_and_leaves_no_folder(tmp_path: Path) -> None:
+    out = tmp_path / "new" / "league"
+    bots = [bot_spec(tmp_path, "honest-a"), bot_spec(tmp_path, "honest-b")]
+    done = without_distributed("league", *bots, "--cluster", "local:2", "--games", "2",
+                               "--out", out)
+    assert done.returncode != 0
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr
+    assert "--cluster needs the cluster extra: pip install 'referee[cluster]'" in done.stderr
+    assert not (tmp_path / "new").exists()
+    league_file = tmp_path / "season.toml"
+    league_file.write_text('bots = ["honest-*.toml"]\ngames = 2\ncluster = "local:2"\n'
+                           f'out = "{out}"\n')
+    done = without_distributed("league", league_file)
+    assert "key 'cluster' needs the cluster extra: pip install 'referee[cluster]'" in \
+        done.stderr, done.stderr
+    assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize("command", [
+    ["league", "{bots}", "--out", "{out}/league"],
+    ["gauntlet", "{bot}", "--baseline", "{missing}", "--field", "{bot}", "--out",
+     "{out}/gauntlet"],
+    ["export", "{empty}", "--out", "{out}/export"],
+    ["export", "{empty}", "--out", "{out}/sel.json"],
+    ["report", "{empty}", "--out", "{out}/report"],
+    ["match", "{bot}", "{missing}", "--replay", "{out}/game.json", "--html", "{out}/game.html"],
+])
+def test_a_failed_command_leaves_no_folder(tmp_path: Path, command: list[str]) -> None:
+    bot = bot_spec(tmp_path, "honest-a")
+    empty = tmp_path / "not-a-league"
+    empty.mkdir()
+    names = {"bot": str(bot), "missing": str(tmp_path / "missing.toml"), "empty": str(empty),
+             "out": str(tmp_path / "a" / "b")}
+    args = []
+    for part in command:
+        if part == "{bots}":
+            args += [str(bot), names["missing"]]
+        else:
+            args.append(part.format(**names))
+    done = referee(*args, check=False)
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    assert not (tmp_path / "a").exists(), sorted(map(str, (tmp_path / "a").rglob("*")))
+    assert list(empty.iterdir()) == []
+
+
+BROKEN_BUILD = """\
+import sys
+print("compiling main.c")
+print("main.c:3: error: expected ';' before 'return'", file=sys.stderr)
+print("make: *** [main] Error 1", file=sys.stderr)
+print("A complete log of this run can be found in: /tmp/.npm/_logs/debug-0.log",
+      file=sys.stderr)
+sys.exit(2)
+"""
+
+
+@pytest.mark.sandbox
+def test_a_build_says_it_is_building_and_a_failed_one_shows_its_errors(tmp_path: Path) -> None:
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "build.py").write_text(BROKEN_BUILD)
+    spec = folder / "bot.toml"
+    spec.write_text('name = "unbuildable"\ncommand = ["{python}", "main.py"]\n'
+                    'build = ["{python}", "build.py"]\n')
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"),
+           "REFEREE_RUN_ID": uuid.uuid4().hex[:12]}
+    for command in (["check", spec, "--no-probes"],
+                    ["league", spec, bot_spec(tmp_path, "honest-a"), "--out", tmp_path / "l"]):
+        done = subprocess.run([sys.executable, "-m", "referee.cli", *map(str, command)],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              timeout=240, env=env)
+        assert done.returncode != 0
+        output = done.stdout
+        building = output.index("building unbuildable: {python} build.py")
+        error = output.index("main.c:3: error: expected ';' before 'return' | "
+                             "make: *** [main] Error 1")
+        assert building < error, output
+        assert "ran without network: `build_network = true`" in output
+        assert "/tmp/.npm" not in output and "the build's private /tmp, removed" in output
+        assert not (tmp_path / "l").exists()
