@@ -157,3 +157,25 @@ def test_without_build_network_the_build_has_no_network(tmp_path: Path) -> None:
         patch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
         with pytest.raises(build.BotStartError, match="no network"):
             ensure_built(load_spec(spec_file), sandbox=True)
+
+
+@pytest.mark.parametrize("sandbox", [False, pytest.param(True, marks=needs_sandbox)])
+def test_a_build_is_told_where_bot_proto_is_and_can_read_it(tmp_path: Path,
+                                                             sandbox: bool) -> None:
+    """$LASVEGAS_PROTO leads a build (and a bot: tests/test_guides.py, the JavaScript sample
+    above) to the referee's bot.proto, confined or not, wherever the bot's folder is."""
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "peek.py").write_text(
+        "import os, sys\n"
+        "path = os.environ.get('LASVEGAS_PROTO', 'unset')\n"
+        "head = open(path).read() if os.path.isfile(path) else 'unreadable'\n"
+        "sys.exit(f'proto at {path}: ' + ('syntax = \"proto3\"' in head and 'readable' or head))\n")
+    spec_file = folder / "bot.toml"
+    spec_file.write_text('name = "peek"\ncommand = ["{python}", "peek.py"]\n'
+                         'build = ["{python}", "peek.py"]\n')
+    proto = ROOT / "proto" / "lasvegas" / "v1" / "bot.proto"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+        with pytest.raises(build.BotStartError, match=f"proto at {proto}: readable"):
+            ensure_built(load_spec(spec_file), sandbox=sandbox)
