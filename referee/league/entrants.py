@@ -62,13 +62,15 @@ def more_games(schedule: Sequence[ScheduledGame], bots: Sequence[str], games: in
 
 def newcomer_games(schedule: Sequence[ScheduledGame], field: Sequence[str],
                    newcomers: Sequence[str], players: tuple[int, int], secret: int,
-                   duplicate: bool, addition: int) -> list[ScheduledGame]:
+                   duplicate: bool, addition: int,
+                   share: float | None = None) -> list[ScheduledGame]:
     """Games for `newcomers` against `field` (the bots already in the league), numbered after
-    `schedule`: each newcomer gets about the average number of games a field bot has (at least
-    one table). Newcomers take turns table by table. With `duplicate`, each table is played in
-    every rotation of its seats with one seed. `addition` numbers the call (seeds differ)."""
+    `schedule`: each newcomer gets about the average number of games a field bot has (or
+    `share` games, when given; at least one table). Newcomers take turns table by table. With
+    `duplicate`, each table is played in every rotation of its seats with one seed.
+    `addition` numbers the call (seeds differ)."""
     seats = sum(len(game.bots) for game in schedule)
-    average = seats / len(field) if field else 0
+    average = share if share is not None else seats / len(field) if field else 0
     sizes = table_sizes(len(field) + 1, players)
     mean_size = sum(sizes) / len(sizes)
     tables = max(1, math.ceil(average / mean_size) if duplicate else round(average))

@@ -18,6 +18,7 @@ from referee.match import MatchOptions, MatchResult
 
 GameId = Callable[[ScheduledGame], str]
 Save = Callable[[ScheduledGame, MatchResult], None]
+Stop = Callable[[], bool]
 
 
 class Executor(Protocol):
@@ -29,8 +30,9 @@ class Executor(Protocol):
         ...
 
     async def play(self, games: Sequence[ScheduledGame], rules: RuleSet, options: MatchOptions,
-                   game_id: GameId, save: Save) -> None:
-        """Play `games` (submitted in this order) and `save` each result as it arrives."""
+                   game_id: GameId, save: Save, stop: Stop | None = None) -> None:
+        """Play `games` (submitted in this order) and `save` each result as it arrives. When
+        `stop()` turns true no further game starts; the games in flight finish and are saved."""
         ...
 
     async def __aenter__(self) -> Executor: ...

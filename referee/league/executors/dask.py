@@ -27,7 +27,7 @@ from referee.bots.errors import BotStartError
 from referee.bots.spec import BotSpec
 from referee.config import ConfigError
 from referee.engine import RuleSet
-from referee.league.executors import GameId, Save
+from referee.league.executors import GameId, Save, Stop
 from referee.league.executors.packs import pack_tree
 from referee.league.executors.worker import (
     BotUnavailable,
@@ -221,9 +221,10 @@ class DaskExecutor:
                                        for info in self._workers().values())))
 
     async def play(self, games: Sequence[ScheduledGame], rules: RuleSet, options: MatchOptions,
-                   game_id: GameId, save: Save) -> None:
+                   game_id: GameId, save: Save, stop: Stop | None = None) -> None:
         """Submit `games` in order, at most `capacity` in flight; save each result as it
-        arrives (a game whose workers died or could not run a bot is submitted again)."""
+        arrives (a game whose workers died or could not run a bot is submitted again). Once
+        `stop()` is true nothing more is submitted; the games submitted finish."""
         client = self.client
         assert client is not None
         queue = deque(games)
@@ -234,7 +235,7 @@ class DaskExecutor:
 
         async def fill() -> None:
             await self._refresh()
-            while queue and len(running) < self._capacity():
+            while queue and len(running) < self._capacity() and not (stop and stop()):
                 game = queue.popleft()
                 attempt = attempts[game.index] = attempts.get(game.index, 0) + 1
                 future = client.submit(

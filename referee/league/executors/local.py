@@ -10,7 +10,7 @@ from referee.bots.errors import BotStartError
 from referee.bots.runtime import Lease, Roster
 from referee.bots.spec import BotSpec, Limits
 from referee.engine import RuleSet
-from referee.league.executors import GameId, Save
+from referee.league.executors import GameId, Save, Stop
 from referee.league.schedule import ScheduledGame
 from referee.match import AbsentBot, MatchOptions, MatchResult, play_match
 
@@ -64,12 +64,13 @@ class LocalExecutor:
         return {name: runner.version for name, runner in self.roster.runners.items()}, broken
 
     async def play(self, games: Sequence[ScheduledGame], rules: RuleSet, options: MatchOptions,
-                   game_id: GameId, save: Save) -> None:
-        """Play `games` `concurrency` at a time, in schedule order as places free up."""
+                   game_id: GameId, save: Save, stop: Stop | None = None) -> None:
+        """Play `games` `concurrency` at a time, in schedule order as places free up, until
+        `stop()` (asked before each game) turns true."""
         pending = deque(games)
 
         async def worker() -> None:
-            while pending:
+            while pending and not (stop and stop()):
                 game = pending.popleft()
                 result = await play_on_roster(self.roster, rules, game, game_id(game), options)
                 save(game, result)

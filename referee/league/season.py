@@ -1,0 +1,293 @@
+"""A season: a league that runs for as long as its organiser wants, with bots coming and going.
+
+A season lives in an ordinary league folder (its `league.db` is the one truth, so `referee
+table/show/export/verify/report` work on it) and grows in two ways:
+
+* **entries** — a bot that enters while the season runs is given its fair share of games
+  against the active field at once (as `--add` does: least-met opponents first, its seat
+  cycling through every seat); an entry may *retire* older entrants (a student's newer version
+  takes the older one's place: from then on only the newer one is scheduled, the older keeps
+  its games and its row);
+* **rounds** — when every scheduled game is played, `next_round` appends a balanced block of
+  `round_games` games per active bot between the active entrants.
+
+A *disabled* entrant keeps its recorded games; its games not yet played are cancelled (stored,
+so they are never played) and it is never scheduled again. Every change is a function of the
+stored season and the call, seeded one-way from the season's secret: the same entries and
+rounds in the same order with the same seed give the same schedule, and so the same games.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from referee.bots.spec import BotSpec, load_spec
+from referee.config import ConfigError
+from referee.engine import RuleSet
+from referee.league.config import LeagueSettings
+from referee.league.entrants import more_games, newcomer_games
+from referee.league.executors import Executor, Stop
+from referee.league.runner import DB_NAME, LeagueOutcome, load_outcome, open_store
+from referee.league.schedule import ScheduledGame, table_sizes
+from referee.league.store import LeagueStore
+from referee.match import MatchOptions, MatchResult
+from referee.seeds import draw_secret
+
+KIND = "season"
+ACTIVE, RETIRED, DISABLED = "active", "retired", "disabled"
+ROUND_GAMES = 4   # default games per active bot in a round
+
+
+class SeasonError(ConfigError):
+    """A season call that cannot be done as asked; the message says why in one line."""
+
+
+class Season:
+    """The season stored in `out` (see `open_season`)."""
+
+    def __init__(self, store: LeagueStore) -> None:
+        self.store = store
+        stored = store.settings()
+        if stored is None or stored.get("kind") != KIND:
+            raise SeasonError(f"{store.path}: holds no season")
+
+    def close(self) -> None:
+        """Close the store."""
+        self.store.close()
+
+    def __enter__(self) -> Season:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The stored settings (league keys plus the season's)."""
+        stored = self.store.settings()
+        assert stored is not None
+        return stored
+
+    def states(self) -> dict[str, str]:
+        """Every entrant in order of entry -> active, retired or disabled."""
+        return dict(self.settings["season_states"])
+
+    def active(self) -> list[str]:
+        """The entrants scheduled in new rounds, in order of entry."""
+        return [name for name, state in self.states().items() if state == ACTIVE]
+
+    def cancelled(self) -> set[int]:
+        """Schedule indexes of the games cancelled (they are never played)."""
+        return set(self.settings["season_cancelled"])
+
+    def pending(self) -> list[ScheduledGame]:
+        """The scheduled games neither recorded nor cancelled, in schedule order."""
+        skip = self.store.done() | self.cancelled()
+        return [game for game in self.store.schedule() if game.index not in skip]
+
+    def rounds(self) -> int:
+        """Rounds appended so far."""
+        return int(self.settings["season_rounds"])
+
+    def outcome(self) -> LeagueOutcome:
+        """Ratings and tables of every recorded game (the league's own `load_outcome`)."""
+        return load_outcome(self.store)
+
+    # ------------------------------------------------------------------ changing
+
+    def enter(self, name: str, version: str, spec_path: str | None,
+              retire: Sequence[str] = ()) -> list[ScheduledGame]:
+        """Enter `name` (its files' `version`, its spec at `spec_path`), retiring the active
+        entrants in `retire` first, and schedule its fair share of games against the active
+        field: the mean number of games the field's bots have been scheduled (none while they
+        have none). Returns the games added."""
+        stored = self.settings
+        states = dict(stored["season_states"])
+        if name in states:
+            raise SeasonError(f"{name!r} has entered this season already")
+        for old in retire:
+            if states.get(old) == ACTIVE:
+                states[old] = RETIRED
+        field = [bot for bot, state in states.items() if state == ACTIVE]
+        states[name] = ACTIVE
+        schedule = self.store.schedule()
+        entries = int(stored["season_entries"]) + 1
+        games: list[ScheduledGame] = []
+        share = _mean_games(schedule, field, self.cancelled())
+        if field and share > 0 and self._playable(len(field) + 1):
+            games = newcomer_games(schedule, field, [name], tuple(stored["players"]),
+                                   int(stored["seed"]), stored["duplicate"], entries, share)
+        self.store.extend({"season_states": states, "season_entries": entries,
+                           "bot_names": [*stored["bot_names"], name],
+                           "games": len(schedule) + len(games)},
+                          {name: (version, spec_path)}, games)
+        return games
+
+    def disable(self, name: str) -> list[int]:
+        """Disable `name`: its recorded games stay, its unplayed games are cancelled, and it is
+        never scheduled again. Returns the cancelled indexes."""
+        stored = self.settings
+        states = dict(stored["season_states"])
+        if name not in states:
+            raise SeasonError(f"{name!r} is not in this season")
+        states[name] = DISABLED
+        gone = [game.index for game in self.pending() if name in game.bots]
+        self.store.extend({"season_states": states,
+                           "season_cancelled": sorted({*stored["season_cancelled"], *gone})},
+                          {}, [])
+        return gone
+
+    def next_round(self) -> list[ScheduledGame]:
+        """Append a round between the active entrants (`round_games` games per bot, balanced
+        as a league's schedule) and return it; nothing while games are pending, fewer entrants
+        are active than a table needs, or the season's `max_rounds` are played."""
+        stored = self.settings
+        limit = stored.get("season_max_rounds")
+        active = self.active()
+        if self.pending() or not self._playable(len(active)) or \
+                (limit is not None and self.rounds() >= limit):
+            return []
+        sizes = table_sizes(len(active), tuple(stored["players"]))
+        mean_size = sum(sizes) / len(sizes)
+        count = math.ceil(int(stored["season_round_games"]) * len(active) / mean_size)
+        schedule = self.store.schedule()
+        number = self.rounds() + 1
+        games = more_games(schedule, active, count, tuple(stored["players"]),
+                           int(stored["seed"]), stored["duplicate"], number)
+        self.store.extend({"season_rounds": number, "games": len(schedule) + len(games)}, {},
+                          games)
+        return games
+
+    def _playable(self, bots: int) -> bool:
+        """True when `bots` entrants can fill a table under the season's rules."""
+        rules = RuleSet.from_dict(self.settings["rules"])
+        return bots >= max(2, rules.min_players)
+
+
+def _mean_games(schedule: Sequence[ScheduledGame], field: Sequence[str],
+                cancelled: set[int]) -> float:
+    """Games scheduled (not cancelled) per bot of `field`, on average."""
+    if not field:
+        return 0.0
+    wanted = set(field)
+    seats = sum(1 for game in schedule if game.index not in cancelled
+                for bot in game.bots if bot in wanted)
+    return seats / len(field)
+
+
+def open_season(out: Path, settings: LeagueSettings | None = None,
+                round_games: int = ROUND_GAMES, max_rounds: int | None = None) -> Season:
+    """The season in `out`, created from `settings` (its league keys: rules, players, seed,
+    duplicate, strikes, limits, ratings; its bots are ignored) if `out` holds none yet. An
+    existing season keeps its stored settings. SeasonError if `out` holds a plain league."""
+    store = open_store(out)
+    try:
+        if store.settings() is None:
+            if settings is None:
+                raise SeasonError(f"{out / DB_NAME}: no season here")
+            _create(store, settings, round_games, max_rounds)
+        return Season(store)
+    except BaseException:
+        store.close()
+        raise
+
+
+def _create(store: LeagueStore, settings: LeagueSettings, round_games: int,
+            max_rounds: int | None) -> None:
+    settings.validate()
+    if round_games < 1:
+        raise SeasonError(f"round_games: expected a whole number of at least 1, got "
+                          f"{round_games!r}")
+    if settings.seed is None:
+        settings.seed = draw_secret()
+    rules = settings.rules
+    low, high = settings.players or (min(4, rules.max_players),) * 2
+    if low < rules.min_players or high > rules.max_players or low > high:
+        raise SeasonError(f"{settings.where('players')}: tables of {low}-{high} players do not "
+                          f"fit rules {rules.preset!r} ({rules.min_players}-"
+                          f"{rules.max_players})")
+    store.create({**settings.defining(), "kind": KIND, "bot_names": [], "bots_given": [],
+                  "games": 0, "games_asked": 0, "players": [low, high], "players_asked":
+                  [low, high], "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                  "season_states": {}, "season_cancelled": [], "season_rounds": 0,
+                  "season_entries": 0, "season_round_games": round_games,
+                  "season_max_rounds": max_rounds}, {}, [])
+
+
+# ---------------------------------------------------------------------- playing
+
+def season_specs(season: Season, names: Sequence[str]) -> list[BotSpec]:
+    """The specs of entrants `names`, under their season names and with the season's limits."""
+    bots = season.store.bots()
+    limits = season.settings["limits"]
+    specs = []
+    for name in names:
+        path = bots[name][1]
+        if path is None or not Path(path).exists():
+            raise SeasonError(f"entrant {name!r}: its spec {path} is gone")
+        spec = dataclasses.replace(load_spec(path), name=name)
+        if limits:
+            spec = dataclasses.replace(spec, limits=dataclasses.replace(spec.limits, **limits))
+        specs.append(spec)
+    return specs
+
+
+async def play_pending(season: Season, executor: Executor, stop: Stop | None = None,
+                       saved: Callable[[ScheduledGame, MatchResult], None] | None = None) -> int:
+    """Play the season's pending games on `executor` (started, holding every bot they need)
+    in schedule order, storing each as it ends, until they are done or `stop()` turns true
+    (the games in flight finish). `saved` hears of each stored game. Returns games stored."""
+    stored = season.settings
+    rules = RuleSet.from_dict(stored["rules"])
+    options = MatchOptions(stored["strikes_to_forfeit"], stored["autoplay_forced"])
+    secret = int(stored["seed"])
+    count = 0
+
+    def save(game: ScheduledGame, result: MatchResult) -> None:
+        nonlocal count
+        season.store.save(game, result)
+        count += 1
+        if saved is not None:
+            saved(game, result)
+
+    await executor.play(season.pending(), rules, options, lambda game: game.game_id(secret),
+                        save, stop)
+    return count
+
+
+# ---------------------------------------------------------------------- the table
+
+def snapshot(season: Season) -> dict[str, Any]:
+    """The season's table as JSON-ready data: `rows` (rank order of the global fit, each with
+    its 95% interval and rank range, TrueSkill mu and sigma, record and state), `facts` and
+    `head_to_head` (bot -> opponent -> games, ahead, behind). The fit runs here: call it away
+    from anything that must stay responsive."""
+    outcome = season.outcome()
+    states = season.states()
+    rows = [{
+        "league_name": row.bot, "rank": row.rank, "state": states.get(row.bot, ACTIVE),
+        "strength": row.strength, "lo": row.strength_low, "hi": row.strength_high,
+        "rank_lo": row.rank_low, "rank_hi": row.rank_high,
+        "separated": row.separated_from_next, "mu": row.mu, "sigma": row.sigma,
+        "conservative": row.conservative, "games": row.games, "wins": row.wins,
+        "win_pct": row.win_pct, "avg_place": row.avg_place, "avg_money": row.avg_money,
+        "strikes": sum(row.strikes.values()), "strike_kinds": row.strikes,
+        "forfeits": row.forfeits, "think_p50_ms": row.think_p50_ms,
+        "think_p95_ms": row.think_p95_ms,
+        "seat_win_pct_by_size": {str(k): v for k, v in row.seat_win_pct_by_size.items()},
+    } for row in outcome.rows]
+    h2h: dict[str, dict[str, dict[str, int]]] = {}
+    for (a, b), (games, ahead, behind) in outcome.h2h.items():
+        if games:
+            h2h.setdefault(a, {})[b] = {"games": games, "ahead": ahead, "behind": behind}
+    facts = {key: value for key, value in outcome.facts.items() if key != "seed"}
+    facts.update(games_recorded=len(outcome.games), games_scheduled=len(outcome.schedule),
+                 games_cancelled=len(season.cancelled()), rounds=season.rounds())
+    return {"rows": rows, "facts": facts, "head_to_head": h2h}

@@ -1,0 +1,149 @@
+"""The season library: a league that entrants join, leave and are disabled in while it runs,
+played by real bot processes over gRPC into a real store that the league's commands read."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from referee.league.config import LeagueSettings
+from referee.league.executors.local import LocalExecutor
+from referee.league.schedule import table_sizes
+from referee.league.season import (
+    ACTIVE,
+    DISABLED,
+    RETIRED,
+    Season,
+    SeasonError,
+    open_season,
+    play_pending,
+    season_specs,
+    snapshot,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def bot_copy(tmp: Path, name: str, sample: str) -> Path:
+    """A sample bot copied into a folder of its own, with a spec named `name`."""
+    folder = tmp / "bots" / name
+    shutil.copytree(ROOT / "sample_bots" / sample, folder)
+    spec = folder / "bot.toml"
+    spec.write_text(f'name = "{name}"\ncommand = ["{{python}}", "main.py"]\n')
+    return spec
+
+
+def play(season: Season) -> int:
+    """Play every pending game with the bots they need."""
+    names = sorted({bot for game in season.pending() for bot in game.bots})
+    if not names:
+        return 0
+
+    async def go() -> int:
+        executor = LocalExecutor(season_specs(season, names), concurrency=3, sandbox=None)
+        async with executor:
+            await executor.start(skip_broken=False)
+            return await play_pending(season, executor)
+
+    return asyncio.run(go())
+
+
+def run_season(out: Path, specs: dict[str, Path]) -> Season:
+    """A scripted season: three bots, a round, a newcomer, a new version, a disable, a round."""
+    season = open_season(out, LeagueSettings(bots=[], seed=2024, players=(3, 3)), round_games=3)
+    for name in ("a", "b", "c"):
+        assert season.enter(name, "v1", str(specs[name])) == []   # no field games yet: none
+    first = season.next_round()
+    assert first and season.next_round() == []                 # not while games are pending
+    assert play(season) == len(first)
+    joined = season.enter("d", "v1", str(specs["d"]))
+    assert joined and all("d" in game.bots for game in joined)
+    version2 = season.enter("a2", "v2", str(specs["a2"]), retire=["a"])
+    assert all("a" not in game.bots for game in version2)       # the old one is not its field
+    gone = season.disable("b")
+    assert gone and all("b" in season.store.schedule()[i].bots for i in gone)
+    assert all("b" not in game.bots for game in season.pending())
+    play(season)
+    last = season.next_round()
+    assert {bot for game in last for bot in game.bots} == {"c", "d", "a2"}
+    play(season)
+    return season
+
+
+def test_a_season_grows_retires_and_disables_and_is_the_same_twice(tmp_path: Path) -> None:
+    specs = {name: bot_copy(tmp_path, name, sample) for name, sample in
+             (("a", "random"), ("b", "greedy"), ("c", "random"), ("d", "greedy"),
+              ("a2", "greedy"))}
+    one = run_season(tmp_path / "one", specs)
+    assert one.states() == {"a": RETIRED, "b": DISABLED, "c": ACTIVE, "d": ACTIVE,
+                            "a2": ACTIVE}
+    schedule = one.store.schedule()
+    played = one.store.played()
+    assert len(played) + len(one.cancelled()) == len(schedule) and not one.pending()
+    # Everyone keeps a row, the retired and the disabled with the games they played.
+    games = collections.Counter(bot for game in played for bot in game.bots)
+    assert set(games) == {"a", "b", "c", "d", "a2"}
+    rows = {row["league_name"]: row for row in snapshot(one)["rows"]}
+    assert rows["a"]["state"] == RETIRED and rows["b"]["state"] == DISABLED
+    assert rows["a"]["games"] == games["a"] and rows["a2"]["lo"] <= rows["a2"]["hi"]
+    data = snapshot(one)
+    assert "seed" not in data["facts"] and data["facts"]["rounds"] == 2
+    assert data["head_to_head"]["c"]["d"]["games"] > 0
+    # The newcomer sat in every seat of its tables.
+    seats = collections.Counter(game.bots.index("d") for game in schedule if "d" in game.bots)
+    assert set(seats) == set(range(3))
+    # Same entries in the same order with the same seed: the same games, played the same.
+    two = run_season(tmp_path / "two", specs)
+    assert two.store.schedule() == schedule
+    assert [(g.bots, g.places, g.money) for g in two.store.played()] == \
+        [(g.bots, g.places, g.money) for g in played]
+    assert two.cancelled() == one.cancelled()
+    one.close()
+    two.close()
+
+
+def test_the_league_commands_read_a_season(tmp_path: Path) -> None:
+    specs = {name: bot_copy(tmp_path, name, sample) for name, sample in
+             (("a", "random"), ("b", "greedy"), ("c", "random"))}
+    with open_season(tmp_path / "s", LeagueSettings(bots=[], seed=5, players=(2, 3)),
+                     round_games=2) as season:
+        for name in specs:
+            season.enter(name, "v1", str(specs[name]))
+        assert set(table_sizes(3, (2, 3))) == {len(g.bots) for g in season.next_round()}
+        recorded = play(season)
+    referee = [sys.executable, "-m", "referee.cli"]
+    out = tmp_path / "s"
+    table = subprocess.run([*referee, "table", str(out)], capture_output=True, text=True,
+                           check=True)
+    assert f"{recorded}/{recorded} games recorded" in table.stdout
+    assert json.loads((out / "table.json").read_text())
+    shown = subprocess.run([*referee, "show", str(out), "1"], capture_output=True, text=True,
+                           check=True)
+    assert "game" in shown.stdout.lower()
+    subprocess.run([*referee, "export", str(out), "--out", str(tmp_path / "e.jsonl")],
+                   capture_output=True, text=True, check=True)
+    assert len((tmp_path / "e.jsonl").read_text().splitlines()) == recorded
+    verified = subprocess.run([*referee, "verify", str(out)], capture_output=True, text=True)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    subprocess.run([*referee, "report", str(out)], capture_output=True, text=True, check=True)
+    assert (out / "report" / "index.html").is_file()
+
+
+def test_a_season_refuses_what_it_cannot_do(tmp_path: Path) -> None:
+    spec = bot_copy(tmp_path, "a", "random")
+    with pytest.raises(SeasonError, match="no season here"):
+        open_season(tmp_path / "none")
+    with open_season(tmp_path / "s", LeagueSettings(bots=[], seed=1)) as season:
+        season.enter("a", "v1", str(spec))
+        with pytest.raises(SeasonError, match="has entered this season already"):
+            season.enter("a", "v1", str(spec))
+        with pytest.raises(SeasonError, match="is not in this season"):
+            season.disable("zed")
+        assert season.next_round() == []          # one entrant fills no table
