@@ -306,6 +306,15 @@ def test_on_a_phone_no_page_is_wider_than_the_screen_and_the_replay_works(
                 "return [document.documentElement.scrollWidth, window.innerWidth]")
             assert inner == 390 and width <= 390, f"{page} is {width} px wide on a 390 px phone"
             assert console_errors(browser) == []
+        # One game in one file (match --html), its bot named with 80 letters and no space.
+        record = stored_records(league)[2]
+        record["bots"][0]["name"] = "x" * 80
+        single = tmp_path / "one.html"
+        single.write_text(single_game_html(record), encoding="utf-8")
+        open_page(browser, single)
+        assert browser.execute_script("return document.documentElement.scrollWidth") <= 390
+        browser.find_element(By.ID, "btn-last").click()
+        assert browser.execute_script("return document.documentElement.scrollWidth") <= 390
         open_page(browser, report / "index.html")
         phone_shot(browser, "report-phone-index.png", tmp_path)
         # The table's strength column, the one it is sorted by, is on screen.
