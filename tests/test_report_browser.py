@@ -461,3 +461,28 @@ def test_a_bot_added_later_is_charted_from_its_first_game(tmp_path: Path, browse
     band_x = [float(p.split(",")[0]) for p in bands[n].get_attribute("points").split()]
     assert min(band_x) >= x(first - 1) - 0.2
     assert console_errors(browser) == []
+
+
+def test_on_a_phone_a_bot_with_a_long_name_widens_no_page(tmp_path: Path, browser) -> None:  # noqa: ANN001
+    import shutil
+
+    bots = ROOT / "tests" / "bots"
+    shutil.copytree(bots / "honest", tmp_path / "honest")
+    shutil.copy(bots / "botlib.py", tmp_path / "botlib.py")
+    long_name = "a-bot-name-of-sixty-four-letters-and-no-space-" + "x" * 18
+    spec = tmp_path / "long.toml"
+    spec.write_text((bots / "honest.toml").read_text().replace('name = "honest"',
+                                                               f'name = "{long_name}"'))
+    out = tmp_path / "league"
+    referee("league", spec, *LEAGUE_BOTS[:2], "--games", "3", "--players", "3", "--seed", "5",
+            "--out", out, "--quiet", "--no-sandbox")   # trusted test bots in a private tmp
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
+    try:
+        for page in ("index.html", "games.html", "bots/bot-0.html", "bots/bot-1.html",
+                     "games/0.html"):
+            open_page(browser, out / "report" / page)
+            assert long_name in browser.page_source
+            width = browser.execute_script("return document.documentElement.scrollWidth")
+            assert width <= 390, f"{page} is {width} px wide on a 390 px phone"
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
