@@ -1,7 +1,12 @@
-"""Readable text for game events: what `referee match` prints turn by turn."""
+"""Readable text for game events: what `referee match` prints turn by turn, and (with
+`details`) what `referee show` and `referee match --verbose` print: each decision's think time
+and note, and the dice on every casino before a round is scored."""
 
 from __future__ import annotations
 
+import re
+import shutil
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,11 +24,56 @@ def target_name(target: int) -> str:
     return "the slot" if target == SLOT else f"casino {target}"
 
 
-class Narrator:
-    """Turns engine events (and the match's decision notes) into lines of text."""
+def notes_text(notes: Sequence[int]) -> str:
+    """Banknotes highest first (as a bot's view and the report show them): '$90k $20k'."""
+    return " ".join(money(n) for n in sorted(notes, reverse=True))
 
-    def __init__(self, names: Sequence[str]) -> None:
+
+def terminal_width() -> int:
+    """The width to fit lines to: $COLUMNS or the terminal's, 80 when piped (never below 40)."""
+    return max(40, shutil.get_terminal_size((80, 24)).columns)
+
+
+def fit(line: str, width: int | None = None) -> list[str]:
+    """`line` wrapped to `width` columns: between its "; "-separated parts where it has them
+    (a casino's notes stay together), else at spaces; a continuation is indented four more
+    than the line (so it reads as part of it), and words longer than a line are cut."""
+    width = width or terminal_width()
+    if len(line) <= width:
+        return [line]
+    indent = len(line) - len(line.lstrip(" "))
+    more = " " * min(indent + 4, width // 2)
+    packed, current = [], ""
+    for part in re.split(r"(?<=; )", line):
+        if current.strip() and len(current + part.rstrip()) > width:
+            packed.append(current.rstrip())
+            current = more + part
+        else:
+            current += part
+    packed.append(current.rstrip())
+    lines = []
+    for text in packed:
+        lines += [text] if len(text) <= width else textwrap.wrap(
+            text, width, subsequent_indent=more, break_on_hyphens=False,
+            replace_whitespace=False)
+    return lines
+
+
+class Narrator:
+    """Turns engine events (and the match's decision notes) into lines of text.
+
+    With `details`, a placement also shows the bot's think time, note and values, and each
+    round's scoring is preceded by the dice on every casino (`rules` says whether big dice and
+    the slot exist); the narrator then follows the game's dice itself, so feed it every event
+    in order."""
+
+    def __init__(self, names: Sequence[str], *, details: bool = False,
+                 rules: Any = None) -> None:
         self.names = list(names)
+        self.details = details
+        self.big_dice = bool(rules is not None and rules.big_dice)
+        self.targets = 7 if rules is not None and rules.slot else 6
+        self.dice: dict[int, list[int]] = {}   # target -> dice per participant this round
 
     def who(self, participant: int) -> str:
         """A seat's label, or 'neutral' for the neutral player."""
@@ -32,12 +82,50 @@ class Narrator:
         return f"{self.names[participant]} (seat {participant})"
 
     def lines(self, event: tuple, decision: dict[str, Any] | None = None) -> list[str]:
-        """The text for one event."""
+        """The text for one event (and, with `details`, its decision's and board's)."""
+        if not self.details:
+            return self._event_lines(event, decision)
+        before = self._follow(event)
+        lines = [*before, *self._event_lines(event, decision)]
+        if decision:
+            latency = decision.get("latency_us")
+            if isinstance(latency, int | float):
+                lines[-1] += f"  ({latency / 1000:.1f} ms)"
+            lines += decision_lines(decision)
+        return lines
+
+    def _follow(self, event: tuple) -> list[str]:
+        """Keep the dice on the board up to date; the board line when scoring begins."""
+        kind, players = event[0], len(self.names)
+        if kind == "round":
+            self.dice = {t: [0] * (players + 1) for t in range(1, self.targets + 1)}
+        elif kind == "preroll" and self.dice:
+            for face in event[1]:
+                self.dice[face][players] += 1
+        elif kind == "place" and self.dice:
+            _, seat, value, slot, own, big, neutral = event
+            target = self.dice[SLOT if slot else value]
+            target[seat] += own + 2 * big
+            target[players] += neutral
+        elif kind == "score" and event[1] == 1 and self.dice:
+            return [self._board_line()]
+        return []
+
+    def _board_line(self) -> str:
+        parts = []
+        for target, counts in self.dice.items():
+            present = ", ".join(f"{self.who(p).split(' (')[0]} {n}"
+                                for p, n in enumerate(counts) if n)
+            parts.append(f"{target_name(target)}: {present or '-'}")
+        big = " (dice, big dice count 2)" if self.big_dice else ""
+        return f"  dice before scoring{big}: " + "; ".join(parts)
+
+    def _event_lines(self, event: tuple, decision: dict[str, Any] | None) -> list[str]:
         kind = event[0]
         if kind == "round":
             _, round_index, start, casinos = event
             funded = "; ".join(
-                f"{t}: {' '.join(money(n) for n in notes) or '-'}"
+                f"{t}: {notes_text(notes) or '-'}"
                 for t, notes in zip(self._targets(len(casinos)), casinos, strict=True)
             )
             return [f"Round {round_index + 1}, {self.who(start)} starts. Casinos {funded}"]
@@ -71,7 +159,7 @@ class Narrator:
             present = [p for p, c in enumerate(counts) if c]
             if not present and not payouts:
                 return [f"  {target_name(target)}: no dice; "
-                        f"{' '.join(money(n) for n in leaving) or 'nothing'} leaves"]
+                        f"{notes_text(leaving) or 'nothing'} leaves"]
             count_text = ", ".join(f"{self.who(p)} {counts[p]}" for p in present)
             line = f"  {target_name(target)}: {count_text}"
             if cancelled:
@@ -79,7 +167,7 @@ class Narrator:
             if payouts:
                 line += "; pays " + ", ".join(f"{self.who(p)} {money(n)}" for p, n in payouts)
             if leaving:
-                line += f"; {' '.join(money(n) for n in leaving)} leaves"
+                line += f"; {notes_text(leaving)} leaves"
             return [line]
         if kind == "end":
             _, cash, notes, places = event
@@ -92,3 +180,16 @@ class Narrator:
     @staticmethod
     def _targets(count: int) -> list[int]:
         return list(range(1, count + 1))
+
+
+def decision_lines(decision: dict[str, Any]) -> list[str]:
+    """The bot's note and values, under its placement."""
+    out = []
+    note = decision.get("note")
+    if note:
+        cut = " (cut)" if decision.get("note_cut") else ""
+        out.append(f"      note{cut}: {note!s}")
+    values = decision.get("values")
+    if isinstance(values, dict) and values:
+        out.append("      values: " + ", ".join(f"{k}={v}" for k, v in values.items()))
+    return out

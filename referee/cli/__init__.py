@@ -68,6 +68,14 @@ def friendly_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def echo_fitted(line: str, err: bool = False) -> None:
+    """Print `line` wrapped to the terminal's width (80 columns when piped)."""
+    from referee.render import fit
+
+    for part in fit(line):
+        click.echo(part, err=err)
+
+
 INTERRUPTED = 130   # what shells expect of a command stopped by Ctrl-C (128 + SIGINT)
 
 
@@ -244,14 +252,21 @@ def check_writable(path: Path, option: str) -> None:
               help="Run bots unconfined (trusted local development only).")
 @click.option("--html", type=click.Path(dir_okay=False, writable=True, path_type=Path),
               help="Write the game as one self-contained HTML page with a replay viewer.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="Show each decision's think time and note, and the dice before scoring.")
 @friendly_errors
 def match(bots: tuple[str, ...], rules: RuleSet, seed: int | None, replay: Path | None,
-          as_json: bool, autoplay_forced: bool, no_sandbox: bool, html: Path | None) -> None:
-    """Play one game between BOT.toml files (seat order as given) and show it turn by turn."""
+          as_json: bool, autoplay_forced: bool, no_sandbox: bool, html: Path | None,
+          verbose: bool) -> None:
+    """Play one game between BOT.toml files (seat order as given) and show it turn by turn.
+
+    With --verbose it prints what `referee show` prints of a stored game.
+    """
     from referee.bots.spec import load_spec
     from referee.engine.record import event_to_dict
     from referee.match import MatchOptions
-    from referee.render import Narrator
+    from referee.render import Narrator, fit
+    from referee.report.narrate import printable
     from referee.seeds import draw_secret, weak_secret_warning
     from referee.single import run_match
 
@@ -265,7 +280,7 @@ def match(bots: tuple[str, ...], rules: RuleSet, seed: int | None, replay: Path 
     elif warning := weak_secret_warning(seed):
         click.echo(warning, err=True)
     specs = [load_spec(path) for path in bots]
-    narrator = Narrator([spec.name for spec in specs])
+    narrator = Narrator([spec.name for spec in specs], details=verbose, rules=rules)
 
     def show(game: Any, events: list[tuple], decision: dict[str, Any] | None) -> None:
         for event in events:
@@ -277,7 +292,8 @@ def match(bots: tuple[str, ...], rules: RuleSet, seed: int | None, replay: Path 
                 click.echo(json.dumps(data))
             else:
                 for line in narrator.lines(event, note):
-                    click.echo(line)
+                    for part in fit(printable(line)):
+                        click.echo(part)
 
     result = run_match(specs, rules, seed, observer=show, replay=replay,
                        sandbox=False if no_sandbox else None,
@@ -287,7 +303,7 @@ def match(bots: tuple[str, ...], rules: RuleSet, seed: int | None, replay: Path 
 
         html.write_text(single_game_html(result.record.to_json()), encoding="utf-8")
     if drawn:
-        click.echo(f"seed {seed} (give --seed {seed} to play this game again)", err=True)
+        echo_fitted(f"seed {seed} (give --seed {seed} to play this game again)", err=True)
     if as_json:
         return
     for seat in result.seats:
@@ -295,8 +311,8 @@ def match(bots: tuple[str, ...], rules: RuleSet, seed: int | None, replay: Path 
         median = latencies[len(latencies) // 2] / 1000 if latencies else 0.0
         strikes = ", ".join(f"{k} {v}" for k, v in seat.strikes.items() if v) or "none"
         status = f"; forfeited: {seat.reason}" if seat.forfeited else ""
-        click.echo(f"  {seat.bot}: {len(latencies)} decisions, median {median:.2f} ms, "
-                   f"strikes: {strikes}{status}")
+        echo_fitted(printable(f"  {seat.bot}: {len(latencies)} decisions, median "
+                              f"{median:.2f} ms, strikes: {strikes}{status}"))
     if replay is not None:
         click.echo(f"record written to {replay}")
     if html is not None:

@@ -11,22 +11,36 @@ from referee.cli import friendly_errors, main
 
 
 @main.command()
-@click.argument("directory", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
-@click.argument("game", metavar="GAME")
+@click.argument("source", metavar="DIR|FILE", type=click.Path(exists=True, path_type=Path))
+@click.argument("game", metavar="[GAME]", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the game's record as JSON.")
 @friendly_errors
-def show(directory: Path, game: str, as_json: bool) -> None:
-    """Tell a stored game move by move: GAME is its schedule index or its id (s1-g4)."""
-    from referee.report.narrate import narrate
-    from referee.report.records import league_records
+def show(source: Path, game: str | None, as_json: bool) -> None:
+    """Tell a game move by move, with think times and notes.
 
-    wanted: int | str = int(game) if game.isdigit() else game
-    (stored,) = league_records(directory, [wanted])
+    \b
+    DIR is a league folder and GAME a schedule index (3) or a game id (g3f9c0a1b2c3d4e5f6);
+    FILE a record that `referee match --replay` or `export` wrote (JSON, JSON Lines or a
+    JSON array), GAME a line number or id there (no GAME: its only record).
+    """
+    from referee.render import fit
+    from referee.report.narrate import narrate
+    from referee.report.records import league_records, pick_record
+
+    if source.is_dir():
+        if game is None:
+            raise click.UsageError(f"{source} is a league folder: give GAME too (a schedule "
+                                   f"index or a game id)")
+        wanted: int | str = int(game) if game.isdigit() else game
+        (stored,) = league_records(source, [wanted])
+    else:
+        stored = pick_record(source, game)
     if as_json:
         click.echo(json.dumps(stored.data, indent=1))
         return
     for line in narrate(stored.data):
-        click.echo(line)
+        for part in fit(line):
+            click.echo(part)
 
 
 @main.command()
@@ -35,7 +49,8 @@ def show(directory: Path, game: str, as_json: bool) -> None:
               help="A FILE.jsonl (a record per line), a FILE.json (a JSON array of records) or "
                    "a directory (one JSON file per game; default DIR/export).")
 @click.option("--games", "selection", metavar="SELECTION",
-              help="Games to export: indexes, ranges and ids, e.g. 0-9,12,s1-g40 (default all).")
+              help="Games to export: indexes, ranges and ids, e.g. 0-9,12,g3f9c0a1b2c3d4e5f6 "
+                   "(default all).")
 @friendly_errors
 def export(directory: Path, out: Path | None, selection: str | None) -> None:
     """Write a league's game records as JSON files or JSON Lines (docs/replay-format.md)."""

@@ -1,5 +1,5 @@
 """Where records come from: a league directory's store, or record files (JSON or JSON Lines),
-and the game selections the commands accept (`3`, `0-9,12`, `s1-g4`)."""
+and the game selections the commands accept (`3`, `0-9,12`, `g3f9c0a1b2c3d4e5f6`)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,8 @@ def open_league(directory: Path) -> LeagueStore:
 
 
 def parse_selection(text: str) -> list[int | str]:
-    """`0-9,12,s1-g4` -> [0, 1, ..., 9, 12, "s1-g4"]: schedule indexes, ranges and game ids."""
+    """`0-9,12,g3f9c0a1b2c3d4e5f6` -> [0, 1, ..., 9, 12, "g3f9c0a1b2c3d4e5f6"]: schedule indexes,
+    ranges and game ids."""
     items: list[int | str] = []
     for part in (p.strip() for p in text.split(",")):
         if not part:
@@ -95,16 +96,24 @@ def league_records(directory: Path, wanted: list[int | str] | None = None
 
 
 def file_records(path: Path) -> Iterator[StoredRecord]:
-    """The records in a file: one JSON record, or JSON Lines (one record per line)."""
+    """The records in a file: one JSON record, a JSON array of records, or JSON Lines (one
+    record per line)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise RecordSourceError(f"{path}: {exc}") from None
     try:
-        yield StoredRecord(str(path), _record_object(json.loads(text), str(path)))
-        return
+        whole = json.loads(text)
     except json.JSONDecodeError:
         pass
+    else:
+        if isinstance(whole, list):      # a JSON array of records (`export --out FILE.json`)
+            for number, data in enumerate(whole, start=1):
+                where = f"{path} record {number}"
+                yield StoredRecord(where, _record_object(data, where))
+        else:
+            yield StoredRecord(str(path), _record_object(whole, str(path)))
+        return
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -114,6 +123,29 @@ def file_records(path: Path) -> Iterator[StoredRecord]:
         except json.JSONDecodeError as exc:
             raise RecordSourceError(f"{where}: not JSON ({exc.msg})") from None
         yield StoredRecord(where, _record_object(data, where))
+
+
+def pick_record(path: Path, game: str | None) -> StoredRecord:
+    """The record of a file that `game` names: its game id, or its number in the file (1 = the
+    first); with no `game`, the file's only record. RecordSourceError saying what the file
+    holds otherwise."""
+    found = list(file_records(path))
+    if not found:
+        raise RecordSourceError(f"{path}: holds no game record")
+    if game is None:
+        if len(found) > 1:
+            raise RecordSourceError(f"{path} holds {len(found)} records: give GAME, a number "
+                                    f"from 1 to {len(found)} or a game id")
+        return found[0]
+    if game.isdigit():
+        if not 1 <= int(game) <= len(found):
+            raise RecordSourceError(f"{path}: no record {game} (it holds {len(found)}, "
+                                    f"numbered from 1)")
+        return found[int(game) - 1]
+    for stored in found:
+        if stored.data.get("game_id") == game:
+            return stored
+    raise RecordSourceError(f"{path}: no game {game!r}")
 
 
 def _record_object(data: Any, where: str) -> dict[str, Any]:
