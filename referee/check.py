@@ -4,8 +4,8 @@ The check runs a bot the way a tournament does and reports, one line per check, 
 behaves: the spec loads, the build step and the start-up work, the handshake is complete, the bot
 plays clean games under every preset at its smallest and largest table (against the sample bots,
 or the `honest` test bot where they are missing), it copes with edge states crafted directly on a
-Play stream (a single legal choice, values shown only by neutral dice, the slot rule R31, large
-request ids), it serves several games at once if it says it can, and it exits promptly on
+Play stream (a single legal choice, values shown only by neutral dice, the slot rule R31, opaque
+63-bit request ids), it serves several games at once if it says it can, and it exits promptly on
 SIGTERM. Strikes (illegal moves, timeouts, crashes, malformed answers, protocol errors) fail the
 check that saw them, with the first one's reason. Decision latencies are summarised as
 p50/p95/p99.
@@ -46,12 +46,11 @@ from referee.bots.spec import BotSpec, BotSpecError, check_unique_names, load_sp
 from referee.engine import PRESETS, Action, Game, RuleSet, preset
 from referee.match import MatchOptions, MatchResult, play_match
 from referee.protocol import PROTOCOL_VERSION, convert, pb
-from referee.seeds import derive_seed
+from referee.seeds import derive_seed, request_id
 from referee.text import safe_line
 
 ROOT = Path(__file__).resolve().parent.parent
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
-PROBE_REQUEST_ID = 2**40 + 1   # probes use request ids above 32 bits, not consecutive
 UNANSWERED = (TIMEOUT, CRASH)  # strikes whose latency is the referee's waiting, not the bot's
 
 
@@ -466,13 +465,13 @@ class Checker:
         seat = game.current_seat
         names = [lease.name if s == seat else f"probe-{s}" for s in range(game.players)]
         stream = lease.open_game()
-        rng = random.Random(derive_seed(self.options.seed, "probe", probe.name))
+        seed = derive_seed(self.options.seed, "probe", probe.name)
+        rng = random.Random(seed)
         latencies: list[int] = []
         problem = await stream.send(convert.game_start(
             f"check-probe-{probe.name}", game.rules, names, seat,
             decision_ms=limits.decision_ms, game_bank_ms=limits.game_bank_ms))
         problem = f"could not start the game: {problem}" if problem else ""
-        request_id = PROBE_REQUEST_ID
         for asked in range(probe.requests):
             if problem:
                 break
@@ -481,9 +480,10 @@ class Checker:
             if game.is_over:
                 break
             view = game.view(seat)
+            rid = request_id(seed, asked + 1)   # opaque, as in a game (seeds.request_id)
             message = convert.request_message(
-                view, request_id, limits.game_bank_ms, latencies[-1] if latencies else 0)
-            reply = await stream.decide(message, request_id,
+                view, rid, limits.game_bank_ms, latencies[-1] if latencies else 0)
+            reply = await stream.decide(message, rid,
                                         (limits.decision_ms + limits.game_bank_ms) / 1000)
             if reply.strike not in UNANSWERED:
                 latencies.append(reply.latency_us)
@@ -491,7 +491,6 @@ class Checker:
             if problem:
                 problem = f"request {asked + 1}: {problem} ({probe.describe(view)})"
             game.apply(action or view.legal[0])
-            request_id += 7
         n = game.players
         await stream.finish(convert.game_end(f"check-probe-{probe.name}", [1] * n,
                                              game.money, [0] * n).end)
@@ -619,8 +618,8 @@ PROBES = (
           "legal answer with only neutral dice in the roll (R16)"),
     Probe("slot rule R31", "biggy-slot", 2, _slot_blocked,
           "did not use the slot for values already on it (R31)"),
-    Probe("request ids above 2^32", "classic", 3, lambda g: g.round == 0,
-          "copied 41-bit, non-consecutive request ids", requests=3),
+    Probe("opaque 63-bit request ids", "classic", 3, lambda g: g.round == 0,
+          "copied request ids above 2^62 that follow no order", requests=3),
 )
 
 

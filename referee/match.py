@@ -24,7 +24,7 @@ from referee.bots.spec import Limits
 from referee.engine import Game, GameRecord, RuleSet
 from referee.protocol import convert, pb
 from referee.protocol.convert import read_decision
-from referee.seeds import derive_seed
+from referee.seeds import derive_seed, request_id
 from referee.text import safe_line
 
 
@@ -144,7 +144,8 @@ class _Match:
         self.bank_ms = [float(limits.game_bank_ms) for limits in self.limits]
         self.last_latency = [0] * players
         self.decisions: list[dict[str, Any]] = []
-        self.request_id = 0
+        self.seed = seed
+        self.asked = 0   # decision requests sent so far (their ids: seeds.request_id)
         self.seen = 0
         self.pending: _Pending | None = None
         self.requests = convert.GameRequests()
@@ -183,35 +184,32 @@ class _Match:
                 decision = {"seat": seat, "auto": "forfeited" if result.forfeited else "forced"}
                 self.play(seat, action, decision)
                 continue
-            self.request_id += 1
+            self.asked += 1
+            rid = request_id(self.seed, self.asked)
             bank_ms = self.bank_ms[seat]
             limits = self.limits[seat]
-            message = self.requests.build(game, self.request_id, int(bank_ms),
-                                          self.last_latency[seat])
             stream = self.streams[seat]
+            # What the bot sent while nothing was asked of it is judged first, in order: a
+            # late answer is dropped, anything else is a strike for this request, which is
+            # then not sent (read before it, nothing can be its answer).
+            if stream.inbox:
+                reply = await stream.judge_held(rid)
+                if reply is not None:
+                    self.resolve(_Pending(seat, rid, legal, 0.0, 0.0), reply)
+                    continue
+            message = self.requests.build(game, rid, int(bank_ms), self.last_latency[seat])
             started = time.perf_counter()
-            pending = self.pending = _Pending(seat, self.request_id, legal, started,
+            pending = self.pending = _Pending(seat, rid, legal, started,
                                               started + (limits.decision_ms + bank_ms) / 1000)
             if self.timer is None or self.timer_due > pending.deadline:
                 self.watch(pending)
             error = await stream.send(message, pending.deadline - time.perf_counter())
-            if error is not None:
-                if self.pending is pending:
-                    # Telling a crash from a protocol error takes a while: not in this task,
-                    # which may be another seat's reader (its answers must not wait for it).
-                    pending.watched = False
-                    self.spawn(functools.partial(self._broken_stream, pending, error))
-                return
-            # Answers that came while nothing was asked are judged now, in order (as late ones,
-            # or as a wrong answer to this request).
-            while stream.inbox and self.pending is pending:
-                reply = await stream.judge(stream.inbox.popleft(), pending.request_id,
-                                           pending.started, pending.started)
-                if reply is not None and self.pending is pending:
-                    self.resolve(pending, reply)
-                    break
-            else:
-                return   # the answer will come to on_item, or the deadline to on_deadline
+            if error is not None and self.pending is pending:
+                # Telling a crash from a protocol error takes a while: not in this task,
+                # which may be another seat's reader (its answers must not wait for it).
+                pending.watched = False
+                self.spawn(functools.partial(self._broken_stream, pending, error))
+            return   # the answer will come to on_item, or the deadline to on_deadline
         if not self.done.done():
             self.done.set_result(None)
 

@@ -72,6 +72,15 @@ def opaque_id(secret: int, *labels: object) -> str:
     return "g" + _keyed(secret, ("id", *labels), 8).hex()
 
 
+def request_id(seed: int, index: int) -> int:
+    """The id of a game's `index`-th decision request, from the game's seed: keyed BLAKE2b
+    (key: the seed) of the index, 62 bits of it with bit 62 set, so every id is in
+    [2**62, 2**63). Ids a bot has seen say nothing about the next one, yet a game played again
+    from its seed asks with the same ids (bots may seed their own randomness from them)."""
+    bits = int.from_bytes(_keyed(seed, ("request", index), 8), "big")
+    return (1 << 62) | (bits >> 2)
+
+
 def parse_secret(value: object, where: str) -> int:
     """A secret from an int or a decimal string (TOML integers stop at 2**63-1)."""
     if isinstance(value, str) and value.strip().isdigit():

@@ -55,7 +55,9 @@ MISBEHAVING = ("hang", "slow", "illegal", "garbage", "crash_mid", "random_crashe
                "stderr_flood", "memory_hog", "fork_bomb", "net_probe", "snoop", "writer",
                "escaper", "raiser", "fork_holder", "build_attacker",
                # the stream's faults (docs/security.md, "The stream to a bot")
-               "no_reader", "chatter", "flood", "bloat", "strict_pings", "gone")
+               "no_reader", "chatter", "flood", "bloat", "strict_pings", "gone",
+               # issue 22 (docs/security.md, "Round 3")
+               "guesser")
 BROKEN = "exit_in_handshake"
 # Specs that cannot be used: left out with --skip-broken, each with one line naming the key.
 BAD_SPECS = {"bad_nul": "key 'command[1]': a string with a NUL character",
@@ -79,6 +81,7 @@ STRIKES = {
     "chatter": ({"protocol"}, {"protocol"}),
     "flood": ({"protocol"}, {"protocol"}),
     "bloat": ({"protocol"}, {"protocol"}),
+    "guesser": ({"protocol"}, {"protocol"}),
     # In the sandbox its marker lands in a private /tmp, so it is restarted like crash_mid.
     "gone": ({"crash"}, {"crash"}),
 }
@@ -436,6 +439,27 @@ def test_honest_bots_get_no_strikes_and_keep_their_time(league: League) -> None:
                      if name == bot for us in g["latencies_us"][seat]]
         assert latencies
         assert max(latencies) < DECISION_MS * 1000, max(latencies)
+
+
+def test_guessed_request_ids_are_protocol_strikes(league: League) -> None:
+    """Issue 22, item 3: guesser sends, after each answer, a decision for the id consecutive
+    ids would give its next turn. No guessed id is ever asked, each of its strikes names one
+    of its guesses, and no move it was credited with was read before its request (0 us)."""
+    asked = {int(line.split()[1]) for line in league.output_lines("guesser", "asked ")}
+    guessed = {int(line.split()[1]) for line in league.output_lines("guesser", "guessed ")}
+    assert asked and guessed and not asked & guessed
+    strikes = 0
+    for record, seat in league.seats("guesser"):
+        for decision in record["decisions"]:
+            if decision["seat"] != seat or "auto" in decision:
+                continue
+            if "strike" not in decision:
+                assert decision["latency_us"] > 0, decision
+                continue
+            strikes += 1
+            assert decision["strike"] == "protocol", decision
+            assert int(decision["detail"].split()[4].rstrip(",")) in guessed, decision
+    assert strikes >= 2
 
 
 def _seat_rolls(events: list[tuple], seat: int) -> list[dict]:

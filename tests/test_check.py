@@ -112,3 +112,21 @@ def test_latency_summary_uses_nearest_rank() -> None:
     assert latency_summary([]) is None
     summary = latency_summary([1000 * v for v in range(1, 101)])
     assert summary == {"p50": 50.0, "p95": 95.0, "p99": 99.0, "max": 100.0}
+
+
+def test_a_flooding_bot_gets_its_fail_lines_and_a_summary() -> None:
+    """Issue 22, item 6: the check of flood (5000 copies of its first answer per stream) ended
+    with an asyncio.CancelledError traceback and no summary in 3 of 4 runs: the referee
+    cancels a flooding stream, and grpc then raises CancelledError from the stream's pending
+    read or write (the GameEnd of a probe). Whichever of them races with the cancel, the check
+    reports. Five checks of one preset and the probes, each stream of them cut off."""
+    for _ in range(5):
+        run = referee_check("flood.toml", "--opponent", "honest.toml", "--preset", "classic")
+        out, err = run.communicate(timeout=300)
+        assert "Traceback" not in out + err and "CancelledError" not in out + err, out + err
+        assert run.returncode == 1, err
+        lines = out.splitlines()
+        failed = [line for line in lines if line.startswith("FAIL")]
+        assert any(line.startswith("FAIL  game classic 2p seat 0") for line in failed)
+        assert all("protocol" in line for line in failed), failed
+        assert lines[-1].startswith("flood does NOT conform: "), lines[-1]

@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -252,9 +252,11 @@ class GameStream:
                     deliver(message)
                 else:
                     await handler(message)
-        except asyncio.CancelledError:   # `finish` stops the reader
-            deliver(END)
-            raise
+        except asyncio.CancelledError:
+            if cancelled_task():   # `finish` stops the reader
+                deliver(END)
+                raise
+            # The call was cancelled (a flood, a stalled write): the stream has ended.
         except (grpc.aio.AioRpcError, grpc.aio.UsageError) as exc:
             if isinstance(exc, grpc.aio.AioRpcError):
                 item = exc
@@ -333,6 +335,10 @@ class GameStream:
             await self.call.write(data)
         except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError) as exc:
             self.broken = await self._write_failure(exc)
+        except asyncio.CancelledError:
+            if cancelled_task():
+                raise
+            self.broken = self.broken or "the stream was cancelled"   # see cancelled_task
         finally:
             self._next_writer()
 
@@ -361,6 +367,9 @@ class GameStream:
                      ) -> Reply:
         """Send a decision request (a RefereeMessage) and wait for the decision
         answering `request_id`, at most `timeout_s` seconds."""
+        early = await self.judge_held(request_id)
+        if early is not None:
+            return early
         started = time.perf_counter()
         error = await self.send(message, timeout_s)
         if error is not None:
@@ -386,16 +395,34 @@ class GameStream:
         finally:
             timer.cancel()
 
+    async def judge_held(self, request_id: int) -> Reply | None:
+        """Judge what the bot sent while nothing was asked of it, before request `request_id`
+        is sent: late answers to requests given up are dropped; anything else (an answer
+        nobody asked for, one for an id the bot guessed, the end of the stream) makes the
+        reply to this request, which is then not sent: read before the request, it cannot
+        be its answer. None: nothing held stands against the request, send it."""
+        inbox = self.inbox
+        while inbox:
+            item = inbox.popleft()
+            if isinstance(item, _Deadline):
+                continue   # the marker of an earlier request that was answered
+            now = time.perf_counter()
+            reply = await self.judge(item, request_id, now, now, early=True)
+            if reply is not None:
+                return reply
+        return None
+
     async def judge(self, item: object, request_id: int, started: float,
-                    received: float | None = None) -> Reply | None:
+                    received: float | None = None, early: bool = False) -> Reply | None:
         """The reply to request `request_id` that `item` (read at `received`, by
         time.perf_counter) makes, or None to keep waiting (the late answer to a request given
         up before). A decision for any other request (answered already, never sent, or given
-        up and answered already) is a protocol strike for this one, never its answer; this
-        request's own answer is then dropped when it comes."""
+        up and answered already) is a protocol strike for this one, never its answer; so is
+        a decision for this very request that was read before it was sent (`early`: the bot
+        guessed its id). This request's own answer is then dropped when it comes."""
         latency = int(((time.perf_counter() if received is None else received) - started) * 1e6)
         if item is END or isinstance(item, grpc.aio.AioRpcError):
-            self.broken = describe(item)
+            self.broken = self.broken or describe(item)   # the referee's own reason first
             self._deliver(END)  # later requests see the end at once
             strike, detail = await self.failure(self.broken)
             return Reply(None, strike, detail, latency)
@@ -406,11 +433,14 @@ class GameStream:
             return Reply(None, MALFORMED, "a message without a decision", latency)
         decision = item.decision
         answered = decision.request_id
-        if answered != request_id:
+        if answered != request_id or early:
             if answered in self.given_up:
                 self.given_up.discard(answered)
                 return None   # a late answer to a timed-out request: dropped, already struck
             self.given_up.add(request_id)
+            if answered == request_id:
+                return Reply(None, PROTOCOL, f"a decision for request {answered}, read before "
+                             "that request was sent", latency)
             return Reply(None, PROTOCOL, f"a decision for request {answered}, which is not "
                          f"outstanding (the request asked is {request_id})", latency)
         try:
@@ -436,12 +466,33 @@ class GameStream:
             # Waiting for the bot's end costs less than cancelling: no reset for either side.
             with contextlib.suppress(Exception):   # TimeoutError, or the stream broke
                 async with asyncio.timeout(FINISH_S):
-                    await self.call.done_writing()
+                    with call_cancelled():
+                        await self.call.done_writing()
                     await self.reader
         self.call.cancel()
         self.reader.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await self.reader
+
+
+def cancelled_task() -> bool:
+    """Whether a CancelledError just caught means that this task is being cancelled. grpc
+    also raises CancelledError from a read or a write on a call that was cancelled (the
+    referee cancels a stream that floods it or stalls a write, from another task): that only
+    means the stream has ended."""
+    task = asyncio.current_task()
+    return task is None or task.cancelling() > 0
+
+
+@contextlib.contextmanager
+def call_cancelled() -> Iterator[None]:
+    """Let a CancelledError from a cancelled call pass (see `cancelled_task`); a cancellation
+    of this task goes on."""
+    try:
+        yield
+    except asyncio.CancelledError:
+        if cancelled_task():
+            raise
 
 
 def describe(error: object) -> str:

@@ -73,9 +73,9 @@ class BotServicer:
         handler) after it has received GameEnd or the referee's half-close.
 
         Anything else the bot sends (a Decision with an unknown or already answered `request_id`,
-        an empty BotMessage, an illegal action) counts as a strike against the bot (docs/protocol.md,
-        "Failure policy"). A Decision that arrives after its deadline is dropped: the timeout was
-        already the strike.
+        one sent before its request, an empty BotMessage, an illegal action) counts as a strike
+        against the bot (docs/protocol.md, "Failure policy"). A Decision that arrives after its
+        deadline is dropped: the timeout was already the strike.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
