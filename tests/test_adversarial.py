@@ -35,6 +35,7 @@ from referee.bots.process import GAME_LOG_CAP
 from referee.check import processes_with_run_id
 from referee.engine import Game, GameRecord
 from referee.engine.record import event_to_dict
+from referee.notes import NAMES_PER_BOT
 
 pytestmark = pytest.mark.sandbox   # fails in CI if the sandbox cannot start (conftest.py)
 
@@ -57,7 +58,7 @@ MISBEHAVING = ("hang", "slow", "illegal", "garbage", "crash_mid", "random_crashe
                # the stream's faults (docs/security.md, "The stream to a bot")
                "no_reader", "chatter", "flood", "bloat", "strict_pings", "gone",
                # issue 22 (docs/security.md, "Round 3")
-               "guesser")
+               "guesser", "namer")
 BROKEN = "exit_in_handshake"
 # Specs that cannot be used: left out with --skip-broken, each with one line naming the key.
 BAD_SPECS = {"bad_nul": "key 'command[1]': a string with a NUL character",
@@ -87,7 +88,7 @@ STRIKES = {
 }
 # Bots whose misbehaviour is outside the game: they must play without a single strike.
 CLEAN = ("forker", "stderr_flood", "fork_bomb", "net_probe", "snoop", "writer", "fork_holder",
-         "build_attacker", "strict_pings")
+         "build_attacker", "strict_pings", "namer")
 SECRET_VARIABLE = "REFEREE_ADVERSARIAL_SECRET"   # in the referee's environment, not the bots'
 GRPC_LINE = re.compile(r"^[EWI]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\]", re.MULTILINE)
 
@@ -460,6 +461,16 @@ def test_guessed_request_ids_are_protocol_strikes(league: League) -> None:
             assert decision["strike"] == "protocol", decision
             assert int(decision["detail"].split()[4].rstrip(",")) in guessed, decision
     assert strikes >= 2
+
+
+def test_a_bot_s_value_names_stay_bounded(league: League) -> None:
+    """Issue 22, item 4: namer sends 16 new value names with every decision; the tables keep
+    its first NAMES_PER_BOT and say in one line how many more were dropped."""
+    row = league.table["namer"]
+    assert len(row["note_values"]) == NAMES_PER_BOT and row["note_names_dropped"] > 0
+    line = f"namer: {row['note_names_dropped']} more value names dropped; a league keeps"
+    assert (league.out / "table.md").read_text().count(line) == 1
+    assert len(json.dumps(row)) < 4_000   # its row of table.json, names and all
 
 
 def _seat_rolls(events: list[tuple], seat: int) -> list[dict]:

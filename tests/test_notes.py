@@ -95,3 +95,53 @@ def test_montecarlo_sends_its_playouts_and_evaluation_with_every_move(tmp_path) 
         assert set(d["values"]) == {"eval", "playouts"} and 0 < d["values"]["playouts"] <= 24
         assert d["note"].startswith(f"{d['action'][0]}->") and "expected at round end" in d["note"]
     assert any(line.strip().startswith("values: eval=") for line in narrate(record))
+
+
+def test_a_bot_s_value_names_stay_bounded_in_every_output(tmp_path) -> None:
+    """Issue 22, item 4: namer sends 16 values under new names with every decision. A league
+    keeps its first NAMES_PER_BOT names and counts the others; the terminal table, table.md,
+    table.json and the report say so in one line and stay small (a 45-game league grew
+    table.json to 1.35 MB, a report page to 1.35 MB and the terminal table by 10,508 lines
+    when every name was kept)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from league_support import install_test_bot
+
+    from referee.league.store import LeagueStore
+    from referee.notes import NAMES_PER_BOT
+
+    specs = [install_test_bot(tmp_path, "namer"), install_test_bot(tmp_path, "honest")]
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "referee.cli", "league", *map(str, specs),
+                           "--games", "30", "--players", "2", "--seed", str(2**70),
+                           "--out", str(out)], capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "COLUMNS": "100"})
+    assert done.returncode == 0, done.stderr
+    store = LeagueStore(out / "league.db")
+    sent = set()
+    for record in store.records():
+        seat = next(b["seat"] for b in record["bots"] if b["name"] == "namer")
+        sent.update(name for d in record["decisions"] if d["seat"] == seat
+                    for name in d.get("values", {}))
+    store.close()
+    assert len(sent) > 30 * 5 * 16   # every decision brought 16 new names
+    row = next(r for r in json.loads((out / "table.json").read_text())["table"]
+               if r["bot"] == "namer")
+    assert len(row["note_values"]) == NAMES_PER_BOT
+    assert row["note_names_dropped"] == len(sent) - NAMES_PER_BOT
+    line = (f"namer: {len(sent) - NAMES_PER_BOT} more value names dropped; a league keeps "
+            f"the first {NAMES_PER_BOT} names of each bot")
+    assert done.stdout.count(line) == 1, done.stdout
+    assert (out / "table.md").read_text().count(line) == 1
+    pages = [page.read_text() for page in (out / "report" / "bots").glob("*.html")]
+    assert sum(f"{len(sent) - NAMES_PER_BOT} more value names dropped" in p for p in pages) == 1
+    # Small whatever the bot sends: a few KiB each (the report's replay pages hold a game's
+    # record, at most 16 values per decision).
+    assert (out / "table.json").stat().st_size < 16_000
+    assert (out / "table.md").stat().st_size < 8_000
+    assert len(done.stdout.splitlines()) < 60
+    for page in (out / "report").rglob("*.html"):
+        assert page.stat().st_size < 100_000, page

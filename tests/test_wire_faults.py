@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import shutil
 import time
 from pathlib import Path
 
 import pytest
+from league_support import install_test_bot
 
 from referee.bots.client import FLOODED, STALLED
 from referee.bots.errors import PROTOCOL, TIMEOUT
@@ -251,22 +251,6 @@ def test_one_clock_decides_whether_an_answer_is_in_time() -> None:
             assert decision["latency_us"] >= 200_000, decision
 
 
-def install(base: Path, name: str, source: str, env: dict[str, str] | None = None) -> Path:
-    """Copy test bot `source` (its main.py and botlib.py) into base/NAME with a spec of its own
-    (a spec's files must stay inside its folder)."""
-    folder = base / name
-    (folder / source).mkdir(parents=True)
-    shutil.copy(BOTS / "botlib.py", folder / "botlib.py")
-    shutil.copy(BOTS / source / "main.py", folder / source / "main.py")
-    lines = [f'name = "{name}"', f'command = ["{{python}}", "{source}/main.py"]',
-             f'workdir = "{name}"']
-    if env:
-        lines += ["[env]", *(f'{key} = "{value}"' for key, value in env.items())]
-    path = base / f"{name}.toml"
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
 class Games(Progress):
     """A quiet Progress that keeps every game's result."""
 
@@ -284,8 +268,9 @@ def test_a_bot_that_dies_for_good_forfeits_its_remaining_games(tmp_path: Path) -
     later games is forfeited from the start with the reason, and the league completes."""
     marker = tmp_path / "marker"
     marker.mkdir()
-    specs = [install(tmp_path, "honest-a", "honest"), install(tmp_path, "honest-b", "honest"),
-             install(tmp_path, "gone", "gone", {"GONE_MARKER_DIR": str(marker)})]
+    specs = [install_test_bot(tmp_path, "honest-a", "honest"),
+             install_test_bot(tmp_path, "honest-b", "honest"),
+             install_test_bot(tmp_path, "gone", env={"GONE_MARKER_DIR": str(marker)})]
     settings = LeagueSettings(bots=specs, rules=CLASSIC, games=9, players=(3, 3), seed=2**70,
                               concurrency=1, out=tmp_path / "out", sandbox=False)
     progress = Games()
@@ -320,8 +305,9 @@ def test_a_league_resumed_without_a_dead_bot_completes(tmp_path: Path) -> None:
     league completes, the games played before kept."""
     marker = tmp_path / "marker"
     marker.mkdir()
-    specs = [install(tmp_path, "honest-a", "honest"), install(tmp_path, "honest-b", "honest"),
-             install(tmp_path, "gone", "gone", {"GONE_MARKER_DIR": str(marker)})]
+    specs = [install_test_bot(tmp_path, "honest-a", "honest"),
+             install_test_bot(tmp_path, "honest-b", "honest"),
+             install_test_bot(tmp_path, "gone", env={"GONE_MARKER_DIR": str(marker)})]
     settings = LeagueSettings(bots=specs, rules=CLASSIC, games=6, players=(3, 3), seed=2**70,
                               concurrency=1, out=tmp_path / "out", sandbox=False)
     first = StopAfter(2)

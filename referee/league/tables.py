@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from referee.bots.errors import STRIKE_TYPES
+from referee.notes import NAMES_PER_BOT
 from referee.ratings.intervals import Standings
 from referee.ratings.results import PlayedGame
 from referee.ratings.trueskill import Ratings
@@ -59,12 +60,13 @@ class Row:
     # per table size: win % per seat 0..size-1 (None where never seated)
     seat_win_pct_by_size: dict[int, list[float | None]] = field(default_factory=dict)
     # the numbers the bot sent with its decisions (notes): name -> mean over the decisions
-    # that carried it
+    # that carried it, for its first NAMES_PER_BOT names in schedule order
     note_values: dict[str, float] = field(default_factory=dict)
     # the global fit at each table size the bot played: its strength there (the strength
     # times that size's scale, plackett.py) and its games there
     strength_by_size: dict[int, float | None] = field(default_factory=dict)
     games_by_size: dict[int, int] = field(default_factory=dict)
+    note_names_dropped: int = 0         # distinct names past those, not kept
 
 
 def league_table(
@@ -145,6 +147,7 @@ class _Stats:
         self.strikes = dict.fromkeys(STRIKE_TYPES, 0)
         self.latencies: list[int] = []
         self.note_values: dict[str, list[float]] = {}
+        self.names_dropped: set[str] = set()
 
     def add(self, game: PlayedGame, seat: int) -> None:
         self.forfeits += game.forfeited[seat]
@@ -152,8 +155,12 @@ class _Stats:
             self.strikes[kind] = self.strikes.get(kind, 0) + count
         self.latencies.extend(game.latencies_us[seat])
         if game.note_values:
-            for name, (total, count) in game.note_values[seat].items():
-                entry = self.note_values.setdefault(name, [0.0, 0])
+            kept = self.note_values
+            for name, (total, count) in sorted(game.note_values[seat].items()):
+                if name not in kept and len(kept) >= NAMES_PER_BOT:
+                    self.names_dropped.add(name)
+                    continue
+                entry = kept.setdefault(name, [0.0, 0])
                 entry[0] += total
                 entry[1] += count
         if game.void:  # every seat forfeited: counted apart, nobody won
@@ -192,6 +199,7 @@ class _Stats:
                 for size, (games, wins) in sorted(self.by_size.items())},
             note_values={name: total / count
                          for name, (total, count) in sorted(self.note_values.items())},
+            note_names_dropped=len(self.names_dropped),
         )
 
 
@@ -249,7 +257,7 @@ def _flat(row: Row) -> dict[str, Any]:
     """A row as flat columns (raw values, None where undefined)."""
     flat = {key: value for key, value in asdict(row).items()
             if key not in ("seat_win_pct", "strikes", "seat_win_pct_by_size", "note_values",
-                           "strength_by_size", "games_by_size")}
+                           "strength_by_size", "games_by_size", "note_names_dropped")}
     for size, games in row.games_by_size.items():
         flat[f"strength_at_{size}"] = row.strength_by_size.get(size)
         flat[f"games_at_{size}"] = games
@@ -418,7 +426,16 @@ def note_lines(rows: Sequence[Row]) -> list[str]:
     lines = [f"{safe_line(row.bot)}: " + ", ".join(
         f"{safe_line(name, 40)} {_fmt(mean, 3 if abs(mean) < 100 else 0)}"
         for name, mean in row.note_values.items()) for row in rows if row.note_values]
+    lines += [dropped_names_line(row) for row in rows if row.note_names_dropped]
     return ["Notes from bots (average per decision):", *lines] if lines else []
+
+
+def dropped_names_line(row: Row) -> str:
+    """The one line that says a bot sent more value names than a league keeps."""
+    from referee.text import safe_line
+
+    return (f"{safe_line(row.bot)}: {row.note_names_dropped} more value names dropped; a "
+            f"league keeps the first {NAMES_PER_BOT} names of each bot")
 
 
 def _print_matrix(console: Console, names: list[str], cell: Any) -> None:

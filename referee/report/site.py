@@ -24,6 +24,7 @@ from referee.league.config import league_file_text
 from referee.league.runner import LeagueOutcome, load_outcome
 from referee.league.store import LeagueStore
 from referee.league.tables import percentile, to_json
+from referee.notes import NAMES_PER_BOT
 from referee.outdir import missing_folders, remove_if_empty
 from referee.ratings.results import PlayedGame
 from referee.report.records import open_league
@@ -36,7 +37,7 @@ KNOWN_ROW_KEYS = {"rank", "bot", "mu", "sigma", "conservative", "games", "wins",
                   "avg_place", "avg_money", "seat_win_pct", "strikes", "forfeits",
                   "think_p50_ms", "think_p95_ms", "strength", "strength_low", "strength_high",
                   "rank_low", "rank_high", "separated_from_next", "all_forfeit",
-                  "seat_win_pct_by_size", "note_values"}
+                  "seat_win_pct_by_size", "note_values", "note_names_dropped"}
 
 
 def script_json(value: Any) -> Markup:
@@ -256,7 +257,8 @@ class _Pages:
             self.render("bot.html.j2", self.out / "bots" / self.bot_file[bot], bot=bot,
                         row=rows.get(bot), facts=facts, root="../", chart=chart,
                         opponents=_opponents(self.outcome, bot),
-                        fit_sizes=len({k for r in rows.values() for k in r["games_by_size"]}))
+                        fit_sizes=len({k for r in rows.values() for k in r["games_by_size"]}),
+                        names_per_bot=NAMES_PER_BOT)
 
     def game_list(self) -> None:
         sizes = sorted({len(game["bots"]) for game in self.listed})
