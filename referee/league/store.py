@@ -12,7 +12,7 @@ import json
 import sqlite3
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +89,16 @@ class LeagueStore:
         columns = {row[1] for row in self.db.execute("PRAGMA table_info(games)")}
         if "note_values" not in columns:   # a league stored before bots sent notes
             self.db.execute("ALTER TABLE games ADD COLUMN note_values TEXT NOT NULL DEFAULT '[]'")
+
+    @classmethod
+    def open_readonly(cls, path: Path) -> LeagueStore:
+        """The store at `path` opened for reading only (the club server's pages): nothing is
+        created or changed, and a missing file is an error (sqlite3.OperationalError)."""
+        store = cls.__new__(cls)
+        store.path = path
+        store.db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
+                                   isolation_level=None, check_same_thread=False)
+        return store
 
     def close(self) -> None:
         """Close the database."""
@@ -216,6 +226,29 @@ class LeagueStore:
         """The stored game record (JSON data) of schedule index `index`."""
         row = self.db.execute("SELECT record FROM games WHERE idx = ?", (index,)).fetchone()
         return json.loads(zlib.decompress(row[0])) if row else None
+
+    def games_of(self, names: Collection[str], limit: int = 50,
+                 keep: Callable[[dict[str, Any]], bool] | None = None) -> list[dict[str, Any]]:
+        """The newest recorded games (newest first, at most `limit`) in which any of `names`
+        sat and that `keep` accepts: index, game_id, bots, places, money, strikes (per seat)
+        and finished_at (seconds since the epoch). For pages: reads rows, never records."""
+        wanted = set(names)
+        if not wanted:
+            return []
+        where = " OR ".join("bots LIKE ?" for _ in wanted)   # JSON text; exact test below
+        rows = self.db.execute(
+            f"SELECT idx, game_id, bots, places, money, strikes, finished_at FROM games "
+            f"WHERE {where} ORDER BY idx DESC", [f'%{json.dumps(n)}%' for n in wanted])
+        found: list[dict[str, Any]] = []
+        for idx, game_id, bots, places, money, strikes, finished in rows:
+            game = {"index": idx, "game_id": game_id, "bots": json.loads(bots),
+                    "places": json.loads(places), "money": json.loads(money),
+                    "strikes": json.loads(strikes), "finished_at": finished}
+            if wanted.intersection(game["bots"]) and (keep is None or keep(game)):
+                found.append(game)
+                if len(found) >= limit:
+                    break
+        return found
 
     def records(self) -> Iterator[dict[str, Any]]:
         """Every stored game record, in schedule order."""

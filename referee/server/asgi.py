@@ -7,4 +7,9 @@ import os
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "referee.server.settings")
-application = get_asgi_application()
+django_application = get_asgi_application()
+
+from referee.server.bodycap import BodyCap  # noqa: E402 (after Django is set up)
+from referee.server.club.limits import server_limits  # noqa: E402
+
+application = BodyCap(django_application, lambda: server_limits().upload_max_bytes)

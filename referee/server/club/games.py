@@ -1,0 +1,125 @@
+"""The season's games and test games as pages show them, read-only from the records.
+
+A game record holds every seat's output (stdout and stderr); before a record reaches a student
+the output of every seat that is not one of their own bots is removed. The organiser sees all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import User
+
+from referee.league.store import LeagueStore
+from referee.server.club.models import BotVersion, TestGame
+from referee.server.club.people import is_organiser
+
+HIDDEN = ""   # the viewer shows no output box for an empty string
+
+
+def season_db() -> Path:
+    return Path(settings.DATA_DIR) / "season" / "league.db"
+
+
+@contextlib.contextmanager
+def season_store() -> Iterator[LeagueStore | None]:
+    """The season's league store, opened read-only; None before the first game is stored."""
+    path = season_db()
+    if not path.is_file():
+        yield None
+        return
+    store = LeagueStore.open_readonly(path)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def own_names(user: User, names: list[str]) -> set[str]:
+    """Which of these league names (`bot.vN`) are versions of the user's bots."""
+    return set(BotVersion.objects.filter(league_name__in=names, bot__owner=user)
+               .values_list("league_name", flat=True))
+
+
+def visible_record(user: User, record: dict[str, Any], seat_names: list[str]) -> dict[str, Any]:
+    """The record as `user` may see it: other students' seats' output removed."""
+    if is_organiser(user):
+        return record
+    mine = own_names(user, seat_names)
+    shown = copy.copy(record)
+    output = record.get("output")
+    if isinstance(output, list):
+        shown["output"] = [text if i < len(seat_names) and seat_names[i] in mine else HIDDEN
+                           for i, text in enumerate(output)]
+    return shown
+
+
+def record_seat_names(record: dict[str, Any]) -> list[str]:
+    """Seat names as a record gives them (its `bots` list, in seat order)."""
+    return [str(bot.get("name", "")) if isinstance(bot, dict) else ""
+            for bot in record.get("bots", [])]
+
+
+def season_game(index: int) -> tuple[dict[str, Any], list[str]] | None:
+    """A season game's record and its seats' league names, or None if it is not recorded."""
+    with season_store() as store:
+        if store is None:
+            return None
+        row = store.db.execute("SELECT bots FROM games WHERE idx = ?", (index,)).fetchone()
+        record = store.record(index)
+    if row is None or record is None:
+        return None
+    return record, json.loads(row[0])
+
+
+def test_game_record(game: TestGame) -> dict[str, Any] | None:
+    """The record of a finished test game (DIR/testgames/<id>.json), or None."""
+    if not game.record_file:
+        return None
+    root = Path(settings.DATA_DIR).resolve()
+    path = (root / game.record_file).resolve()
+    if not path.is_relative_to(root) or not path.is_file():
+        return None
+    data = json.loads(path.read_text())
+    return data if isinstance(data, dict) else None
+
+
+def seat_outputs(record: dict[str, Any], seat_names: list[str]) -> list[tuple[str, str]]:
+    """(seat name, output) of the seats whose output the record still holds."""
+    output = record.get("output")
+    if not isinstance(output, list):
+        return []
+    return [(seat_names[i] if i < len(seat_names) else f"seat {i}", text)
+            for i, text in enumerate(output) if isinstance(text, str) and text]
+
+
+def recent_games(names: list[str], want: str = "", limit: int = 50) -> list[dict[str, Any]]:
+    """The newest season games of these league names; `want` "losses" (not first) or
+    "strikes" (any strike) keeps only those. Each game gains `seat` and `place` of the
+    (first) seat of these names, and `struck`."""
+    wanted = set(names)
+
+    def mine(game: dict[str, Any]) -> int:
+        return next(i for i, name in enumerate(game["bots"]) if name in wanted)
+
+    def keep(game: dict[str, Any]) -> bool:
+        seat = mine(game)
+        if want == "losses":
+            return game["places"][seat] != 1
+        if want == "strikes":
+            return sum(game["strikes"][seat].values()) > 0
+        return True
+
+    with season_store() as store:
+        games = [] if store is None else store.games_of(names, limit=limit, keep=keep)
+    for game in games:
+        seat = mine(game)
+        game.update(seat=seat, place=game["places"][seat],
+                    struck=sum(game["strikes"][seat].values()))
+    return games

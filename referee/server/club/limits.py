@@ -1,0 +1,51 @@
+"""The season file's server keys the web process needs (caps on uploads, bots, test games).
+
+The season file ($REFEREE_SEASON_FILE, default DIR/season.toml) holds the league's keys and
+these top-level server keys; a missing file or key means the default here.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from django.conf import settings
+
+SEASON_FILE_ENV = "REFEREE_SEASON_FILE"
+
+
+@dataclass(frozen=True)
+class ServerLimits:
+    max_bots_per_student: int = 3
+    test_games_per_hour: int = 10
+    upload_max_bytes: int = 50 * 1024 * 1024
+    unpacked_max_bytes: int = 200 * 1024 * 1024
+    max_files: int = 5000
+    uploads_per_hour: int = 30
+
+
+def season_file() -> Path:
+    """Where the season file is: $REFEREE_SEASON_FILE, or DIR/season.toml."""
+    return Path(os.environ.get(SEASON_FILE_ENV) or settings.DATA_DIR / "season.toml")
+
+
+def server_limits() -> ServerLimits:
+    """The server keys of the season file (defaults where it has none). ValueError, one line,
+    for a key that is not a positive whole number."""
+    path = season_file()
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        return ServerLimits()
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    values = {}
+    for item in fields(ServerLimits):
+        if item.name in data:
+            value = data[item.name]
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{path}: key {item.name!r} must be a whole number above 0")
+            values[item.name] = value
+    return ServerLimits(**values)

@@ -1,0 +1,94 @@
+// Live parts of the club's pages: the leaderboard and a check's lines update without a reload.
+// Every bot-supplied text goes in with textContent, never as HTML.
+"use strict";
+
+function cell(row, text) {
+  const td = document.createElement("td");
+  td.textContent = text === undefined || text === null ? "" : String(text);
+  row.appendChild(td);
+  return td;
+}
+
+function fixed(value, digits) {
+  return typeof value === "number" ? value.toFixed(digits) : "";
+}
+
+function drawBoard(table, data) {
+  const body = table.tBodies[0];
+  body.replaceChildren();
+  data.rows.forEach((r, i) => {
+    const tr = document.createElement("tr");
+    tr.className = "state-" + (r.state || "");
+    cell(tr, i + 1);
+    const name = cell(tr, "");
+    if (r.url) {
+      const a = document.createElement("a");
+      a.href = r.url;
+      a.textContent = r.bot;
+      name.appendChild(a);
+    } else {
+      name.textContent = r.bot;
+    }
+    cell(tr, r.owner);
+    cell(tr, r.version);
+    cell(tr, fixed(r.strength, 2) + " [" + fixed(r.lo, 2) + ", " + fixed(r.hi, 2) + "]" +
+      (r.separated ? "" : " ~"));
+    cell(tr, r.rank_lo + "\u2013" + r.rank_hi);
+    cell(tr, fixed(r.mu, 1) + " \u00b1 " + fixed(r.sigma, 1));
+    cell(tr, r.games);
+    cell(tr, r.wins);
+    cell(tr, r.strikes);
+    cell(tr, r.state);
+    body.appendChild(tr);
+  });
+  const facts = document.getElementById("board-facts");
+  if (facts) facts.textContent = "After " + data.games + " games (fit of " + data.created_at + ").";
+  table.dataset.standing = String(data.standing);
+}
+
+function pollBoard(table) {
+  fetch(table.dataset.url, {credentials: "same-origin"})
+    .then((r) => (r.ok ? r.json() : null))
+    .then((data) => {
+      if (data && data.standing !== null && String(data.standing) !== table.dataset.standing) {
+        drawBoard(table, data);
+      }
+    })
+    .catch(() => {})
+    .finally(() => setTimeout(() => pollBoard(table), 3000));
+}
+
+function pollCheck(box) {
+  const url = box.dataset.url + "?after=" + encodeURIComponent(box.dataset.after || "0");
+  fetch(url, {credentials: "same-origin"})
+    .then((r) => (r.ok ? r.json() : null))
+    .then((data) => {
+      if (!data) return;
+      const pre = document.getElementById("check-lines");
+      data.lines.forEach((line) => {
+        pre.appendChild(document.createTextNode(line.text + "\n"));
+        box.dataset.after = String(line.seq);
+      });
+      const state = document.getElementById("check-state");
+      state.textContent = data.check_state;
+      state.className = "state-" + data.check_state;
+      document.getElementById("check-summary").textContent = data.summary;
+      const season = document.getElementById("season-state-of-version");
+      season.textContent = data.season_state;
+      season.className = "state-" + data.season_state;
+      document.getElementById("version-error").textContent = data.error;
+      box.dataset.done = data.check_state === "failed" ||
+        (data.check_state === "passed" && data.season_state !== "waiting") ? "1" : "";
+    })
+    .catch(() => {})
+    .finally(() => {
+      if (!box.dataset.done) setTimeout(() => pollCheck(box), 1000);
+    });
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  const board = document.getElementById("leaderboard");
+  if (board) setTimeout(() => pollBoard(board), 1000);
+  const check = document.getElementById("check");
+  if (check) pollCheck(check);
+});

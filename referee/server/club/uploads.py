@@ -1,0 +1,115 @@
+"""An uploaded file becomes a new version of one of the student's bots, or nothing.
+
+The file is unpacked (as hostile input, by `referee.server.unpack`) into a staging folder,
+moved to DIR/uploads/<bot>/<n>/ and only then recorded as a BotVersion with its queued
+CheckRun, in one transaction: an upload that fails anywhere leaves no version, and a folder
+left by a crash between the move and the commit is taken for the next upload of that number.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import secrets
+import shutil
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.db import transaction
+
+from referee.server.club.limits import ServerLimits
+from referee.server.club.models import BOT_NAME, Bot, BotVersion, CheckRun
+from referee.server.unpack import UploadLimits, UploadRefused, unpack_upload
+from referee.text import safe_line
+
+__all__ = ["UploadRefused", "accept_upload", "bot_name_from"]
+
+
+def bot_name_from(spec_name: str) -> str:
+    """A season bot name made from a spec's name: lower case, '.' and '_' become '-'."""
+    return re.sub(r"[._]+", "-", spec_name.lower()).strip("-")[:32]
+
+
+def _check_name(name: str) -> None:
+    if len(name) > 32 or not re.match(BOT_NAME.regex, name):
+        raise UploadRefused(f"{safe_line(name, limit=60)!r} is not a bot name: lower-case "
+                            f"letters, digits and dashes, at most 32, starting with a letter or "
+                            f"digit")
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        while chunk := stream.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _bot_for(user: User, name: str) -> Bot:
+    """The user's bot `name`, made if they may have another; UploadRefused otherwise."""
+    bot = Bot.objects.filter(name=name).first()
+    if bot is not None:
+        if bot.owner_id != user.pk:
+            raise UploadRefused(f"the bot name {name!r} belongs to another student; pick another")
+        if bot.disabled:
+            reason = f": {bot.disabled_reason}" if bot.disabled_reason else ""
+            raise UploadRefused(f"the organiser disabled {name}{reason}")
+        return bot
+    profile = getattr(user, "profile", None)
+    if profile is not None and user.bots.count() >= profile.max_bots:
+        raise UploadRefused(f"you have {profile.max_bots} bots already, the most you may have; "
+                            f"upload a new version of one of them instead")
+    return Bot.objects.create(owner=user, name=name)
+
+
+def accept_upload(user: User, upload: Path, original_name: str, bot_name: str | None,
+                  limits: ServerLimits) -> BotVersion:
+    """Make `upload` (a file in DIR/tmp) the next version of the user's bot `bot_name` (or of
+    the bot named by its spec). UploadRefused, one line, when it cannot be."""
+    if bot_name:
+        _check_name(bot_name)
+    uploads = Path(settings.DATA_DIR) / "uploads"
+    staging = uploads / ".incoming" / secrets.token_hex(8)
+    try:
+        staging.mkdir(parents=True)
+        archive = staging / "archive"
+        try:
+            os.link(upload, archive)   # same disk: no copy; Django removes its own name
+        except OSError:
+            shutil.copyfile(upload, archive)
+        unpacked = unpack_upload(archive, staging / "bot", UploadLimits(
+            upload_max_bytes=limits.upload_max_bytes,
+            unpacked_max_bytes=limits.unpacked_max_bytes, max_files=limits.max_files),
+            name=bot_name or "bot")
+        name = bot_name or bot_name_from(unpacked.name)
+        _check_name(name)
+        sha = _sha256(archive)
+        size = archive.stat().st_size
+        with transaction.atomic():
+            bot = _bot_for(user, name)
+            last = bot.versions.order_by("-number").values_list("number", flat=True).first()
+            number = (last or 0) + 1
+            dest = uploads / name / str(number)
+            if dest.exists():   # left by a crash before the commit: no version owns it
+                shutil.rmtree(dest)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(staging, dest)
+            try:
+                version = BotVersion.objects.create(
+                    bot=bot, number=number, kind=unpacked.kind,
+                    archive_name=safe_line(original_name, limit=200)[:200],
+                    archive_sha256=sha, archive_size=size,
+                    folder=f"uploads/{name}/{number}/bot", spec=unpacked.spec,
+                    league_name=f"{name}.v{number}")
+                CheckRun.objects.create(version=version)
+            except BaseException:
+                shutil.rmtree(dest, ignore_errors=True)
+                raise
+        return version
+    except OSError as exc:   # a full disk, most likely: one line, nothing half-written
+        raise UploadRefused(f"the server could not store the upload ({exc.strerror or exc}); "
+                            f"nothing was kept, try again later") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

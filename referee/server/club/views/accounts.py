@@ -1,0 +1,100 @@
+"""Joining with a code, signing in (rate-limited) and personal API tokens."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import LoginView
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from referee.server.club.limits import server_limits
+from referee.server.club.people import JoinRefused, join, new_token, revoke_token
+from referee.server.club.views.common import over_limit, rate_limited
+
+LOGINS_PER_IP = "30/h"
+LOGINS_PER_NAME = "10/h"
+JOINS_PER_IP = "20/h"
+
+
+class JoinForm(forms.Form):
+    code = forms.CharField(max_length=32, label="Join code")
+    display_name = forms.CharField(max_length=40, label="Display name",
+                                   help_text="2 to 40 letters, digits, '.', '_' or '-'; "
+                                             "you sign in with it")
+    password = forms.CharField(widget=forms.PasswordInput, max_length=128)
+    password_again = forms.CharField(widget=forms.PasswordInput, max_length=128,
+                                     label="Password again")
+
+
+def join_view(request: HttpRequest) -> HttpResponse:
+    """A student makes an account with the organiser's join code (no e-mail address)."""
+    form = JoinForm(request.POST or None)
+    if request.method == "POST":
+        if over_limit(request, "join", request.META.get("REMOTE_ADDR", ""), JOINS_PER_IP):
+            return rate_limited(request)
+        if form.is_valid():
+            data = form.cleaned_data
+            if data["password"] != data["password_again"]:
+                form.add_error("password_again", "the two passwords differ")
+            else:
+                try:
+                    user = join(data["code"], data["display_name"], data["password"],
+                                server_limits().max_bots_per_student)
+                except JoinRefused as exc:
+                    form.add_error(None, str(exc))
+                else:
+                    login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+                    messages.success(request, f"Welcome, {user.username}. Upload your first "
+                                              f"bot below.")
+                    return redirect("club:home")
+    return render(request, "club/join.html", {"form": form})
+
+
+class ClubLoginView(LoginView):
+    """Django's sign-in, with a limit per address and per name on the attempts."""
+
+    template_name = "club/login.html"
+    redirect_authenticated_user = True
+
+    def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        name = request.POST.get("username", "")[:150].lower()
+        if (over_limit(request, "login-ip", request.META.get("REMOTE_ADDR", ""), LOGINS_PER_IP)
+                or over_limit(request, "login-name", name, LOGINS_PER_NAME)):
+            return rate_limited(request)
+        return super().post(request, *args, **kwargs)
+
+
+@login_required
+def tokens_view(request: HttpRequest) -> HttpResponse:
+    """The user's personal tokens for `referee submit`; a new one is shown once."""
+    return _tokens_page(request, None)
+
+
+def _tokens_page(request: HttpRequest, new: str | None) -> HttpResponse:
+    tokens = request.user.tokens.order_by("-created_at")
+    return render(request, "club/tokens.html", {"tokens": tokens, "new_token": new})
+
+
+@login_required
+@require_POST
+def token_new(request: HttpRequest) -> HttpResponse:
+    if request.user.tokens.filter(revoked_at__isnull=True).count() >= 10:
+        messages.error(request, "you have 10 tokens; revoke one first")
+        return redirect("club:tokens")
+    token, _row = new_token(request.user)
+    # Shown in this answer only: the token is never stored (not even in the session).
+    return _tokens_page(request, token)
+
+
+@login_required
+@require_POST
+def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
+    if revoke_token(request.user, token_id):
+        messages.success(request, "token revoked: it no longer works")
+    else:
+        messages.error(request, "no such token, or revoked already")
+    return redirect("club:tokens")

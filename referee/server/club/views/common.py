@@ -1,0 +1,73 @@
+"""What every view shares: who may see what, rate limits, one-line refusals."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404
+from django_ratelimit.core import is_ratelimited
+
+from referee.server.club.models import Bot, BotVersion
+from referee.server.club.people import is_organiser, user_for_token
+
+View = Callable[..., HttpResponse]
+
+
+def rate_limited(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """The answer to a request over a rate limit (also django-ratelimit's RATELIMIT_VIEW)."""
+    return refusal(request, "too many requests of this kind; wait a while and try again", 429)
+
+
+def refusal(request: HttpRequest, text: str, status: int = 400) -> HttpResponse:
+    """One line saying what was wrong: JSON for the API, plain text otherwise."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"error": text}, status=status)
+    return HttpResponse(text + "\n", status=status, content_type="text/plain; charset=utf-8")
+
+
+def over_limit(request: HttpRequest, group: str, key: str, rate: str) -> bool:
+    """Count this request against `rate` ("10/h") for `key`; True once it is over."""
+    return is_ratelimited(request, group=group, key=lambda _g, _r: key, rate=rate,
+                          increment=True)
+
+
+def organiser_only(view: View) -> View:
+    """Only the organiser: everyone else gets 404 (the page does not exist for them)."""
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not is_organiser(request.user):
+            if not request.user.is_authenticated:
+                from django.contrib.auth.views import redirect_to_login
+                return redirect_to_login(request.get_full_path())
+            raise Http404("no such page")
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def api_user(request: HttpRequest) -> User | None:
+    """The user of an API request: a personal token (Authorization: Bearer ...) or the
+    session of a signed-in page."""
+    header = request.headers.get("Authorization", "")
+    if header.startswith("Bearer "):
+        return user_for_token(header[7:].strip())
+    user = request.user
+    return user if user.is_authenticated and user.is_active else None
+
+
+def may_see_code(user: User, bot: Bot) -> bool:
+    """A bot's files, check output and test games: its owner and the organiser only."""
+    return bot.owner_id == user.pk or is_organiser(user)
+
+
+def own_version(user: User, version_id: int) -> BotVersion:
+    """A version the user may look inside (their own, or any for the organiser); else 404."""
+    version = get_object_or_404(BotVersion.objects.select_related("bot"), pk=version_id)
+    if not may_see_code(user, version.bot):
+        raise Http404("no such version")
+    return version

@@ -1,0 +1,113 @@
+"""The organiser's page: the season's state, join codes, bots to disable, notices."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.models import User
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from referee.server.club.models import Bot, JoinCode, Notice, Season
+from referee.server.club.people import make_join_code
+from referee.server.club.views.common import organiser_only
+
+# What each button does to Season.state, and from which states it may.
+SEASON_ACTIONS = {
+    "pause": (Season.PAUSED, {Season.RUNNING}),
+    "resume": (Season.RUNNING, {Season.PAUSED}),
+    "close": (Season.CLOSED, {Season.RUNNING, Season.PAUSED}),
+}
+
+
+class JoinCodeForm(forms.Form):
+    note = forms.CharField(max_length=100, required=False)
+    max_uses = forms.IntegerField(min_value=1, max_value=10000, initial=30)
+
+
+@organiser_only
+def organiser(request: HttpRequest) -> HttpResponse:
+    season, _ = Season.objects.get_or_create(pk=1)
+    return render(request, "club/organiser.html", {
+        "season_row": season, "codes": JoinCode.objects.order_by("-created_at")[:50],
+        "code_form": JoinCodeForm(),
+        "bots": Bot.objects.select_related("owner").order_by("name"),
+        "students": User.objects.filter(is_superuser=False).select_related("profile")
+        .order_by("username"),
+        "notices": Notice.objects.filter(user__isnull=True).order_by("-created_at")[:30]})
+
+
+@organiser_only
+@require_POST
+def season_action(request: HttpRequest, action: str) -> HttpResponse:
+    if action not in SEASON_ACTIONS:
+        messages.error(request, f"no season action {action!r}")
+        return redirect("club:organiser")
+    state, allowed = SEASON_ACTIONS[action]
+    changes = {"state": state, "updated_at": timezone.now()}
+    if state == Season.CLOSED:
+        changes["closed_at"] = timezone.now()
+    Season.objects.get_or_create(pk=1)
+    if Season.objects.filter(pk=1, state__in=allowed).update(**changes):
+        messages.success(request, f"the season is {state} now")
+    else:
+        messages.error(request, f"the season cannot {action} from "
+                                f"{Season.objects.get(pk=1).state}")
+    return redirect("club:organiser")
+
+
+@organiser_only
+@require_POST
+def join_code_new(request: HttpRequest) -> HttpResponse:
+    form = JoinCodeForm(request.POST)
+    if form.is_valid():
+        code = make_join_code(form.cleaned_data["note"], form.cleaned_data["max_uses"])
+        messages.success(request, f"new join code: {code.code}")
+    else:
+        messages.error(request, "join code not made: give a number of uses from 1 to 10000")
+    return redirect("club:organiser")
+
+
+@organiser_only
+@require_POST
+def join_code_withdraw(request: HttpRequest, code_id: int) -> HttpResponse:
+    JoinCode.objects.filter(pk=code_id).update(active=False)
+    messages.success(request, "join code withdrawn")
+    return redirect("club:organiser")
+
+
+@organiser_only
+@require_POST
+def bot_disable(request: HttpRequest, bot_id: int) -> HttpResponse:
+    """Disable a bot (its recorded games stay; the runner takes it out of the schedule), or
+    enable it again."""
+    bot = get_object_or_404(Bot, pk=bot_id)
+    enable = request.POST.get("enable") == "1"
+    bot.disabled = not enable
+    bot.disabled_reason = "" if enable else request.POST.get("reason", "")[:200]
+    bot.save(update_fields=["disabled", "disabled_reason"])
+    messages.success(request, f"{bot.name} is {'enabled' if enable else 'disabled'}")
+    return redirect("club:organiser")
+
+
+@organiser_only
+def season_report(request: HttpRequest, path: str = "") -> HttpResponse:
+    """The closed season's static report (written by the runner). The organiser's only: its
+    replays hold every seat's output."""
+    from pathlib import Path
+
+    from django.conf import settings
+    from django.http import FileResponse, Http404
+
+    season = Season.objects.filter(pk=1).first()
+    if season is None or not season.report_path:
+        raise Http404("the season has no report yet")
+    root = (Path(settings.DATA_DIR) / season.report_path).resolve()
+    if root.is_file():
+        root = root.parent
+    target = (root / (path or "index.html")).resolve()
+    if not target.is_relative_to(root) or not target.is_file():
+        raise Http404("no such report file")
+    return FileResponse(target.open("rb"))

@@ -1,0 +1,290 @@
+"""The student's pages: their bots and uploads, the leaderboard, bot pages, replays, test games.
+
+Everything here reads: the leaderboard and records against opponents come from the newest
+Standing row (the runner's last fit), games from the season's league store (read-only).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.clickjacking import xframe_options_sameorigin
+from django.views.decorators.http import require_POST
+
+from referee.report.site import single_game_html
+from referee.server.club import games
+from referee.server.club.limits import server_limits
+from referee.server.club.models import Bot, BotVersion, Notice, Standing, TestGame
+from referee.server.club.people import is_organiser
+from referee.server.club.uploads import UploadRefused, accept_upload
+from referee.server.club.views.common import may_see_code, over_limit, own_version, refusal
+
+MULTIPART_SLACK = 64 * 1024   # form fields and boundaries around the file itself
+
+
+def league_bot(league_name: str) -> str:
+    """The bot a league name (`bot.vN`) is a version of."""
+    return league_name.rsplit(".v", 1)[0]
+
+
+# ------------------------------------------------------------------------- leaderboard
+
+def standing_payload() -> dict[str, Any]:
+    """The newest Standing as the leaderboard shows it, with each row's owner."""
+    standing = Standing.objects.order_by("-created_at", "-id").first()
+    if standing is None:
+        return {"standing": None, "games": 0, "rows": [], "facts": {}}
+    data = standing.data if isinstance(standing.data, dict) else {}
+    rows = [dict(row) for row in data.get("rows", []) if isinstance(row, dict)]
+    for row in rows:
+        row["bot"] = str(row.get("bot") or league_bot(str(row.get("league_name", ""))))
+    owners = dict(Bot.objects.filter(name__in=[row["bot"] for row in rows])
+                  .values_list("name", "owner__username"))
+    for row in rows:
+        row["owner"] = owners.get(str(row.get("bot", "")), "")
+        row["url"] = f"/bots/{row['bot']}/" if row["bot"] in owners else ""
+    return {"standing": standing.pk, "created_at": standing.created_at.isoformat(),
+            "games": standing.games, "rows": rows, "facts": data.get("facts", {})}
+
+
+@login_required
+def leaderboard(request: HttpRequest) -> HttpResponse:
+    return render(request, "club/leaderboard.html", {"board": standing_payload()})
+
+
+@login_required
+def leaderboard_json(request: HttpRequest) -> HttpResponse:
+    return JsonResponse(standing_payload())
+
+
+# ------------------------------------------------------------------------- my page, uploads
+
+class UploadForm(forms.Form):
+    bot = forms.CharField(max_length=32, required=False, label="Bot name",
+                          help_text="one of your bots, or a new name; empty: the spec's name")
+    archive = forms.FileField(label="Bot archive",
+                              help_text="a zip or tar.gz of the bot folder (its spec inside), "
+                                        "or a container image archive (podman save)")
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    user: User = request.user
+    bots = Bot.objects.filter(owner=user).prefetch_related("versions").order_by("name")
+    notices = Notice.objects.filter(user=user).order_by("-created_at")[:20]
+    return render(request, "club/home.html", {
+        "bots": bots, "notices": notices, "form": UploadForm(), "limits": server_limits(),
+        "max_bots": getattr(getattr(user, "profile", None), "max_bots", None)})
+
+
+def upload_refused(request: HttpRequest, user: User, limits: Any) -> str | None:
+    """Why this upload request is refused before its body is read, or None."""
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or -1)
+    except ValueError:
+        length = -1
+    if length < 0:
+        return "the upload has no Content-Length; send it as one file of known size"
+    if length > limits.upload_max_bytes + MULTIPART_SLACK:
+        return (f"the upload is {length} bytes, more than the limit of "
+                f"{limits.upload_max_bytes}")
+    if over_limit(request, "upload", f"user:{user.pk}", f"{limits.uploads_per_hour}/h"):
+        return f"you uploaded {limits.uploads_per_hour} times this hour; wait a while"
+    return None
+
+
+def store_upload(user: User, path: Path, original: str, bot: str | None,
+                 limits: Any) -> BotVersion:
+    """The one way an upload becomes a version (web form and `referee submit`)."""
+    return accept_upload(user, path, original, bot or None, limits)
+
+
+@login_required
+@require_POST
+def upload(request: HttpRequest) -> HttpResponse:
+    limits = server_limits()
+    why = upload_refused(request, request.user, limits)
+    if why:
+        messages.error(request, f"upload refused: {why}")
+        return redirect("club:home")
+    try:
+        form = UploadForm(request.POST, request.FILES)
+        valid = form.is_valid()
+    except OSError as exc:
+        messages.error(request, f"upload refused: the server could not store it "
+                                f"({exc.strerror or exc}); nothing was kept")
+        return redirect("club:home")
+    if not valid:
+        messages.error(request, "upload refused: " + "; ".join(
+            f"{field}: {' '.join(errors)}" for field, errors in form.errors.items()))
+        return redirect("club:home")
+    archive = form.cleaned_data["archive"]
+    try:
+        version = store_upload(request.user, Path(archive.temporary_file_path()),
+                               archive.name, form.cleaned_data["bot"].strip(), limits)
+    except UploadRefused as exc:
+        messages.error(request, f"upload refused: {exc}")
+        return redirect("club:home")
+    messages.success(request, f"{version.league_name} uploaded; its check is queued")
+    return redirect("club:version", version_id=version.pk)
+
+
+# ------------------------------------------------------------------------- bots, versions
+
+@login_required
+def bot_page(request: HttpRequest, name: str) -> HttpResponse:
+    bot = get_object_or_404(Bot.objects.select_related("owner"), name=name)
+    versions = list(bot.versions.select_related("checkrun").order_by("-number"))
+    names = [v.league_name for v in versions]
+    head = standing_payload()
+    standing = Standing.objects.order_by("-created_at", "-id").first()
+    h2h = (standing.data.get("head_to_head", {}) if standing and
+           isinstance(standing.data, dict) else {})
+    opponents: dict[str, dict[str, int]] = {}
+    for league_name in names:
+        for other, rec in (h2h.get(league_name) or {}).items():
+            total = opponents.setdefault(league_bot(other), {"games": 0, "ahead": 0,
+                                                             "behind": 0})
+            for key in total:
+                total[key] += int(rec.get(key, 0)) if isinstance(rec, dict) else 0
+    show = request.GET.get("show", "")
+    show = show if show in ("losses", "strikes") else ""
+    return render(request, "club/bot.html", {
+        "bot": bot, "versions": versions, "mine": may_see_code(request.user, bot),
+        "rows": [r for r in head["rows"] if r.get("bot") == bot.name],
+        "opponents": sorted(opponents.items()), "show": show,
+        "recent": games.recent_games(names, show) if names else []})
+
+
+@login_required
+def version_page(request: HttpRequest, version_id: int) -> HttpResponse:
+    version = own_version(request.user, version_id)
+    check = getattr(version, "checkrun", None)
+    lines = list(check.lines.all()) if check else []
+    return render(request, "club/version.html", {"version": version, "check": check,
+                                                 "lines": lines,
+                                                 "after": lines[-1].seq if lines else 0})
+
+
+@login_required
+def download(request: HttpRequest, version_id: int) -> HttpResponse:
+    """A version's uploaded archive: its owner's and the organiser's only."""
+    version = own_version(request.user, version_id)
+    path = Path(settings.DATA_DIR) / version.folder
+    archive = path.parent / "archive"
+    if not archive.is_file():
+        raise Http404("the archive is gone")
+    return FileResponse(archive.open("rb"), as_attachment=True,
+                        filename=f"{version.league_name}-{Path(version.archive_name).name}")
+
+
+# ------------------------------------------------------------------------- replays
+
+def _seat_rows(record: dict[str, Any], names: list[str]) -> list[dict[str, Any]]:
+    places = record.get("places") or []
+    return [{"seat": i, "name": name, "bot": league_bot(name),
+             "place": places[i] if i < len(places) else None} for i, name in enumerate(names)]
+
+
+@login_required
+def game_page(request: HttpRequest, index: int) -> HttpResponse:
+    found = games.season_game(index)
+    if found is None:
+        raise Http404("no such game")
+    record, names = found
+    shown = games.visible_record(request.user, record, names)
+    return render(request, "club/game.html", {
+        "title": f"Game {index}", "record": record, "seats": _seat_rows(record, names),
+        "outputs": games.seat_outputs(shown, names),
+        "viewer_url": f"/games/{index}/viewer"})
+
+
+@login_required
+@xframe_options_sameorigin
+def game_viewer(request: HttpRequest, index: int) -> HttpResponse:
+    """The project's replay viewer (the report's one-game page) for a season game."""
+    found = games.season_game(index)
+    if found is None:
+        raise Http404("no such game")
+    record, names = found
+    return HttpResponse(single_game_html(games.visible_record(request.user, record, names)))
+
+
+# ------------------------------------------------------------------------- test games
+
+class TestGameForm(forms.Form):
+    __test__ = False
+    version = forms.ModelChoiceField(queryset=BotVersion.objects.none(), label="Your version")
+    opponents = forms.ModelMultipleChoiceField(queryset=BotVersion.objects.none(),
+                                               label="Opponents (season bots)")
+
+    def __init__(self, user: User, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["version"].queryset = BotVersion.objects.filter(
+            bot__owner=user, check_state=BotVersion.PASSED, bot__disabled=False)
+        self.fields["opponents"].queryset = BotVersion.objects.filter(
+            season_state=BotVersion.ACTIVE, bot__disabled=False)
+
+    def clean_opponents(self) -> Any:
+        chosen = self.cleaned_data["opponents"]
+        if not 1 <= len(chosen) <= 7:
+            raise forms.ValidationError("choose 1 to 7 opponents")
+        return chosen
+
+
+@login_required
+def test_games(request: HttpRequest) -> HttpResponse:
+    user: User = request.user
+    form = TestGameForm(user, request.POST or None)
+    if request.method == "POST":
+        per_hour = server_limits().test_games_per_hour
+        if over_limit(request, "testgame", f"user:{user.pk}", f"{per_hour}/h"):
+            return refusal(request, f"you asked for {per_hour} test games this hour; "
+                                    f"wait a while", 429)
+        if form.is_valid():
+            game = TestGame.objects.create(requester=user, version=form.cleaned_data["version"])
+            game.opponents.set(form.cleaned_data["opponents"])
+            messages.success(request, f"test game {game.pk} queued; the runner plays it soon")
+            return redirect("club:testgame", game_id=game.pk)
+    mine = (TestGame.objects.filter(requester=user).select_related("version")
+            .order_by("-requested_at")[:50])
+    return render(request, "club/testgames.html", {"form": form, "games": mine})
+
+
+def _own_test_game(user: User, game_id: int) -> TestGame:
+    game = get_object_or_404(TestGame.objects.select_related("version"), pk=game_id)
+    if game.requester_id != user.pk and not is_organiser(user):
+        raise Http404("no such test game")
+    return game
+
+
+@login_required
+def test_game_page(request: HttpRequest, game_id: int) -> HttpResponse:
+    game = _own_test_game(request.user, game_id)
+    record = games.test_game_record(game) if game.state == TestGame.DONE else None
+    names = games.record_seat_names(record) if record else []
+    shown = games.visible_record(request.user, record, names) if record else None
+    return render(request, "club/game.html", {
+        "title": f"Test game {game.pk}", "test_game": game, "record": record,
+        "seats": _seat_rows(record, names) if record else [],
+        "outputs": games.seat_outputs(shown, names) if shown else [],
+        "viewer_url": f"/testgames/{game.pk}/viewer" if record else None})
+
+
+@login_required
+@xframe_options_sameorigin
+def test_game_viewer(request: HttpRequest, game_id: int) -> HttpResponse:
+    game = _own_test_game(request.user, game_id)
+    record = games.test_game_record(game)
+    if record is None:
+        raise Http404("the test game has no record yet")
+    names = games.record_seat_names(record)
+    return HttpResponse(single_game_html(games.visible_record(request.user, record, names)))
