@@ -8,6 +8,7 @@ in front) comes from environment variables that `referee serve` sets from its fl
 from __future__ import annotations
 
 import os
+import warnings
 
 from referee.server import data_dir
 from referee.server.secret import secret_key
@@ -132,8 +133,10 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = DATA_DIR / "static"
 WHITENOISE_USE_FINDERS = True   # serve the package's own files without a collectstatic step
+# WhiteNoise hands Django a file iterator that is not async; Django then reads it in a thread,
+# which is right for these small files: the warning would print on every file served.
+warnings.filterwarnings("ignore", message="StreamingHttpResponse must consume synchronous")
 
 LOGGING = {
     "version": 1,

@@ -44,7 +44,7 @@ def submit(request: HttpRequest) -> HttpResponse:
     limits = server_limits()
     why = upload_refused(request, user, limits)
     if why:
-        return refusal(request, why, 413 if "limit" in why else 400)
+        return refusal(request, why[1], why[0])
     filename = os.path.basename(request.GET.get("filename", "upload"))[:200] or "upload"
     handle, name = tempfile.mkstemp(prefix="submit-", dir=settings.FILE_UPLOAD_TEMP_DIR)
     path = Path(name)

@@ -85,19 +85,20 @@ def home(request: HttpRequest) -> HttpResponse:
         "max_bots": getattr(getattr(user, "profile", None), "max_bots", None)})
 
 
-def upload_refused(request: HttpRequest, user: User, limits: Any) -> str | None:
-    """Why this upload request is refused before its body is read, or None."""
+def upload_refused(request: HttpRequest, user: User, limits: Any) -> tuple[int, str] | None:
+    """Why this upload request is refused before its body is read (HTTP status, one line),
+    or None."""
     try:
         length = int(request.META.get("CONTENT_LENGTH") or -1)
     except ValueError:
         length = -1
     if length < 0:
-        return "the upload has no Content-Length; send it as one file of known size"
+        return 411, "the upload has no Content-Length; send it as one file of known size"
     if length > limits.upload_max_bytes + MULTIPART_SLACK:
-        return (f"the upload is {length} bytes, more than the limit of "
-                f"{limits.upload_max_bytes}")
+        return 413, (f"the upload is {length} bytes, more than the limit of "
+                     f"{limits.upload_max_bytes}")
     if over_limit(request, "upload", f"user:{user.pk}", f"{limits.uploads_per_hour}/h"):
-        return f"you uploaded {limits.uploads_per_hour} times this hour; wait a while"
+        return 429, f"you uploaded {limits.uploads_per_hour} times this hour; wait a while"
     return None
 
 
@@ -113,7 +114,7 @@ def upload(request: HttpRequest) -> HttpResponse:
     limits = server_limits()
     why = upload_refused(request, request.user, limits)
     if why:
-        messages.error(request, f"upload refused: {why}")
+        messages.error(request, f"upload refused: {why[1]}")
         return redirect("club:home")
     try:
         form = UploadForm(request.POST, request.FILES)

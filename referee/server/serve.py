@@ -1,0 +1,210 @@
+"""`referee serve`: the club server's two processes, the web application and the season runner.
+
+The supervisor prepares the data folder (migrations, the organiser's account on the first
+start), then runs uvicorn (the ASGI app) and the runner as child processes in sessions of their
+own, restarts the runner when it dies, and on Ctrl-C or SIGTERM asks both to stop and waits for
+them. It never plays a game or serves a page itself.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from referee.server import DATA_ENV
+
+STOP_WAIT_S = 120          # games in flight may finish; then the children are killed
+RESTART_DELAYS_S = (1, 2, 5, 10, 30)
+ORGANISER = "organiser"
+
+
+@dataclass
+class ServeOptions:
+    data: Path
+    season: Path | None = None
+    host: str = "127.0.0.1"
+    port: int = 8000
+    cluster: str | None = None
+    behind_proxy: bool = False
+    trusted_origins: list[str] = field(default_factory=list)
+    allowed_hosts: list[str] = field(default_factory=list)
+
+    @property
+    def season_file(self) -> Path:
+        return (self.season or self.data / "season.toml").resolve()
+
+    @property
+    def address(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/"
+
+
+class ServeError(RuntimeError):
+    """A reason the server cannot start, in one line."""
+
+
+def environment(options: ServeOptions) -> dict[str, str]:
+    """The environment both children (and this process's Django) run with."""
+    hosts = options.allowed_hosts or (["*"] if options.host in ("0.0.0.0", "::") else
+                                      [options.host, "127.0.0.1", "localhost", "[::1]"])
+    env = dict(os.environ)
+    env.update({
+        DATA_ENV: str(options.data),
+        "DJANGO_SETTINGS_MODULE": "referee.server.settings",
+        "REFEREE_SEASON_FILE": str(options.season_file),
+        "REFEREE_ALLOWED_HOSTS": ",".join(hosts),
+        "REFEREE_CSRF_TRUSTED_ORIGINS": ",".join(options.trusted_origins),
+        "REFEREE_BEHIND_TLS_PROXY": "1" if options.behind_proxy else "0",
+        "TMPDIR": str(options.data / "tmp"),   # request bodies spool on the data disk
+    })
+    return env
+
+
+def prepare(options: ServeOptions) -> str | None:
+    """Make the data folder and its database; on the first start make the organiser and
+    return their password (None later)."""
+    options.data.mkdir(parents=True, exist_ok=True, mode=0o700)
+    (options.data / "tmp").mkdir(exist_ok=True)
+    os.environ.update(environment(options))
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0, interactive=False)
+    from django.contrib.auth.models import User
+
+    if User.objects.filter(is_superuser=True).exists():
+        return None
+    password = secrets.token_urlsafe(12)
+    User.objects.create_superuser(ORGANISER, password=password)
+    return password
+
+
+def _check_port(host: str, port: int) -> None:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise ServeError(f"cannot listen on {host}:{port}: {exc.strerror}; pick another "
+                             f"with --host/--port") from None
+
+
+def runner_available() -> bool:
+    return importlib.util.find_spec("referee.server.runner") is not None
+
+
+class Supervisor:
+    """The two children and what to do when one stops."""
+
+    def __init__(self, options: ServeOptions, say: Callable[[str], None]) -> None:
+        self.options = options
+        self.say = say
+        self.env = environment(options)
+        self.web: subprocess.Popen | None = None
+        self.runner: subprocess.Popen | None = None
+        self.stop_signal: int | None = None
+        self.restarts = 0
+
+    def _start(self, argv: list[str]) -> subprocess.Popen:
+        return subprocess.Popen(argv, env=self.env, start_new_session=True)
+
+    def start_web(self) -> None:
+        o = self.options
+        argv = [sys.executable, "-m", "uvicorn", "referee.server.asgi:application",
+                "--host", o.host, "--port", str(o.port), "--log-level", "warning",
+                "--no-access-log", "--timeout-graceful-shutdown", "20"]
+        if o.behind_proxy:
+            argv += ["--proxy-headers", "--forwarded-allow-ips", "127.0.0.1,::1"]
+        else:
+            argv += ["--no-proxy-headers"]
+        self.web = self._start(argv)
+
+    def start_runner(self) -> None:
+        o = self.options
+        argv = [sys.executable, "-m", "referee.server.runner", "--data", str(o.data),
+                "--season", str(o.season_file)]
+        if o.cluster:
+            argv += ["--cluster", o.cluster]
+        self.runner = self._start(argv)
+
+    def on_signal(self, signum: int, _frame: object) -> None:
+        self.stop_signal = self.stop_signal or signum
+
+    def run(self) -> int:
+        """Supervise until a signal or the web process stops; the exit status."""
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, self.on_signal)
+        self.start_web()
+        if runner_available():
+            self.start_runner()
+        else:
+            self.say("note: the season runner (referee.server.runner) is not installed here; "
+                     "checks and games wait until it runs")
+        next_runner_start = None
+        status = 0
+        while self.stop_signal is None:
+            time.sleep(0.2)
+            if self.web is not None and self.web.poll() is not None:
+                self.say(f"error: the web server stopped (status {self.web.returncode}); "
+                         f"stopping the runner too")
+                status = 1
+                break
+            if self.runner is not None and self.runner.poll() is not None:
+                code = self.runner.returncode
+                delay = RESTART_DELAYS_S[min(self.restarts, len(RESTART_DELAYS_S) - 1)]
+                self.say(f"the season runner stopped (status {code}); starting it again in "
+                         f"{delay} s")
+                self.runner = None
+                self.restarts += 1
+                next_runner_start = time.monotonic() + delay
+            if self.runner is None and next_runner_start is not None \
+                    and time.monotonic() >= next_runner_start:
+                next_runner_start = None
+                self.start_runner()
+        self.stop()
+        if self.stop_signal == signal.SIGINT:
+            return 130
+        return status
+
+    def stop(self) -> None:
+        """Ask both children to stop (SIGTERM), wait, and kill what is left."""
+        children = [p for p in (self.web, self.runner) if p is not None and p.poll() is None]
+        if children:
+            self.say("stopping: the web server and the runner (games in flight finish or are "
+                     "played again on the next start)")
+        for proc in children:
+            proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + STOP_WAIT_S
+        for proc in children:
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                self.say(f"a child (pid {proc.pid}) did not stop in {STOP_WAIT_S} s; killing it")
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+def serve(options: ServeOptions, say: Callable[[str], None]) -> int:
+    """Run the club server until stopped; the exit status (0 on SIGTERM, 130 on Ctrl-C)."""
+    options.data = options.data.resolve()
+    _check_port(options.host, options.port)
+    password = prepare(options)
+    say(f"club server at {options.address} (data {options.data}, season "
+        f"{options.season_file}); Ctrl-C stops it")
+    if password is not None:
+        say(f"first start: sign in at {options.address}login/ as '{ORGANISER}' with password "
+            f"{password} (change it in the admin: {options.address}admin/password_change/)")
+    else:
+        say(f"the organiser signs in as before at {options.address}login/")
+    return Supervisor(options, say).run()

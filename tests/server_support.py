@@ -1,0 +1,122 @@
+"""Helpers for the club server's tests: a Django set up on a data folder of its own, student
+bots made from the sample random bot, and a real `referee serve` process on a free port."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+_DATA: Path | None = None
+
+
+def club_django() -> Path:
+    """Set Django up once per test process on a fresh data folder (migrated); its path."""
+    global _DATA
+    if _DATA is not None:
+        return _DATA
+    _DATA = Path(tempfile.mkdtemp(prefix="club-tests-"))
+    os.environ["REFEREE_SERVER_DATA"] = str(_DATA)
+    os.environ["DJANGO_SETTINGS_MODULE"] = "referee.server.settings"
+    os.environ["REFEREE_ALLOWED_HOSTS"] = "testserver,127.0.0.1,localhost"
+    os.environ["REFEREE_SEASON_FILE"] = str(_DATA / "season.toml")
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0, interactive=False)
+    return _DATA
+
+
+def student_bot(folder: Path, name: str, marker: str) -> Path:
+    """A copy of the sample random bot in its own folder, with its spec `bot.toml`, that
+    writes `marker` to stderr at each decision; the folder."""
+    folder.mkdir(parents=True)
+    (folder / "randbot.py").write_text((ROOT / "sample_bots/random/main.py").read_text())
+    (folder / "main.py").write_text(
+        "import sys\n\nfrom randbot import RandomBot\nfrom referee.sdk import run\n\n\n"
+        f"class Speaker(RandomBot):\n    name = {name!r}\n\n"
+        "    def choose(self, view):\n"
+        f"        print({marker!r}, file=sys.stderr, flush=True)\n"
+        "        return super().choose(view)\n\n\nrun(Speaker())\n")
+    (folder / "bot.toml").write_text(
+        f'name = "{name}"\ncommand = ["{{python}}", "main.py"]\nworkdir = "."\n'
+        "[limits]\ndecision_ms = 2000\ngame_bank_ms = 30000\n")
+    return folder
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class ServerProcess:
+    """A real `referee serve` on a free loopback port, in a data folder."""
+
+    def __init__(self, data: Path, *extra: str) -> None:
+        self.data = data
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = data.parent / f"{data.name}-serve-{self.port}.log"
+        handle = self.log.open("w")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "referee.cli", "serve", "--data", str(data),
+             "--port", str(self.port), *extra],
+            stdout=handle, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        self.wait_ready()
+
+    def output(self) -> str:
+        return self.log.read_text()
+
+    def wait_ready(self, timeout: float = 180) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"referee serve stopped:\n{self.output()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/login/", timeout=10) as answer:
+                    if answer.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.3)
+        raise AssertionError(f"referee serve did not answer in {timeout} s:\n{self.output()}")
+
+    def organiser_password(self) -> str:
+        found = re.search(r"as 'organiser' with password (\S+)", self.output())
+        assert found, self.output()
+        return found.group(1)
+
+    def stop(self, signum: int = signal.SIGTERM, timeout: float = 300) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signum)
+        return self.proc.wait(timeout=timeout)
+
+
+def play_season(data: Path, bots: dict[str, str], games: int = 4) -> Path:
+    """A real league of student bots (league name -> stderr marker) in DATA/season, as the
+    runner would have stored it; the season folder."""
+    specs = [student_bot(data / "bots-src" / name, name, marker) / "bot.toml"
+             for name, marker in bots.items()]
+    done = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "league", *map(str, specs), "--games", str(games),
+         "--players", "2", "--out", str(data / "season"), "--quiet"],
+        capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return data / "season"
+
+
+def zip_of(folder: Path, out: Path) -> Path:
+    """A zip of a bot folder, made as `referee submit` makes it."""
+    from referee.server.client import zip_folder
+
+    zip_folder(folder, out)
+    return out

@@ -1,0 +1,371 @@
+"""The club server's web side in process (Django's test client over the real app, a real
+SQLite database, real uploads through the real unpacker, a real league of real bots for the
+replays): accounts, tokens, cookies, CSRF, rate limits, uploads and who sees whose output."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import uuid
+from pathlib import Path
+
+import pytest
+from server_support import club_django, play_season, student_bot, zip_of
+
+DATA = club_django()
+
+from django.contrib.auth.models import User  # noqa: E402
+from django.test import Client, override_settings  # noqa: E402
+
+from referee.server.club.models import (  # noqa: E402
+    ApiToken,
+    Bot,
+    BotVersion,
+    CheckLine,
+    CheckRun,
+    JoinCode,
+    Notice,
+    Standing,
+    TestGame,
+)
+from referee.server.club.people import make_join_code  # noqa: E402
+
+PASSWORD = "a-long-club-password-7"
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}{uuid.uuid4().hex[:6]}"
+
+
+@pytest.fixture()
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """This test's data folder (uploads, season, season file); the database is shared."""
+    monkeypatch.setenv("REFEREE_SEASON_FILE", str(tmp_path / "season.toml"))
+    with override_settings(DATA_DIR=tmp_path):
+        yield tmp_path
+
+
+def student(name: str | None = None) -> User:
+    from referee.server.club.people import join
+
+    code = make_join_code("test", 5)
+    return join(code.code, name or unique("stu"), PASSWORD, 3)
+
+
+def signed_in(user: User, **kwargs) -> Client:
+    client = Client(**kwargs)
+    client.force_login(user)
+    return client
+
+
+def organiser() -> User:
+    return User.objects.create_superuser(unique("org"), password=PASSWORD)
+
+
+def db_bytes() -> bytes:
+    """Every byte of the database files (main file and write-ahead log)."""
+    return b"".join(p.read_bytes() for p in DATA.glob("server.sqlite3*"))
+
+
+# ------------------------------------------------------------------------- accounts
+
+def test_a_student_joins_with_a_code_and_the_password_is_stored_hashed(folder: Path) -> None:
+    boss = signed_in(organiser())
+    answer = boss.post("/organiser/codes/new", {"note": "tuesday club", "max_uses": 1},
+                       follow=True)
+    code = JoinCode.objects.get(note="tuesday club")
+    assert code.code in answer.content.decode()
+    name = unique("ann")
+    client = Client()
+    answer = client.post("/join/", {"code": code.code, "display_name": name,
+                                    "password": PASSWORD, "password_again": PASSWORD})
+    assert answer.status_code == 302, answer.content
+    user = User.objects.get(username=name)
+    assert user.profile.display_name == name and user.profile.max_bots == 3
+    assert user.password.startswith("pbkdf2_sha256$") and PASSWORD not in user.password
+    assert PASSWORD.encode() not in db_bytes()
+    # The code is used up now: the next student is told so in one line.
+    answer = Client().post("/join/", {"code": code.code, "display_name": unique("ben"),
+                                      "password": PASSWORD, "password_again": PASSWORD})
+    assert answer.status_code == 200
+    assert "that join code is unknown, used up or withdrawn" in answer.content.decode()
+
+
+def test_tokens_are_shown_once_stored_as_sha256_and_revocable(folder: Path) -> None:
+    user = student()
+    client = signed_in(user)
+    page = client.post("/tokens/new").content.decode()
+    token = re.search(r'<pre id="new-token">(rt_[A-Za-z0-9_-]+)</pre>', page).group(1)
+    row = ApiToken.objects.get(user=user)
+    assert row.token_hash == hashlib.sha256(token.encode()).hexdigest()
+    assert token.encode() not in db_bytes()
+    assert token not in client.get("/tokens/").content.decode()   # shown once only
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert api.get("/api/versions/999999").status_code == 404      # signed in, no such version
+    client.post(f"/tokens/{row.pk}/revoke")
+    answer = api.get("/api/versions/999999")
+    assert answer.status_code == 401 and "error" in answer.json()
+
+
+def test_cookies_are_httponly_and_samesite(folder: Path) -> None:
+    user = student()
+    client = Client()
+    client.get("/login/")
+    answer = client.post("/login/", {"username": user.username, "password": PASSWORD})
+    assert answer.status_code == 302
+    session = answer.cookies["sessionid"]
+    assert session["httponly"] and session["samesite"] == "Lax"
+    csrf = client.cookies["csrftoken"]
+    assert csrf["httponly"] and csrf["samesite"] == "Strict"
+
+
+def test_a_post_without_its_csrf_token_is_refused(folder: Path) -> None:
+    client = signed_in(student(), enforce_csrf_checks=True)
+    assert client.post("/tokens/new").status_code == 403
+    page = client.get("/tokens/").content.decode()
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+    assert client.post("/tokens/new", {"csrfmiddlewaretoken": token}).status_code == 200
+
+
+def test_logins_are_rate_limited_per_name(folder: Path) -> None:
+    user = student()
+    client = Client()
+    for _ in range(10):
+        assert client.post("/login/", {"username": user.username,
+                                       "password": "wrong"}).status_code == 200
+    answer = client.post("/login/", {"username": user.username, "password": PASSWORD})
+    assert answer.status_code == 429
+    assert answer.content.decode().count("\n") == 1   # one line
+
+
+# ------------------------------------------------------------------------- uploads
+
+def submit(client: Client, archive: Path, bot: str = "") -> object:
+    return client.post(f"/api/submit?bot={bot}&filename={archive.name}",
+                       data=archive.read_bytes(), content_type="application/octet-stream")
+
+
+def token_client(user: User) -> Client:
+    from referee.server.club.people import new_token
+
+    token, _ = new_token(user)
+    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+
+
+def test_an_upload_becomes_a_version_with_a_queued_check(folder: Path, tmp_path: Path) -> None:
+    user = student()
+    api = token_client(user)
+    name = unique("b")
+    archive = zip_of(student_bot(tmp_path / "src", "speaker", "hi"), tmp_path / "speaker.zip")
+    answer = submit(api, archive, name)
+    assert answer.status_code == 201, answer.content
+    data = answer.json()
+    assert data["league_name"] == f"{name}.v1" and data["check_state"] == "queued"
+    version = BotVersion.objects.get(pk=data["version"])
+    assert version.checkrun.state == CheckRun.QUEUED
+    assert version.archive_sha256 == hashlib.sha256(archive.read_bytes()).hexdigest()
+    bot_folder = folder / version.folder
+    assert (bot_folder / version.spec).is_file() and (bot_folder / "main.py").is_file()
+    assert (bot_folder.parent / "archive").read_bytes() == archive.read_bytes()
+    assert submit(api, archive, name).json()["league_name"] == f"{name}.v2"
+    # Nothing left in staging, and the raw temporary files are gone.
+    assert not any((folder / "uploads" / ".incoming").iterdir())
+
+
+def test_refused_uploads_say_why_in_one_line_and_leave_nothing(folder: Path,
+                                                               tmp_path: Path) -> None:
+    owner, other = student(), student()
+    name = unique("b")
+    archive = zip_of(student_bot(tmp_path / "src", "speaker", "hi"), tmp_path / "speaker.zip")
+    assert submit(token_client(owner), archive, name).status_code == 201
+    api = token_client(other)
+    cases = {
+        "belongs to another student": submit(api, archive, name),
+        "not a bot name": submit(api, archive, "Bad Name!"),
+    }
+    junk = tmp_path / "junk.zip"
+    junk.write_bytes(b"this is no archive at all" * 10)
+    cases["not a zip or tar archive"] = submit(api, junk, unique("b"))
+    cases["no valid token"] = submit(Client(), archive, unique("b"))
+    big = api.post(f"/api/submit?bot={unique('b')}", data=b"x" * 10,
+                   content_type="application/octet-stream", CONTENT_LENGTH=str(10 ** 12))
+    cases["more than the limit"] = big
+    for words, answer in cases.items():
+        assert answer.status_code >= 400
+        error = answer.json()["error"]
+        assert words in error and "\n" not in error, (words, error)
+    assert BotVersion.objects.filter(bot__owner=other).count() == 0
+    assert sorted(p.name for p in (folder / "uploads").iterdir()) == [".incoming", name]
+    assert not any((folder / "uploads" / ".incoming").iterdir())
+
+
+def test_a_student_may_have_only_max_bots_bots(folder: Path, tmp_path: Path) -> None:
+    user = student()
+    user.profile.max_bots = 1
+    user.profile.save()
+    api = token_client(user)
+    archive = zip_of(student_bot(tmp_path / "src", "speaker", "hi"), tmp_path / "speaker.zip")
+    assert submit(api, archive, unique("b")).status_code == 201
+    answer = submit(api, archive, unique("b"))
+    assert answer.status_code == 400 and "the most you may have" in answer.json()["error"]
+
+
+def test_the_upload_page_takes_a_zip(folder: Path, tmp_path: Path) -> None:
+    user = student()
+    client = signed_in(user)
+    archive = zip_of(student_bot(tmp_path / "src", "speaker", "hi"), tmp_path / "speaker.zip")
+    name = unique("w")
+    with archive.open("rb") as stream:
+        answer = client.post("/upload", {"bot": name, "archive": stream})
+    version = BotVersion.objects.get(bot__name=name)
+    assert answer.status_code == 302 and answer["Location"] == f"/versions/{version.pk}/"
+    page = client.get(answer["Location"]).content.decode()
+    assert f"{name}.v1" in page and "queued" in page
+
+
+def test_uploads_are_rate_limited(folder: Path, tmp_path: Path) -> None:
+    (tmp_path / "season.toml").write_text("uploads_per_hour = 2\n")
+    user = student()
+    api = token_client(user)
+    junk = tmp_path / "junk.zip"
+    junk.write_bytes(b"no archive")
+    assert submit(api, junk, unique("b")).status_code == 400
+    assert submit(api, junk, unique("b")).status_code == 400
+    answer = submit(api, junk, unique("b"))
+    assert answer.status_code == 429
+    assert "you uploaded 2 times this hour" in answer.json()["error"]
+
+
+# ------------------------------------------------------------------------- what people see
+
+def test_bot_text_is_escaped_on_every_page(folder: Path) -> None:
+    user = student()
+    bot = Bot.objects.create(owner=user, name=unique("x"))
+    version = BotVersion.objects.create(
+        bot=bot, number=1, archive_name="<b>zip</b>.zip", archive_sha256="0" * 64,
+        archive_size=1, folder="f", spec="bot.toml", league_name=f"{bot.name}.v1",
+        error="<script>alert(1)</script>")
+    check = CheckRun.objects.create(version=version, summary="<img src=x onerror=alert(2)>")
+    CheckLine.objects.create(run=check, seq=1, text="<script>alert(3)</script>")
+    Notice.objects.create(user=user, text="<script>alert(4)</script>", version=version)
+    Standing.objects.create(games=1, data={"rows": [{"bot": bot.name, "league_name":
+                                                     version.league_name,
+                                                     "version": "<i>v1</i>"}]})
+    client = signed_in(user)
+    for url in ("/", f"/versions/{version.pk}/", f"/bots/{bot.name}/", "/leaderboard/"):
+        page = client.get(url).content.decode()
+        assert "<script>alert" not in page and "<img src=x" not in page and "<i>v1" not in page
+    page = client.get(f"/versions/{version.pk}/").content.decode()
+    assert "&lt;script&gt;alert(3)&lt;/script&gt;" in page
+
+
+def test_the_leaderboard_is_the_newest_standing(folder: Path) -> None:
+    user = student()
+    bot = Bot.objects.create(owner=user, name=unique("lb"))
+    Standing.objects.create(games=3, data={"rows": [], "facts": {}})
+    Standing.objects.create(games=7, data={"rows": [{"bot": bot.name, "league_name":
+                                                     f"{bot.name}.v1", "strength": 12.5}],
+                                           "facts": {}, "head_to_head": {}})
+    data = signed_in(user).get("/leaderboard.json").json()
+    assert data["games"] == 7
+    assert data["rows"][0]["owner"] == user.username
+    assert data["rows"][0]["url"] == f"/bots/{bot.name}/"
+
+
+@pytest.fixture(scope="module")
+def season(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """A real season of two students' bots, each writing its own marker to stderr."""
+    root = tmp_path_factory.mktemp("season")
+    alice, bob = student(unique("alice")), student(unique("bob"))
+    names = {}
+    for user, marker in ((alice, "ALICE-SAYS-HI"), (bob, "BOB-SAYS-HI")):
+        bot = Bot.objects.create(owner=user, name=unique("bot"))
+        names[f"{bot.name}.v1"] = marker
+        (root / "uploads" / bot.name / "1").mkdir(parents=True)
+        (root / "uploads" / bot.name / "1" / "archive").write_bytes(b"PK code of " +
+                                                                    marker.encode())
+        version = BotVersion.objects.create(
+            bot=bot, number=1, archive_name="bot.zip", archive_sha256="0" * 64,
+            archive_size=1, folder=f"uploads/{bot.name}/1/bot", spec="bot.toml",
+            league_name=f"{bot.name}.v1", check_state="passed", season_state="active")
+        CheckRun.objects.create(version=version, state="passed")
+    play_season(root, names)
+    return {"root": root, "alice": alice, "bob": bob, "names": names}
+
+
+def test_a_student_sees_only_their_own_bots_output(season: dict, monkeypatch) -> None:
+    with override_settings(DATA_DIR=season["root"]):
+        alice, bob = signed_in(season["alice"]), signed_in(season["bob"])
+        boss = signed_in(organiser())
+        for url in ("/games/0/", "/games/0/viewer"):
+            mine = alice.get(url).content.decode()
+            assert "ALICE-SAYS-HI" in mine and "BOB-SAYS-HI" not in mine, url
+            theirs = bob.get(url).content.decode()
+            assert "BOB-SAYS-HI" in theirs and "ALICE-SAYS-HI" not in theirs, url
+            both = boss.get(url).content.decode()
+            assert "BOB-SAYS-HI" in both and "ALICE-SAYS-HI" in both, url
+
+
+def test_only_the_owner_and_the_organiser_download_code(season: dict) -> None:
+    with override_settings(DATA_DIR=season["root"]):
+        version = BotVersion.objects.get(bot__owner=season["alice"])
+        url = f"/versions/{version.pk}/download"
+        assert b"ALICE" in b"".join(signed_in(season["alice"]).get(url).streaming_content)
+        assert signed_in(season["bob"]).get(url).status_code == 404
+        assert b"ALICE" in b"".join(signed_in(organiser()).get(url).streaming_content)
+
+
+def test_bot_page_filters_losses_and_strikes(season: dict) -> None:
+    with override_settings(DATA_DIR=season["root"]):
+        version = BotVersion.objects.get(bot__owner=season["alice"])
+        client = signed_in(season["bob"])
+        page = client.get(f"/bots/{version.bot.name}/").content.decode()
+        games = re.findall(r'<a href="/games/(\d+)/">', page)
+        assert len(games) == 4
+        losses = re.findall(r'<a href="/games/(\d+)/">',
+                            client.get(f"/bots/{version.bot.name}/?show=losses")
+                            .content.decode())
+        assert set(losses) <= set(games) and len(losses) < 4
+        assert "No games of this kind yet" in client.get(
+            f"/bots/{version.bot.name}/?show=strikes").content.decode()
+
+
+def test_test_games_are_rate_limited_per_student(season: dict) -> None:
+    root = season["root"]
+    with override_settings(DATA_DIR=root):
+        (root / "season.toml").write_text("test_games_per_hour = 2\n")
+        import os
+        os.environ["REFEREE_SEASON_FILE"] = str(root / "season.toml")
+        try:
+            mine = BotVersion.objects.get(bot__owner=season["alice"])
+            other = BotVersion.objects.get(bot__owner=season["bob"])
+            client = signed_in(season["alice"])
+            for _ in range(2):
+                answer = client.post("/testgames/", {"version": mine.pk,
+                                                     "opponents": [other.pk]})
+                assert answer.status_code == 302
+            answer = client.post("/testgames/", {"version": mine.pk, "opponents": [other.pk]})
+            assert answer.status_code == 429
+            game = TestGame.objects.filter(requester=season["alice"]).first()
+            assert list(game.opponents.all()) == [other]
+            assert signed_in(season["bob"]).get(f"/testgames/{game.pk}/").status_code == 404
+        finally:
+            os.environ["REFEREE_SEASON_FILE"] = str(DATA / "season.toml")
+
+
+def test_a_test_game_shows_its_replay_and_only_own_output(season: dict) -> None:
+    root = season["root"]
+    with override_settings(DATA_DIR=root):
+        from referee.league.store import LeagueStore
+
+        store = LeagueStore.open_readonly(root / "season" / "league.db")
+        record = store.record(0)
+        store.close()
+        mine = BotVersion.objects.get(bot__owner=season["alice"])
+        game = TestGame.objects.create(requester=season["alice"], version=mine, state="done",
+                                       record_file="testgames/t1.json")
+        (root / "testgames").mkdir(exist_ok=True)
+        (root / "testgames" / "t1.json").write_text(json.dumps(record))
+        page = signed_in(season["alice"]).get(f"/testgames/{game.pk}/viewer").content.decode()
+        assert "ALICE-SAYS-HI" in page and "BOB-SAYS-HI" not in page
