@@ -206,20 +206,29 @@ def is_league_file(path: Path) -> bool:
 
 def load_league_file(path: Path) -> LeagueSettings:
     """League settings from a league TOML file (paths in it are relative to the file)."""
-    data = read_toml(path)
+    return league_from_table(read_toml(path), path)
+
+
+def league_from_table(data: dict[str, Any], path: Path,
+                      extra_keys: frozenset[str] = frozenset()) -> LeagueSettings:
+    """League settings from the parsed TOML of the file at `path`. `extra_keys` are keys the
+    caller reads itself (a season file's server keys); a file with such keys may leave out
+    `bots`. ConfigError naming the file and key on anything else."""
     where = str(path)
-    unknown = sorted(set(data) - LEAGUE_KEYS)
+    known = LEAGUE_KEYS | extra_keys
+    unknown = sorted(set(data) - known)
     if unknown:
         raise ConfigError(f"{where}: unknown key {unknown[0]!r}; known keys: "
-                          f"{', '.join(sorted(LEAGUE_KEYS))}")
+                          f"{', '.join(sorted(known))}")
     base = path.parent
-    bots = data["bots"]
+    bots = data.get("bots", [] if extra_keys else None)
     if isinstance(bots, str):
         bots = [bots]
     if not isinstance(bots, list) or not all(isinstance(b, str) for b in bots):
         raise ConfigError(f"{where}: key 'bots': expected a list of spec files or globs")
     settings = LeagueSettings(bots=expand_bots(bots, base))
-    settings.given["bots"] = f"{where}: key 'bots'"
+    if "bots" in data:
+        settings.given["bots"] = f"{where}: key 'bots'"
 
     def key(name: str) -> str:
         return f"{where}: key {name!r}"

@@ -1,0 +1,154 @@
+"""The season runner: the club server's process that checks, plays and fits (issue 23).
+
+    python -m referee.server.runner --data DIR [--season FILE] [--cluster URL|local:N]
+
+It talks to the web process only through the club's database and the data folder: it claims
+queued checks (a few at a time, each with a time limit) and test games, enters versions that
+passed into the season, plays the season's games (here or on a dask cluster) unless the season
+is paused or closed, refits the table in the background after every few games, and writes the
+closed season's report. Killed at any moment (SIGKILL included) and started again, it loses
+nothing: a check or test game it had begun is queued again, every stored game stays stored
+once, and the games not stored are played again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import os
+import signal
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from referee.server import DATA_ENV
+
+SEASON_FILE_ENV = "REFEREE_SEASON_FILE"
+
+
+def setup_django(data: Path, season_file: Path) -> None:
+    """Point Django at the club's data folder and settings, as the web process does."""
+    os.environ[DATA_ENV] = str(data)
+    os.environ[SEASON_FILE_ENV] = str(season_file)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "referee.server.settings")
+    import django
+
+    django.setup()
+
+
+class Database:
+    """The runner's one thread for the club's database: ORM calls never block the games."""
+
+    def __init__(self) -> None:
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="club-db")
+
+    async def __call__(self, fn: Any, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True)
+
+
+async def refit_loop(db: Database, loop_: Any, games_every: int, seconds: float) -> None:
+    """Refit after every `games_every` new games, or `seconds` after the last refit when there
+    are new games; the fit runs in a subprocess while the games go on."""
+    from referee.server.runner import records
+    from referee.server.runner.play import log
+    from referee.server.runner.refit import refit
+
+    out = loop_.season.store.path.parent
+    seen = 0                                  # loop_.saved at the last refit
+    due = loop_.season.store.count() > 0      # a restart refits what is stored at once
+    last = time.monotonic()
+    while True:
+        fresh = loop_.saved - seen
+        due |= loop_.refit_now or (fresh > 0 and (fresh >= games_every
+                                                  or time.monotonic() - last >= seconds))
+        if due:
+            due, loop_.refit_now = False, False
+            seen, last = loop_.saved, time.monotonic()
+            try:
+                data = await refit(out)
+            except RuntimeError as exc:
+                log(str(exc))
+                continue
+            names = await db(records.names_by_league_name)
+            for row in data["rows"]:
+                bot, number, _ = names.get(row["league_name"], (row["league_name"], 0, 0))
+                row["bot"], row["version"] = bot, number
+            data = _finite(data)
+            await db(records.write_standing, data["facts"]["games_recorded"], data)
+            continue
+        loop_.game_saved.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(loop_.game_saved.wait(), 1.0)
+
+
+def _finite(value: Any) -> Any:
+    """JSON without NaN or infinities (they are no JSON): None in their place."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    return value
+
+
+async def run(data: Path, season_file: Path, cluster: str | None) -> None:
+    """The runner's tasks until SIGTERM or SIGINT (or one of them fails)."""
+    from referee.league.season import open_season
+    from referee.server.runner import records
+    from referee.server.runner.checks import check_queue
+    from referee.server.runner.play import SeasonLoop, log
+    from referee.server.runner.settings import load_runner_settings
+    from referee.server.runner.testgames import test_game_queue
+
+    settings = load_runner_settings(season_file)
+    db = Database()
+    checks, games = await db(records.requeue_interrupted)
+    if checks or games:
+        log(f"queued again after an interruption: {checks} checks, {games} test games")
+    season = open_season(data / "season", settings.league, settings.round_games,
+                         settings.max_rounds or None)
+    loop_ = SeasonLoop(db, data, season, settings, cluster)
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
+    tasks = [
+        asyncio.create_task(check_queue(db, data, settings.check_concurrency,
+                                        settings.check_timeout_s), name="checks"),
+        asyncio.create_task(test_game_queue(db, data, season.settings,
+                                            settings.test_game_timeout_s), name="test games"),
+        asyncio.create_task(refit_loop(db, loop_, settings.refit_games,
+                                       settings.refit_seconds), name="refit"),
+    ]
+    season_task = asyncio.create_task(loop_.run(), name="season")
+    stop_task = asyncio.create_task(stopping.wait())
+    log(f"started on {data} (season file {season_file})")
+    try:
+        waiting = {stop_task, season_task, *tasks}
+        while True:
+            done, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            if stop_task in done:
+                break
+            for task in done:
+                task.result()   # a task that failed stops the runner with its error
+    finally:
+        for task in [*tasks, season_task, stop_task]:
+            task.cancel()
+        await asyncio.gather(*tasks, season_task, stop_task, return_exceptions=True)
+        season.close()
+        db.close()
+        log("stopped")
+
+
+def main(data: Path, season_file: Path | None = None, cluster: str | None = None) -> None:
+    """Run the season runner on the data folder `data` until SIGTERM or SIGINT."""
+    data = Path(data).resolve()
+    season_file = Path(season_file or os.environ.get(SEASON_FILE_ENV) or data / "season.toml")
+    setup_django(data, season_file.resolve())
+    asyncio.run(run(data, season_file.resolve(), cluster))

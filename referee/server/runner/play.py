@@ -1,0 +1,203 @@
+"""The season's games: entries and rounds from the database, games on the league's executors.
+
+Between rounds the loop enters the versions that passed their check (retiring the bot's older
+version) and appends the next round; while games play, a watcher stops new games from starting
+as soon as the organiser pauses or closes the season or a bot (or its owner) is disabled. The
+league library does the scheduling and the storing (referee.league.season); this is the
+orchestration only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import time
+from pathlib import Path
+
+from referee.bots.spec import BotSpecError, load_spec
+from referee.league.executors import Executor, make_executor
+from referee.league.runner import write_outputs
+from referee.league.schedule import ScheduledGame
+from referee.league.season import ACTIVE, DISABLED, Season, play_pending, season_specs
+from referee.match import MatchResult
+from referee.server.runner import records
+from referee.server.runner.checks import Db
+from referee.server.runner.settings import RunnerSettings
+
+RUNNING, PAUSED, CLOSED = "running", "paused", "closed"
+REPORT = "season/report/index.html"   # the closed season's static report, relative to DIR
+
+
+class SeasonLoop:
+    """Plays the season in `data`/season until it is closed."""
+
+    def __init__(self, db: Db, data: Path, season: Season, settings: RunnerSettings,
+                 cluster: str | None, poll: float = 1.0) -> None:
+        self.db, self.data, self.season, self.settings = db, data, season, settings
+        self.cluster = cluster or settings.league.cluster
+        self.poll = poll
+        self.executor: Executor | None = None
+        self.names: frozenset[str] = frozenset()
+        self.stop = False
+        self.saved = 0                       # games stored by this process
+        self.told: set[tuple[str, str]] = set()   # (league name, what) already noticed
+        self.notices: list[tuple[str, str]] = []  # (league name, text) to write
+        self.game_saved = asyncio.Event()    # set when a game is stored
+        self.refit_now = False               # the closed season's final table is wanted
+
+    async def run(self) -> None:
+        """Enter, schedule and play until the season is closed; then write its report."""
+        try:
+            while True:
+                state = await self.db(records.season_state)
+                await self.leave_disabled()
+                if state == CLOSED:
+                    await self.close_executor()
+                    await self.close_season()
+                    return
+                if state == PAUSED:
+                    await self.close_executor()   # paused may be long: the bots stop
+                    await asyncio.sleep(self.poll)
+                    continue
+                if not self.season.pending():
+                    await self.enter_waiting()
+                    self.season.next_round()
+                pending = self.season.pending()
+                if not pending:
+                    await asyncio.sleep(self.poll)
+                    continue
+                await self.play(pending)
+        finally:
+            await self.close_executor()
+
+    # ------------------------------------------------------------------ entrants
+
+    async def enter_waiting(self) -> None:
+        """Enter every version that passed and waits (the season is between rounds)."""
+        for entry in await self.db(records.waiting_entries, self.data):
+            try:
+                version = load_spec(entry.spec).files_hash()
+            except (BotSpecError, OSError) as exc:
+                await self.db(records.mark_disabled, entry.version_id,
+                              f"its spec cannot be read: {exc}", False)
+                continue
+            self.season.enter(entry.league_name, version, str(entry.spec), retire=entry.retire)
+            await self.db(records.mark_entered, entry)
+
+    async def leave_disabled(self) -> bool:
+        """Disable the versions of disabled bots and inactive owners; True if one was
+        playing (active) in the season."""
+        states = self.season.states()
+        playing = False
+        for version_id, name, why in await self.db(records.to_disable):
+            was_active = states.get(name) == ACTIVE
+            if name in states and states[name] != DISABLED:
+                self.season.disable(name)
+            playing |= was_active
+            await self.db(records.mark_disabled, version_id, why, was_active)
+        return playing
+
+    # ------------------------------------------------------------------ games
+
+    async def play(self, pending: list[ScheduledGame]) -> None:
+        """Play the pending games until they are done or the watcher says stop."""
+        need = frozenset(bot for game in pending for bot in game.bots)
+        if self.executor is None or need != self.names:
+            await self.close_executor()
+            await self.open_executor(need)
+        assert self.executor is not None
+        self.stop = False
+        watcher = asyncio.create_task(self.watch())
+        try:
+            await play_pending(self.season, self.executor, lambda: self.stop, self.heard)
+        finally:
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
+            await self.flush_notices()
+
+    async def open_executor(self, names: frozenset[str]) -> None:
+        league = self.settings.league
+        specs = season_specs(self.season, sorted(names))
+        high = max(len(game.bots) for game in self.season.pending())
+        concurrency = league.concurrency or league.default_concurrency(high)
+        executor = make_executor(specs, concurrency=concurrency, sandbox=league.sandbox,
+                                 cluster=self.cluster, league=str(self.season.store.path.parent))
+        await executor.__aenter__()
+        try:
+            _, broken = await executor.start(skip_broken=True)
+        except BaseException:
+            await executor.__aexit__(None, None, None)
+            raise
+        for error in broken:   # its games are forfeits: its seat plays the substitute
+            self.note(error.bot, "start", f"could not start: {error.reason}")
+        self.executor, self.names = executor, names
+
+    async def close_executor(self) -> None:
+        if self.executor is not None:
+            executor, self.executor, self.names = self.executor, None, frozenset()
+            await executor.__aexit__(None, None, None)
+
+    async def watch(self) -> None:
+        """Stop new games as soon as the season is paused or closed, or a playing bot is
+        disabled (checked every `poll` seconds; notices are written meanwhile)."""
+        while True:
+            await asyncio.sleep(self.poll)
+            await self.flush_notices()
+            state = await self.db(records.season_state)
+            gone = {name for _, name, _ in await self.db(records.to_disable)}
+            if state != RUNNING or gone & self.names:
+                self.stop = True
+                return
+
+    def heard(self, game: ScheduledGame, result: MatchResult) -> None:
+        """A game was stored: count it, and note what its owners must be told."""
+        self.saved += 1
+        self.game_saved.set()
+        for seat in result.seats:
+            if seat.forfeited:
+                self.note(seat.bot, "forfeit", f"forfeited game {game.index}: {seat.reason}")
+            elif seat.strikes.get("crash"):
+                self.note(seat.bot, "crash", f"crashed in game {game.index} (restarted)")
+
+    def note(self, name: str, what: str, text: str) -> None:
+        """Tell `name`'s owner once per kind of trouble while this runner runs."""
+        if (name, what) not in self.told:
+            self.told.add((name, what))
+            self.notices.append((name, text))
+
+    async def flush_notices(self) -> None:
+        notices, self.notices = self.notices, []
+        for name, text in notices:
+            await self.db(records.notify_owner, name, text)
+
+    # ------------------------------------------------------------------ closing
+
+    async def close_season(self) -> None:
+        """Write the final tables and the static report into DIR/season (once)."""
+        from referee.report.site import build_report
+
+        if await self.db(_report_written):
+            return
+        outcome = self.season.outcome()
+        write_outputs(outcome)
+        await asyncio.to_thread(build_report, self.season.store.path.parent, None, outcome)
+        await self.db(records.set_report, REPORT)
+        self.refit_now = True
+        self.game_saved.set()
+        await self.db(records.notify, None, f"the season is closed: {len(outcome.games)} games; "
+                                            f"its report is {REPORT}")
+
+
+def _report_written() -> bool:
+    from referee.server.club.models import Season as SeasonRow
+
+    row = SeasonRow.objects.filter(pk=1).first()
+    return bool(row and row.report_path)
+
+
+def log(message: str) -> None:
+    """A line for the organiser's terminal (referee serve shows the runner's stderr)."""
+    print(f"runner {time.strftime('%H:%M:%S')}: {message}", file=sys.stderr, flush=True)
+

@@ -1,0 +1,249 @@
+"""The runner's reads and writes of the club's database (Django ORM, synchronous).
+
+Every function here runs on the runner's one database thread (`Runner.db`), never on the event
+loop that plays games: a write waiting for SQLite's lock must not hold up a bot's clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from referee.server.club.models import (
+    BotVersion,
+    CheckLine,
+    CheckRun,
+    Notice,
+    Season,
+    Standing,
+    TestGame,
+)
+from referee.text import safe_line
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """A queued item the runner took: a check or a test game, with what it needs to run it."""
+
+    id: int
+    version_id: int
+    league_name: str
+    spec: Path                 # absolute path of the version's spec
+    owner_id: int
+
+
+def spec_path(data: Path, version: BotVersion) -> Path:
+    """The absolute path of a version's spec."""
+    return data / version.folder / version.spec
+
+
+def requeue_interrupted() -> tuple[int, int]:
+    """Checks and test games left `running` by a runner that died go back to the queue (their
+    check lines are dropped: the check runs again from the start). Returns the counts."""
+    with transaction.atomic():
+        checks = list(CheckRun.objects.filter(state=CheckRun.RUNNING))
+        for check in checks:
+            check.lines.all().delete()
+            check.state, check.started_at = CheckRun.QUEUED, None
+            check.save(update_fields=["state", "started_at"])
+            BotVersion.objects.filter(pk=check.version_id).update(
+                check_state=BotVersion.QUEUED)
+        games = TestGame.objects.filter(state=TestGame.RUNNING).update(
+            state=TestGame.QUEUED, started_at=None)
+    return len(checks), games
+
+
+def season_state() -> str:
+    """running, paused or closed."""
+    season, _ = Season.objects.get_or_create(pk=1)
+    return season.state
+
+
+# ---------------------------------------------------------------------------- checks
+
+def claim_check(data: Path) -> Claimed | None:
+    """Take the oldest queued check (marking it and its version running), or None."""
+    with transaction.atomic():
+        check = (CheckRun.objects.select_related("version__bot")
+                 .filter(state=CheckRun.QUEUED).order_by("queued_at", "id").first())
+        if check is None:
+            return None
+        check.state, check.started_at = CheckRun.RUNNING, timezone.now()
+        check.attempts += 1
+        check.save(update_fields=["state", "started_at", "attempts"])
+        version = check.version
+        version.check_state = BotVersion.RUNNING
+        version.save(update_fields=["check_state"])
+        return Claimed(check.pk, version.pk, version.league_name, spec_path(data, version),
+                       version.bot.owner_id)
+
+
+def add_check_line(check_id: int, seq: int, text: str) -> None:
+    """Append one line of a check's output."""
+    CheckLine.objects.create(run_id=check_id, seq=seq, text=text)
+
+
+def finish_check(check_id: int, passed: bool, summary: str) -> None:
+    """Set a check's verdict, and tell the version's owner."""
+    summary = safe_line(summary, limit=280)
+    with transaction.atomic():
+        check = CheckRun.objects.select_related("version__bot").get(pk=check_id)
+        check.state = CheckRun.PASSED if passed else CheckRun.FAILED
+        check.finished_at, check.summary = timezone.now(), summary
+        check.save(update_fields=["state", "finished_at", "summary"])
+        version = check.version
+        version.check_state = check.state
+        if not passed:
+            version.error = summary
+        version.save(update_fields=["check_state", "error"])
+        word = "passed its check" if passed else "failed its check"
+        notify(version.bot.owner_id, f"{_label(version)} {word}: {summary}", version.pk)
+
+
+# ---------------------------------------------------------------------------- the season
+
+@dataclass(frozen=True)
+class Entry:
+    """A version that passed its check and waits to enter the season."""
+
+    version_id: int
+    league_name: str
+    spec: Path
+    retire: tuple[str, ...]    # the bot's versions active now (they become retired)
+
+
+def waiting_entries(data: Path) -> list[Entry]:
+    """Versions that passed and wait, of bots and owners still allowed to play, oldest first
+    (the order they enter in); only a bot's newest passed version enters."""
+    waiting = (BotVersion.objects.select_related("bot__owner")
+               .filter(check_state=BotVersion.PASSED, season_state=BotVersion.WAITING,
+                       bot__disabled=False, bot__owner__is_active=True)
+               .order_by("id"))
+    newest: dict[int, BotVersion] = {}
+    for version in waiting:
+        newest[version.bot_id] = version
+    entries = []
+    for version in sorted(newest.values(), key=lambda v: v.pk):
+        active = BotVersion.objects.filter(bot_id=version.bot_id, season_state=BotVersion.ACTIVE)
+        entries.append(Entry(version.pk, version.league_name, spec_path(data, version),
+                             tuple(v.league_name for v in active)))
+    return entries
+
+
+def mark_entered(entry: Entry) -> None:
+    """The entry is in the season: it is active, the bot's older active versions retired."""
+    now = timezone.now()
+    with transaction.atomic():
+        version = BotVersion.objects.select_related("bot").get(pk=entry.version_id)
+        older = BotVersion.objects.filter(bot_id=version.bot_id, season_state__in=[
+            BotVersion.ACTIVE, BotVersion.WAITING], pk__lt=version.pk)
+        for old in older.filter(season_state=BotVersion.ACTIVE):
+            notify(version.bot.owner_id, f"{_label(old)} is retired: {_label(version)} takes "
+                                         f"its place (its games stay on its row)", old.pk)
+        older.update(season_state=BotVersion.RETIRED, retired_at=now)
+        version.season_state, version.entered_at = BotVersion.ACTIVE, now
+        version.save(update_fields=["season_state", "entered_at"])
+        notify(version.bot.owner_id, f"{_label(version)} entered the season", version.pk)
+
+
+def to_disable() -> list[tuple[int, str, str]]:
+    """Active or waiting versions of disabled bots or inactive owners: (version id, league
+    name, why)."""
+    found = []
+    gone = BotVersion.objects.select_related("bot__owner").filter(
+        Q(bot__disabled=True) | Q(bot__owner__is_active=False),
+        season_state__in=[BotVersion.ACTIVE, BotVersion.WAITING])
+    for version in gone:
+        reason = version.bot.disabled_reason
+        why = ((f"the bot is disabled: {reason}" if reason else "the bot is disabled")
+               if version.bot.disabled else "its owner's account is disabled")
+        found.append((version.pk, version.league_name, why))
+    return found
+
+
+def mark_disabled(version_id: int, why: str, was_active: bool) -> None:
+    """A version leaves the season (its recorded games stay)."""
+    with transaction.atomic():
+        version = BotVersion.objects.select_related("bot").get(pk=version_id)
+        version.season_state = BotVersion.DISABLED
+        version.error = safe_line(why, limit=200)
+        version.save(update_fields=["season_state", "error"])
+        if was_active:
+            notify(None, f"{_label(version)} left the season: {why}", version.pk)
+
+
+def names_by_league_name() -> dict[str, tuple[str, int, int]]:
+    """league name -> (bot name, version number, owner id) of every version."""
+    return {v.league_name: (v.bot.name, v.number, v.bot.owner_id)
+            for v in BotVersion.objects.select_related("bot")}
+
+
+def write_standing(games: int, data: dict) -> None:
+    """A new snapshot of the table (the leaderboard shows the newest)."""
+    Standing.objects.create(games=games, data=data)
+
+
+def set_report(path: str) -> None:
+    """The closed season's static report is written at `path` (relative to DIR)."""
+    Season.objects.filter(pk=1).update(report_path=path, closed_at=timezone.now())
+
+
+def notify(user_id: int | None, text: str, version_id: int | None = None) -> None:
+    """A notice for a student (or, with no user, for the organiser)."""
+    Notice.objects.create(user_id=user_id, text=safe_line(text, limit=490), version_id=version_id)
+
+
+def notify_owner(league_name: str, text: str) -> None:
+    """A notice for the owner of the version named `league_name` in the season."""
+    version = BotVersion.objects.select_related("bot").filter(league_name=league_name).first()
+    if version is not None:
+        notify(version.bot.owner_id, f"{_label(version)} {text}", version.pk)
+
+
+def _label(version: BotVersion) -> str:
+    return f"{version.bot.name} v{version.number}"
+
+
+# ---------------------------------------------------------------------------- test games
+
+@dataclass(frozen=True)
+class TestRequest:
+    """A test game to play: the requester's version and the opponents, specs by seat."""
+
+    __test__ = False
+
+    id: int
+    requester_id: int
+    seats: tuple[tuple[str, Path], ...]    # (league name, spec) per seat; the version first
+
+
+def claim_test_game(data: Path) -> TestRequest | None:
+    """Take the oldest queued test game (marking it running), or None."""
+    with transaction.atomic():
+        game = (TestGame.objects.select_related("version__bot").filter(state=TestGame.QUEUED)
+                .order_by("requested_at", "id").first())
+        if game is None:
+            return None
+        game.state, game.started_at = TestGame.RUNNING, timezone.now()
+        game.save(update_fields=["state", "started_at"])
+        versions = [game.version, *game.opponents.select_related("bot").order_by("id")]
+        return TestRequest(game.pk, game.requester_id,
+                           tuple((v.league_name, spec_path(data, v)) for v in versions))
+
+
+def finish_test_game(game_id: int, record_file: str, error: str) -> None:
+    """A test game's end: its record file (relative to DIR), or why it could not be played."""
+    with transaction.atomic():
+        game = TestGame.objects.select_related("version__bot").get(pk=game_id)
+        game.state = TestGame.FAILED if error else TestGame.DONE
+        game.finished_at, game.record_file = timezone.now(), record_file
+        game.error = safe_line(error, limit=300)
+        game.save(update_fields=["state", "finished_at", "record_file", "error"])
+        word = f"could not be played: {game.error}" if error else "is ready to watch"
+        notify(game.requester_id, f"test game {game.pk} of {_label(game.version)} {word}",
+               game.version_id)
+

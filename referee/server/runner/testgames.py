@@ -1,0 +1,75 @@
+"""Test games on demand: one unrated game of a student's version against bots they picked.
+
+Never stored in the season's league.db: the record goes to DIR/testgames/<id>.json, with the
+output of every seat but the requester's own bots left out (a student sees only their own
+bots' stderr), so the web can show the file as it is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from referee.bots.spec import load_spec
+from referee.engine import RuleSet
+from referee.match import MatchOptions
+from referee.seeds import draw_secret
+from referee.server.runner import records
+from referee.server.runner.checks import Db
+from referee.single import play_one
+from referee.text import safe_line
+
+HIDDEN = "(another student's bot: its output is not shown)"
+
+
+async def play_test_game(db: Db, data: Path, request: records.TestRequest,
+                         stored: dict[str, Any], timeout: float) -> None:
+    """Play one claimed test game and record it (or say why it could not be played)."""
+    owned = await db(_owned_names, request)
+    try:
+        specs = [dataclasses.replace(load_spec(path), name=name) for name, path in request.seats]
+        rules = RuleSet.from_dict(stored["rules"])
+        options = MatchOptions(stored["strikes_to_forfeit"], stored["autoplay_forced"])
+        result = await asyncio.wait_for(
+            play_one(specs, rules, draw_secret(), options=options, sandbox=None), timeout)
+    except TimeoutError:
+        await db(records.finish_test_game, request.id, "",
+                 f"not finished within {timeout:.0f} s")
+        return
+    except Exception as exc:  # noqa: BLE001 - a bot that cannot start, a spec gone: one line
+        await db(records.finish_test_game, request.id, "", safe_line(str(exc), limit=300))
+        return
+    record = result.record.to_json()   # its match metadata is at the top (replay-format.md)
+    names = [name for name, _ in request.seats]
+    record["output"] = [text if name in owned else HIDDEN
+                        for name, text in zip(names, record.get("output", []), strict=False)]
+    record["test_game"] = {"id": request.id, "unrated": True, "seats": names}
+    relative = f"testgames/{request.id}.json"
+    path = data / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".part")
+    partial.write_text(json.dumps(record), encoding="utf-8")
+    os.replace(partial, path)     # never a half-written record
+    await db(records.finish_test_game, request.id, relative, "")
+
+
+def _owned_names(request: records.TestRequest) -> set[str]:
+    """The league names among the seats that belong to the requester."""
+    owners = records.names_by_league_name()
+    return {name for name, _ in request.seats
+            if owners.get(name, ("", 0, -1))[2] == request.requester_id}
+
+
+async def test_game_queue(db: Db, data: Path, stored: dict[str, Any], timeout: float,
+                          idle: float = 1.0) -> None:
+    """Claim and play queued test games forever, one at a time."""
+    while True:
+        request = await db(records.claim_test_game, data)
+        if request is None:
+            await asyncio.sleep(idle)
+            continue
+        await play_test_game(db, data, request, stored, timeout)
