@@ -45,6 +45,7 @@ class SeasonLoop:
         self.notices: list[tuple[str, str]] = []  # (league name, text) to write
         self.game_saved = asyncio.Event()    # set when a game is stored
         self.refit_now = False               # the closed season's final table is wanted
+        self.state = RUNNING
 
     async def run(self) -> None:
         """Enter, schedule and play until the season is closed; then write its report."""
@@ -52,6 +53,8 @@ class SeasonLoop:
             while True:
                 state = await self.db(records.season_state)
                 await self.leave_disabled()
+                if state != self.state:
+                    await self.changed(state)
                 if state == CLOSED:
                     await self.close_executor()
                     await self.close_season()
@@ -70,6 +73,17 @@ class SeasonLoop:
                 await self.play(pending)
         finally:
             await self.close_executor()
+
+    async def changed(self, state: str) -> None:
+        """The organiser paused, resumed or closed the season: say so once play has stopped
+        (the games that were in flight are stored by now)."""
+        self.state = state
+        count = self.season.store.count()
+        words = {PAUSED: "paused", RUNNING: "resumed", CLOSED: "closed"}
+        log(f"play {words[state]} with {count} games recorded")
+        if state != CLOSED:
+            await self.db(records.notify, None, f"play is {words[state]}: {count} games "
+                                                f"recorded")
 
     # ------------------------------------------------------------------ entrants
 
