@@ -8,10 +8,11 @@ from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import LoginView
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from referee.server.club.limits import server_limits
+from referee.server.club.models import ApiToken
 from referee.server.club.people import JoinRefused, join, new_token, revoke_token
 from referee.server.club.views.common import over_limit, rate_limited
 
@@ -93,8 +94,9 @@ def token_new(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
+    get_object_or_404(ApiToken, pk=token_id, user=request.user)   # others' tokens: 404
     if revoke_token(request.user, token_id):
         messages.success(request, "token revoked: it no longer works")
     else:
-        messages.error(request, "no such token, or revoked already")
+        messages.error(request, "that token is revoked already")
     return redirect("club:tokens")

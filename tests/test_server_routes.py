@@ -1,0 +1,188 @@
+"""Every route of the club server, checked for who may use it: anonymous, the student who owns
+the objects in its URL, another student, and the organiser. The routes are enumerated from the
+URL configuration, so a new route without a rule here fails the test."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+
+import pytest
+from server_support import club_django, play_season
+
+club_django()
+
+from django.contrib.auth.models import User  # noqa: E402
+from django.test import Client, override_settings  # noqa: E402
+from django.urls import URLPattern, URLResolver, get_resolver  # noqa: E402
+
+from referee.league.store import LeagueStore  # noqa: E402
+from referee.server.club.models import (  # noqa: E402
+    Bot,
+    BotVersion,
+    CheckRun,
+    JoinCode,
+    Season,
+    TestGame,
+)
+from referee.server.club.people import join, make_join_code, new_token  # noqa: E402
+
+# OWNER: the owner and the organiser; SELF: the owner alone (a personal token; the organiser
+# revokes tokens in the admin).
+PUBLIC, SIGNED_IN, OWNER, SELF, TOKEN, ORGANISER, ADMIN = (
+    "public", "signed in", "owner", "self", "token", "organiser", "admin")
+# route name -> (who may use it, HTTP method)
+RULES = {
+    "club:home": (SIGNED_IN, "GET"),
+    "club:join": (PUBLIC, "GET"),
+    "club:login": (PUBLIC, "GET"),
+    "club:logout": (PUBLIC, "POST"),
+    "club:tokens": (SIGNED_IN, "GET"),
+    "club:token-new": (SIGNED_IN, "POST"),
+    "club:token-revoke": (SELF, "POST"),
+    "club:upload": (SIGNED_IN, "POST"),
+    "club:leaderboard": (SIGNED_IN, "GET"),
+    "club:leaderboard-json": (SIGNED_IN, "GET"),
+    "club:bot": (SIGNED_IN, "GET"),
+    "club:version": (OWNER, "GET"),
+    "club:download": (OWNER, "GET"),
+    "club:game": (SIGNED_IN, "GET"),
+    "club:game-viewer": (SIGNED_IN, "GET"),
+    "club:testgames": (SIGNED_IN, "GET"),
+    "club:testgame": (OWNER, "GET"),
+    "club:testgame-viewer": (OWNER, "GET"),
+    "club:api-submit": (TOKEN, "POST"),
+    "club:api-version": (OWNER, "GET"),
+    "club:organiser": (ORGANISER, "GET"),
+    "club:season-action": (ORGANISER, "POST"),
+    "club:code-new": (ORGANISER, "POST"),
+    "club:code-withdraw": (ORGANISER, "POST"),
+    "club:bot-disable": (ORGANISER, "POST"),
+    "club:report": (ORGANISER, "GET"),
+    "club:report-file": (ORGANISER, "GET"),
+    "admin": (ADMIN, "GET"),
+}
+
+
+def routes() -> dict[str, str]:
+    """route name -> URL pattern, for every route (the admin counts as one)."""
+    found: dict[str, str] = {}
+
+    def walk(patterns: list, prefix: str, namespace: str) -> None:
+        for item in patterns:
+            if isinstance(item, URLResolver):
+                if item.app_name == "admin":
+                    found["admin"] = prefix + str(item.pattern)
+                    continue
+                space = f"{item.namespace}:" if item.namespace else namespace
+                walk(item.url_patterns, prefix + str(item.pattern), space)
+            elif isinstance(item, URLPattern):
+                assert item.name, f"route {prefix}{item.pattern} has no name"
+                found[namespace + item.name] = prefix + str(item.pattern)
+
+    walk(get_resolver().url_patterns, "/", "")
+    return found
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    root = tmp_path_factory.mktemp("routes")
+    tag = uuid.uuid4().hex[:6]
+    users = {}
+    for who in ("owner", "other"):
+        users[who] = join(make_join_code().code, f"{who}{tag}", "a-long-club-password-7", 3)
+    users["organiser"] = User.objects.create_superuser(f"org{tag}", password="x" * 12)
+    bot = Bot.objects.create(owner=users["owner"], name=f"route-{tag}")
+    version = BotVersion.objects.create(
+        bot=bot, number=1, archive_name="a.zip", archive_sha256="0" * 64, archive_size=1,
+        folder=f"uploads/{bot.name}/1/bot", spec="bot.toml", league_name=f"{bot.name}.v1",
+        check_state="passed", season_state="active")
+    (root / "uploads" / bot.name / "1").mkdir(parents=True)
+    (root / "uploads" / bot.name / "1" / "archive").write_bytes(b"PK")
+    CheckRun.objects.create(version=version)
+    play_season(root, {version.league_name: "hi", f"x{tag}.v1": "ho"}, games=2)
+    (root / "testgames").mkdir()
+    store = LeagueStore.open_readonly(root / "season" / "league.db")
+    (root / "testgames" / "1.json").write_text(json.dumps(store.record(0)))
+    store.close()
+    test_game = TestGame.objects.create(requester=users["owner"], version=version,
+                                        state="done", record_file="testgames/1.json")
+    (root / "season" / "final").mkdir()
+    (root / "season" / "final" / "index.html").write_text("<p>report</p>")
+    _, token = new_token(users["owner"])
+    kwargs = {"name": bot.name, "version_id": version.pk, "index": 0, "game_id": test_game.pk,
+              "token_id": token.pk, "action": "resume", "bot_id": bot.pk,
+              "code_id": JoinCode.objects.first().pk, "path": "index.html"}
+    return {"root": root, "users": users, "kwargs": kwargs}
+
+
+def url_of(pattern: str, kwargs: dict) -> str:
+    return re.sub(r"<(?:\w+:)?(\w+)>", lambda m: str(kwargs[m.group(1)]), pattern)
+
+
+def client_for(world: dict, who: str) -> Client:
+    client = Client()
+    if who != "anonymous":
+        client.force_login(world["users"][who])
+    return client
+
+
+def test_every_route_has_a_rule() -> None:
+    assert set(routes()) == set(RULES), "give each new route a rule in RULES"
+
+
+@pytest.mark.parametrize("who", ["anonymous", "owner", "other", "organiser"])
+def test_every_route_answers_each_kind_of_user_as_its_rule_says(world: dict, who: str) -> None:
+    season = Season.objects.get(pk=1)
+    saved = (season.state, season.report_path)
+    Season.objects.filter(pk=1).update(report_path="season/final/index.html")
+    wrong = []
+    try:
+        with override_settings(DATA_DIR=world["root"]):
+            for name, pattern in routes().items():
+                rule, method = RULES[name]
+                url = url_of(pattern, world["kwargs"])
+                client = client_for(world, who)
+                answer = client.post(url) if method == "POST" else client.get(url)
+                status = answer.status_code
+                expected = expect(rule, who, url)
+                if not expected(status, answer):
+                    wrong.append(f"{who} {method} {url} ({rule}): {status}")
+    finally:
+        Season.objects.filter(pk=1).update(state=saved[0], report_path=saved[1])
+    assert not wrong, "\n".join(wrong)
+
+
+def expect(rule: str, who: str, url: str):  # noqa: ANN201
+    """A test of (status, answer) for this rule and user."""
+    api = url.startswith("/api/")
+
+    def to_login(status: int, answer) -> bool:
+        if api:
+            return status == 401
+        return status == 302 and "login/" in answer["Location"]
+
+    def allowed(status: int, _answer) -> bool:
+        return status < 400
+
+    def hidden(status: int, _answer) -> bool:
+        return status == 404
+
+    if rule == PUBLIC:
+        return allowed
+    if rule == ADMIN:
+        return allowed if who == "organiser" else to_login
+    if who == "anonymous":
+        return to_login
+    if rule == TOKEN:   # a session is no token: the API says so
+        return lambda status, _a: status == 401
+    if rule == SIGNED_IN:
+        return allowed
+    if rule == OWNER:
+        return hidden if who == "other" else allowed
+    if rule == SELF:
+        return allowed if who == "owner" else hidden
+    if rule == ORGANISER:
+        return allowed if who == "organiser" else hidden
+    raise AssertionError(f"unknown rule {rule}")
