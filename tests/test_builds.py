@@ -19,6 +19,7 @@ import pytest
 
 from referee.bots import build
 from referee.bots.build import ensure_built
+from referee.bots.process import protocol_env
 from referee.bots.sandbox import default_env
 from referee.bots.spec import load_spec
 from referee.check import processes_with_run_id
@@ -97,7 +98,8 @@ def test_a_build_runs_confined(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert f"BUILD: env {SECRET} absent" in report
     names = set(next(x for x in report if x.startswith("BUILD: env count")).split()[5:])
     given = {"BUILD_READ_PATHS", "BUILD_WRITE_PATHS", "BUILD_SECRET_NAMES", "BUILD_PROBE_PORT"}
-    assert names <= {*default_env(), *given, "PWD", "REFEREE_RUN_ID"}, names
+    # (LASVEGAS_PROTO: the path of the referee's public bot.proto, no secret)
+    assert names <= {*default_env(), *protocol_env(), *given, "PWD", "REFEREE_RUN_ID"}, names
     assert "BUILD: own folder WROTE" in report
     # Nothing landed outside; the folder is given back to its owner, new files included.
     for place in (tmp_path, tmp_path / "bots", other, ROOT, Path("/etc")):

@@ -9,6 +9,7 @@ The C++ guide needs the C++ toolchain: skipped without it, failed where REFEREE_
 
 from __future__ import annotations
 
+import re
 import shutil
 import tomllib
 from pathlib import Path
@@ -37,8 +38,12 @@ def follow(guide: str, tmp_path: Path) -> tuple[str, str]:
     return name, "\n".join(printed)
 
 
-def assert_followed(name: str, printed: str, top: Path) -> None:
-    assert f"{name} conforms" in printed, printed
+def assert_followed(guide: str, name: str, printed: str, top: Path) -> None:
+    # The check's last line is what the guide quotes (`mine conforms: 27 passed, 0 failed`).
+    quoted = re.findall(rf"`({re.escape(name)} conforms[^`]*)`", (GUIDES / guide).read_text())
+    assert quoted, f"{guide} does not quote the check's last line"
+    for text in quoted:
+        assert text in printed, f"{guide} says {text!r}; referee check printed:\n{printed}"
     # The guides then play a game (--replay game.json), a league (my-league) and show a game.
     assert (top / "game.json").is_file() and (top / "my-league" / "league.db").is_file()
     # ... and `referee show my-league 0` tells the bot's game to its ranking.
@@ -48,14 +53,14 @@ def assert_followed(name: str, printed: str, top: Path) -> None:
 def test_the_python_guide_gives_a_bot_that_passes_check(tmp_path: Path) -> None:
     name, printed = follow("python.md", tmp_path)
     assert name == "mine"
-    assert_followed(name, printed, tmp_path / "clone")
+    assert_followed("python.md", name, printed, tmp_path / "clone")
 
 
 @pytest.mark.skipif(shutil.which("npm") is None, reason="node/npm are not installed")
 def test_the_javascript_guide_gives_a_bot_that_passes_check(tmp_path: Path) -> None:
     name, printed = follow("javascript.md", tmp_path)
     assert name == "mine-js"
-    assert_followed(name, printed, tmp_path / "clone")
+    assert_followed("javascript.md", name, printed, tmp_path / "clone")
     # The npm cache the guide's install used is the empty one given (nothing came from ~/.npm).
     assert any((tmp_path / "caches" / "npm").iterdir())
 
@@ -64,7 +69,7 @@ def test_the_cpp_guide_gives_a_bot_that_passes_check(tmp_path: Path) -> None:
     _require_toolchain()
     name, printed = follow("cpp.md", tmp_path)
     assert name == "mine-cpp"
-    assert_followed(name, printed, tmp_path / "clone")
+    assert_followed("cpp.md", name, printed, tmp_path / "clone")
 
 
 def test_every_guide_marks_its_files_and_commands() -> None:
