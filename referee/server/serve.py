@@ -72,14 +72,18 @@ def environment(options: ServeOptions) -> dict[str, str]:
 def prepare(options: ServeOptions) -> str | None:
     """Make the data folder and its database; on the first start make the organiser and
     return their password (None later)."""
-    options.data.mkdir(parents=True, exist_ok=True, mode=0o700)
-    (options.data / "tmp").mkdir(exist_ok=True)
+    options.data.mkdir(parents=True, exist_ok=True)
+    # Others may pass through (a sandboxed bot runs as another uid and reads its own folder
+    # under uploads/) but not list it; the database is the club's alone.
+    options.data.chmod(0o711)
+    (options.data / "tmp").mkdir(exist_ok=True, mode=0o700)
     os.environ.update(environment(options))
     import django
     from django.core.management import call_command
 
     django.setup()
     call_command("migrate", verbosity=0, interactive=False)
+    (options.data / "server.sqlite3").chmod(0o600)   # its -wal and -shm files follow it
     from django.contrib.auth.models import User
 
     if User.objects.filter(is_superuser=True).exists():

@@ -88,6 +88,7 @@ def unpack_upload(archive: Path, dest: Path, limits: UploadLimits | None = None,
     kind = _kind(archive)
     dest.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
+    work.chmod(0o755)   # the sandbox runs the bot as another uid: it must read its folder
     try:
         if kind == "zip":
             written = _Writer(work, limits)
