@@ -1,198 +1,529 @@
-"""Benchmark: how many games a league needs before its table is right and settled.
+"""Benchmark: do the ratings keep their promises? (issue 24)
 
-Bots of known strength order play in process (no gRPC): `noisy_greedy` policies that play the
-greedy move except, with probability p, a random one (p = 0 < 0.4 < 0.7 < 1: the strongest
-first). For each seed, two leagues of the same bots are played on the league's own schedules
-(`make_schedule`, tables of 4): plain seating and `--duplicate` (every table in its 4 seat
-rotations with one seed). After every block of games the benchmark asks, for each league:
+Everything is simulated in process (engine bots, no gRPC), so that thousands of gauntlets and
+leagues run in minutes. Each section prints its counts; the last four lines are the promises,
+each alone on its line ("not met" where a target is not):
 
-* global fit: is the order of the fit right, with every pair of neighbours separated (their 95%
-  bootstrap intervals, resampled as a league does: whole rotation sets under duplicate, apart)?
-* TrueSkill: is the order by mu right, with every pair of neighbours' mu +- 1.96 sigma apart?
+1. **Gauntlet false positives.** A pool of real gauntlet pairs of two equally strong bots
+   (greedy with 30% random moves, different random choices, against a field of three such
+   bots, tables of 4) is played once; each simulated gauntlet draws its pairs from the pool
+   with replacement and swaps candidate and baseline with probability 1/2 (two equal bots are
+   exchangeable, so this is exactly "equal bots"). The test at the defaults (--delta 50,
+   alpha 0.05) is run on each; beside it, on the very same pairs, the test used before (a
+   normal approximation with one variance for both hypotheses, Wald's bounds) and a GSPRT with
+   a normal profile likelihood (a variance per hypothesis).
+2. **Gauntlet power.** Bots exactly --delta Elo apart cannot be made from engine policies, so
+   gauntlets are drawn from the model the delta is defined on: at each table of 4 the three
+   opponents (strengths -100, 0, +100 Elo) and the tested bot finish in the order of strength
+   plus Gumbel noise (which is Plackett-Luce); the opponents' noise is the same in both games
+   of a pair and the tested seat's with probability 0.3 (the pairing), so that a pair's
+   difference varies about as much as with the engine bots. The candidate is --delta above
+   the baseline.
+3. **--until-settled with two equal bots.** A pool of real games at tables of 3 of a strong
+   bot (greedy) and two equal ones (greedy with 60% random moves) is played once; each run
+   plays blocks of 75 games drawn from it (the twins' names swapped with probability 1/2 per
+   game) and stops, as --until-settled does, when every pair of neighbours is separated, after
+   at most 10 blocks. A run that stops has declared the twins separated. The rule of the
+   league (a gap of z bootstrap standard deviations, z for 10 looks) is measured beside the
+   rule before (95% intervals apart at every look), on the same games and fits.
+4. **Duplicate seating.** For each seed a plain league and a --duplicate league of four bots
+   of known order (greedy with 0, 40, 70 and 100% random moves) play 128 games at tables of
+   4; the variance over seeds of each fitted gap between neighbours, duplicate over plain,
+   summed over the three gaps, with a 95% bootstrap interval over seeds, for two kinds of
+   bot: with random streams of their own (noisy) and deterministic ones whose "random" moves
+   are a hash of what they see (hashed), so that all their luck is in the dice.
 
-and records the games played when that first holds (or the budget, counted as not settled).
-It prints the median over seeds for each of the four, and the ratios: duplicate / plain
-(target: at most 0.5 for the global fit) and global fit / TrueSkill.
+Besides: the correlation of the two scores of a gauntlet pair (how much pairing can cancel),
+the goodness of fit of the global fit per table size (observed against predicted
+finishing-ahead rates, one scale per size against one strength for all sizes), TrueSkill with
+the league default tau = 0 beside tau = 25/300 and the global fit (games until settled), and
+the global fit's independence of the order of the games.
 
-A second measure needs no stopping rule: over several seeds, leagues of a fixed number of games
-are fitted and the spread (standard deviation over seeds) of each fitted gap between neighbours
-is printed for plain and duplicate seating, with the mean bootstrap interval width: if duplicate
-seating cancelled most of the luck, its spread would be well below plain's.
-
-Finally it shuffles the order of one plain league's games (re-indexed, as if played in another
-order) a few times and prints how far each rating moves: TrueSkill's mu (in TrueSkill points and
-in its own sigma) and the global fit's strength (Elo), which should not move at all.
-
-Run: python bench/fairness.py [--seeds 4] [--max-games 512] [--block 16] [--policies noisy]
-The default run takes a few minutes on a busy 2-core machine.
+Run: python bench/fairness.py            (the full run, some minutes on a busy 2-core machine)
+     python bench/fairness.py --quick    (small counts: checks that it runs; no claims)
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
+import math
 import random
 import statistics
 import sys
 import time
+from collections import Counter
+from collections.abc import Callable, Sequence
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from referee.engine import preset  # noqa: E402
 from referee.league.schedule import make_schedule  # noqa: E402
-from referee.league.simulated import hashed_greedy, noisy_greedy, play_scheduled  # noqa: E402
-from referee.ratings.intervals import standings  # noqa: E402
-from referee.ratings.trueskill import rate_games  # noqa: E402
+from referee.league.simulated import (  # noqa: E402
+    hashed_greedy,
+    noisy_greedy,
+    pair_pool,
+    play_scheduled,
+)
+from referee.ratings.intervals import look_z, standings  # noqa: E402
+from referee.ratings.plackett import ELO, Design, GlobalFit, fit_games, to_elo  # noqa: E402
+from referee.ratings.results import PlayedGame  # noqa: E402
+from referee.ratings.sprt import (  # noqa: E402
+    BETTER,
+    INCONCLUSIVE,
+    NOT_BETTER,
+    SequentialTest,
+    SprtParams,
+)
+from referee.ratings.trueskill import RatingParams, rate_games  # noqa: E402
+
+RULES = preset("classic")
+Pairs = list[tuple[float, float]]
+
+
+# --- 1 and 2: the gauntlet -----------------------------------------------------------------
+
+def run_test(pairs: Sequence[tuple[float, float]], params: SprtParams) -> tuple[str, int]:
+    """The gauntlet's test on `pairs`: its verdict and the pairs it took."""
+    test = SequentialTest(params)
+    for candidate, baseline in pairs:
+        state = test.add(candidate, baseline)
+        if state.verdict is not None:
+            return state.verdict, state.pairs
+    return test.current.verdict or INCONCLUSIVE, test.current.pairs
+
+
+def run_normal(pairs: Sequence[tuple[float, float]], params: SprtParams,
+               profile: bool) -> tuple[str, int]:
+    """The baselines: a GSPRT with a normal likelihood, one variance for both hypotheses and
+    Wald's bounds (the test before, var floor 0.01), or (`profile`) a variance per hypothesis,
+    LLR = n/2 log(sum D^2 / sum (D - d)^2) (the issue's proposal), with bounds log(1/alpha)
+    and log(beta). Both with the same d, from --delta in Elo, as the gauntlet's test."""
+    total = square = base = 0.0
+    upper = math.log(1 / params.alpha) if profile else math.log((1 - params.beta) / params.alpha)
+    lower = math.log(params.beta) if profile else math.log(params.beta / (1 - params.alpha))
+    n = 0
+    for n, (candidate, baseline) in enumerate(pairs, start=1):
+        diff = candidate - baseline
+        total, square, base = total + diff, square + diff * diff, base + baseline
+        gain = params.score_gain((base + 0.5) / (n + 1))
+        if profile:
+            llr = n / 2 * math.log((square + n * 1e-3)
+                                   / (square - 2 * gain * total + n * gain * gain + n * 1e-3))
+        else:
+            mean = total / n
+            var = max((square - n * mean * mean) / (n - 1), 0.01) if n > 1 else 0.01
+            llr = n * gain * (2 * mean - gain) / (2 * var)
+        if n >= params.min_pairs:
+            if llr >= upper:
+                return BETTER, n
+            if llr <= lower:
+                return NOT_BETTER, n
+    return INCONCLUSIVE, n
+
+
+def equal_pool(pairs: int, seed: int) -> Pairs:
+    """Real gauntlet pairs of two equal bots (greedy with 30% random moves)."""
+    policies = {name: noisy_greedy(0.3, name) for name in ("twin-a", "twin-b", "f0", "f1", "f2")}
+    return pair_pool(RULES, policies, "twin-a", "twin-b", ["f0", "f1", "f2"], (4, 4), pairs,
+                     seed)
+
+
+def resampled(pool: Pairs, count: int, rng: random.Random) -> Pairs:
+    """`count` pairs drawn from `pool`, each swapped with probability 1/2 (equal bots)."""
+    drawn = []
+    for _ in range(count):
+        candidate, baseline = pool[rng.randrange(len(pool))]
+        drawn.append((candidate, baseline) if rng.random() < 0.5 else (baseline, candidate))
+    return drawn
+
+
+def model_pairs(rng: np.random.Generator, count: int, gap_elo: float, rho: float = 0.3,
+                field: Sequence[float] = (-100.0, 0.0, 100.0)) -> Pairs:
+    """Gauntlet pairs at tables of 4 from the Plackett-Luce model: the candidate `gap_elo`
+    above the baseline (strength 0), opponents drawn from `field`; the opponents' Gumbel noise
+    is shared by both games of a pair, the tested seat's with probability `rho`."""
+    opponents = rng.choice(np.asarray(field) / ELO, size=(count, 3))
+    others = opponents + rng.gumbel(size=(count, 3))
+    mine = rng.gumbel(size=count)
+    theirs = np.where(rng.random(count) < rho, mine, rng.gumbel(size=count))
+    candidate = ((gap_elo / ELO + mine)[:, None] > others).mean(axis=1)
+    baseline = (theirs[:, None] > others).mean(axis=1)
+    return list(zip(candidate.tolist(), baseline.tolist(), strict=True))
+
+
+def gauntlet_section(args) -> dict[str, tuple[int, int]]:
+    params = SprtParams()
+    print(f"\n1. gauntlet, equal bots: {args.gauntlets} gauntlets resampled from "
+          f"{args.pool} real pairs (greedy 30% random twins, field of 3, tables of 4); "
+          f"--delta {params.delta:g}, alpha {params.alpha}, beta {params.beta}, budget "
+          f"{params.max_games} games", flush=True)
+    pool = equal_pool(args.pool, 2024)
+    diffs = [c - b for c, b in pool]
+    scores = [x for pair in pool for x in pair]
+    print(f"   pool: mean difference {statistics.fmean(diffs):+.4f}, sd "
+          f"{statistics.stdev(diffs):.3f}; correlation of the two scores of a pair "
+          f"{np.corrcoef(*zip(*pool, strict=True))[0, 1]:.2f}; mean score "
+          f"{statistics.fmean(scores):.3f}")
+    rng = random.Random(1)
+    results: dict[str, list[tuple[str, int]]] = {"new": [], "before": [], "profile": []}
+    for _ in range(args.gauntlets):
+        pairs = resampled(pool, params.max_pairs, rng)
+        results["new"].append(run_test(pairs, params))
+        results["before"].append(run_normal(pairs, params, profile=False))
+        results["profile"].append(run_normal(pairs, params, profile=True))
+    labels = {"new": "by betting (the gauntlet's test)",
+              "before": "normal, one variance, Wald bounds (before)",
+              "profile": "normal profile likelihood"}
+    print(f"   {'test':<44} {'better':>7} {'rate':>6} {'median pairs':>13}")
+    for key, label in labels.items():
+        better = sum(verdict == BETTER for verdict, _ in results[key])
+        pairs_taken = statistics.median(n for _, n in results[key])
+        print(f"   {label:<44} {better:>7} {better / args.gauntlets:>6.3f} {pairs_taken:>13.0f}")
+    new_fp = sum(v == BETTER for v, _ in results["new"])
+    old_fp = sum(v == BETTER for v, _ in results["before"])
+    if new_fp:
+        print(f"   ratio of false positives, before / now: {old_fp / new_fp:.2f}")
+
+    print(f"\n2. gauntlet, candidate {params.delta:g} Elo better: {args.power_runs} gauntlets "
+          f"from the Plackett-Luce model (tables of 4, opponents -100/0/+100 Elo, tested seat's "
+          f"noise shared with probability 0.3)", flush=True)
+    model = np.random.default_rng(7)
+    power: dict[str, list[tuple[str, int]]] = {"new": [], "before": []}
+    model_fp = []
+    for _ in range(args.power_runs):
+        pairs = model_pairs(model, params.max_pairs, params.delta)
+        power["new"].append(run_test(pairs, params))
+        power["before"].append(run_normal(pairs, params, profile=False))
+        model_fp.append(run_test(model_pairs(model, params.max_pairs, 0.0), params)[0])
+    sample = model_pairs(np.random.default_rng(8), 4000, params.delta)
+    print(f"   model pairs: sd of the difference "
+          f"{statistics.stdev(c - b for c, b in sample):.3f}, correlation "
+          f"{np.corrcoef(*zip(*sample, strict=True))[0, 1]:.2f}")
+    for key, label in (("new", labels["new"]), ("before", labels["before"])):
+        found = Counter(verdict for verdict, _ in power[key])
+        print(f"   {label:<44} better {found[BETTER]}/{args.power_runs}, not better "
+              f"{found[NOT_BETTER]}, inconclusive {found[INCONCLUSIVE]}; median pairs "
+              f"{statistics.median(n for _, n in power[key]):.0f}, 90th percentile "
+              f"{np.percentile([n for _, n in power[key]], 90):.0f}")
+    print(f"   equal bots on the model: better {model_fp.count(BETTER)}/{args.power_runs}")
+    return {"fp": (new_fp, args.gauntlets),
+            "power": (sum(v == BETTER for v, _ in power["new"]), args.power_runs)}
+
+
+def pairing_section(args) -> None:
+    """How much of the luck pairing can cancel: the correlation of the two scores of a pair,
+    for twins with many random moves and for two versions that mostly play alike."""
+    print(f"\nPairing: correlation of the candidate's and the baseline's score in "
+          f"{args.pool // 2} pairs (field of 3 greedy-30%, tables of 4)", flush=True)
+    kinds = {
+        "greedy 30% random twins": (noisy_greedy(0.3, "a"), noisy_greedy(0.3, "b")),
+        "greedy 90% random twins": (noisy_greedy(0.9, "a"), noisy_greedy(0.9, "b")),
+        "greedy against greedy 5% random (hashed)": (noisy_greedy(0.0), hashed_greedy(0.05)),
+    }
+    for label, (candidate, baseline) in kinds.items():
+        policies = {"c": candidate, "b": baseline,
+                    **{f"f{i}": noisy_greedy(0.3, f"f{i}") for i in range(3)}}
+        pool = pair_pool(RULES, policies, "c", "b", ["f0", "f1", "f2"], (4, 4),
+                         args.pool // 2, 99)
+        corr = np.corrcoef(*zip(*pool, strict=True))[0, 1]
+        print(f"   {label:<44} {corr:.2f}")
+
+
+# --- 3: --until-settled --------------------------------------------------------------------
+
+SETTLE_BOTS = ["strong", "twin-a", "twin-b"]
+
+
+def settle_pool(games: int, seed: int) -> list[PlayedGame]:
+    policies = {"strong": noisy_greedy(0.0, "s"), "twin-a": noisy_greedy(0.6, "a"),
+                "twin-b": noisy_greedy(0.6, "b")}
+    return [play_scheduled(RULES, game, policies)
+            for game in make_schedule(SETTLE_BOTS, games, 3, seed, False)]
+
+
+def swapped(game: PlayedGame, index: int, swap: bool) -> PlayedGame:
+    names = {"twin-a": "twin-b", "twin-b": "twin-a"} if swap else {}
+    return dataclasses.replace(game, index=index,
+                               bots=tuple(names.get(bot, bot) for bot in game.bots))
+
+
+def settled_section(args) -> tuple[int, int]:
+    looks = args.blocks
+    print(f"\n3. --until-settled, two equal bots and a strong one: {args.settled_runs} runs, "
+          f"blocks of {args.block} games at tables of 3 (drawn from {args.settle_pool} real "
+          f"games), at most {looks} blocks; {args.resamples} bootstrap resamples per look; "
+          f"z = {look_z(looks):.2f}", flush=True)
+    pool = settle_pool(args.settle_pool, 77)
+    rng = random.Random(5)
+    stopped = {"now": [], "before": []}
+    for run in range(args.settled_runs):
+        games: list[PlayedGame] = []
+        decided: dict[str, int | None] = {"now": None, "before": None}
+        for block in range(1, looks + 1):
+            for _ in range(args.block):
+                games.append(swapped(pool[rng.randrange(len(pool))], len(games),
+                                     rng.random() < 0.5))
+            fit = standings(games, SETTLE_BOTS, run, resamples=args.resamples, looks=looks)
+            if decided["now"] is None and not fit.unresolved():
+                decided["now"] = block
+            apart = all(fit.low[a] > fit.high[b] for a, b in zip(fit.order, fit.order[1:],
+                                                                strict=False))
+            if decided["before"] is None and apart:
+                decided["before"] = block
+            if None not in decided.values():
+                break
+        for key in stopped:
+            stopped[key].append(decided[key])
+    for key, label in (("now", f"gap z > {look_z(looks):.2f} (the league's rule)"),
+                       ("before", "95% intervals apart at each look (before)")):
+        count = sum(block is not None for block in stopped[key])
+        blocks = Counter(block for block in stopped[key] if block is not None)
+        print(f"   {label:<44} twins separated in {count}/{args.settled_runs}; at blocks "
+              f"{dict(sorted(blocks.items()))}")
+    return sum(b is not None for b in stopped["now"]), args.settled_runs
+
+
+# --- 4: duplicate seating ------------------------------------------------------------------
 
 LEVELS = {"p0.0": 0.0, "p0.4": 0.4, "p0.7": 0.7, "p1.0": 1.0}   # strongest first
 BOTS = list(LEVELS)
 
 
-def global_settled(games, groups, seed: int, resamples: int) -> bool:
-    fit = standings(games, BOTS, seed, groups, resamples)
-    return fit.order == BOTS and not fit.unresolved()
+def fitted_gaps(games: list[PlayedGame]) -> list[float]:
+    fit = fit_games(games, BOTS)
+    return [fit.strength[a] - fit.strength[b]  # type: ignore[operator]
+            for a, b in zip(BOTS, BOTS[1:], strict=False)]
 
 
-def trueskill_settled(games) -> bool:
-    ratings = rate_games(games, BOTS)
-    order = sorted(BOTS, key=lambda bot: -ratings.mu[bot])
-    if order != BOTS:
+def variance_ratio(plain: np.ndarray, duplicate: np.ndarray,
+                   rng: np.random.Generator, draws: int = 2000) -> tuple[float, float, float]:
+    """sum of the gaps' variances over seeds, duplicate / plain, with a 95% percentile
+    bootstrap interval over seeds."""
+    def ratio(rows: np.ndarray) -> float:
+        return float(np.var(duplicate[rows], axis=0, ddof=1).sum()
+                     / np.var(plain[rows], axis=0, ddof=1).sum())
+
+    seeds = len(plain)
+    with np.errstate(divide="ignore", invalid="ignore"):   # a draw of one seed repeated
+        boot = [ratio(rng.integers(0, seeds, seeds)) for _ in range(draws)]
+    low, high = np.percentile([b for b in boot if math.isfinite(b)], [2.5, 97.5])
+    return ratio(np.arange(seeds)), float(low), float(high)
+
+
+def duplicate_section(args) -> tuple[float, float, float, int]:
+    print(f"\n4. duplicate seating: {args.duplicate_seeds} seeds x {args.duplicate_games} games "
+          f"per seating, tables of 4; variance over seeds of the fitted gaps between "
+          f"neighbours (Elo^2), duplicate / plain", flush=True)
+    worst = None
+    for kind, family in (("noisy", noisy_greedy), ("hashed", hashed_greedy)):
+        policies = {name: family(p, name) for name, p in LEVELS.items()}
+        gaps: dict[bool, list[list[float]]] = {False: [], True: []}
+        for seed in range(1, args.duplicate_seeds + 1):
+            for duplicate in (False, True):
+                schedule = make_schedule(BOTS, args.duplicate_games, 4, 1000 + seed, duplicate)
+                gaps[duplicate].append(fitted_gaps(
+                    [play_scheduled(RULES, game, policies) for game in schedule]))
+        plain, dup = np.array(gaps[False]), np.array(gaps[True])
+        ratio, low, high = variance_ratio(plain, dup, np.random.default_rng(3))
+        print(f"   {kind:<7} plain sd {' '.join(f'{v:5.1f}' for v in plain.std(0, ddof=1))}; "
+              f"duplicate sd {' '.join(f'{v:5.1f}' for v in dup.std(0, ddof=1))}; "
+              f"ratio {ratio:.2f} [{low:.2f}, {high:.2f}]", flush=True)
+        if worst is None or ratio > worst[0]:
+            worst = (ratio, low, high)
+    assert worst is not None
+    return (*worst, args.duplicate_seeds)
+
+
+# --- goodness of fit per table size --------------------------------------------------------
+
+FIT_LEVELS = {"p0.0": 0.0, "p0.15": 0.15, "p0.3": 0.3, "p0.6": 0.6, "p1.0": 1.0}
+
+
+def size_section(args) -> None:
+    names = list(FIT_LEVELS)
+    policies = {name: noisy_greedy(p, name) for name, p in FIT_LEVELS.items()}
+    games: list[PlayedGame] = []
+    for size in (2, 3, 4, 5):
+        for game in make_schedule(names, args.size_games, size, 500 + size, False):
+            games.append(dataclasses.replace(play_scheduled(RULES, game, policies),
+                                             index=len(games)))
+    print(f"\nTable sizes: {args.size_games} games at each of 2, 3, 4, 5 players, 5 bots "
+          f"(greedy with 0, 15, 30, 60, 100% random moves)", flush=True)
+    scaled = fit_games(games, names)
+    design = Design(games, names)
+    single = GlobalFit({bot: float(e) for bot, e in
+                        zip(names, to_elo(design.fit(), design.played), strict=True)})
+    per_size = {size: fit_games([g for g in games if g.players == size], names)
+                for size in (2, 3, 4, 5)}
+    reference = min(scaled.scale, key=lambda k: abs(scaled.scale[k] - 1.0))
+    print(f"   scale per size (strengths read at tables of {reference}): "
+          + ", ".join(f"{k}: {c:.2f}" for k, c in sorted(scaled.scale.items())))
+    print("   strength fitted at each size alone (Elo):")
+    for bot in names:
+        print(f"     {bot:<6} " + "  ".join(f"{k}p {per_size[k].strength[bot]:+5.0f}"
+                                           for k in (2, 3, 4, 5)))
+    print("   observed share of games a finished ahead of b (ties half) against the model, "
+          "per pair and size:")
+    print(f"   {'size':>6} {'scale per size: within 95%':>28} {'one strength: within 95%':>26}")
+    for size in (2, 3, 4, 5):
+        inside = {"scaled": 0, "single": 0}
+        pairs = list(itertools.combinations(names, 2))
+        for a, b in pairs:
+            shared = [g for g in games if g.players == size and a in g.bots and b in g.bots]
+            ahead = 0.0
+            for g in shared:
+                pa, pb = g.places[g.bots.index(a)], g.places[g.bots.index(b)]
+                ahead += 1.0 if pa < pb else 0.5 if pa == pb else 0.0
+            observed = ahead / len(shared)
+            for key, predicted in (("scaled", scaled.ahead(a, b, size)),
+                                   ("single", single.ahead(a, b))):
+                assert predicted is not None
+                half = 1.96 * math.sqrt(predicted * (1 - predicted) / len(shared))
+                inside[key] += abs(observed - predicted) <= half
+        print(f"   {size:>6} {inside['scaled']:>22}/{len(pairs)} "
+              f"{inside['single']:>20}/{len(pairs)}")
+
+
+# --- TrueSkill beside the global fit -------------------------------------------------------
+
+def trueskill_settled(games: list[PlayedGame], params: RatingParams) -> bool:
+    ratings = rate_games(games, BOTS, params)
+    if sorted(BOTS, key=lambda bot: -ratings.mu[bot]) != BOTS:
         return False
     return all(ratings.mu[a] - 1.96 * ratings.sigma[a] > ratings.mu[b] + 1.96 * ratings.sigma[b]
                for a, b in zip(BOTS, BOTS[1:], strict=False))
 
 
-def league_run(seed: int, duplicate: bool, args) -> dict[str, int | None]:
-    """Games needed until settled, for the global fit and for TrueSkill (None: not within the
-    budget)."""
-    rules = preset("classic")
-    family = hashed_greedy if args.policies == "hashed" else noisy_greedy
-    policies = {name: family(p, name) for name, p in LEVELS.items()}
-    schedule = make_schedule(BOTS, args.max_games, 4, seed, duplicate)
-    groups = {game.index: game.group for game in schedule}
-    needed: dict[str, int | None] = {"global": None, "trueskill": None}
-    games = []
-    for game in schedule:
-        games.append(play_scheduled(rules, game, policies))
-        if len(games) % args.block and len(games) != len(schedule):
-            continue
-        if needed["global"] is None and global_settled(games, groups, seed, args.resamples):
-            needed["global"] = len(games)
-        if needed["trueskill"] is None and trueskill_settled(games):
-            needed["trueskill"] = len(games)
-        if None not in needed.values():
-            break
-    return needed
+def trueskill_section(args) -> None:
+    checks: dict[str, Callable[[list[PlayedGame]], bool]] = {
+        "global fit": lambda games: (lambda fit: fit.order == BOTS and not fit.unresolved())(
+            standings(games, BOTS, 1, resamples=args.resamples)),
+        "TrueSkill tau 0 (default)": lambda games: trueskill_settled(games, RatingParams()),
+        "TrueSkill tau 25/300": lambda games: trueskill_settled(
+            games, RatingParams(tau=25 / 300)),
+    }
+    print(f"\nTrueSkill and the global fit: {args.ts_seeds} plain leagues of the 4 bots of "
+          f"section 4 (hashed), tables of 4, checked every {args.ts_block} games up to "
+          f"{args.ts_budget}: games until the order is right with neighbours' 95% intervals "
+          f"apart (TrueSkill: mu +- 1.96 sigma)", flush=True)
+    policies = {name: hashed_greedy(p, name) for name, p in LEVELS.items()}
+    needed: dict[str, list[int | None]] = {key: [] for key in checks}
+    for seed in range(1, args.ts_seeds + 1):
+        schedule = make_schedule(BOTS, args.ts_budget, 4, seed, False)
+        games: list[PlayedGame] = []
+        found: dict[str, int | None] = dict.fromkeys(checks)
+        for game in schedule:
+            games.append(play_scheduled(RULES, game, policies))
+            if len(games) % args.ts_block:
+                continue
+            for key, check in checks.items():
+                if found[key] is None and check(games):
+                    found[key] = len(games)
+            if None not in found.values():
+                break
+        for key in checks:
+            needed[key].append(found[key])
+    for key in checks:
+        values = needed[key]
+        settled = [v for v in values if v is not None]
+        median = statistics.median(v if v is not None else args.ts_budget for v in values)
+        span = f"{min(settled)}-{max(settled)}" if settled else "-"
+        print(f"   {key:<26} settled {len(settled)}/{len(values)}, in {span} games; median "
+              f"{median:.0f} (not settled counts as {args.ts_budget})")
 
 
-def median_games(runs: list[dict[str, int | None]], key: str, budget: int) -> tuple[float, int]:
-    """The median games needed (a run that never settled counts as the budget) and how many
-    runs settled."""
-    values = [run[key] if run[key] is not None else budget for run in runs]
-    return statistics.median(values), sum(run[key] is not None for run in runs)
-
-
-def spread_check(args) -> None:
-    rules = preset("classic")
-    policies = {name: hashed_greedy(p, name) if args.policies == "hashed"
-                else noisy_greedy(p, name) for name, p in LEVELS.items()}
-    print(f"\nSpread over {args.spread_seeds} seeds of the fitted gap between neighbours "
-          f"(Elo), leagues of {args.spread_games} games:")
-    print(f"{'seating':<10} " + " ".join(f"{f'{a}-{b}':>11}" for a, b in zip(BOTS, BOTS[1:],
-                                                                          strict=False))
-          + f" {'mean 95% width':>15}")
-    for duplicate in (False, True):
-        gaps, widths = [], []
-        for seed in range(1, args.spread_seeds + 1):
-            schedule = make_schedule(BOTS, args.spread_games, 4, 1000 + seed, duplicate)
-            games = [play_scheduled(rules, game, policies) for game in schedule]
-            fit = standings(games, BOTS, seed, {g.index: g.group for g in schedule},
-                            args.resamples)
-            gaps.append([fit.strength[a] - fit.strength[b]
-                         for a, b in zip(BOTS, BOTS[1:], strict=False)])
-            widths.extend(fit.high[bot] - fit.low[bot] for bot in BOTS)
-        spread = [statistics.stdev(column) for column in zip(*gaps, strict=True)]
-        print(f"{'duplicate' if duplicate else 'plain':<10} "
-              + " ".join(f"{value:>11.1f}" for value in spread)
-              + f" {statistics.mean(widths):>15.1f}", flush=True)
-
-
-def shuffle_check(args) -> None:
-    rules = preset("classic")
+def shuffle_section(args) -> None:
     policies = {name: noisy_greedy(p, name) for name, p in LEVELS.items()}
-    schedule = make_schedule(BOTS, args.shuffle_games, 4, 12345, False)   # noisy: more churn
-    games = [play_scheduled(rules, game, policies) for game in schedule]
-    base_ts = rate_games(games, BOTS)
-    base_fit = standings(games, BOTS, 1, resamples=args.resamples)
-    ts_moves = {bot: 0.0 for bot in BOTS}
-    fit_moves = {bot: 0.0 for bot in BOTS}
-    interval_moves = 0.0
+    schedule = make_schedule(BOTS, args.shuffle_games, 4, 12345, False)
+    games = [play_scheduled(RULES, game, policies) for game in schedule]
+    base_ts, base_fit = rate_games(games, BOTS), standings(games, BOTS, 1, resamples=50)
+    ts_move = fit_move = 0.0
     for k in range(args.shuffles):
         order = games[:]
         random.Random(k).shuffle(order)
-        reindexed = [dataclasses.replace(g, index=i) for i, g in enumerate(order)]
-        ts = rate_games(reindexed, BOTS)
-        fit = standings(reindexed, BOTS, 1, resamples=args.resamples)
+        again = [dataclasses.replace(g, index=i) for i, g in enumerate(order)]
+        ts, fit = rate_games(again, BOTS), standings(again, BOTS, 1, resamples=50)
         for bot in BOTS:
-            ts_moves[bot] = max(ts_moves[bot], abs(ts.mu[bot] - base_ts.mu[bot]))
-            fit_moves[bot] = max(fit_moves[bot], abs(fit.strength[bot] - base_fit.strength[bot]))
-            interval_moves = max(interval_moves, abs(fit.low[bot] - base_fit.low[bot]),
-                                 abs(fit.high[bot] - base_fit.high[bot]))
-    print(f"\nShuffled game order: {args.shuffles} shuffles of one plain league of "
-          f"{len(games)} games; the largest move of each rating")
-    print(f"{'bot':<6} {'TrueSkill mu':>13} {'(in sigma)':>11} {'global fit (Elo)':>17}")
-    for bot in BOTS:
-        print(f"{bot:<6} {ts_moves[bot]:>13.3f} {ts_moves[bot] / base_ts.sigma[bot]:>11.2f} "
-              f"{fit_moves[bot]:>17.3g}")
-    print(f"global fit 95% interval ends: largest move {interval_moves:.3g} Elo")
+            ts_move = max(ts_move, abs(ts.mu[bot] - base_ts.mu[bot]))
+            fit_move = max(fit_move, abs(fit.strength[bot] - base_fit.strength[bot]),  # type: ignore[operator]
+                           abs(fit.low[bot] - base_fit.low[bot]))  # type: ignore[operator]
+    print(f"\nShuffled game order ({args.shuffles} shuffles of a {len(games)}-game league): "
+          f"TrueSkill mu moved up to {ts_move:.3f}; the global fit and its intervals up to "
+          f"{fit_move:.3g} Elo")
+
+
+# --- the promises --------------------------------------------------------------------------
+
+def promise_lines(gauntlet: dict[str, tuple[int, int]], settled: tuple[int, int],
+                  duplicate: tuple[float, float, float, int]) -> list[str]:
+    """The four lines of issue 24, with 'not met' where a target is not."""
+    params = SprtParams()
+
+    def mark(ok: bool) -> str:
+        return "" if ok else " not met"
+
+    fp, runs = gauntlet["fp"]
+    found, power_runs = gauntlet["power"]
+    separated, settled_runs = settled
+    ratio, low, high, seeds = duplicate
+    return [
+        f"gauntlet false-positive rate: {fp / runs:.3f} ({fp}/{runs}) at alpha "
+        f"{params.alpha:g}{mark(fp / runs <= params.alpha)}",
+        f"gauntlet power: {found / power_runs:.3f} ({found}/{power_runs}) at beta "
+        f"{params.beta:g}{mark(found / power_runs >= 1 - params.beta)}",
+        f"until-settled false separation: {separated / settled_runs:.3f} "
+        f"({separated}/{settled_runs}){mark(separated / settled_runs <= 0.05)}",
+        f"duplicate variance ratio: {ratio:.2f} [{low:.2f}, {high:.2f}] ({seeds} seeds)"
+        f"{mark(ratio <= 0.7 and high < 1)}",
+    ]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seeds", type=int, default=4)
-    parser.add_argument("--max-games", type=int, default=512)
-    parser.add_argument("--block", type=int, default=16, help="games between checks")
-    parser.add_argument("--spread-seeds", type=int, default=6)
-    parser.add_argument("--spread-games", type=int, default=128)
-    parser.add_argument("--resamples", type=int, default=100, help="bootstrap resamples")
+    parser.add_argument("--quick", action="store_true", help="small counts: a smoke run")
+    parser.add_argument("--gauntlets", type=int, default=2000)
+    parser.add_argument("--pool", type=int, default=3000, help="real pairs in the pool")
+    parser.add_argument("--power-runs", type=int, default=1000)
+    parser.add_argument("--settled-runs", type=int, default=200)
+    parser.add_argument("--settle-pool", type=int, default=3000)
+    parser.add_argument("--block", type=int, default=75)
+    parser.add_argument("--blocks", type=int, default=10)
+    parser.add_argument("--resamples", type=int, default=300, help="bootstrap resamples")
+    parser.add_argument("--duplicate-seeds", type=int, default=100)
+    parser.add_argument("--duplicate-games", type=int, default=128)
+    parser.add_argument("--size-games", type=int, default=600)
+    parser.add_argument("--ts-seeds", type=int, default=8)
+    parser.add_argument("--ts-budget", type=int, default=512)
+    parser.add_argument("--ts-block", type=int, default=16)
     parser.add_argument("--shuffles", type=int, default=5)
     parser.add_argument("--shuffle-games", type=int, default=400)
-    parser.add_argument("--policies", choices=["hashed", "noisy"], default="hashed",
-                        help="deterministic bots (noise hashed from what they see) or bots "
-                             "with a random stream of their own")
     args = parser.parse_args()
+    if args.quick:
+        quick = {"gauntlets": 40, "pool": 200, "power_runs": 20, "settled_runs": 4,
+                 "settle_pool": 150, "block": 30, "blocks": 3, "resamples": 30,
+                 "duplicate_seeds": 5, "duplicate_games": 32, "size_games": 40,
+                 "ts_seeds": 1, "ts_budget": 64, "shuffles": 1, "shuffle_games": 40}
+        for key, value in quick.items():
+            if getattr(args, key) == parser.get_default(key):
+                setattr(args, key, value)
     started = time.monotonic()
-    runs: dict[str, list[dict[str, int | None]]] = {"plain": [], "duplicate": []}
-    print(f"bots (strongest first): {', '.join(BOTS)} ({args.policies} greedy); tables of 4, "
-          f"classic rules; checks every {args.block} games, budget {args.max_games}, "
-          f"{args.resamples} resamples")
-    print(f"{'seed':>4} {'seating':<10} {'global fit':>10} {'TrueSkill':>10}")
-    for seed in range(1, args.seeds + 1):
-        for mode in ("plain", "duplicate"):
-            needed = league_run(seed, mode == "duplicate", args)
-            runs[mode].append(needed)
-            shown = {k: "-" if v is None else str(v) for k, v in needed.items()}
-            print(f"{seed:>4} {mode:<10} {shown['global']:>10} {shown['trueskill']:>10}",
-                  flush=True)
-    print(f"\nMedian games until the order is right and neighbours are separated at 95% "
-          f"(not settled counts as {args.max_games}):")
-    medians = {}
-    for mode in ("plain", "duplicate"):
-        for key in ("global", "trueskill"):
-            medians[mode, key], settled = median_games(runs[mode], key, args.max_games)
-            print(f"  {mode:<10} {key:<10} {medians[mode, key]:>7.1f}  "
-                  f"(settled in {settled}/{args.seeds})")
-    print(f"ratio duplicate / plain, global fit: "
-          f"{medians['duplicate', 'global'] / medians['plain', 'global']:.2f} (target <= 0.5)")
-    print(f"ratio duplicate / plain, TrueSkill:  "
-          f"{medians['duplicate', 'trueskill'] / medians['plain', 'trueskill']:.2f}")
-    for mode in ("plain", "duplicate"):
-        print(f"ratio global fit / TrueSkill, {mode}: "
-              f"{medians[mode, 'global'] / medians[mode, 'trueskill']:.2f}")
-    spread_check(args)
-    shuffle_check(args)
+    print(f"bench/fairness.py{' --quick' if args.quick else ''}: in-process engine bots, "
+          f"classic rules")
+    gauntlet = gauntlet_section(args)
+    pairing_section(args)
+    settled = settled_section(args)
+    duplicate = duplicate_section(args)
+    size_section(args)
+    trueskill_section(args)
+    shuffle_section(args)
     print(f"\n{time.monotonic() - started:.0f} s")
+    for line in promise_lines(gauntlet, settled, duplicate):
+        print(line)
 
 
 if __name__ == "__main__":

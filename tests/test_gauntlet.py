@@ -73,42 +73,42 @@ def test_scores_count_opponents_beaten_and_ties_half():
     assert pair_scores(games, "new", "old") == [(1.0, 0.0), (0.5, 0.5), (0.0, 1.0)]
 
 
-def empirical_llr(diffs, gain):
-    """The empirical likelihood ratio by brute force (a fine grid of lambda), with the two
-    pseudo-pairs at -1 and +1."""
-    values = [(d, 1.0) for d in diffs] + [(-1.0, 0.5), (1.0, 0.5)]
+def wealth(pairs, params):
+    """The two gamblers' log wealth, written out from the docstring of sprt.py."""
+    evidence = against = total = square = base = 0.0
+    for n, (candidate, baseline) in enumerate(pairs):
+        mean = total / n if n else 0.0
+        var = (square - n * mean * mean + 0.25) / (n + 1)
+        gain = params.score_gain((base + 0.5) / (n + 1))
+        stake = min(0.5, gain / (var + gain * gain))
+        diff = candidate - baseline
+        evidence += math.log(1 + stake * diff)
+        against += math.log(1 + stake * (gain - diff))
+        total, square, base = total + diff, square + diff * diff, base + baseline
+    return evidence, against
 
-    def divergence(mu):
-        best = 0.0
-        for k in range(-20000, 20001):
-            lam = k / 10000
-            if all(1 + lam * (x - mu) > 0 for x, _ in values):
-                best = max(best, sum(w * math.log(1 + lam * (x - mu)) for x, w in values))
-        return best
 
-    return divergence(0.0) - divergence(gain)
-
-
-def test_the_test_statistic_bounds_and_budget():
+def test_the_test_bets_bounds_and_budget():
     params = SprtParams(delta=100, alpha=0.05, beta=0.1, max_games=200, min_pairs=4)
-    assert params.upper == pytest.approx(math.log(1 / 0.05))
-    assert params.lower == pytest.approx(math.log(0.1))
+    assert params.better_at == pytest.approx(math.log(1 / (0.7 * 0.05)))
+    assert params.not_better_at == pytest.approx(math.log(1 / (0.7 * 0.1)))
     # delta in Elo: at a baseline score of 1/2, 100 Elo is a score of 1 / (1 + 10^-0.25)
     assert params.score_gain(0.5) == pytest.approx(1 / (1 + 10 ** -0.25) - 0.5)
     pairs = [(0.9, 0.4), (0.6, 0.4), (0.8, 0.4), (0.7, 0.4)]
     got = state(pairs[:3], params)
     assert got.baseline_score == pytest.approx((1.2 + 0.5) / 4)
     assert got.gain == pytest.approx(params.score_gain(got.baseline_score))
-    assert got.llr == pytest.approx(empirical_llr([0.5, 0.2, 0.4], got.gain), abs=1e-3)
+    assert (got.evidence, got.against) == pytest.approx(wealth(pairs[:3], params))
     assert got.verdict is None                                # before min_pairs
     decided = state(pairs * 10, params)
     steps = trail(pairs * 10, params)
     assert decided.verdict == BETTER and steps[-1] == decided and len(steps) == decided.pairs
-    assert decided.llr >= params.upper and all(params.lower < s.llr < params.upper
-                                               for s in steps[params.min_pairs - 1:-1])
+    assert decided.evidence >= params.better_at
+    assert all(s.evidence < params.better_at and s.against < params.not_better_at
+               for s in steps[params.min_pairs - 1:-1])
     assert state(pairs * 10 + [(0.0, 1.0)] * 50, params) == decided  # later pairs: no change
-    assert state([(0.5, 0.5)] * 30, params).verdict == NOT_BETTER   # identical results
-    noisy = [(0.8, 0.4), (0.1, 0.45)] * 30                    # mean 0.025: undecided
+    assert state([(0.5, 0.5)] * 60, params).verdict == NOT_BETTER   # identical results
+    noisy = [(0.8, 0.4), (0.1, 0.45)] * 60                    # mean 0.025: undecided
     short = SprtParams(delta=100, max_games=40, min_pairs=4)   # ... within 20 pairs
     assert state(noisy, short).verdict == INCONCLUSIVE and state(noisy, short).pairs == 20
     assert state(noisy, params).verdict == NOT_BETTER

@@ -106,20 +106,22 @@ def header_lines(outcome) -> list[str]:
         lines.append(f"note: {original} plays twice; the {role}'s copy (its own process) "
                      f"is {name}")
     lines.append(f"each line: pairs, score difference per game (candidate - baseline) with "
-                 f"its 95% interval, and the test's LLR: 'better' at {signed(params.upper, 2)}"
-                 f", 'not better' at {signed(params.lower, 2)} (a gain of "
-                 f"{params.delta:g} Elo); no decision before {params.min_pairs} pairs")
+                 f"its 95% interval, and the test's evidence that the candidate is better "
+                 f"('for') and that it is not better by {params.delta:g} Elo ('against'); it "
+                 f"decides when 'for' reaches {params.better_at:.1f} or 'against' "
+                 f"{params.not_better_at:.1f}; no decision before {params.min_pairs} pairs")
     return [piece for line in lines for piece in wrap(line)]
 
 
 def progress_line(state) -> str:
     """One pair's line: the running difference, its interval and the LLR."""
     low, high = state.interval
-    interval = (f"[{signed(low)}, {signed(high)}]" if state.pairs > 1 else "[ too few ]")
-    verdict = {None: "", "inconclusive at the budget": "  -> inconclusive"}.get(
+    interval = (f"[{signed(low, 2)}, {signed(high, 2)}]" if state.pairs > 1
+                else "[too few]   ")
+    verdict = {None: "", "inconclusive at the budget": "  -> budget"}.get(
         state.verdict, f"  -> {state.verdict}")
     return (f"  pairs {state.pairs:>4}  diff {signed(state.mean)} {interval}"
-            f"  LLR {signed(state.llr, 2)}{verdict}")
+            f"  for {signed(state.evidence, 1)} against {signed(state.against, 1)}{verdict}")
 
 
 def verdict_lines(outcome) -> list[str]:
@@ -130,8 +132,9 @@ def verdict_lines(outcome) -> list[str]:
              f"{outcome.baseline}, after {final.pairs} pairs ({2 * final.pairs} games)",
              f"  score difference {signed(final.mean)} per game, 95% interval "
              f"[{signed(low)}, {signed(high)}], about {signed(final.elo, 0)} Elo",
-             f"  LLR {signed(final.llr, 2)} (bounds {signed(params.lower, 2)}, "
-             f"{signed(params.upper, 2)}); played now: {outcome.played_now}"]
+             f"  evidence for {signed(final.evidence, 1)} (decides at "
+             f"{params.better_at:.1f}), against {signed(final.against, 1)} (at "
+             f"{params.not_better_at:.1f}); played now: {outcome.played_now}"]
     for size in outcome.sizes:
         lines.append(f"  at tables of {size.players}: {size.pairs} pairs, "
                      f"{signed(size.mean)} [{signed(size.low)}, {signed(size.high)}], "

@@ -97,7 +97,8 @@ class GauntletOutcome:
             "params": self.params.to_dict(), "verdict": self.state.verdict,
             "state": self.state.to_dict(), "games_stored": self.games_stored,
             "by_table_size": [dataclasses.asdict(size) for size in self.sizes],
-            "trail": [{"pairs": s.pairs, "mean": s.mean, "llr": s.llr} for s in self.trail],
+            "trail": [{"pairs": s.pairs, "mean": s.mean, "evidence": s.evidence,
+                       "against": s.against} for s in self.trail],
         }
 
 

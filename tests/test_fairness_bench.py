@@ -1,0 +1,41 @@
+"""bench/fairness.py runs and prints the four promise lines of issue 24 in their shape, with
+the counts asked for (the figures themselves are the bench's, in bench/README.md)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_quick_bench_prints_the_promise_lines_with_the_requested_counts() -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "fairness.py"), "--quick", "--gauntlets", "30",
+         "--power-runs", "12", "--settled-runs", "3", "--duplicate-seeds", "4"],
+        capture_output=True, text=True, timeout=1800, check=True)
+    lines = done.stdout.splitlines()
+    # each line's shape, and whether its rate meets the target
+    shapes = [
+        (r"gauntlet false-positive rate: (\d\.\d{3}) \((\d+)/(30)\) at alpha 0\.05( not met)?",
+         lambda rate: rate <= 0.05),
+        (r"gauntlet power: (\d\.\d{3}) \((\d+)/(12)\) at beta 0\.05( not met)?",
+         lambda rate: rate >= 0.95),
+        (r"until-settled false separation: (\d\.\d{3}) \((\d+)/(3)\)( not met)?",
+         lambda rate: rate <= 0.05),
+    ]
+    for shape, met in shapes:
+        found = [m for line in lines if (m := re.fullmatch(shape, line))]
+        assert len(found) == 1, (shape, done.stdout)
+        rate, count, total = float(found[0][1]), int(found[0][2]), int(found[0][3])
+        assert rate == round(count / total, 3)
+        assert (found[0][4] is None) == met(rate)        # "not met" exactly when missed
+    duplicate = (r"duplicate variance ratio: (\d+\.\d\d) \[(\d+\.\d\d), (\d+\.\d\d)\] "
+                 r"\(4 seeds\)( not met)?")
+    found = [m for line in lines if (m := re.fullmatch(duplicate, line))]
+    assert len(found) == 1, done.stdout
+    ratio, low, high = (float(found[0][k]) for k in (1, 2, 3))
+    assert low <= high and (found[0][4] is None) == (ratio <= 0.7 and high < 1)
+    assert lines[-1] == found[0][0]                        # the promises close the output
