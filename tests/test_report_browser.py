@@ -365,6 +365,11 @@ def test_one_marker_convention_and_sorting_the_useful_way_first(
         shown = [mark.text for mark in marks[row["bot"]]]
         assert shown == (["~"] if row["separated_from_next"] is False else []), row
     assert "▲" not in browser.find_element(By.ID, "league-table").text
+    # The strength at each table size, written as the terminal's 'by size' column writes it.
+    by_size = texts(browser, "#league-table tbody td.by-size")
+    sizes = [sorted(row["strength_by_size"].items()) for row in table["table"]]
+    assert by_size == [" · ".join(f"{k}p {v:+.0f}" for k, v in row) for row in sizes]
+    assert len(table["table"][0]["strength_by_size"]) == 3   # the league has tables of 2-4
     # The table comes sorted by strength, highest first, and says so with an arrow.
     head = browser.find_element(By.CSS_SELECTOR, "#league-table thead th:nth-child(3)")
     assert head.get_attribute("data-dir") == "desc"

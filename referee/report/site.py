@@ -37,7 +37,8 @@ KNOWN_ROW_KEYS = {"rank", "bot", "mu", "sigma", "conservative", "games", "wins",
                   "avg_place", "avg_money", "seat_win_pct", "strikes", "forfeits",
                   "think_p50_ms", "think_p95_ms", "strength", "strength_low", "strength_high",
                   "rank_low", "rank_high", "separated_from_next", "all_forfeit",
-                  "seat_win_pct_by_size", "note_values", "note_names_dropped"}
+                  "seat_win_pct_by_size", "note_values", "note_names_dropped",
+                  "strength_by_size", "games_by_size"}
 
 
 def script_json(value: Any) -> Markup:
@@ -72,12 +73,17 @@ def number(value: Any, digits: int = 2) -> str:
     return str(value)
 
 
+def signed(value: float | None) -> str:
+    """A strength as the terminal prints it: +130, -7; '-' for None."""
+    return "-" if value is None else f"{value:+.0f}"
+
+
 def environment() -> jinja2.Environment:
     """The template environment: package templates, autoescaping on every page."""
     env = jinja2.Environment(loader=jinja2.PackageLoader("referee.report", "templates"),
                              autoescape=True, trim_blocks=True, lstrip_blocks=True,
                              undefined=jinja2.StrictUndefined)
-    env.filters.update(script_json=script_json, money=money, number=number)
+    env.filters.update(script_json=script_json, money=money, number=number, signed=signed)
     return env
 
 
@@ -270,12 +276,13 @@ class _Pages:
         table = to_json(outcome.rows, outcome.h2h)
         rows = table["table"]
         fitted = any(row.get("strength") is not None for row in rows)
+        by_size = fitted and len({k for row in rows for k in row.get("games_by_size", {})}) > 1
         extra_keys = [k for k in (rows[0] if rows else {}) if k not in KNOWN_ROW_KEYS]
         path = self.out / "index.html"
         self.render(
             "index.html.j2", path, rows=rows, extra_keys=extra_keys,
             scale=_rating_scale(rows), heat=_heat_map(outcome), sizes=_size_wins(outcome),
-            fitted=fitted, fit_scale=_fit_scale(rows) if fitted else None,
+            fitted=fitted, fit_scale=_fit_scale(rows) if fitted else None, by_size=by_size,
             chances=_chances(outcome),
             seats=max((len(row["seat_win_pct"]) for row in rows), default=0),
             history={**_history(outcome), "prior": settings.get("ratings", {})},
