@@ -15,7 +15,7 @@ from referee.server.club.limits import server_limits
 from referee.server.club.models import BotVersion
 from referee.server.club.uploads import UploadRefused
 from referee.server.club.views.common import api_user, own_version, refusal
-from referee.server.club.views.pages import store_upload, upload_refused
+from referee.server.club.views.pages import shown_line, store_upload, upload_refused
 
 CHUNK = 1 << 16
 
@@ -29,7 +29,7 @@ def version_json(version: BotVersion, after: int = 0) -> dict:
             "number": version.number, "bot": version.bot.name,
             "check_state": version.check_state, "season_state": version.season_state,
             "summary": check.summary if check else "", "error": version.error,
-            "lines": [{"seq": line.seq, "text": line.text} for line in lines],
+            "lines": [{"seq": line.seq, "text": shown_line(line.text)} for line in lines],
             "url": f"/versions/{version.pk}/"}
 
 

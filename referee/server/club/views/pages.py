@@ -30,6 +30,12 @@ from referee.server.club.views.common import may_see_code, over_limit, own_versi
 MULTIPART_SLACK = 64 * 1024   # form fields and boundaries around the file itself
 
 
+def shown_line(text: str) -> str:
+    """A check's line as people see it: the data folder's path left out (it is the server's
+    business; `uploads/alicebot/3/bot/bot.toml` says enough)."""
+    return text.replace(f"{settings.DATA_DIR}/", "")
+
+
 def league_bot(league_name: str) -> str:
     """The bot a league name (`bot.vN`) is a version of."""
     return league_name.rsplit(".v", 1)[0]
@@ -52,6 +58,7 @@ def standing_payload() -> dict[str, Any]:
         row["owner"] = owners.get(str(row.get("bot", "")), "")
         row["url"] = f"/bots/{row['bot']}/" if row["bot"] in owners else ""
     return {"standing": standing.pk, "created_at": standing.created_at.isoformat(),
+            "fitted": standing.created_at.strftime("%Y-%m-%d %H:%M:%S UTC"),
             "games": standing.games, "rows": rows, "facts": data.get("facts", {})}
 
 
@@ -170,6 +177,8 @@ def version_page(request: HttpRequest, version_id: int) -> HttpResponse:
     version = own_version(request.user, version_id)
     check = getattr(version, "checkrun", None)
     lines = list(check.lines.all()) if check else []
+    for line in lines:
+        line.text = shown_line(line.text)
     return render(request, "club/version.html", {"version": version, "check": check,
                                                  "lines": lines,
                                                  "after": lines[-1].seq if lines else 0})

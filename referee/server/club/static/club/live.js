@@ -42,7 +42,7 @@ function drawBoard(table, data) {
     body.appendChild(tr);
   });
   const facts = document.getElementById("board-facts");
-  if (facts) facts.textContent = "After " + data.games + " games (fit of " + data.created_at + ").";
+  if (facts) facts.textContent = "After " + data.games + " games (fit of " + data.fitted + ").";
   table.dataset.standing = String(data.standing);
 }
 
@@ -74,9 +74,11 @@ function pollCheck(box) {
       state.className = "state-" + data.check_state;
       document.getElementById("check-summary").textContent = data.summary;
       const season = document.getElementById("season-state-of-version");
-      season.textContent = data.season_state;
+      season.textContent = data.check_state === "failed"
+        ? "never: a version that fails its check does not play" : data.season_state;
       season.className = "state-" + data.season_state;
-      document.getElementById("version-error").textContent = data.error;
+      document.getElementById("version-error").textContent =
+        data.error === data.summary ? "" : data.error;
       box.dataset.done = data.check_state === "failed" ||
         (data.check_state === "passed" && data.season_state !== "waiting") ? "1" : "";
     })

@@ -1,0 +1,251 @@
+"""The club server end to end: a real `referee serve` (web process and season runner) on a
+free loopback port, driven by a real headless Chromium (Debian's) and the real `referee submit`.
+
+A student joins with the organiser's code, uploads a broken bot and reads its failed check,
+uploads a working one and watches its check pass line by line, sees it on the leaderboard
+(updated without a reload) after its games, opens a replay with its own output, and cannot open
+another student's output or code; the organiser pauses, resumes and closes the season.
+With REFEREE_DOCS_SCREENSHOTS=1 the test also writes the screenshots docs/server.md and
+docs/bots/submitting.md show.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from report_support import chromium_missing, start_browser
+from server_support import ROOT, ServerProcess, student_bot, zip_of
+
+MISSING = chromium_missing()
+if MISSING and os.environ.get("REFEREE_REQUIRE_BROWSER"):
+    raise RuntimeError(f"the browser tests must run here: {MISSING}")
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+DOCS_SHOTS = bool(os.environ.get("REFEREE_DOCS_SCREENSHOTS"))
+WAIT_S = 900          # a busy machine: checks, games and refits take their time
+PASSWORD = "a-long-club-password-7"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    root = tmp_path_factory.mktemp("club")
+    (root / "data").mkdir()
+    # Small rounds and frequent refits: the leaderboard fills within the test's patience.
+    (root / "data" / "season.toml").write_text(
+        'name = "browser season"\nround_games = 4\nrefit_games = 8\nrefit_seconds = 2\n')
+    process = ServerProcess(root / "data")
+    try:
+        yield process
+    finally:
+        status = process.stop(signal.SIGTERM)
+        assert status == 0, process.output()
+
+
+def browser_at(tmp: Path, name: str):  # noqa: ANN201
+    return start_browser(tmp / f"profile-{name}", width=1300, height=900)
+
+
+def wait(what: str, test: Callable[[], object], timeout: float = WAIT_S,
+         every: float = 0.5) -> object:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = test()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def screenshot(browser, name: str, tmp: Path) -> None:  # noqa: ANN001
+    height = browser.execute_script("return document.documentElement.scrollHeight")
+    browser.set_window_size(1300, min(max(height + 40, 700), 2200))
+    for target in [tmp / Path(name).name] + ([ROOT / "docs" / name] if DOCS_SHOTS else []):
+        browser.save_screenshot(str(target))
+    browser.set_window_size(1300, 900)
+
+
+def text_of(browser, selector: str) -> str:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+
+    found = browser.find_elements(By.CSS_SELECTOR, selector)
+    return found[0].text if found else ""
+
+
+def fill(browser, values: dict[str, str]) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+
+    for name, value in values.items():
+        field = browser.find_element(By.NAME, name)
+        field.clear()
+        field.send_keys(value)
+
+
+def click(browser, selector: str) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+
+    browser.find_element(By.CSS_SELECTOR, selector).click()
+
+
+def sign_in(browser, url: str, name: str, password: str) -> None:  # noqa: ANN001
+    browser.get(f"{url}/login/")
+    fill(browser, {"username": name, "password": password})
+    click(browser, "#sign-in")
+    wait("signed in", lambda: "Sign out" in browser.page_source, 60)
+
+
+def join(browser, url: str, code: str, name: str) -> None:  # noqa: ANN001
+    browser.get(f"{url}/join/")
+    fill(browser, {"code": code, "display_name": name, "password": PASSWORD,
+                   "password_again": PASSWORD})
+    click(browser, "#join")
+    wait("joined", lambda: "Welcome, " + name in browser.page_source, 60)
+
+
+def upload(browser, url: str, archive: Path, bot: str) -> int:  # noqa: ANN001
+    """Upload on the web page; the new version's id (from the page it lands on)."""
+    browser.get(f"{url}/")
+    fill(browser, {"bot": bot, "archive": str(archive)})
+    click(browser, "#upload")
+    found = wait("the version page", lambda: re.search(r"/versions/(\d+)/$",
+                                                      browser.current_url), 120)
+    return int(found.group(1))
+
+
+def check_state(browser) -> str:  # noqa: ANN001
+    state = text_of(browser, "#check-state")
+    return state if state in ("passed", "failed") else ""
+
+
+def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    url = server.url
+    organiser = browser_at(tmp_path, "organiser")
+    student = browser_at(tmp_path, "student")
+    try:
+        # The organiser signs in with the first start's password and makes a join code.
+        assert "first start: sign in at" in server.output()
+        sign_in(organiser, url, "organiser", server.organiser_password())
+        organiser.get(f"{url}/organiser/")
+        fill(organiser, {"note": "Tuesday club", "max_uses": "30"})
+        click(organiser, "#make-code")
+        code = wait("a join code", lambda: re.search(r"new join code: ([a-z0-9-]+)",
+                                                     organiser.page_source), 60).group(1)
+
+        # Bob joins, makes a token and submits from the terminal: the check passes.
+        join(student, url, code, "bob")
+        student.get(f"{url}/tokens/")
+        click(student, "#make-token")
+        token = wait("the new token", lambda: text_of(student, "#new-token"), 60)
+        bob_bot = student_bot(tmp_path / "bob" / "bobbot", "bobbot", "BOB-WAS-HERE")
+        done = subprocess.run(
+            [sys.executable, "-m", "referee.cli", "submit", str(bob_bot), "--server", url],
+            env={**os.environ, "REFEREE_TOKEN": token}, capture_output=True, text=True,
+            timeout=WAIT_S)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "uploaded bobbot v1 as bobbot.v1" in done.stdout
+        assert "check passed" in done.stdout and "PASS  start" in done.stdout
+        bob_version = int(re.search(r"/versions/(\d+)/", done.stdout).group(1))
+        student.find_element(By.CSS_SELECTOR, "header form button").click()   # sign out
+        wait("signed out", lambda: "Sign in" in student.page_source, 60)
+
+        # Alice joins; her first upload cannot start, and its check says why.
+        join(student, url, code, "alice")
+        broken = student_bot(tmp_path / "alice" / "broken", "alicebot", "x")
+        (broken / "main.py").write_text("import a_module_that_is_not_there\n")
+        upload(student, url, zip_of(broken, tmp_path / "alicebot-broken.zip"), "alicebot")
+        assert wait("the failed check", lambda: check_state(student)) == "failed"
+        lines = text_of(student, "#check-lines")
+        assert "FAIL  start" in lines and "a_module_that_is_not_there" in lines
+        screenshot(student, "bots/submitting-failed-check.png", tmp_path)
+
+        # Her fixed version passes, line by line as the page polls.
+        good = student_bot(tmp_path / "alice" / "alicebot", "alicebot", "ALICE-WAS-HERE")
+        alice_version = upload(student, url, zip_of(good, tmp_path / "alicebot.zip"),
+                               "alicebot")
+        assert wait("the passed check", lambda: check_state(student)) == "passed"
+        assert "alicebot conforms" in text_of(student, "#check-lines")
+        wait("the version in the season",
+             lambda: text_of(student, "#season-state-of-version") == "active")
+        screenshot(student, "bots/submitting-check.png", tmp_path)
+        student.get(f"{url}/")
+        screenshot(student, "bots/submitting-my-bots.png", tmp_path)
+
+        # The leaderboard shows her bot after its games, without a reload.
+        student.get(f"{url}/leaderboard/")
+        student.execute_script("window.stillTheSamePage = true;")
+        wait("alicebot on the leaderboard", lambda: "alicebot" in text_of(
+            student, "#leaderboard tbody") and "bobbot" in text_of(student,
+                                                                   "#leaderboard tbody"))
+        assert student.execute_script("return window.stillTheSamePage === true;")
+        screenshot(student, "server-leaderboard.png", tmp_path)
+
+        # Her bot's page lists its games; a replay shows her own output and not Bob's.
+        def a_game() -> str:
+            student.get(f"{url}/bots/alicebot/")
+            links = student.find_elements(By.CSS_SELECTOR, "#recent a")
+            return links[0].get_attribute("href") if links else ""
+
+        game_url = wait("a recorded game", a_game, every=3)
+        assert "opponents" in student.page_source and text_of(student, "#opponents")
+        student.get(game_url)
+        outputs = text_of(student, "#outputs")
+        assert "ALICE-WAS-HERE" in outputs and "BOB-WAS-HERE" not in outputs
+        frame = student.find_element(By.CSS_SELECTOR, "#replay")
+        student.switch_to.frame(frame)
+        wait("the replay viewer", lambda: student.find_elements(
+            By.CSS_SELECTOR, "#viewer .seat-output, #viewer button"), 60)
+        viewer = student.page_source
+        assert "ALICE-WAS-HERE" in viewer and "BOB-WAS-HERE" not in viewer
+        student.switch_to.default_content()
+        screenshot(student, "bots/submitting-replay.png", tmp_path)
+
+        # Bob's check report and code are not hers to open.
+        for path in (f"/versions/{bob_version}/", f"/versions/{bob_version}/download",
+                     f"/api/versions/{bob_version}"):
+            student.get(url + path)
+            assert "BOB" not in student.page_source
+            assert "Not Found" in student.page_source or "no such" in student.page_source
+        student.get(f"{url}/versions/{alice_version}/")
+        assert "alicebot.v2" in student.page_source
+
+        # The organiser pauses, resumes and closes the season; the runner writes its report.
+        organiser.get(f"{url}/organiser/")
+        for button, state in (("#pause", "paused"), ("#resume", "running"),
+                              ("#close", "closed")):
+            click(organiser, button)
+            wait(f"the season {state}",
+                 lambda state=state: text_of(organiser, "#organiser-season-state") == state, 60)
+        screenshot(organiser, "server-organiser.png", tmp_path)
+
+        def report_link() -> bool:
+            organiser.get(f"{url}/organiser/")
+            return bool(organiser.find_elements(By.CSS_SELECTOR, "#season-report"))
+
+        wait("the season's report", report_link, every=3)
+        click(organiser, "#season-report")
+        wait("the report's table", lambda: "alicebot" in organiser.page_source, 60)
+        student.get(f"{url}/organiser/report/")
+        assert "Not Found" in student.page_source
+    finally:
+        organiser.quit()
+        student.quit()
+
+
+def test_ctrl_c_stops_the_server_with_status_130(tmp_path: Path) -> None:
+    process = ServerProcess(tmp_path / "data")
+    password = process.organiser_password()
+    assert process.stop(signal.SIGINT) == 130, process.output()
+    again = ServerProcess(tmp_path / "data")   # a second start keeps the organiser
+    try:
+        assert "first start" not in again.output()
+        assert password not in again.output()
+    finally:
+        assert again.stop(signal.SIGTERM) == 0, again.output()
