@@ -12,6 +12,7 @@ with several hard links is never chowned (it could be a link to a file outside t
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import logging
@@ -22,14 +23,16 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 from referee.bots import uids
 from referee.bots.errors import BotStartError
+from referee.bots.netns import NetworkUnavailable, isolated_network
 from referee.bots.spec import BotSpec, hash_tree
 
-BUILD_TIMEOUT = 600.0
 BUILD_MEMORY_MB = 8192       # address space per process: compilers and npm need far more than bots
 BUILD_MAX_PROCESSES = 512
 BUILD_GRACE = 2.0
@@ -56,33 +59,62 @@ def _build_stamp(spec: BotSpec) -> Path:
     return cache_dir() / "builds" / f"{spec.name}-{key}"
 
 
-def ensure_built(spec: BotSpec, timeout: float = BUILD_TIMEOUT, *, sandbox: bool = False) -> bool:
+def ensure_built(spec: BotSpec, timeout: float | None = None, *, sandbox: bool = False) -> bool:
     """Run the spec's build command (confined when `sandbox`) unless a stamp shows it ran for
     the bot's directory as it is now (see `_build_stamp`).
 
+    `timeout` (by default the spec's `limits.build_seconds`) bounds everything: waiting for
+    another process's build of the same folder, then this build, all its processes included.
     Returns True if it ran, False if a stamp showed it already ran. Raises BotStartError with
-    the tail of the build's output if it fails.
+    the tail of the build's output if it fails, or the other process's failure if the build
+    this one waited for failed.
     """
     if not spec.build or spec.workdir is None:
         return False
     if _build_stamp(spec).exists():
         return False
+    limit = float(spec.limits.build_seconds if timeout is None else timeout)
+    deadline = time.monotonic() + limit
     # One build of a folder at a time, across processes (dask workers, referees side by side):
     # a second build would find the folder lent to the first one's uid.
     locks = cache_dir() / "builds" / "locks"
     locks.mkdir(parents=True, exist_ok=True)
     key = hashlib.sha256(str(spec.workdir).encode()).hexdigest()[:24]
+    failed = _build_stamp(spec).with_suffix(".failed")
+    asked = time.time()
     with open(locks / f"{key}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        _lock_until(lock, deadline, spec, limit)
         if _build_stamp(spec).exists():   # built by another process meanwhile
             return False
+        with contextlib.suppress(OSError):
+            if failed.stat().st_mtime >= asked:   # the build waited for failed: so does this
+                raise BotStartError(spec.name, failed.read_text().strip())
         # Said before a wait that can be long and silent (npm ci, a C++ compile).
         log.info("building %s: %s (a first build can take minutes)", spec.name,
                  " ".join(spec.build))
-        return _build(spec, timeout, sandbox)
+        try:
+            return _build(spec, max(deadline - time.monotonic(), 1.0), sandbox, limit)
+        except BotStartError as exc:
+            failed.parent.mkdir(parents=True, exist_ok=True)
+            failed.write_text(exc.reason + "\n")
+            raise
 
 
-def _build(spec: BotSpec, timeout: float, sandbox: bool) -> bool:
+def _lock_until(lock: IO[str], deadline: float, spec: BotSpec, limit: float) -> None:
+    """Take the folder's build lock, waiting for another process's build no later than
+    `deadline`: a stuck build elsewhere cannot hold this one up beyond its own time limit."""
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise BotStartError(spec.name, f"build timed out after {limit:.0f} s waiting "
+                                               f"for another build of {spec.workdir}") from None
+            time.sleep(0.1)
+
+
+def _build(spec: BotSpec, timeout: float, sandbox: bool, limit: float) -> bool:
     assert spec.workdir is not None
     argv = [sys.executable if part == "{python}" else part for part in spec.build]
     search = spec.env.get("PATH", os.environ.get("PATH"))
@@ -94,13 +126,16 @@ def _build(spec: BotSpec, timeout: float, sandbox: bool) -> bool:
         if sandbox:
             done = _run_confined(spec, argv, timeout)
         else:   # --no-sandbox or sandbox = "none": the organiser trusts this bot
-            done = subprocess.run(argv, cwd=spec.workdir, stdin=subprocess.DEVNULL,
-                                  capture_output=True, text=True, timeout=timeout,
-                                  env={**os.environ, **protocol_env(), **spec.env})
+            done = _run_guarded(argv, timeout, cwd=spec.workdir,
+                                env={**os.environ, **protocol_env(), **spec.env})
     except subprocess.TimeoutExpired:
-        raise BotStartError(spec.name, f"build timed out after {timeout:.0f} s") from None
+        raise BotStartError(spec.name, f"build timed out after {limit:.0f} s "
+                                       f"(limits.build_seconds)") from None
     except uids.UidPoolError as exc:
         raise BotStartError(spec.name, f"cannot build: {exc}") from None
+    except NetworkUnavailable as exc:   # never the host's network instead
+        raise BotStartError(spec.name, f"cannot build with build_network = true: no isolated "
+                                       f"network for the build: {exc}") from None
     if done.returncode != 0:
         offline = " (it ran without network: `build_network = true` in the spec gives it " \
             "one)" if sandbox and not spec.build_network else ""
@@ -144,29 +179,53 @@ def _run_confined(spec: BotSpec, argv: list[str],
     work = Path(tempfile.mkdtemp(prefix="referee-build-"))
     lent: list[tuple[str, int, int]] = []
     try:
-        tmp = work / "tmp"
-        if root:
-            prepare_dirs(tmp, uid=uid, gid=gid)
-            lent = _lend(spec.workdir, uid, gid)
-        else:
-            tmp.mkdir()
-        env = default_env(**{**protocol_env(), **spec.env}, REFEREE_RUN_ID=RUN_ID)
-        confined = bwrap_argv(argv, bot_dir=spec.workdir, tmp_dir=tmp, socket_dir=None,
-                              env=env, memory_mb=BUILD_MEMORY_MB, cpu_seconds=None,
-                              max_processes=BUILD_MAX_PROCESSES, uid=uid, gid=gid,
-                              writable_bot_dir=True, network=spec.build_network,
-                              ro_paths=referee_paths())
-        guard = [sys.executable, "-m", "referee.bots.guard", "--grace", str(BUILD_GRACE), "--"]
-        return subprocess.run([*guard, *confined], cwd=spec.workdir, stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, timeout=timeout,
-                              env={**os.environ, "REFEREE_RUN_ID": RUN_ID},
-                              start_new_session=True)
+        with contextlib.ExitStack() as stack:
+            # The network first: if it cannot be isolated, nothing of the bot's runs.
+            net = stack.enter_context(isolated_network(work)) if spec.build_network else None
+            tmp = work / "tmp"
+            if root:
+                prepare_dirs(tmp, uid=uid, gid=gid)
+                lent = _lend(spec.workdir, uid, gid)
+            else:
+                tmp.mkdir()
+            env = default_env(**{**protocol_env(), **spec.env}, REFEREE_RUN_ID=RUN_ID)
+            confined = bwrap_argv(argv, bot_dir=spec.workdir, tmp_dir=tmp, socket_dir=None,
+                                  env=env, memory_mb=BUILD_MEMORY_MB, cpu_seconds=None,
+                                  max_processes=BUILD_MAX_PROCESSES, uid=uid, gid=gid,
+                                  writable_bot_dir=True, ro_paths=referee_paths(),
+                                  netns=net.path if net else None,
+                                  resolv_conf=net.resolv_conf if net else None)
+            return _run_guarded(confined, timeout, cwd=spec.workdir,
+                                env={**os.environ, "REFEREE_RUN_ID": RUN_ID})
     finally:
-        if root:
+        if root and lent:
             _give_back(spec.workdir, lent)
         shutil.rmtree(work, ignore_errors=True)
         if lease:
             lease.release()
+
+
+def _run_guarded(argv: list[str], timeout: float, *, cwd: Path,
+                 env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Run `argv` under the guard for at most `timeout` seconds, every process it starts
+    included: at the limit the guard is told to stop (SIGTERM: it ends every descendant, then
+    SIGKILLs what is left after BUILD_GRACE), and is killed itself if it does not.
+    TimeoutExpired if the limit was reached."""
+    guard = [sys.executable, "-m", "referee.bots.guard", "--grace", str(BUILD_GRACE), "--"]
+    with subprocess.Popen([*guard, *argv], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          start_new_session=True) as process:
+        try:
+            out, err = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.terminate()
+            try:
+                process.communicate(timeout=BUILD_GRACE + 10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            raise
+    return subprocess.CompletedProcess(argv, process.returncode, out, err)
 
 
 def _tree(folder: Path) -> Iterator[tuple[str, os.stat_result]]:

@@ -175,7 +175,8 @@ def bwrap_argv(
     privileged: bool | None = None,
     bwrap: str = "bwrap",
     writable_bot_dir: bool = False,
-    network: bool = False,
+    netns: str | None = None,
+    resolv_conf: Path | None = None,
 ) -> list[str]:
     """Return a command line that runs ``argv`` confined by bubblewrap.
 
@@ -191,9 +192,10 @@ def bwrap_argv(
     default it is ``True`` when the caller is root.
 
     For a build (``referee.bots.build``): ``writable_bot_dir`` binds the bot's directory
-    read-write, ``socket_dir`` may be None, and ``network`` keeps the host's network
-    namespace (every interface, the host's loopback services included) and shows
-    ``/etc/resolv.conf``.
+    read-write, ``socket_dir`` may be None, and ``netns`` (the path of a network namespace
+    made by ``referee.bots.netns.isolated_network``, root only) runs the sandbox in that
+    namespace instead of a new empty one, showing ``resolv_conf`` as ``/etc/resolv.conf``.
+    The sandbox never shares the host's network namespace.
     """
     if not argv:
         raise ValueError("argv must not be empty")
@@ -204,18 +206,20 @@ def bwrap_argv(
     sock = os.path.abspath(socket_dir) if socket_dir is not None else None
 
     cmd: list[str] = [bwrap]
+    if netns is not None:
+        if not privileged:
+            raise ValueError("a network namespace of its own needs the privileged mode (root)")
+        cmd = ["nsenter", f"--net={netns}", "--", bwrap]
     if privileged:
         # Every namespace but the user one: as root, --unshare-all would add a user
         # namespace mapping the sandbox uid to host root, which defeats
         # RLIMIT_NPROC and makes setpriv unable to switch to a real host uid.
-        cmd += [] if network else ["--unshare-net"]
+        cmd += [] if netns is not None else ["--unshare-net"]
         cmd += ["--unshare-ipc", "--unshare-pid", "--unshare-uts"]
         cmd += ["--unshare-cgroup-try"]
     else:
         cmd += ["--unshare-all", "--unshare-user", "--uid", str(uid), "--gid", str(gid)]
         cmd += ["--disable-userns"]
-        if network:
-            cmd += ["--share-net"]
     cmd += ["--die-with-parent", "--new-session", "--hostname", "bot"]
 
     cmd += ["--clearenv"]
@@ -233,8 +237,10 @@ def bwrap_argv(
             cmd += ["--ro-bind", alias, alias]
     # Missing parents of mount points are created 0700 by bwrap: make /etc 0755.
     cmd += ["--perms", "0755", "--dir", "/etc"]
-    for path in (*_ETC_FILES, *(("/etc/resolv.conf",) if network else ())):
+    for path in _ETC_FILES:
         cmd += ["--ro-bind-try", path, path]
+    if resolv_conf is not None:
+        cmd += ["--ro-bind", os.path.abspath(resolv_conf), "/etc/resolv.conf"]
     cmd += ["--proc", "/proc", "--dev", "/dev"]
 
     # Private writable /tmp first: the binds below may live under /tmp on the host

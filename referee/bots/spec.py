@@ -53,6 +53,7 @@ class Limits:
     memory_mb: int | None = None
     cpu_seconds: int | None = None
     max_processes: int | None = None
+    build_seconds: int = 600     # the whole build, every process it starts, lock wait included
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,8 @@ TOP_KEYS = {"name", "command", "workdir", "env", "build", "build_network", "addr
             "image_archive", "runtime", "sandbox", "limits"}
 LIMIT_KEYS = {"decision_ms": (1, 3_600_000), "game_bank_ms": (0, 86_400_000),
               "startup_ms": (100, 600_000), "memory_mb": (16, 1_048_576),
-              "cpu_seconds": (1, 86_400), "max_processes": (1, 100_000)}
+              "cpu_seconds": (1, 86_400), "max_processes": (1, 100_000),
+              "build_seconds": (1, 86_400)}
 
 
 def load_spec(path: str | Path) -> BotSpec:
