@@ -30,7 +30,9 @@ from pathlib import Path
 
 import pytest
 from league_support import games_recorded
+from net_support import dask_scheduler, scheduler_clients
 
+from referee.bots import netns
 from referee.bots.process import GAME_LOG_CAP
 from referee.check import processes_with_run_id
 from referee.engine import Game, GameRecord
@@ -58,8 +60,11 @@ MISBEHAVING = ("hang", "slow", "illegal", "garbage", "crash_mid", "random_crashe
                # the stream's faults (docs/security.md, "The stream to a bot")
                "no_reader", "chatter", "flood", "bloat", "strict_pings", "gone",
                # issue 22 (docs/security.md, "Round 3")
-               "guesser", "namer")
+               "guesser", "namer",
+               # a build given the network hunts for the host (docs/security.md, "Builds")
+               "net_build")
 BROKEN = "exit_in_handshake"
+HUNG_BUILD = "build_hang"   # its build scans its loopback and never ends: stopped at 5 s
 # Specs that cannot be used: left out with --skip-broken, each with one line naming the key.
 BAD_SPECS = {"bad_nul": "key 'command[1]': a string with a NUL character",
              "bad_env_key": "key 'env.LD_PRELOAD=/tmp/evil.so X'",
@@ -88,7 +93,7 @@ STRIKES = {
 }
 # Bots whose misbehaviour is outside the game: they must play without a single strike.
 CLEAN = ("forker", "stderr_flood", "fork_bomb", "net_probe", "snoop", "writer", "fork_holder",
-         "build_attacker", "strict_pings", "namer")
+         "build_attacker", "strict_pings", "namer", "net_build")
 SECRET_VARIABLE = "REFEREE_ADVERSARIAL_SECRET"   # in the referee's environment, not the bots'
 GRPC_LINE = re.compile(r"^[EWI]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\]", re.MULTILINE)
 
@@ -117,6 +122,8 @@ def install_bot(base: Path, name: str, source: str, env: dict[str, str] | None =
              f"workdir = {json.dumps(name)}"]
     if "build" in spec:
         lines.append(f"build = {json.dumps(spec['build'])}")
+    if spec.get("build_network"):
+        lines.append("build_network = true")
     merged_env = {**spec.get("env", {}), **(env or {})}
     if merged_env:
         lines.append("[env]")
@@ -237,6 +244,10 @@ class League:
     port: int
     accepted_after: list[str]
     tmp_left: list[str] = field(default_factory=list)
+    # net_build's targets on the host: connections each saw, and the dask scheduler's clients
+    host_accepted: list[str] = field(default_factory=list)
+    scheduler_clients: list[str] = field(default_factory=list)
+    marks: list[str] = field(default_factory=list)   # code net_build got a cluster to run
     owners_before: dict[str, tuple[int, int]] = field(default_factory=dict)
     owners_after: dict[str, tuple[int, int]] = field(default_factory=dict)
     scheduled: int = 0
@@ -269,6 +280,15 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
     socket.create_connection(("127.0.0.1", port), timeout=2).close()
     listener.accept()[0].close()
     listener.setblocking(False)
+    # Where a build given the network might go on the host: its other address and a dask
+    # scheduler on loopback (net_build).
+    own = [str(a.ip) for a in netns.host_addresses() if not a.ip.is_loopback]
+    host_listener = socket.create_server((own[0] if own else "127.0.0.2", 0))
+    host_target = "{}:{}".format(*host_listener.getsockname())
+    marks = base / "marks"
+    marks.mkdir()
+    scheduler = dask_scheduler(base)
+    scheduler_address = scheduler.__enter__()
     for name in HONEST:
         install_sample(base, name)
     other = base / "bots" / OTHER_BOT
@@ -285,8 +305,11 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
                                                                    ROOT, "/etc"])),
                            "BUILD_SECRET_NAMES": SECRET_VARIABLE,
                            "BUILD_PROBE_PORT": str(port)},
+        "net_build": {"NET_BUILD_TARGETS": ",".join([f"127.0.0.1:{port}", host_target,
+                                                     scheduler_address.removeprefix("tcp://")]),
+                      "NET_BUILD_SCHEDULERS": scheduler_address, "NET_BUILD_MARK": str(marks)},
     }
-    for name in (*MISBEHAVING, BROKEN):
+    for name in (*MISBEHAVING, BROKEN, HUNG_BUILD):
         install_bot(base, name, name, envs.get(name))
     install_bad_specs(base)
     owners = _owners(base / "bots")
@@ -326,6 +349,11 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
     listener.close()
     result = League(base, out, run_id, proc.returncode, stdout, stderr, seconds, samples,
                     leftover, waited, port, accepted)
+    result.host_accepted = accepted(host_listener)
+    host_listener.close()
+    result.scheduler_clients = scheduler_clients(scheduler_address)
+    scheduler.__exit__(None, None, None)
+    result.marks = sorted(p.name for p in marks.iterdir())
     result.tmp_left = sorted(p.name for p in (base / "tmp").iterdir())
     result.owners_before, result.owners_after = owners, _owners(base / "bots")
     if (out / "league.db").exists():
@@ -630,6 +658,32 @@ def test_a_build_runs_in_the_sandbox(league: League) -> None:
         assert not list(folder.glob("build-attack-*")), folder
 
 
+def test_a_network_build_reaches_nothing_on_the_host(league: League) -> None:
+    """net_build's build (build_network = true) tried the host's loopback, the host's other
+    address, a dask scheduler on loopback (connecting and driving it) and slirp4netns's gateway
+    and resolver addresses: all blocked; no listener saw a connection, the scheduler saw no
+    client and ran none of its code; the bot then played without a strike."""
+    report = list(dict.fromkeys(league.output_lines("net_build", "NETBUILD:")))
+    assert report, "net_build never printed its build's report"
+    verdicts = {line.split()[2]: line.split()[3] for line in report}
+    assert len(verdicts) == 3 * 3 + 1, report
+    assert set(verdicts.values()) == {"blocked"}, report
+    assert league.accepted_after == [] and league.host_accepted == []
+    assert league.scheduler_clients == [] and league.marks == []
+    assert sum(league.table["net_build"]["strikes"].values()) == 0
+
+
+def test_a_build_that_hangs_is_stopped_at_its_time_limit_and_left_out(league: League) -> None:
+    """build_hang's build never ends (and leaves a child that ignores SIGTERM): it is stopped
+    at its limits.build_seconds, the bot is left out with one line, and the league plays."""
+    lines = [line for line in league.stderr.splitlines()
+             if line.startswith(f"skipped bot '{HUNG_BUILD}': ")]
+    assert len(lines) == 1, league.stderr
+    assert "build timed out after 5 s" in lines[0], lines[0]
+    assert HUNG_BUILD not in league.settings["bot_names"]
+    assert all(HUNG_BUILD not in g["bots"] for g in league.games)
+
+
 def test_bot_text_cannot_drive_a_terminal(league: League) -> None:
     """escaper's name, stderr and gRPC status details hold escape sequences: nowhere the referee
     prints or writes them do they arrive raw; they are shown escaped (`\\x1b`)."""
@@ -662,8 +716,11 @@ def test_no_temporary_folder_left_and_the_bots_folders_are_as_they_were(
                if league.owners_after.get(path) != owner}
     assert changed == set(), sorted(changed)[:5]
     created = set(league.owners_after) - set(league.owners_before)
-    # The build's own output, owned like the folder it is in; nothing else appeared.
-    assert {Path(p).name for p in created} == {"build_report.txt"}, sorted(created)
+    # The builds' own output, owned like the folder it is in; nothing else appeared.
+    names = {Path(p).name for p in created}
+    assert {"build_report.txt", "net_build_report.txt"} <= names, sorted(created)
+    assert names <= {"build_report.txt", "net_build_report.txt", "build_hang_report.txt"}, \
+        sorted(created)
     for path in created:
         assert league.owners_after[path] == league.owners_before[str(Path(path).parent)]
 

@@ -4,6 +4,7 @@ the JavaScript sample bot still builds (with `build_network = true`) and plays."
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import shutil
@@ -12,12 +13,14 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 import uuid
 from pathlib import Path
 
 import pytest
+from net_support import accepted, dask_scheduler, scheduler_clients
 
-from referee.bots import build
+from referee.bots import build, netns
 from referee.bots.build import ensure_built
 from referee.bots.process import protocol_env
 from referee.bots.sandbox import default_env
@@ -181,3 +184,144 @@ def test_a_build_is_told_where_bot_proto_is_and_can_read_it(tmp_path: Path,
         patch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
         with pytest.raises(build.BotStartError, match=f"proto at {proto}: readable"):
             ensure_built(load_spec(spec_file), sandbox=sandbox)
+
+
+def _net_build(base: Path, name: str, source: str, **env: str) -> Path:
+    """Test bot `source` (net_build, build_hang) in a folder of its own as `name`, its spec
+    beside it with the test's environment."""
+    folder = base / "bots" / name
+    shutil.copytree(BOTS / source, folder / source)
+    shutil.copy(BOTS / "botlib.py", folder / "botlib.py")
+    for path in (base, base / "bots", folder, folder / source):
+        path.chmod(0o755)
+    spec = tomllib.loads((BOTS / f"{source}.toml").read_text())
+    lines = [f"name = {json.dumps(name)}", f"command = {json.dumps(spec['command'])}",
+             f"build = {json.dumps(spec['build'])}", "build_network = true",
+             f"workdir = {json.dumps(name)}", "[env]"]
+    lines += [f"{key} = {json.dumps(value)}" for key, value in env.items()]
+    if "limits" in spec:
+        lines += ["[limits]", *(f"{k} = {v}" for k, v in spec["limits"].items())]
+    path = base / "bots" / f"{name}.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@needs_sandbox
+def test_a_network_build_reaches_the_registry_and_nothing_on_the_host(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """net_build (build_network = true) tries the host's loopback, the host's own address, a
+    dask scheduler on loopback (to run code on it), and slirp4netns's gateway and resolver
+    addresses: no listener sees a connection, the scheduler sees no client and runs nothing;
+    the registry resolves and is reached, so `npm ci` works."""
+    listeners = [socket.create_server(("127.0.0.1", 0))]
+    own = [str(a.ip) for a in netns.host_addresses() if not a.ip.is_loopback]
+    if own:
+        listeners.append(socket.create_server((own[0], 0)))
+    targets = [f"{s.getsockname()[0]}:{s.getsockname()[1]}" for s in listeners]
+    for target in targets:   # control: reachable from the host, outside any sandbox
+        host, _, port = target.rpartition(":")
+        socket.create_connection((host, int(port)), timeout=5).close()
+    assert all(len(accepted(s)) == 1 for s in listeners)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    with dask_scheduler(tmp_path) as scheduler:
+        spec = _net_build(tmp_path, "net_build", "net_build",
+                          NET_BUILD_TARGETS=",".join([*targets, scheduler.removeprefix("tcp://")]),
+                          NET_BUILD_SCHEDULERS=scheduler, NET_BUILD_MARK=str(marks),
+                          NET_BUILD_PUBLIC="registry.npmjs.org:443")
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+        assert ensure_built(load_spec(spec), sandbox=True) is True
+        clients = scheduler_clients(scheduler)
+    report = (spec.parent / "net_build" / "net_build_report.txt").read_text().splitlines()
+    verdicts = {line.split()[2]: line.split()[3] for line in report
+                if line.split()[1] in ("connect", "via-slirp", "dask")}
+    assert len(verdicts) == 3 * (len(targets) + 1) + 1, report
+    assert all(v == "blocked" for v in verdicts.values()), report
+    assert [accepted(s) for s in listeners] == [[] for _ in listeners]
+    assert clients == [], clients          # the scheduler never saw a client of the build
+    assert list(marks.iterdir()) == []     # nor ran its code, on itself or a worker
+    assert any(line.startswith("NETBUILD: resolve registry.npmjs.org ") and "failed" not in line
+               for line in report), report
+    assert "NETBUILD: public registry.npmjs.org:443 OPEN" in report
+    for listener in listeners:
+        listener.close()
+
+
+@needs_sandbox
+def test_a_network_build_fails_closed_without_its_isolated_network(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A slirp4netns that cannot start (here one on PATH that fails as on a machine without
+    /dev/net/tun): the build does not run, and says why in one line; it never gets the host's
+    network instead."""
+    fake = tmp_path / "fakebin"
+    fake.mkdir()
+    (fake / "slirp4netns").write_text("#!/bin/sh\necho 'open(\"/dev/net/tun\"): No such file "
+                                      "or directory' >&2\nexit 1\n")
+    (fake / "slirp4netns").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    spec = _net_build(tmp_path, "net_build", "net_build")
+    with pytest.raises(build.BotStartError) as failed:
+        ensure_built(load_spec(spec), sandbox=True)
+    message = str(failed.value)
+    assert "\n" not in message
+    assert "no isolated network" in message and "slirp4netns failed" in message, message
+    assert "/dev/net/tun" in message, message
+    assert not (spec.parent / "net_build" / "net_build_report.txt").exists()   # never ran
+
+
+@needs_sandbox
+def test_a_build_that_hangs_is_stopped_at_its_time_limit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """build_hang scans its loopback's ports, leaves a child that ignores SIGTERM and never
+    ends: at its `limits.build_seconds` the whole build is stopped and the bot fails to start
+    with one line; no process of it is left."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    run_id = f"hang-{uuid.uuid4().hex[:8]}"
+    monkeypatch.setattr("referee.bots.process.RUN_ID", run_id)
+    spec = load_spec(_net_build(tmp_path, "build_hang", "build_hang"))
+    assert spec.limits.build_seconds == 5
+    with pytest.raises(build.BotStartError, match=r"build timed out after 5 s"):
+        ensure_built(spec, sandbox=True)
+    assert processes_with_run_id(run_id) == []
+    # Its scan found nothing listening: its loopback is its own.
+    report = (spec.workdir / "build_hang_report.txt").read_text() \
+        if (spec.workdir / "build_hang_report.txt").exists() else "BUILDHANG: open ports []"
+    assert report.strip() == "BUILDHANG: open ports []", report
+
+
+@needs_sandbox
+def test_the_network_filter_refuses_private_ranges_and_the_host(tmp_path: Path) -> None:
+    """In a build's isolated network, a connection to an address of each refused range (the
+    private ones, link-local, shared, loopback's, the host's own networks) is refused at once
+    by the filter's rule for that range (its packet counter says so), none by another; no
+    IPv6 leaves at all."""
+    with netns.isolated_network(tmp_path) as net:
+        targets = {block: str(ipaddress.ip_network(block)[1]) for block in net.blocked
+                   if not block.startswith(("127.", "224.", "240."))}
+        probe = "\n".join([
+            "import socket, sys",
+            "for host in [*sys.argv[1:], 'fd00::1']:",
+            "    try:",
+            "        socket.create_connection((host, 80), timeout=10).close()",
+            "        print(host, 'OPEN')",
+            "    except OSError as exc:",
+            "        print(host, type(exc).__name__)"])
+        done = subprocess.run(["nsenter", f"--net={net.path}", "--", sys.executable, "-c",
+                               probe, *targets.values()], capture_output=True, text=True,
+                              timeout=300)
+        rules = subprocess.run(["nsenter", f"--net={net.path}", "--", "iptables", "-L",
+                                "OUTPUT", "-v", "-n", "-x"], capture_output=True, text=True,
+                               timeout=60).stdout
+    results = dict(line.split() for line in done.stdout.splitlines())
+    assert {results[address] for address in targets.values()} == {"ConnectionRefusedError"}
+    assert results["fd00::1"] != "OPEN"
+    hits = {}
+    for line in rules.splitlines():   # pkts bytes target prot opt in out source destination
+        fields = line.split()
+        if len(fields) >= 9 and fields[2] == "REJECT" and fields[3] == "6":
+            hits[fields[8]] = int(fields[0])
+    for block in targets:
+        assert hits[block] >= 1, (block, rules)
+    assert {"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16",
+            "100.64.0.0/10"} <= set(targets)

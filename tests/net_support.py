@@ -1,0 +1,65 @@
+"""Things on the host that a build given the network must not reach: a real dask scheduler on
+loopback, and listeners that record every connection they were offered."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+
+def _die_with_pytest() -> None:
+    """In a child before exec: the kernel kills it if the test run dies."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)   # PR_SET_PDEATHSIG
+
+
+@contextlib.contextmanager
+def dask_scheduler(base: Path) -> Iterator[str]:
+    """A real `dask scheduler` on 127.0.0.1 (plain TCP, as a cluster without credentials
+    runs): its address while the context lasts."""
+    file = base / "scheduler.json"
+    with open(base / "scheduler.log", "w") as log:
+        process = subprocess.Popen(
+            [str(Path(sys.executable).parent / "dask"), "scheduler", "--host", "127.0.0.1",
+             "--port", "0", "--no-dashboard", "--scheduler-file", str(file)],
+            stdout=log, stderr=subprocess.STDOUT, cwd=base, preexec_fn=_die_with_pytest)
+    try:
+        deadline = time.monotonic() + 300   # a bound for a broken install, not a timing
+        while not file.exists() or not file.read_text().strip():
+            assert process.poll() is None and time.monotonic() < deadline, \
+                (base / "scheduler.log").read_text()
+            time.sleep(0.1)
+        yield json.loads(file.read_text())["address"]
+    finally:
+        process.terminate()
+        process.wait(60)
+
+
+def scheduler_clients(address: str) -> list[str]:
+    """The clients that ever connected to the scheduler at `address`, but the one asking."""
+    from distributed import Client
+
+    with Client(address, timeout=60) as client:
+        events = client.get_events("all")
+        return [msg["client"] for _, msg in events if msg.get("action") == "add-client"
+                and msg["client"] != client.id]
+
+
+def accepted(listener: socket.socket) -> list[str]:
+    """Every connection `listener` has accepted so far (its backlog, read without waiting)."""
+    listener.setblocking(False)
+    peers = []
+    try:
+        while True:
+            conn, peer = listener.accept()
+            peers.append(f"{peer[0]}:{peer[1]}")
+            conn.close()
+    except BlockingIOError:
+        return peers
