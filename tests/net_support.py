@@ -20,23 +20,48 @@ def _die_with_pytest() -> None:
     ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)   # PR_SET_PDEATHSIG
 
 
+DASK = str(Path(sys.executable).parent / "dask")
+START_SECONDS = 300   # a bound for a broken install, not a timing
+
+
 @contextlib.contextmanager
-def dask_scheduler(base: Path) -> Iterator[str]:
-    """A real `dask scheduler` on 127.0.0.1 (plain TCP, as a cluster without credentials
-    runs): its address while the context lasts."""
+def dask_scheduler(base: Path, *options: str) -> Iterator[str]:
+    """A real `dask scheduler` on 127.0.0.1 (plain TCP unless `options` say otherwise, e.g.
+    `--protocol tls --tls-ca-file ...`): its address while the context lasts."""
     file = base / "scheduler.json"
     with open(base / "scheduler.log", "w") as log:
         process = subprocess.Popen(
-            [str(Path(sys.executable).parent / "dask"), "scheduler", "--host", "127.0.0.1",
-             "--port", "0", "--no-dashboard", "--scheduler-file", str(file)],
+            [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+             "--scheduler-file", str(file), *options],
             stdout=log, stderr=subprocess.STDOUT, cwd=base, preexec_fn=_die_with_pytest)
     try:
-        deadline = time.monotonic() + 300   # a bound for a broken install, not a timing
+        deadline = time.monotonic() + START_SECONDS
         while not file.exists() or not file.read_text().strip():
             assert process.poll() is None and time.monotonic() < deadline, \
                 (base / "scheduler.log").read_text()
             time.sleep(0.1)
         yield json.loads(file.read_text())["address"]
+    finally:
+        process.terminate()
+        process.wait(60)
+
+
+@contextlib.contextmanager
+def dask_worker(base: Path, address: str, name: str, *options: str) -> Iterator[None]:
+    """A real `dask worker` offering 2 games, registered with the scheduler at `address`."""
+    log_path = base / f"{name}.log"
+    with open(log_path, "w") as log:
+        process = subprocess.Popen(
+            [DASK, "worker", address, "--name", name, "--nthreads", "2", "--resources",
+             "games=2", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1",
+             "--local-directory", str(base / name), *options],
+            stdout=log, stderr=subprocess.STDOUT, cwd=base, preexec_fn=_die_with_pytest)
+    try:
+        deadline = time.monotonic() + START_SECONDS
+        while "Registered to" not in log_path.read_text():
+            assert process.poll() is None and time.monotonic() < deadline, log_path.read_text()
+            time.sleep(0.1)
+        yield
     finally:
         process.terminate()
         process.wait(60)

@@ -28,9 +28,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import net_support
 import pytest
 from league_support import games_recorded
-from net_support import dask_scheduler, scheduler_clients
 
 from referee.bots import netns
 from referee.bots.process import GAME_LOG_CAP
@@ -50,7 +50,7 @@ DECISION_MS = 1000
 BANK_MS = 1000
 MAX_PROCESSES = 150   # per instance (its own uid): far below what 25 bots' threads add up to
 GAMES = 20          # 25 bots at tables of 3-4: every bot plays 2 to 4 games
-SEED = 3
+SEED = 4
 # Two honest sample bots (sample_bots/), each in a folder of its own.
 HONEST = ("greedy", "random")
 OTHER_BOT = "greedy"   # the honest bot whose files the snoops try to read and write
@@ -287,7 +287,7 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
     host_target = "{}:{}".format(*host_listener.getsockname())
     marks = base / "marks"
     marks.mkdir()
-    scheduler = dask_scheduler(base)
+    scheduler = net_support.dask_scheduler(base)
     scheduler_address = scheduler.__enter__()
     for name in HONEST:
         install_sample(base, name)
@@ -349,9 +349,9 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
     listener.close()
     result = League(base, out, run_id, proc.returncode, stdout, stderr, seconds, samples,
                     leftover, waited, port, accepted)
-    result.host_accepted = accepted(host_listener)
+    result.host_accepted = net_support.accepted(host_listener)
     host_listener.close()
-    result.scheduler_clients = scheduler_clients(scheduler_address)
+    result.scheduler_clients = net_support.scheduler_clients(scheduler_address)
     scheduler.__exit__(None, None, None)
     result.marks = sorted(p.name for p in marks.iterdir())
     result.tmp_left = sorted(p.name for p in (base / "tmp").iterdir())

@@ -281,3 +281,32 @@ def test_a_bot_that_cannot_start_on_one_worker_plays_on_the_others(tmp_path: Pat
                    if "picky" in table)
     finally:
         own.stop()
+
+
+def test_a_build_that_hangs_on_the_workers_is_left_out_and_the_league_plays(
+        tmp_path: Path) -> None:
+    """build_hang (a port scan, then a build that never ends; `build_seconds = 5`) on the two
+    workers of `local:2`, which share one build cache: each worker gives up at the limit (the
+    second one does not wait for the first and then build again), the bot is left out with the
+    reason, and the league plays its games."""
+    folder = tmp_path / "bots" / "build_hang"
+    shutil.copytree(TEST_BOTS / "build_hang", folder / "build_hang")
+    shutil.copy(TEST_BOTS / "botlib.py", folder)
+    for path in (tmp_path, tmp_path / "bots", folder, folder / "build_hang"):
+        path.chmod(0o755)
+    spec = tmp_path / "bots" / "build_hang.toml"
+    spec.write_text((TEST_BOTS / "build_hang.toml").read_text().replace(
+        'workdir = "."', 'workdir = "build_hang"'))
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "league", *map(str, sample_bots()[:2]), str(spec),
+         "--games", "6", "--seed", "5", "--quiet", "--skip-broken", "--out",
+         str(tmp_path / "out"), "--cluster", "local:2"],
+        env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "6/6 games recorded, finished" in done.stdout
+    skipped = [line for line in done.stderr.splitlines()
+               if line.startswith("skipped bot 'build_hang': ")]
+    assert len(skipped) == 1, done.stderr
+    assert skipped[0].count("build timed out after 5 s") == 2, skipped[0]
+    assert "Traceback" not in done.stderr

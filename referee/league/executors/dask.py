@@ -6,6 +6,12 @@ most as many at once as the workers' `games` resources allow. Each result is han
 arrives; the runner stores it and rates in schedule order, so the tables match a local league.
 A worker that dies takes its games with it: dask runs them again on another worker. A bot that
 cannot start on a worker sends its games to the workers that can run it.
+
+Whoever can talk to the scheduler can run code as its workers (dask's `client.run`), so the
+league's dask traffic is authenticated and encrypted where the referee can make it so: `local:N`
+makes TLS credentials of its own for its scheduler, its workers and its client (mutual TLS, a
+fresh CA per league), and a `tls://` scheduler is reached with the credentials of dask's own
+configuration (`distributed.comm.tls.*`, docs/cluster.md). A `tcp://` scheduler is warned about.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
-from distributed import Client, Future, KilledWorker, LocalCluster, as_completed
+from distributed import Client, Future, KilledWorker, LocalCluster, Security, as_completed
 
 from referee.bots.container import detect_runtime, image_id
 from referee.bots.errors import BotStartError
@@ -55,6 +61,28 @@ def parse_local(address: str) -> int | None:
         raise ConfigError(f"--cluster {address}: expected local:N with N from 1 to 256 "
                           f"worker processes, or a scheduler address such as tcp://host:8786")
     return int(count)
+
+
+def security_for(address: str) -> Security:
+    """The credentials to reach the scheduler at `address` (not local:N): dask's own
+    configuration for a `tls://` address, where they must be complete (ConfigError otherwise);
+    for any other address a warning, once, that the cluster is open to whoever reaches it."""
+    security = Security()   # distributed.comm.tls.* from dask's config files or environment
+    if address.startswith("tls://"):
+        missing = [key for key, value in (("ca-file", security.tls_ca_file),
+                                          ("client.cert", security.tls_client_cert))
+                   if not value]
+        if missing:
+            raise ConfigError(
+                f"--cluster {address}: no TLS credentials for the client: set "
+                f"{' and '.join(f'distributed.comm.tls.{key}' for key in missing)} in dask's "
+                f"configuration (e.g. DASK_DISTRIBUTED__COMM__TLS__CA_FILE, "
+                f"DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT; docs/cluster.md)")
+    else:
+        _warn(f"--cluster {address} is plain TCP, neither authenticated nor encrypted: anyone "
+              f"who can reach the scheduler runs code as its workers (use tls:// with "
+              f"credentials, docs/cluster.md)")
+    return security
 
 
 def ship(spec: BotSpec, version: str | None) -> ShippedBot:
@@ -94,6 +122,7 @@ class DaskExecutor:
         key = hashlib.sha256(f"{league}|{','.join(s.name for s in specs)}".encode())
         self.plugin = f"referee-league-{key.hexdigest()[:12]}"
         self.cluster: LocalCluster | None = None
+        self.security: Security | None = None
         self.client: Client | None = None
         self.unable: dict[str, dict[str, str]] = {}    # worker address -> bot -> reason
         self.labels: dict[str, str] = {}               # worker address -> its name
@@ -105,14 +134,20 @@ class DaskExecutor:
         address = self.address
         if self.local is not None:
             per_worker = max(1, math.ceil(self.concurrency / self.local))
+            # Mutual TLS with a CA of its own: nothing without these credentials gets in.
+            self.security = Security.temporary()
             self.cluster = await LocalCluster(
                 n_workers=self.local, threads_per_worker=per_worker, processes=True,
                 resources={RESOURCE: per_worker}, dashboard_address=None,
-                silence_logs=logging.ERROR, asynchronous=True)
+                silence_logs=logging.ERROR, asynchronous=True, protocol="tls://",
+                host="127.0.0.1", security=self.security)
             address = self.cluster.scheduler_address
+        else:
+            self.security = security_for(address)
         try:
-            self.client = await Client(address, asynchronous=True, timeout=CONNECT_SECONDS)
-        except (OSError, TimeoutError) as exc:
+            self.client = await Client(address, asynchronous=True, timeout=CONNECT_SECONDS,
+                                       security=self.security)
+        except (OSError, TimeoutError, TypeError, ValueError) as exc:
             await self._close_cluster()
             raise ConfigError(f"cannot reach the dask scheduler at {address}: {exc}") from None
         return self

@@ -106,12 +106,18 @@ class LeaguePlugin(WorkerPlugin):
             self._start(), self.loop)
 
     async def _start(self) -> dict[str, str]:
+        # Every bot unpacked and built at once, as a local league builds them: one bot's slow
+        # build (up to its limits.build_seconds) does not hold up the others'.
+        built = await asyncio.gather(*(asyncio.to_thread(bot.local_spec, self.sandbox)
+                                       for bot in self.bots), return_exceptions=True)
         specs = []
-        for bot in self.bots:
-            try:
-                specs.append(await asyncio.to_thread(bot.local_spec, self.sandbox))
-            except BotStartError as exc:
-                self.errors[bot.name] = exc.reason
+        for bot, spec in zip(self.bots, built, strict=True):
+            if isinstance(spec, BotStartError):
+                self.errors[bot.name] = spec.reason
+            elif isinstance(spec, BaseException):
+                raise spec
+            else:
+                specs.append(spec)
         self.roster = Roster(specs, sandbox=self.sandbox)
         for runner in self.roster.runners.values():
             runner.max_instances = max(runner.max_instances, self.games)
