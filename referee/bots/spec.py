@@ -66,7 +66,7 @@ class BotSpec:
     workdir: Path | None = None
     env: Mapping[str, str] = field(default_factory=dict)
     build: tuple[str, ...] = ()
-    build_network: bool = False               # the build may use the host's network
+    build_network: bool = False               # the build may reach public addresses (netns.py)
     address: str | None = None
     image: str | None = None
     image_archive: Path | None = None         # an image bot handed in as `podman save` output
