@@ -120,3 +120,17 @@ def zip_of(folder: Path, out: Path) -> Path:
 
     zip_folder(folder, out)
     return out
+
+
+def make_student(data: Path, name: str = "carol") -> str:
+    """A student in the server's database, made as the join page makes them; their token."""
+    code = ("import django; django.setup()\n"
+            "from referee.server.club.people import make_join_code, join, new_token\n"
+            f"user = join(make_join_code().code, {name!r}, 'a-long-club-password-7', 3)\n"
+            "print(new_token(user)[0])\n")
+    env = {**os.environ, "REFEREE_SERVER_DATA": str(data),
+           "DJANGO_SETTINGS_MODULE": "referee.server.settings"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()

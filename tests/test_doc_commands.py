@@ -75,6 +75,11 @@ RUNS: dict[str, dict[str, tuple[str | None, str]]] = {
         "referee match a.toml b.toml --html game.html": (
             "referee match bots/greedy.toml bots/random.toml --html game.html",
             "replay page written to game.html"),
+        # The club server runs until stopped: on a free port until it answers, then SIGTERM.
+        "referee serve [--data DIR] [--season FILE] [--host 127.0.0.1] [--port 8000] "
+        "[--cluster URL|local:N]": (
+            f"bash {ROOT}/tests/serve_briefly.sh --data club-data --host 127.0.0.1",
+            "club server at http://127.0.0.1:"),
     },
     "docs/ratings.md": {
         "referee league bots/*.toml --until-settled --max-games 2000": (

@@ -369,3 +369,29 @@ def test_a_test_game_shows_its_replay_and_only_own_output(season: dict) -> None:
         (root / "testgames" / "t1.json").write_text(json.dumps(record))
         page = signed_in(season["alice"]).get(f"/testgames/{game.pk}/viewer").content.decode()
         assert "ALICE-SAYS-HI" in page and "BOB-SAYS-HI" not in page
+
+
+def test_a_full_disk_during_an_upload_is_one_line_and_leaves_nothing(folder: Path,
+                                                                     tmp_path: Path) -> None:
+    """The uploads folder on a real 256 KiB file system; the bot unpacks to more than that."""
+    import subprocess
+
+    bot = student_bot(tmp_path / "src", "speaker", "hi")
+    (bot / "data.bin").write_bytes(bytes(1 << 20))   # 1 MiB of zeros: a small zip
+    archive = zip_of(bot, tmp_path / "big.zip")
+    uploads = folder / "uploads"
+    uploads.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(uploads)],
+                             capture_output=True, text=True)
+    assert mounted.returncode == 0, f"this test needs root to mount a tmpfs: {mounted.stderr}"
+    try:
+        user = student()
+        answer = submit(token_client(user), archive, unique("b"))
+        assert answer.status_code == 400
+        error = answer.json()["error"]
+        assert "No space left on device" in error and "\n" not in error
+        assert not BotVersion.objects.filter(bot__owner=user).exists()
+        leftovers = [p for p in uploads.rglob("*") if p.is_file()]
+        assert leftovers == []
+    finally:
+        subprocess.run(["umount", str(uploads)], check=True)

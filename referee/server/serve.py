@@ -25,6 +25,7 @@ from referee.server import DATA_ENV
 STOP_WAIT_S = 120          # games in flight may finish; then the children are killed
 RESTART_DELAYS_S = (1, 2, 5, 10, 30)
 ORGANISER = "organiser"
+RUNNER_REFUSED = 2   # the runner's status for a season file it cannot use: restarting won't help
 
 
 @dataclass
@@ -54,8 +55,9 @@ class ServeError(RuntimeError):
 
 def environment(options: ServeOptions) -> dict[str, str]:
     """The environment both children (and this process's Django) run with."""
-    hosts = options.allowed_hosts or (["*"] if options.host in ("0.0.0.0", "::") else
-                                      [options.host, "127.0.0.1", "localhost", "[::1]"])
+    # The loopback names always work (a proxy on this machine, the organiser's own browser).
+    hosts = (["*"] if options.host in ("0.0.0.0", "::") and not options.allowed_hosts else
+             [*options.allowed_hosts, options.host, "127.0.0.1", "localhost", "[::1]"])
     env = dict(os.environ)
     env.update({
         DATA_ENV: str(options.data),
@@ -166,6 +168,11 @@ class Supervisor:
                 break
             if self.runner is not None and self.runner.poll() is not None:
                 code = self.runner.returncode
+                if code == RUNNER_REFUSED:
+                    self.say("error: the season runner refused its settings (the line above); "
+                             "fix the season file and start again")
+                    status = 2
+                    break
                 delay = RESTART_DELAYS_S[min(self.restarts, len(RESTART_DELAYS_S) - 1)]
                 self.say(f"the season runner stopped (status {code}); starting it again in "
                          f"{delay} s")

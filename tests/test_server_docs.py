@@ -1,0 +1,124 @@
+"""Every command docs/server.md and docs/bots/submitting.md show, run for real: the
+`referee serve` lines on a free port until the server answers (tests/serve_briefly.sh), the
+league commands on a played season folder, the backup lines, the season file as shown, and
+`referee submit` against a real server with a real student's token."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tomllib
+import uuid
+from pathlib import Path
+
+import pytest
+from doc_support import ROOT, shell_commands
+from server_support import ServerProcess, make_student, play_season, student_bot, zip_of
+
+SERVE = f"bash {ROOT}/tests/serve_briefly.sh"
+SERVER_RUNS = {
+    "referee serve": (f"{SERVE}", "first start: sign in at"),
+    "referee serve --data club-data --season season.toml --host 127.0.0.1 --port 8000": (
+        f"{SERVE} --data club-data --season season.toml --host 127.0.0.1",
+        "season " + "{top}/season.toml"),
+    "referee table club-data/season": ("cd played && referee table club-data/season",
+                                       "League table"),
+    "referee verify club-data/season": ("cd played && referee verify club-data/season",
+                                        "match their replay"),
+    "referee report club-data/season --out club-report": (
+        "cd played && referee report club-data/season --out club-report", "club-report"),
+    "referee serve --behind-proxy --trusted-origin https://club.example.org --allowed-host "
+    "club.example.org": (f"{SERVE} --data proxied --behind-proxy --trusted-origin "
+                         "https://club.example.org --allowed-host club.example.org",
+                         "club server at"),
+    "referee serve --cluster local:2": (f"{SERVE} --data on-dask --cluster local:2",
+                                        "club server at"),
+}
+
+
+def run(top: Path, command: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "REFEREE_RUN_ID": uuid.uuid4().hex[:12],
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", command], cwd=top, env=env,
+                          capture_output=True, text=True, timeout=900, check=False)
+    assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+def test_every_command_of_the_server_docs_has_a_run() -> None:
+    assert set(shell_commands(ROOT / "docs" / "server.md")) == set(SERVER_RUNS)
+    assert set(shell_commands(ROOT / "docs" / "bots" / "submitting.md")) == set(SUBMIT_RUNS)
+
+
+def test_the_season_file_shown_is_what_the_server_reads(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    text = season_toml()
+    data = tomllib.loads(text)
+    (tmp_path / "season.toml").write_text(text)
+    from referee.server.runner.settings import load_runner_settings
+
+    runner = load_runner_settings(tmp_path / "season.toml")
+    assert runner.round_games == data["round_games"]
+    assert runner.check_timeout_s == data["check_timeout_s"]
+    from server_support import club_django
+
+    club_django()
+    monkeypatch.setenv("REFEREE_SEASON_FILE", str(tmp_path / "season.toml"))
+    from referee.server.club.limits import server_limits
+
+    limits = server_limits()
+    assert limits.upload_max_bytes == data["upload_max_bytes"] == 50 * 1024 * 1024
+    assert limits.test_games_per_hour == data["test_games_per_hour"]
+
+
+def season_toml() -> str:
+    found = re.search(r"```toml\n(# season\.toml\n.*?)```",
+                      (ROOT / "docs" / "server.md").read_text(), re.S)
+    assert found, "docs/server.md no longer shows season.toml"
+    return found.group(1)
+
+
+def test_the_server_docs_commands_run_as_shown(tmp_path: Path) -> None:
+    top = tmp_path / "docs"
+    top.mkdir()
+    (top / "season.toml").write_text(season_toml())
+    play_season(top / "played" / "club-data", {"alpha.v1": "a", "beta.v1": "b"})
+    for line in shell_commands(ROOT / "docs" / "server.md"):
+        command, expected = SERVER_RUNS[line]
+        done = run(top, command)
+        assert expected.format(top=top) in done.stdout + done.stderr, (command, done.stdout)
+    backup = re.search(r"```sh\n(mkdir -p backup\n.*?)```",
+                       (ROOT / "docs" / "server.md").read_text(), re.S).group(1)
+    run(top / "played", backup.replace("club-data/server.sqlite3", "club-data/season/league.db"))
+    run(top, backup)   # the server's own database, made by the serve lines above
+    assert (top / "backup" / "server.sqlite3").stat().st_size > 0
+    assert (top / "played" / "backup" / "league.db").stat().st_size > 0
+
+
+SUBMIT_RUNS = {
+    "referee submit mybot/ --server http://127.0.0.1:8000": "mybot v1",
+    "referee submit mybot.zip --server http://127.0.0.1:8000 --token rt_your_token_here --bot "
+    "mybot": "mybot v2",
+}
+
+
+def test_the_submitting_guides_commands_run_as_shown(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path / "data")
+    try:
+        token = make_student(server.data, "dora")
+        student_bot(tmp_path / "mybot", "mybot", "hello")
+        zip_of(tmp_path / "mybot", tmp_path / "mybot.zip")
+        for line in shell_commands(ROOT / "docs" / "bots" / "submitting.md"):
+            command = line.replace("http://127.0.0.1:8000", server.url).replace(
+                "rt_your_token_here", token)
+            done = subprocess.run(
+                ["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True,
+                timeout=900, env={**os.environ, "REFEREE_TOKEN": token,
+                                  "PATH": f"{Path(sys.executable).parent}{os.pathsep}"
+                                          f"{os.environ['PATH']}"})
+            assert done.returncode == 0, done.stdout + done.stderr
+            assert SUBMIT_RUNS[line] in done.stdout and "check passed" in done.stdout
+    finally:
+        assert server.stop() == 0, server.output()

@@ -1,0 +1,72 @@
+"""`referee serve` as a real process: an upload cut off in the middle never becomes a version,
+an upload declared too big is refused before its body is sent, and a port in use is one line."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from server_support import ServerProcess, free_port, make_student
+
+
+def versions(data: Path) -> int:
+    db = sqlite3.connect(f"file:{data / 'server.sqlite3'}?mode=ro", uri=True)
+    try:
+        return db.execute("SELECT count(*) FROM club_botversion").fetchone()[0]
+    finally:
+        db.close()
+
+
+def raw_request(port: int, head: str, body: bytes, close_early: bool) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as conn:
+        conn.sendall(head.encode() + body)
+        if close_early:
+            return b""
+        chunks = []
+        while chunk := conn.recv(65536):
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+
+def test_uploads_cut_off_or_too_big_never_become_versions(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path / "data")
+    try:
+        token = make_student(server.data)
+        head = (f"POST /api/submit?bot=cut&filename=b.zip HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                f"Authorization: Bearer {token}\r\nContent-Type: application/octet-stream\r\n"
+                f"Content-Length: {{length}}\r\nConnection: close\r\n\r\n")
+        # The client goes away after 50 of 200 KiB: nothing is kept.
+        raw_request(server.port, head.format(length=200_000), b"PK" + bytes(50_000), True)
+        # A declared size over the cap is refused at once, before any body is sent.
+        answer = raw_request(server.port, head.format(length=10 ** 12), b"", False)
+        status, _, rest = answer.partition(b"\r\n")
+        assert b" 413 " in status, answer
+        error = json.loads(rest.split(b"\r\n\r\n", 1)[1])["error"]
+        assert "more than the limit" in error
+        # The server still takes a good request afterwards.
+        answer = raw_request(server.port, head.format(length=3), b"abc", False)
+        assert b" 400 " in answer.partition(b"\r\n")[0]
+        assert b"not a zip or tar archive" in answer
+        assert versions(server.data) == 0
+        incoming = server.data / "uploads" / ".incoming"
+        assert not incoming.exists() or list(incoming.iterdir()) == []
+        assert list((server.data / "tmp").iterdir()) == []
+    finally:
+        assert server.stop() == 0, server.output()
+
+
+def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:
+    port = free_port()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", port))
+        taken.listen()
+        done = subprocess.run([sys.executable, "-m", "referee.cli", "serve", "--data",
+                               str(tmp_path / "data"), "--port", str(port)],
+                              capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert done.stderr.strip().count("\n") == 0, done.stderr
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
