@@ -80,9 +80,11 @@ class Club:
         """)
 
     def version(self, owner: int, bot: str, sample: str | Path, *, passed: bool = False,
-                spec_text: str | None = None, disabled: bool = False) -> int:
-        """Version n+1 of `bot` (created if new): a copy of a sample bot folder (or a test
-        bot file), as an upload would have left it, with its check queued (or passed)."""
+                spec_text: str | None = None, disabled: bool = False,
+                files: dict[str, Path] | None = None) -> int:
+        """Version n+1 of `bot` (created if new): a copy of a sample bot folder (or a bot's
+        main.py) and `files` (relative path -> source), as an upload would have left it, with
+        its check queued (or passed)."""
         number = self(f"""
             bot, _ = Bot.objects.get_or_create(name={bot!r}, defaults={{"owner_id": {owner},
                                                                         "disabled": {disabled}}})
@@ -95,6 +97,9 @@ class Club:
         else:   # a single file: the bot's main.py
             folder.mkdir(parents=True)
             shutil.copy(source, folder / "main.py")
+        for relative, path in (files or {}).items():
+            (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, folder / relative)
         (folder / "bot.toml").write_text(spec_text or
                                          f'name = "{bot}"\ncommand = ["{{python}}", "main.py"]\n')
         state = "passed" if passed else "queued"

@@ -96,7 +96,9 @@ class SeasonLoop:
                 await self.db(records.mark_disabled, entry.version_id,
                               f"its spec cannot be read: {exc}", False)
                 continue
-            self.season.enter(entry.league_name, version, str(entry.spec), retire=entry.retire)
+            if entry.league_name not in self.season.states():   # else: entered, then killed
+                self.season.enter(entry.league_name, version, str(entry.spec),
+                                  retire=entry.retire)
             await self.db(records.mark_entered, entry)
 
     async def leave_disabled(self) -> bool:

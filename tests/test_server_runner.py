@@ -1,0 +1,203 @@
+"""The season runner as a real subprocess on a real club data folder: real `referee check` in
+the sandbox, real bots over gRPC, real SQLite; paused, resumed, closed, killed and restarted."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from league_support import games_recorded
+from runner_support import Club, RunnerProcess, sample, wait_for, write_season
+
+ROOT = Path(__file__).resolve().parents[1]
+TEST_BOTS = ROOT / "tests" / "bots"
+EXITS_AT_ONCE = "import sys\nsys.exit(3)\n"
+
+
+def store_games(data: Path) -> list[tuple]:
+    """(index, bots, places, money) of every stored game, in schedule order."""
+    db = sqlite3.connect(data / "season" / "league.db")
+    try:
+        return db.execute("SELECT idx, bots, places, money FROM games ORDER BY idx").fetchall()
+    finally:
+        db.close()
+
+
+def games_of(data: Path, name: str) -> int:
+    return sum(json.dumps(name) in bots for _, bots, _, _ in store_games(data))
+
+
+def test_a_version_is_checked_enters_and_plays_paused_resumed_and_closed(tmp_path: Path) -> None:
+    data = tmp_path / "club"
+    club = Club(data)
+    write_season(data, """
+        seed = 11
+        players = 2
+        round_games = 2
+        refit_games = 2
+        refit_seconds = 1
+        check_concurrency = 2
+    """)
+    alice, bob = club.student("alice"), club.student("bob")
+    club.version(alice, "alice-bot", sample("random"))
+    club.version(bob, "bob-bot", sample("greedy"))
+    runner = RunnerProcess(data)
+    try:
+        wait_for("both versions active", lambda: club.value(
+            "BotVersion.objects.filter(season_state='active').count()") == 2, runner)
+        lines = club.value("list(CheckLine.objects.filter(run__version__league_name="
+                           "'alice-bot.v1').values_list('text', flat=True))")
+        assert lines[0].startswith("referee check") and "conforms" in lines[-1]
+        assert any(line.startswith("PASS") and "build" in line for line in lines)
+        wait_for("games", lambda: games_recorded(data / "season" / "league.db") >= 4, runner)
+        wait_for("a standing", lambda: club.value("Standing.objects.exists()"), runner)
+
+        # A version that fails its check never enters; the one before it keeps playing.
+        (tmp_path / "exits.py").write_text(EXITS_AT_ONCE)
+        failing = club.version(alice, "alice-bot", tmp_path / "exits.py")
+        wait_for("the failed check", lambda: club.value(
+            f"BotVersion.objects.get(pk={failing}).check_state") == "failed", runner)
+        played = games_of(data, "alice-bot.v1")
+        wait_for("alice-bot v1 playing on", lambda: games_of(data, "alice-bot.v1") > played,
+                 runner)
+        assert club.value(f"BotVersion.objects.get(pk={failing}).season_state") == "waiting"
+        assert games_of(data, "alice-bot.v2") == 0
+        notices = club.value(f"list(Notice.objects.filter(user_id={alice})"
+                             ".values_list('text', flat=True))")
+        assert any(n.startswith("alice-bot v2 failed its check:") for n in notices), notices
+        assert club.value(f"CheckLine.objects.filter(run__version_id={failing}, "
+                          "text__startswith='FAIL').exists()")
+
+        # Pause: the games in flight finish, no new game starts; resume: play goes on.
+        club.season_state("paused")
+        said = wait_for("the pause", lambda: club.value(
+            "list(Notice.objects.filter(user=None, text__startswith='play is paused')"
+            ".values_list('text', flat=True))"), runner)
+        paused_at = int(re.search(r"(\d+) games", said[0]).group(1))
+        assert games_recorded(data / "season" / "league.db") == paused_at
+        time.sleep(5)
+        assert games_recorded(data / "season" / "league.db") == paused_at
+        club.season_state("running")
+        wait_for("play after resuming",
+                 lambda: games_recorded(data / "season" / "league.db") > paused_at, runner)
+
+        # Close: the final tables and the static report in DIR/season, and its path.
+        club.season_state("closed")
+        report = wait_for("the report", lambda: club.value(
+            "Season.objects.get(pk=1).report_path"), runner)
+        assert report == "season/report/index.html" and (data / report).is_file()
+        assert (data / "season" / "table.md").is_file()
+        final = games_recorded(data / "season" / "league.db")
+        wait_for("the final standing", lambda: club.value(
+            "Standing.objects.latest().games") == final, runner)
+        rows = club.value("Standing.objects.latest().data['rows']")
+        assert {row["league_name"] for row in rows} == {"alice-bot.v1", "bob-bot.v1"}
+        assert all(row["bot"] in ("alice-bot", "bob-bot") and row["version"] == 1 and
+                   row["lo"] <= row["strength"] <= row["hi"] for row in rows)
+        time.sleep(3)
+        assert games_recorded(data / "season" / "league.db") == final
+    finally:
+        runner.stop()
+        club.close()
+    table = subprocess.run([sys.executable, "-m", "referee.cli", "table", str(data / "season")],
+                           capture_output=True, text=True, check=True)
+    assert f"{final}/{final} games recorded" in table.stdout
+
+
+def thinker(folder: Path) -> Path:
+    """The sample random bot, thinking 50 ms a decision: games last long enough to be killed
+    in the middle of."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "randbot.py").write_text((ROOT / "sample_bots/random/main.py").read_text())
+    main = folder / "main.py"
+    main.write_text("import time\n\nfrom randbot import RandomBot\nfrom referee.sdk import run\n"
+                    "\n\nclass Thinker(RandomBot):\n    def choose(self, view):\n"
+                    "        time.sleep(0.05)\n        return super().choose(view)\n\n\n"
+                    "run(Thinker())\n")
+    return folder
+
+
+GENEROUS = '\n[limits]\ndecision_ms = 10000\ngame_bank_ms = 60000\n'
+
+
+def kill_season(tmp_path: Path, name: str, kills: bool) -> tuple[list[tuple], list, dict]:
+    """A season of three thinking bots (entered before play starts) and a disabled bot's check;
+    with `kills`, the runner is SIGKILLed in the middle of that check and again in the middle
+    of the games, and started again each time. Returns the stored games, the table rows and
+    what was seen."""
+    data = tmp_path / name
+    club = Club(data)
+    write_season(data, """
+        seed = 21
+        players = 2
+        round_games = 20
+        max_rounds = 2
+        refit_games = 10
+        refit_seconds = 2
+        concurrency = 6
+    """)
+    source = thinker(tmp_path / "thinker")
+    spec = 'name = "{}"\ncommand = ["{{python}}", "main.py"]' + GENEROUS
+    for bot in ("ann", "ben", "cat"):
+        club.version(club.student(bot), f"{bot}-bot", source, passed=True,
+                     spec_text=spec.format(bot))
+    eve = club.version(club.student("eve"), "eve-bot", source, spec_text=spec.format("eve"),
+                       disabled=True)
+    total = 2 * 30   # two rounds of 20 games per bot, three bots, two at a table
+    db = data / "season" / "league.db"
+    seen: dict = {}
+    runner = RunnerProcess(data)
+    try:
+        if kills:
+            wait_for("eve's check under way", lambda: club.value(
+                f"CheckLine.objects.filter(run__version_id={eve}).count()") >= 1, runner)
+            runner.kill()
+            seen["check_state_at_kill"] = club.value(f"CheckRun.objects.get(version_id={eve})"
+                                                     ".state")
+            runner = RunnerProcess(data)
+            wait_for("games under way", lambda: games_recorded(db) >= 3, runner)
+            runner.kill()
+            seen["games_at_kill"] = games_recorded(db)
+            seen["check_state_at_kill2"] = club.value(
+                f"CheckRun.objects.get(version_id={eve}).state")
+            runner = RunnerProcess(data)
+        wait_for("every game", lambda: games_recorded(db) == total, runner)
+        wait_for("eve's check", lambda: club.value(
+            f"CheckRun.objects.get(version_id={eve}).state") == "passed", runner)
+        club.season_state("closed")
+        wait_for("the report", lambda: club.value("Season.objects.get(pk=1).report_path"),
+                 runner)
+        seen["attempts"] = club.value(f"CheckRun.objects.get(version_id={eve}).attempts")
+        seen["eve_lines"] = club.value(
+            f"list(CheckLine.objects.filter(run__version_id={eve}).values_list('text', "
+            "flat=True))")
+        seen["eve_state"] = club.value(f"BotVersion.objects.get(pk={eve}).season_state")
+    finally:
+        runner.stop()
+        club.close()
+    rows = json.loads((data / "season" / "table.json").read_text())["table"]
+    table = [(r["bot"], r["games"], r["wins"], r["mu"], r["sigma"], r["strength"],
+              r["strength_low"], r["strength_high"], r["rank_low"], r["rank_high"])
+             for r in rows]
+    return store_games(data), table, seen
+
+
+def test_sigkill_mid_check_and_mid_games_loses_nothing_and_changes_nothing(
+        tmp_path: Path) -> None:
+    games, table, _ = kill_season(tmp_path, "calm", kills=False)
+    killed_games, killed_table, seen = kill_season(tmp_path, "killed", kills=True)
+    assert seen["check_state_at_kill"] == "running"       # killed in the middle of the check
+    assert 3 <= seen["games_at_kill"] < 60                # ...and in the middle of the games
+    assert [g[0] for g in killed_games] == list(range(60))   # every game once, none missing
+    assert killed_games == games                          # the same games, played the same
+    assert killed_table == table                          # so the same table
+    # The check ran again from the start after each kill that found it running.
+    assert seen["attempts"] == 2 + (seen["check_state_at_kill2"] == "running")
+    assert sum(line.startswith("referee check") for line in seen["eve_lines"]) == 1
+    assert "conforms" in seen["eve_lines"][-1]
+    assert seen["eve_state"] == "disabled"                # a disabled bot's version never enters
