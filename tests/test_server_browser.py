@@ -207,6 +207,26 @@ def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) 
         student.switch_to.default_content()
         screenshot(student, "bots/submitting-replay.png", tmp_path)
 
+        # A test game against Bob's bot: played soon, not rated; its replay, her output only.
+        from selenium.webdriver.support.ui import Select
+
+        student.get(f"{url}/testgames/")
+        Select(student.find_element(By.NAME, "version")).select_by_visible_text("alicebot.v2")
+        Select(student.find_element(By.NAME, "opponents")).select_by_visible_text("bobbot.v1")
+        click(student, "#ask-test-game")
+        test_url = wait("the test game's page", lambda: re.search(
+            r"/testgames/\d+/$", student.current_url) and student.current_url, 60)
+
+        def played() -> str:
+            student.get(test_url)
+            return text_of(student, "#testgame-state") in ("done", "failed") and \
+                text_of(student, "#testgame-state")
+
+        assert wait("the test game played", played, every=2) == "done", student.page_source
+        outputs = text_of(student, "#outputs")
+        assert "ALICE-WAS-HERE" in outputs and "BOB-WAS-HERE" not in outputs
+        assert student.find_elements(By.CSS_SELECTOR, "#replay")
+
         # Bob's check report and code are not hers to open.
         for path in (f"/versions/{bob_version}/", f"/versions/{bob_version}/download",
                      f"/api/versions/{bob_version}"):

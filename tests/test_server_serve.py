@@ -4,10 +4,14 @@ an upload declared too big is refused before its body is sent, and a port in use
 from __future__ import annotations
 
 import json
+import os
+import signal
 import socket
 import sqlite3
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 from server_support import ServerProcess, free_port, make_student
@@ -70,3 +74,46 @@ def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:
     assert done.returncode != 0
     assert done.stderr.strip().count("\n") == 0, done.stderr
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
+
+
+def runner_pids(parent: int) -> set[int]:
+    """The season runners `referee serve` (pid `parent`) has running now."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == parent and b"referee.server.runner" in cmdline:
+            found.add(int(entry.name))
+    return found
+
+
+def wait_for(what: str, test, timeout: float = 300):  # noqa: ANN001, ANN201
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = test()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_a_runner_that_dies_is_started_again(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path / "data")
+    try:
+        first = wait_for("the runner", lambda: runner_pids(server.proc.pid))
+        os.kill(next(iter(first)), signal.SIGKILL)
+        wait_for("the restart notice", lambda: "the season runner stopped (status -9); "
+                                               "starting it again" in server.output())
+        second = wait_for("a new runner", lambda: runner_pids(server.proc.pid) - first)
+        assert second and not second & first
+        with urllib.request.urlopen(f"{server.url}/login/", timeout=30) as answer:
+            assert answer.status == 200   # the web process went on meanwhile
+    finally:
+        assert server.stop() == 0, server.output()
+    assert runner_pids(server.proc.pid) == set()

@@ -204,13 +204,18 @@ def _seat_rows(record: dict[str, Any], names: list[str]) -> list[dict[str, Any]]
              "place": places[i] if i < len(places) else None} for i, name in enumerate(names)]
 
 
-@login_required
-def game_page(request: HttpRequest, index: int) -> HttpResponse:
+def _season_game(user: User, index: int) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
+    """A season game's record, its seats' names, and the record as `user` may see it."""
     found = games.season_game(index)
     if found is None:
         raise Http404("no such game")
     record, names = found
-    shown = games.visible_record(request.user, record, names)
+    return record, names, games.visible_record(user, record, names)
+
+
+@login_required
+def game_page(request: HttpRequest, index: int) -> HttpResponse:
+    record, names, shown = _season_game(request.user, index)
     return render(request, "club/game.html", {
         "title": f"Game {index}", "record": record, "seats": _seat_rows(record, names),
         "outputs": games.seat_outputs(shown, names),
@@ -221,11 +226,7 @@ def game_page(request: HttpRequest, index: int) -> HttpResponse:
 @xframe_options_sameorigin
 def game_viewer(request: HttpRequest, index: int) -> HttpResponse:
     """The project's replay viewer (the report's one-game page) for a season game."""
-    found = games.season_game(index)
-    if found is None:
-        raise Http404("no such game")
-    record, names = found
-    return HttpResponse(single_game_html(games.visible_record(request.user, record, names)))
+    return HttpResponse(single_game_html(_season_game(request.user, index)[2]))
 
 
 # ------------------------------------------------------------------------- test games
