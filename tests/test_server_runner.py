@@ -201,3 +201,93 @@ def test_sigkill_mid_check_and_mid_games_loses_nothing_and_changes_nothing(
     assert sum(line.startswith("referee check") for line in seen["eve_lines"]) == 1
     assert "conforms" in seen["eve_lines"][-1]
     assert seen["eve_state"] == "disabled"                # a disabled bot's version never enters
+
+
+def test_bots_that_crash_hang_or_fail_are_told_and_the_season_goes_on(tmp_path: Path) -> None:
+    data = tmp_path / "club"
+    club = Club(data)
+    write_season(data, """
+        seed = 3
+        players = 2
+        round_games = 3
+        refit_seconds = 1
+        check_timeout_s = 40
+        check_concurrency = 2
+    """)
+    hon, cra, gre = club.student("hon"), club.student("cra"), club.student("gre")
+    club.version(hon, "hon-bot", sample("random"), passed=True)
+    club.version(gre, "gre-bot", sample("greedy"), passed=True)
+    test_bot = 'name = "{0}"\ncommand = ["{{python}}", "{0}/main.py"]\n'
+    club.version(cra, "crash-bot", TEST_BOTS / "crash_mid" / "main.py", passed=True,
+                 spec_text=test_bot.format("crash_mid"),
+                 files={"crash_mid/main.py": TEST_BOTS / "crash_mid" / "main.py",
+                        "botlib.py": TEST_BOTS / "botlib.py"})
+    # A build that never ends, and a bot whose moves are illegal: both fail their checks.
+    hang = club.version(club.student("han"), "hang-bot", sample("random"), spec_text=(
+        'name = "hang"\ncommand = ["{python}", "main.py"]\nbuild = ["sleep", "3600"]\n'))
+    bad = club.version(club.student("bad"), "bad-bot", TEST_BOTS / "illegal" / "main.py",
+                       spec_text=test_bot.format("illegal"),
+                       files={"illegal/main.py": TEST_BOTS / "illegal" / "main.py",
+                              "botlib.py": TEST_BOTS / "botlib.py"})
+    db = data / "season" / "league.db"
+    runner = RunnerProcess(data)
+    try:
+        summary = wait_for("the hanging build stopped", lambda: club.value(
+            f"CheckRun.objects.filter(version_id={hang}, state='failed')"
+            ".values_list('summary', flat=True).first()"), runner)
+        assert "stopped after the check's time limit of 40 s" in summary
+        assert club.value(f"CheckLine.objects.filter(run__version_id={hang}).last().text") \
+            == summary
+        wait_for("the illegal bot's verdict", lambda: club.value(
+            f"BotVersion.objects.get(pk={bad}).check_state") == "failed", runner)
+        assert club.value(f"CheckLine.objects.filter(run__version_id={bad}, "
+                          "text__contains='illegal').exists()")
+        for owner, prefix in ((club.value("User.objects.get(username='han').pk"),
+                               "hang-bot v1 failed its check: stopped after"),
+                              (club.value("User.objects.get(username='bad').pk"),
+                               "bad-bot v1 failed its check:")):
+            assert club.value(f"Notice.objects.filter(user_id={owner}, "
+                              f"text__startswith={prefix!r}).exists()")
+        crashed = wait_for("the crash told to its owner", lambda: club.value(
+            f"list(Notice.objects.filter(user_id={cra}, text__contains='game')"
+            ".values_list('text', flat=True))"), runner)
+        assert re.match(r"crash-bot v1 (crashed in|forfeited) game \d+", crashed[0]), crashed
+        assert games_of(data, "hang-bot.v1") == games_of(data, "bad-bot.v1") == 0
+
+        # A test game on demand: played by the runner, unrated, with only its owner's output.
+        request = club(f"""
+            game = TestGame.objects.create(requester_id={hon},
+                                           version=BotVersion.objects.get(league_name="hon-bot.v1"))
+            game.opponents.add(BotVersion.objects.get(league_name="gre-bot.v1"))
+            result = game.pk
+        """)
+        record_file = wait_for("the test game", lambda: club.value(
+            f"TestGame.objects.get(pk={request}).record_file"), runner)
+        record = json.loads((data / record_file).read_text())
+        assert record["test_game"]["seats"] == ["hon-bot.v1", "gre-bot.v1"]
+        assert record["output"][1].startswith("(another student's bot")
+        assert record["game_id"] not in {row[0] for row in sqlite3.connect(db).execute(
+            "SELECT game_id FROM games")}
+        assert club.value(f"Notice.objects.filter(user_id={hon}, "
+                          "text__contains='is ready to watch').exists()")
+
+        # Disabling a bot, and an owner's account: their versions leave, the rest play on.
+        club("Bot.objects.filter(name='crash-bot').update(disabled=True)")
+        club("User.objects.filter(username='gre').update(is_active=False)")
+        wait_for("both gone", lambda: club.value(
+            "BotVersion.objects.filter(season_state='disabled').count()") == 2, runner)
+        club.version(club.student("new"), "new-bot", sample("greedy"), passed=True)
+        club.version(hon, "hon-bot", sample("random"), passed=True)   # its version 2
+        wait_for("hon-bot v2 playing", lambda: games_of(data, "hon-bot.v2") > 0, runner)
+        # Nothing scheduled after they left has them: their last games come before.
+        games = store_games(data)
+        first_new = min(i for i, bots, _, _ in games if "hon-bot.v2" in bots)
+        assert all(i < first_new for i, bots, _, _ in games
+                   if "crash-bot.v1" in bots or "gre-bot.v1" in bots)
+        states = club.value("dict(BotVersion.objects.values_list('league_name', "
+                            "'season_state'))")
+        assert states["hon-bot.v1"] == "retired" and states["hon-bot.v2"] == "active"
+        assert games_of(data, "new-bot.v1") > 0
+    finally:
+        runner.stop()
+        club.close()
