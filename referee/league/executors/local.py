@@ -54,9 +54,22 @@ class LocalExecutor:
 
     def __init__(self, specs: list[BotSpec], *, concurrency: int, sandbox: bool | None) -> None:
         self.concurrency = max(1, concurrency)
-        self.roster = Roster(specs, sandbox=sandbox)
-        for runner in self.roster.runners.values():
+        self.sandbox = sandbox
+        self.roster = self._roster(specs)
+
+    def _roster(self, specs: list[BotSpec]) -> Roster:
+        roster = Roster(specs, sandbox=self.sandbox)
+        for runner in roster.runners.values():
             runner.max_instances = max(runner.max_instances, self.concurrency)
+        return roster
+
+    async def add(self, specs: list[BotSpec]) -> list[BotStartError]:
+        """Start bots that join while the others stay up (a season's entrants); those that
+        cannot start are returned and left out (their seats forfeit)."""
+        joining = self._roster(specs)
+        broken = await joining.start(skip_broken=True)
+        self.roster.runners.update(joining.runners)
+        return broken
 
     async def start(self, skip_broken: bool) -> tuple[dict[str, str], list[BotStartError]]:
         """Start every bot here."""

@@ -119,8 +119,14 @@ class SeasonLoop:
     async def play(self, pending: list[ScheduledGame]) -> None:
         """Play the pending games until they are done or the watcher says stop."""
         need = frozenset(bot for game in pending for bot in game.bots)
-        if self.executor is None or need != self.names:
-            await self.close_executor()
+        add = getattr(self.executor, "add", None)
+        if self.executor is not None and add is not None and not need <= self.names:
+            # Here the bots already up stay up; newcomers start beside them.
+            for error in await add(season_specs(self.season, sorted(need - self.names))):
+                self.note(error.bot, "start", f"could not start: {error.reason}")
+            self.names |= need
+        elif self.executor is None or not need <= self.names:
+            await self.close_executor()   # a cluster's workers get the bots anew
             await self.open_executor(need)
         assert self.executor is not None
         self.stop = False
