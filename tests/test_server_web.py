@@ -395,3 +395,29 @@ def test_a_full_disk_during_an_upload_is_one_line_and_leaves_nothing(folder: Pat
         assert leftovers == []
     finally:
         subprocess.run(["umount", str(uploads)], check=True)
+
+
+def test_the_admin_moves_the_season_only_by_its_actions(folder: Path) -> None:
+    from referee.server.club.models import Season
+
+    boss = signed_in(organiser())
+    saved = Season.objects.get(pk=1).state
+    try:
+        Season.objects.filter(pk=1).update(state="running")
+
+        def act(action: str) -> str:
+            boss.post("/admin/club/season/", {"action": action, "_selected_action": ["1"]})
+            return Season.objects.get(pk=1).state
+
+        assert act("pause") == "paused"
+        assert act("resume") == "running"
+        assert act("close") == "closed"
+        assert act("resume") == "closed"          # a closed season stays closed
+        page = boss.get("/admin/club/season/1/change/").content.decode()
+        assert 'name="state"' not in page        # no field to type a state into
+    finally:
+        Season.objects.filter(pk=1).update(state=saved, closed_at=None)
+    answer = boss.post("/admin/club/joincode/add/", {"note": "from the admin", "max_uses": 4})
+    assert answer.status_code == 302
+    code = JoinCode.objects.get(note="from the admin")
+    assert re.fullmatch(r"[a-z2-9]{4}-[a-z2-9]{4}-[a-z2-9]{4}", code.code)

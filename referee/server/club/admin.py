@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
 from referee.server.club import models
+from referee.server.club.people import make_join_code
+from referee.server.club.seasonstate import move_season
 
 
 @admin.register(models.Profile)
@@ -18,6 +22,20 @@ class ProfileAdmin(admin.ModelAdmin):
 class JoinCodeAdmin(admin.ModelAdmin):
     list_display = ["code", "note", "uses", "max_uses", "active", "created_at"]
     list_editable = ["active"]
+    readonly_fields = ["code", "uses", "created_at"]
+    actions = ["another_like_it"]
+
+    def save_model(self, request: HttpRequest, obj: models.JoinCode, form, change) -> None:
+        if not change:   # a code made here is random too, never one typed in
+            obj.code = make_join_code(obj.note, obj.max_uses).code
+            return
+        super().save_model(request, obj, form, change)
+
+    @admin.action(description="Make a new code like each selected one")
+    def another_like_it(self, request: HttpRequest, queryset: QuerySet) -> None:
+        for code in queryset:
+            made = make_join_code(code.note, code.max_uses)
+            self.message_user(request, f"new join code: {made.code}", messages.SUCCESS)
 
 
 @admin.register(models.ApiToken)
@@ -28,7 +46,34 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
 @admin.register(models.Season)
 class SeasonAdmin(admin.ModelAdmin):
+    """The state changes only by the actions (as on the Organiser page): a closed season stays
+    closed."""
+
     list_display = ["name", "state", "updated_at", "closed_at", "report_path"]
+    readonly_fields = ["state", "updated_at", "closed_at", "report_path"]
+    actions = ["pause", "resume", "close"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False   # one season: its row is made by the migrations
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def _move(self, request: HttpRequest, action: str) -> None:
+        done, text = move_season(action)
+        self.message_user(request, text, messages.SUCCESS if done else messages.ERROR)
+
+    @admin.action(description="Pause play")
+    def pause(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._move(request, "pause")
+
+    @admin.action(description="Resume play")
+    def resume(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._move(request, "resume")
+
+    @admin.action(description="Close the season (final tables and report)")
+    def close(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._move(request, "close")
 
 
 class VersionInline(admin.TabularInline):
@@ -44,6 +89,15 @@ class BotAdmin(admin.ModelAdmin):
     list_display = ["name", "owner", "disabled", "disabled_reason", "created_at"]
     list_filter = ["disabled"]
     inlines = [VersionInline]
+    actions = ["disable", "enable"]
+
+    @admin.action(description="Disable the selected bots (their games stay recorded)")
+    def disable(self, request: HttpRequest, queryset: QuerySet) -> None:
+        queryset.update(disabled=True)
+
+    @admin.action(description="Enable the selected bots")
+    def enable(self, request: HttpRequest, queryset: QuerySet) -> None:
+        queryset.update(disabled=False, disabled_reason="")
 
 
 @admin.register(models.BotVersion)

@@ -7,19 +7,12 @@ from django.contrib import messages
 from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from referee.server.club.models import Bot, JoinCode, Notice, Season
 from referee.server.club.people import make_join_code
+from referee.server.club.seasonstate import move_season
 from referee.server.club.views.common import organiser_only
-
-# What each button does to Season.state, and from which states it may.
-SEASON_ACTIONS = {
-    "pause": (Season.PAUSED, {Season.RUNNING}),
-    "resume": (Season.RUNNING, {Season.PAUSED}),
-    "close": (Season.CLOSED, {Season.RUNNING, Season.PAUSED}),
-}
 
 
 class JoinCodeForm(forms.Form):
@@ -42,19 +35,8 @@ def organiser(request: HttpRequest) -> HttpResponse:
 @organiser_only
 @require_POST
 def season_action(request: HttpRequest, action: str) -> HttpResponse:
-    if action not in SEASON_ACTIONS:
-        messages.error(request, f"no season action {action!r}")
-        return redirect("club:organiser")
-    state, allowed = SEASON_ACTIONS[action]
-    changes = {"state": state, "updated_at": timezone.now()}
-    if state == Season.CLOSED:
-        changes["closed_at"] = timezone.now()
-    Season.objects.get_or_create(pk=1)
-    if Season.objects.filter(pk=1, state__in=allowed).update(**changes):
-        messages.success(request, f"the season is {state} now")
-    else:
-        messages.error(request, f"the season cannot {action} from "
-                                f"{Season.objects.get(pk=1).state}")
+    done, text = move_season(action)
+    (messages.success if done else messages.error)(request, text)
     return redirect("club:organiser")
 
 
