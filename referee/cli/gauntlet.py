@@ -29,9 +29,12 @@ from referee.text import wrap
               help="Smallest gain worth detecting, in Elo at the tables played.")
 @click.option("--alpha", type=click.FloatRange(0, 0.5, min_open=True, max_open=True),
               default=0.05, show_default=True,
-              help="Chance of calling an equal bot better (measured: docs/ratings.md).")
+              help="Chance of calling an equal bot better (measured at 0.05: 80 of 2000 "
+                   "simulated gauntlets, 0.040; docs/ratings.md).")
 @click.option("--beta", type=click.FloatRange(0, 0.5, min_open=True, max_open=True),
-              default=0.05, show_default=True, help="Chance of missing a gain of --delta.")
+              default=0.05, show_default=True,
+              help="Chance of missing a gain of --delta (measured at 0.05: found 956 of 1000 "
+                   "simulated candidates 50 Elo better).")
 @click.option("--max-games", type=click.IntRange(min=2), default=4000, show_default=True,
               help="Game budget (candidate and baseline games together).")
 @click.option("--concurrency", "-j", type=click.IntRange(min=1), help="Games in flight.")
