@@ -81,10 +81,12 @@ function pollCheck(box) {
         data.error === data.summary ? "" : data.error;
       box.dataset.done = data.check_state === "failed" ||
         (data.check_state === "passed" && data.season_state !== "waiting") ? "1" : "";
+      // Once the check is over only the season's state can change: ask less often.
+      box.dataset.every = data.check_state === "passed" ? "5000" : "1000";
     })
     .catch(() => {})
     .finally(() => {
-      if (!box.dataset.done) setTimeout(() => pollCheck(box), 1000);
+      if (!box.dataset.done) setTimeout(() => pollCheck(box), Number(box.dataset.every || 1000));
     });
 }
 
