@@ -1,0 +1,313 @@
+"""Benchmark: the club server under a room of students, and the refit of a big season.
+
+Part 1, load. A real `referee serve` (uvicorn + the season runner) on a fresh data folder plays
+a season of B bots (copies of the sample random and greedy bots, entered as versions that
+passed their check; 4-player tables, rounds of 2 games per bot). Once every bot is in and the
+first table is fitted, the season's games per second are measured three times:
+
+* idle A: W seconds, nobody on the pages;
+* load:   W seconds while S simulated students (one asyncio task each, httpx, 127.0.0.1 only,
+          a think time of 0.5-1.5 s between requests, signed in by a session made in the
+          database) load the leaderboard (page and JSON), bot pages, game pages and replay
+          viewers of stored games, and each uploads one new version of its bot (a zip through
+          POST /api/submit with a personal token), whose check the runner runs meanwhile;
+* idle B: W seconds after the check queue has drained.
+
+It prints p50 and p95 latency per page with the request counts, the error count (any answer
+other than 200 or 201, or no answer), and games per second under load against the mean of the
+two idle windows (the ratio; goal at least 0.8).
+
+Part 2, refit. A season of R bots and G games is stored (results simulated with the engine's
+greedy-or-random policies would take hours; places are drawn from a Plackett-Luce model with
+spread strengths instead, which is what the fit consumes) and refitted exactly as the runner
+does, by `python -m referee.server.runner.refit DIR` in a subprocess, while the served season
+keeps playing: the refit's wall time and the season's games per second meanwhile.
+
+    python bench/server.py [--bots 50] [--students 50] [--window 60] [--refit-bots 100]
+                           [--refit-games 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import json
+import os
+import random
+import shutil
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def games(data: Path) -> int:
+    try:
+        db = sqlite3.connect(data / "season" / "league.db")
+        try:
+            return db.execute("SELECT count(*) FROM games").fetchone()[0]
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return 0
+
+
+def rate(data: Path, seconds: float) -> tuple[float, int]:
+    """Games per second stored over `seconds` (and the count)."""
+    start, began = games(data), time.monotonic()
+    time.sleep(seconds)
+    count = games(data) - start
+    return count / (time.monotonic() - began), count
+
+
+def wait(what: str, test, timeout: float = 1800.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not test():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"bench: timed out waiting for {what}")
+        time.sleep(1.0)
+
+
+def bot_zip(sample: str, name: str) -> bytes:
+    """A bot folder as a student zips it."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zipped:
+        zipped.writestr("bot.toml", f'name = "{name}"\ncommand = ["{{python}}", "main.py"]\n')
+        zipped.write(ROOT / "sample_bots" / sample / "main.py", "main.py")
+    return buffer.getvalue()
+
+
+def setup_club(data: Path, bots: int) -> list[dict]:
+    """Students, their bots as passed versions, sessions and tokens (through the ORM here)."""
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.auth.models import User
+    from django.contrib.sessions.backends.db import SessionStore
+
+    from referee.server.club.models import Bot, BotVersion, CheckRun, Profile
+    from referee.server.club.people import new_token
+
+    students = []
+    for n in range(bots):
+        name, sample = f"s{n:02d}", ("random", "greedy")[n % 2]
+        user = User.objects.create_user(name, password="a long bench password")
+        Profile.objects.create(user=user, display_name=name, max_bots=3)
+        bot = Bot.objects.create(owner=user, name=f"{name}-bot")
+        folder = data / "uploads" / bot.name / "1" / "bot"
+        folder.parent.mkdir(parents=True)
+        shutil.copytree(ROOT / "sample_bots" / sample, folder)
+        (folder / "bot.toml").write_text(f'name = "{bot.name}"\n'
+                                         'command = ["{python}", "main.py"]\n')
+        version = BotVersion.objects.create(
+            bot=bot, number=1, kind="folder", archive_name="bot.zip", archive_sha256="0" * 64,
+            archive_size=1, folder=f"uploads/{bot.name}/1/bot", spec="bot.toml",
+            league_name=f"{bot.name}.v1", check_state="passed")
+        CheckRun.objects.create(version=version, state="passed")
+        session = SessionStore()
+        session[SESSION_KEY] = str(user.pk)
+        session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+        session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+        session.create()
+        token, _ = new_token(user)
+        students.append({"name": name, "bot": bot.name, "sample": sample,
+                         "session": session.session_key, "token": token})
+    return students
+
+
+async def student(url: str, me: dict, bots: list[str], indexes: list[int], until: float,
+                  seen: dict[str, list[float]], errors: list[str], rng: random.Random) -> None:
+    """One student's visit: pages with a think time, one upload of a new version."""
+    uploaded = False
+    async with httpx.AsyncClient(base_url=url, cookies={"sessionid": me["session"]},
+                                 timeout=120.0) as client:
+        while time.monotonic() < until:
+            roll = rng.random()
+            if not uploaded and roll < 0.05:
+                page, method = "upload", "POST"
+                target = f"/api/submit?bot={me['bot']}&filename=bot.zip"
+                body = bot_zip(me["sample"], me["bot"])
+                headers = {"Authorization": f"Bearer {me['token']}"}
+                uploaded = True
+            else:
+                method, body, headers = "GET", None, {}
+                index = rng.choice(indexes)
+                page, target = rng.choice([
+                    ("leaderboard", "/leaderboard/"), ("leaderboard.json", "/leaderboard.json"),
+                    ("bot page", f"/bots/{rng.choice(bots)}/"),
+                    ("game page", f"/games/{index}/"), ("replay viewer", f"/games/{index}/viewer"),
+                ])
+            began = time.perf_counter()
+            try:
+                answer = await client.request(method, target, content=body, headers=headers)
+                if answer.status_code not in (200, 201):
+                    errors.append(f"{page} {target}: HTTP {answer.status_code}")
+                else:
+                    seen.setdefault(page, []).append(time.perf_counter() - began)
+            except httpx.HTTPError as exc:
+                errors.append(f"{page} {target}: {type(exc).__name__}")
+            await asyncio.sleep(rng.uniform(0.5, 1.5))
+
+
+async def crowd(url: str, students: list[dict], indexes: list[int], seconds: float,
+                seed: int) -> tuple[dict[str, list[float]], list[str]]:
+    seen: dict[str, list[float]] = {}
+    errors: list[str] = []
+    until = time.monotonic() + seconds
+    bots = [s["bot"] for s in students]
+    await asyncio.gather(*(student(url, me, bots, indexes, until, seen, errors,
+                                   random.Random(seed * 1000 + n))
+                           for n, me in enumerate(students)))
+    return seen, errors
+
+
+def big_season(out: Path, bots: int, count: int, seed: int) -> None:
+    """A stored season of `bots` entrants and `count` games with simulated places (what the
+    fit reads; the records are left empty)."""
+    import numpy as np
+
+    from referee.bots.errors import STRIKE_TYPES
+    from referee.league.config import LeagueSettings
+    from referee.league.schedule import make_schedule
+    from referee.league.season import open_season
+
+    names = [f"b{n:03d}" for n in range(bots)]
+    with open_season(out, LeagueSettings(bots=[], seed=seed, players=(4, 4))) as season:
+        for name in names:
+            season.enter(name, "v1", None)
+        schedule = make_schedule(names, count, 4, seed)
+        season.store.extend({"games": len(schedule)}, {}, schedule)
+        rng = np.random.default_rng(seed)
+        strength = dict(zip(names, rng.normal(0, 1, bots), strict=True))
+        rows = []
+        for game in schedule:
+            # Plackett-Luce: Gumbel noise on log-strengths orders the table
+            keys = [strength[b] + rng.gumbel() for b in game.bots]
+            order = sorted(range(4), key=lambda s: -keys[s])
+            places = [order.index(s) + 1 for s in range(4)]
+            rows.append((game.index, "g", json.dumps(list(game.bots)), str(game.seed),
+                         json.dumps(places), json.dumps([100 * (5 - p) for p in places]),
+                         json.dumps([False] * 4), json.dumps([dict.fromkeys(STRIKE_TYPES, 0)] * 4),
+                         json.dumps([[]] * 4),
+                         json.dumps(["v1"] * 4), 0.0, 0.0, b"", "[]"))
+        db = season.store.db
+        db.execute("BEGIN")
+        db.executemany(f"INSERT INTO games VALUES ({', '.join('?' * 14)})", rows)
+        db.execute("COMMIT")
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bots", type=int, default=50)
+    parser.add_argument("--students", type=int, default=50)
+    parser.add_argument("--window", type=float, default=60.0)
+    parser.add_argument("--refit-bots", type=int, default=100)
+    parser.add_argument("--refit-games", type=int, default=100_000)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+
+    data = Path(tempfile.mkdtemp(prefix="bench-server-"))
+    # The runner's defaults otherwise: a refit after 50 new games or 30 s.
+    (data / "season.toml").write_text(f"seed = {args.seed}\nplayers = 4\nround_games = 2\n"
+                                      "uploads_per_hour = 1000\n")
+    env = {**os.environ, "REFEREE_SERVER_DATA": str(data),
+           "REFEREE_SEASON_FILE": str(data / "season.toml"),
+           "DJANGO_SETTINGS_MODULE": "referee.server.settings"}
+    os.environ.update(env)
+    with socket.socket() as probe:   # a free port on loopback
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    log = (data / "serve.log").open("w")
+    serve = subprocess.Popen([sys.executable, "-m", "referee.cli", "serve", "--data", str(data),
+                              "--port", str(port)], stdout=log, stderr=subprocess.STDOUT,
+                             env=env, start_new_session=True)
+    try:
+        wait("the server", lambda: _answers(url + "/login/"), 300)
+        import django
+
+        django.setup()
+        from referee.server.club.models import BotVersion, Standing
+
+        students = setup_club(data, args.bots)[: args.students]
+        wait("every bot in the season", lambda: BotVersion.objects.filter(
+            season_state="active").count() == args.bots)
+        wait("a fitted table and 100 games",
+             lambda: Standing.objects.exists() and games(data) >= 100)
+        print(f"season: {args.bots} bots, 4-player tables, rounds of 2 games per bot; "
+              f"{games(data)} games stored before measuring", flush=True)
+        idle_a, count_a = rate(data, args.window)
+        indexes = list(range(games(data)))
+        began = games(data)
+        load_start = time.monotonic()
+        seen, errors = asyncio.run(crowd(url, students, indexes, args.window, args.seed))
+        load = (games(data) - began) / (time.monotonic() - load_start)
+        count_load = games(data) - began
+        wait("the check queue to drain", lambda: not BotVersion.objects.filter(
+            check_state__in=["queued", "running"]).exists())
+        idle_b, count_b = rate(data, args.window)
+        idle = (idle_a + idle_b) / 2
+        print(f"\npages under load ({args.students} students, {args.window:.0f} s, think time "
+              f"0.5-1.5 s):")
+        print(f"  {'page':<18} {'requests':>8} {'p50 ms':>8} {'p95 ms':>8}")
+        for page in sorted(seen):
+            times = seen[page]
+            print(f"  {page:<18} {len(times):>8} {1000 * statistics.median(times):>8.1f} "
+                  f"{1000 * pct(times, 0.95):>8.1f}")
+        print(f"  errors: {len(errors)}" + (f" (first: {errors[0]})" if errors else ""))
+        passed = BotVersion.objects.filter(number=2, check_state="passed").count()
+        uploads = len(seen.get("upload", []))
+        print(f"  uploads accepted: {uploads}; their checks passed: {passed}")
+        print(f"\ngames per second: idle A {idle_a:.2f} ({count_a} games), under load "
+              f"{load:.2f} ({count_load} games), idle B {idle_b:.2f} ({count_b} games)")
+        print(f"ratio load / mean idle: {load / idle:.2f} (goal >= 0.8)", flush=True)
+
+        out = data / "big-season"
+        made = time.monotonic()
+        big_season(out, args.refit_bots, args.refit_games, args.seed)
+        print(f"\nrefit: a season of {args.refit_bots} bots and {args.refit_games} games "
+              f"(simulated places) stored in {time.monotonic() - made:.0f} s", flush=True)
+        before, start = games(data), time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "referee.server.runner.refit", str(out)],
+                              capture_output=True, env=env)
+        seconds = time.monotonic() - start
+        during = (games(data) - before) / seconds
+        if done.returncode != 0:
+            print(f"refit failed: {done.stderr.decode()[-500:]}")
+        else:
+            rows = json.loads(done.stdout)["rows"]
+            print(f"refit (python -m referee.server.runner.refit, as the runner runs it): "
+                  f"{seconds:.1f} s for {len(rows)} rows; the served season played "
+                  f"{during:.2f} games/s meanwhile ({games(data) - before} games)")
+    finally:
+        serve.terminate()
+        try:
+            serve.wait(timeout=180)
+        except subprocess.TimeoutExpired:
+            serve.kill()
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=10).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+if __name__ == "__main__":
+    main()
