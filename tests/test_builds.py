@@ -4,6 +4,7 @@ the JavaScript sample bot still builds (with `build_network = true`) and plays."
 
 from __future__ import annotations
 
+import fcntl
 import ipaddress
 import json
 import os
@@ -325,3 +326,59 @@ def test_the_network_filter_refuses_private_ranges_and_the_host(tmp_path: Path) 
         assert hits[block] >= 1, (block, rules)
     assert {"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16",
             "100.64.0.0/10"} <= set(targets)
+
+
+WAITING_BUILD = """import time
+from pathlib import Path
+with open("starts", "a") as starts:   # one line per build that ran
+    starts.write("started\\n")
+for _ in range(3000):   # waits for the test's go (at most 300 s)
+    if Path("go").exists():
+        break
+    time.sleep(0.1)
+"""
+
+
+@needs_sandbox
+def test_a_folder_is_built_by_one_build_at_a_time_whatever_the_build_cache(
+        tmp_path: Path) -> None:
+    """Two referees with build caches of their own build one folder: the second waits for the
+    first (the lock is on the folder, not in a cache), so the folder, lent to each build's uid
+    in turn, is given back to its owner. (With a lock per cache, the second build took the
+    first one's uid for the owner and gave the folder to it.)"""
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    folder.chmod(0o755)
+    (folder / "wait.py").write_text(WAITING_BUILD)
+    spec = folder / "bot.toml"
+    spec.write_text('name = "waiter"\ncommand = ["{python}", "wait.py"]\n'
+                    'build = ["{python}", "wait.py"]\n')
+    before = _owners(folder)
+    code = ("import sys; from referee.bots.build import ensure_built; "
+            "from referee.bots.spec import load_spec; "
+            "print(ensure_built(load_spec(sys.argv[1]), sandbox=True))")
+
+    def referee_building(cache: str) -> subprocess.Popen[str]:
+        return subprocess.Popen([sys.executable, "-c", code, str(spec)], text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / cache)})
+
+    first = referee_building("cache-a")
+    deadline = time.monotonic() + 300   # a bound for a broken build, not a timing
+    while not (folder / "starts").exists():
+        assert first.poll() is None and time.monotonic() < deadline, first.communicate()
+        time.sleep(0.05)
+    lock = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:   # the running build holds the folder's lock
+        with pytest.raises(BlockingIOError):
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        os.close(lock)
+    second = referee_building("cache-b")
+    (folder / "go").write_text("")
+    results = [process.communicate(timeout=600) for process in (first, second)]
+    assert [process.returncode for process in (first, second)] == [0, 0], results
+    assert [out.strip() for out, _ in results] == ["True", "True"], results
+    after = _owners(folder)
+    assert all(after[path] == owner for path, owner in before.items()), (before, after)
+    assert (folder / "starts").read_text() == "started\n" * 2

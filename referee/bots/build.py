@@ -26,7 +26,6 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
 
 from referee.bots import uids
 from referee.bots.errors import BotStartError
@@ -75,15 +74,14 @@ def ensure_built(spec: BotSpec, timeout: float | None = None, *, sandbox: bool =
         return False
     limit = float(spec.limits.build_seconds if timeout is None else timeout)
     deadline = time.monotonic() + limit
-    # One build of a folder at a time, across processes (dask workers, referees side by side):
-    # a second build would find the folder lent to the first one's uid.
-    locks = cache_dir() / "builds" / "locks"
-    locks.mkdir(parents=True, exist_ok=True)
-    key = hashlib.sha256(str(spec.workdir).encode()).hexdigest()[:24]
+    # One build of a folder at a time, across processes (dask workers, referees side by side,
+    # whatever their build caches): a second build would find the folder lent to the first
+    # one's uid, and give it back to that uid. The lock is on the folder itself.
     failed = _build_stamp(spec).with_suffix(".failed")
     asked = time.time()
-    with open(locks / f"{key}.lock", "w") as lock:
-        _lock_until(lock, deadline, spec, limit)
+    folder = os.open(spec.workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        _lock_until(folder, deadline, spec, limit)
         if _build_stamp(spec).exists():   # built by another process meanwhile
             return False
         with contextlib.suppress(OSError):
@@ -98,9 +96,11 @@ def ensure_built(spec: BotSpec, timeout: float | None = None, *, sandbox: bool =
             failed.parent.mkdir(parents=True, exist_ok=True)
             failed.write_text(exc.reason + "\n")
             raise
+    finally:
+        os.close(folder)
 
 
-def _lock_until(lock: IO[str], deadline: float, spec: BotSpec, limit: float) -> None:
+def _lock_until(lock: int, deadline: float, spec: BotSpec, limit: float) -> None:
     """Take the folder's build lock, waiting for another process's build no later than
     `deadline`: a stuck build elsewhere cannot hold this one up beyond its own time limit."""
     while True:
