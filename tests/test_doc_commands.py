@@ -25,6 +25,8 @@ import pytest
 from doc_support import ROOT, shell_commands
 
 SEED = "58209749445923078164062862089986280348"
+# new.toml and old.toml of the gauntlet: two bots that are not in the field
+NEW, OLD = ROOT / "tests" / "bots" / "honest.toml", ROOT / "tests" / "bots" / "noter.toml"
 # doc line -> (the command run, or None for the line itself; text its output must hold)
 RUNS: dict[str, dict[str, tuple[str | None, str]]] = {
     "docs/league.md": {
@@ -45,9 +47,9 @@ RUNS: dict[str, dict[str, tuple[str | None, str]]] = {
             "referee simulate --rules biggy-slot --players 4 --games 1000 --seed 1 --policy "
             "greedy --json --replay games.jsonl", '"games": 1000'),
         "referee match sample_bots/greedy.toml sample_bots/greedy-js.toml [--rules boulevard] "
-        "[--replay game.json]": (
+        "[--replay game.json] [-v]": (
             "referee match sample_bots/greedy.toml sample_bots/greedy-js.toml --rules boulevard "
-            "--replay game.json", "greedy-js"),
+            "--replay game.json -v", "greedy-js"),
         "referee check mybot.toml": ("referee check bots/greedy.toml", "greedy conforms"),
         "referee league sample_bots/*.toml [--games N] [--players 2-4] [--seed SEED] "
         "[--duplicate] [-j J] [--out DIR] [--resume]": (
@@ -64,8 +66,8 @@ RUNS: dict[str, dict[str, tuple[str | None, str]]] = {
             "cp -r sample_bots/montecarlo sample_bots/montecarlo.toml bots/ && "
             "referee league --out league-out --add bots/montecarlo.toml", "montecarlo"),
         "referee gauntlet new.toml --baseline old.toml --field sample_bots/*.toml": (
-            "referee gauntlet bots/greedy.toml --baseline bots/random.toml --field "
-            "sample_bots/*.toml --max-games 24 --players 3", "greedy"),
+            f"referee gauntlet {NEW} --baseline {OLD} --field sample_bots/*.toml --max-games 24 "
+            "--players 3", "honest"),
         "referee table league-out": (None, "League table"),
         "referee show league-out 12": (None, "Game over. Ranking"),
         "referee export league-out --out games.jsonl": (None, "games.jsonl"),
@@ -90,8 +92,8 @@ RUNS: dict[str, dict[str, tuple[str | None, str]]] = {
             "referee league bots/greedy.toml bots/random.toml --games 4 --players 2 --out season "
             "--quiet && referee league --out season --add new/montecarlo.toml", "montecarlo"),
         "referee gauntlet new.toml --baseline old.toml --field bots/*.toml": (
-            "referee gauntlet bots/greedy.toml --baseline bots/random.toml --field bots/*.toml "
-            "--max-games 24 --players 3 --out gauntlet-bots", "greedy"),
+            f"referee gauntlet {NEW} --baseline {OLD} --field bots/*.toml --max-games 24 "
+            "--players 3 --out gauntlet-bots", "honest"),
     },
     "docs/bot-spec.md": {
         "referee check bots/alice.toml": ("referee check bots/random.toml", "random conforms"),
@@ -101,8 +103,15 @@ RUNS: dict[str, dict[str, tuple[str | None, str]]] = {
         "referee show league-out g3f9c0a1b2c3d4e5f6": ("referee show league-out {id12}",
                                                        "Game {id12}"),
         "referee show league-out 12 --json": (None, '"events"'),
+        "referee show game.json": (
+            "referee match bots/greedy.toml bots/random.toml --replay game.json --seed "
+            f"{SEED} && referee show game.json", "Game over. Ranking"),
+        "referee show games.jsonl 3": (
+            "referee export league-out --out games.jsonl && referee show games.jsonl 3",
+            "Game over. Ranking"),
         "referee export league-out": (None, "export"),
         "referee export league-out --out games.jsonl": (None, "games.jsonl"),
+        "referee export league-out --out games.json": (None, "games.json"),
         "referee export league-out --games 0-9,12,g3f9c0a1b2c3d4e5": (
             "referee export league-out --games 0-9,12,{id20} --out sel", "12"),
         "referee verify league-out": (None, "match their replay"),
