@@ -9,8 +9,19 @@ import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LEAGUE_BOTS = [ROOT / "sample_bots" / "greedy.toml", ROOT / "sample_bots" / "random.toml",
-               ROOT / "tests" / "bots" / "honest.toml", ROOT / "tests" / "bots" / "illegal.toml"]
+SAMPLE_BOTS = [ROOT / "sample_bots" / "greedy.toml", ROOT / "sample_bots" / "random.toml"]
+
+
+def league_bots(base: Path) -> list[Path]:
+    """The report league's four bots: the sample bots greedy and random, and the test bots
+    honest and illegal installed in base/bots (each in a folder of its own, as a league wants)."""
+    from league_support import install_test_bot
+
+    bots = base / "bots"
+    specs = [bots / "honest.toml", bots / "illegal.toml"]
+    if not bots.exists():
+        specs = [install_test_bot(bots, path.stem) for path in specs]
+    return [*SAMPLE_BOTS, *specs]
 
 
 def referee(*args: str | Path, timeout: float = 300,
@@ -26,7 +37,8 @@ def referee(*args: str | Path, timeout: float = 300,
 
 def play_league(out: Path, *extra: str) -> Path:
     """A 12-game league of 4 bots at tables of 2-4 (one bot always strikes) in `out`."""
-    referee("league", *LEAGUE_BOTS, "--games", "12", "--players", "2-4", "--seed", "3",
+    referee("league", *league_bots(out.parent), "--games", "12", "--players", "2-4",
+            "--seed", "3",
             "--out", out, "--quiet", *extra)
     return out
 

@@ -71,7 +71,11 @@ BAD_SPECS = {"bad_nul": "key 'command[1]': a string with a NUL character",
              "bad_binary": "not a text file",
              "bad_deep": "nested too deeply",
              "escape_workdir": "key 'workdir': expected a folder inside the spec's folder",
-             "escape_program": "key 'command': expected a program inside the bot's folder"}
+             "escape_program": "key 'command': expected a program inside the bot's folder",
+             # issue 22, item 7: a plain workdir that is another bot's folder, or holds them all
+             "intruder": f"key 'workdir': its folder {{bots}}/{OTHER_BOT} belongs to the bot "
+                         f"in {{bots}}/{OTHER_BOT}.toml",
+             "nester": "key 'workdir': its folder {bots} holds "}
 # The strike types each misbehaving bot must earn (at least one) and may earn (nothing else).
 STRIKES = {
     "hang": ({"timeout"}, {"timeout"}),
@@ -158,6 +162,10 @@ def install_bad_specs(base: Path) -> None:
     (base / "bots" / "escape_workdir.toml").write_text(
         'name = "escape_workdir"\ncommand = ["{python}", "main.py"]\n'
         'workdir = "escape_workdir/data"\n')
+    (base / "bots" / "intruder.toml").write_text((TEST_BOTS / "intruder.toml").read_text()
+                                                 .replace('"honest"', json.dumps(OTHER_BOT)))
+    (base / "bots" / "nester.toml").write_text(
+        f'name = "nester"\ncommand = ["{{python}}", "{OTHER_BOT}/main.py"]\nworkdir = "."\n')
     program = base / "bots" / "escape_program"
     program.mkdir()
     (program / "run").symlink_to("/bin/sh")
@@ -414,7 +422,9 @@ def test_bad_specs_are_left_out_with_one_line_each(league: League) -> None:
         lines = [line for line in league.stderr.splitlines()
                  if line.startswith(f"skipped bot '{name}': ")]
         assert len(lines) == 1, (name, league.stderr)
-        assert str(league.base / "bots" / f"{name}.toml") in lines[0] and reason in lines[0]
+        bots = league.base / "bots"
+        assert str(bots / f"{name}.toml") in lines[0], lines[0]
+        assert reason.format(bots=bots) in lines[0], lines[0]
         assert name not in league.settings["bot_names"]
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from league_support import games_recorded
+from league_support import games_recorded, install_test_bot
 from report_support import referee
 
 from referee.check import processes_with_run_id
@@ -140,18 +140,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 
 
 def honest_bots(directory: Path, names: str = "abcd") -> list[Path]:
-    """Specs of honest test bots, all running one copy of its files in `directory`."""
-    files = directory / "honest-files"
-    files.mkdir(parents=True, exist_ok=True)
-    shutil.copy(TEST_BOTS / "botlib.py", files)
-    shutil.copytree(TEST_BOTS / "honest", files / "honest", dirs_exist_ok=True)
-    specs = []
-    for n in names:
-        spec = directory / f"honest-{n}.toml"
-        spec.write_text(f'name = "honest-{n}"\ncommand = ["{{python}}", "honest/main.py"]\n'
-                        f'workdir = "{files}"\n')
-        specs.append(spec)
-    return specs
+    """Specs of honest test bots, each with a copy of its files in a folder of its own
+    (directory/honest-N/ beside honest-N.toml: a league refuses specs that share a folder)."""
+    return [install_test_bot(directory, f"honest-{n}", "honest") for n in names]
 
 
 def sample_bots() -> list[Path]:
@@ -225,7 +216,7 @@ def test_resume_refuses_a_changed_bot_on_the_workers_then_finishes(tmp_path: Pat
     recorded = stored(out)
     assert 3 <= recorded < 30
 
-    main = tmp_path / "honest-files" / "honest" / "main.py"
+    main = tmp_path / "honest-a" / "honest" / "main.py"
     original = main.read_text()
     main.write_text(original + "# changed after the league began\n")
     refused = referee("league", "--resume", "--out", out, "--quiet", "--cluster",
@@ -261,11 +252,8 @@ def test_a_bot_that_cannot_start_on_one_worker_plays_on_the_others(tmp_path: Pat
     own.add_worker("bad", REFEREE_TEST_REFUSE="1")   # unconfined bots see the worker's env
     try:
         bots = honest_bots(tmp_path, "ab")
-        (tmp_path / "honest-files" / "picky").mkdir()
-        (tmp_path / "honest-files" / "picky" / "main.py").write_text(PICKY_BOT)
-        picky = tmp_path / "picky.toml"
-        picky.write_text(f'name = "picky"\ncommand = ["{{python}}", "picky/main.py"]\n'
-                         f'workdir = "{tmp_path / "honest-files"}"\n')
+        picky = install_test_bot(tmp_path, "picky", "honest")
+        (tmp_path / "picky" / "honest" / "main.py").write_text(PICKY_BOT)
         out = tmp_path / "out"
         done = referee("league", *bots, picky, "--games", "9", "--players", "2", "--quiet",
                        "--no-sandbox", "--out", out, "--cluster", own.address)

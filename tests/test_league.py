@@ -22,19 +22,18 @@ ROOT = Path(__file__).resolve().parents[1]
 TEST_BOTS = ROOT / "tests" / "bots"
 
 
-def _copy_test_bots(target: Path) -> None:
-    """The test bots' code beside the specs: a spec's workdir must lie inside its folder."""
-    if not target.exists():
-        shutil.copytree(TEST_BOTS, target, symlinks=True,
-                        ignore=shutil.ignore_patterns("*.toml", "__pycache__"))
-
-
 def bot_spec(directory: Path, name: str, source: str = "honest", **limits: int) -> Path:
-    """A copy of a test bot's spec under another name (bots need distinct names)."""
+    """A copy of a test bot under another name (bots need distinct names), laid out as a league
+    wants it: its code in directory/NAME/, its spec directory/NAME.toml beside it (two specs of
+    a league may not share a folder)."""
     text = (TEST_BOTS / f"{source}.toml").read_text()
     text = text.replace(f'name = "{source}"', f'name = "{name}"')
-    text = text.replace('workdir = "."', 'workdir = "testbots"')
-    _copy_test_bots(directory / "testbots")
+    text = text.replace('workdir = "."', f'workdir = "{name}"')
+    folder = directory / name
+    if not folder.exists():
+        shutil.copytree(TEST_BOTS / source, folder / source,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy(TEST_BOTS / "botlib.py", folder / "botlib.py")
     if limits:
         text += "[limits]\n" + "".join(f"{k} = {v}\n" for k, v in limits.items())
     path = directory / f"{name}.toml"

@@ -11,7 +11,7 @@ import sys
 import uuid
 from pathlib import Path
 
-from report_support import LEAGUE_BOTS
+from report_support import league_bots
 
 from referee.league.live import LiveTable
 from referee.ratings.results import PlayedGame
@@ -86,7 +86,8 @@ def run_on_a_terminal(args: list[str]) -> tuple[int, str]:
 
 
 def test_on_a_terminal_the_bar_shows_the_top_of_the_table(tmp_path: Path) -> None:
-    status, shown = run_on_a_terminal(["league", *map(str, LEAGUE_BOTS), "--games", "8",
+    bots = map(str, league_bots(tmp_path))
+    status, shown = run_on_a_terminal(["league", *bots, "--games", "8",
                                        "--seed", "2", "--out", str(tmp_path / "out"),
                                        "--no-report"])
     assert status == 0, shown
@@ -96,7 +97,8 @@ def test_on_a_terminal_the_bar_shows_the_top_of_the_table(tmp_path: Path) -> Non
 
 def test_off_a_terminal_progress_lines_are_unchanged(tmp_path: Path) -> None:
     env = {**os.environ, "REFEREE_RUN_ID": uuid.uuid4().hex[:12]}
-    done = subprocess.run([sys.executable, "-m", "referee.cli", "league", *map(str, LEAGUE_BOTS),
+    bots = map(str, league_bots(tmp_path))
+    done = subprocess.run([sys.executable, "-m", "referee.cli", "league", *bots,
                            "--games", "4", "--seed", "2", "--out", str(tmp_path / "out"),
                            "--no-report"], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 from report_support import (
-    LEAGUE_BOTS,
     ROOT,
+    SAMPLE_BOTS,
     chromium_missing,
+    league_bots,
     play_league,
     referee,
     start_browser,
@@ -99,7 +100,7 @@ def test_the_league_ends_with_a_report_whose_index_lists_the_bots_in_table_order
     shown = [row.get_attribute("data-bot")
              for row in browser.find_elements(By.CSS_SELECTOR, "#league-table tr.bot-row")]
     assert shown == [row["bot"] for row in table["table"]]
-    assert len(shown) == len(LEAGUE_BOTS)
+    assert len(shown) == len(league_bots(league.parent))
     # The rating chart draws one line and one band per bot; the heat map one cell per pair.
     lines = browser.find_elements(By.CSS_SELECTOR, "#rating-chart polyline.line")
     bands = browser.find_elements(By.CSS_SELECTOR, "#rating-chart polygon.band")
@@ -275,7 +276,7 @@ def test_a_single_file_game_plays_offline_and_escapes_bot_text(
 
 def test_match_html_writes_one_self_contained_page(tmp_path: Path) -> None:
     page = tmp_path / "one.html"
-    done = referee("match", *LEAGUE_BOTS[:3], "--seed", "4", "--html", page,
+    done = referee("match", *league_bots(tmp_path)[:3], "--seed", "4", "--html", page,
                    "--replay", tmp_path / "one.json")
     assert f"replay page written to {page}" in done.stdout
     text = page.read_text()
@@ -479,7 +480,7 @@ def test_on_a_phone_a_bot_with_a_long_name_widens_no_page(tmp_path: Path, browse
     spec.write_text((bots / "honest.toml").read_text().replace('name = "honest"',
                                                                f'name = "{long_name}"'))
     out = tmp_path / "league"
-    referee("league", spec, *LEAGUE_BOTS[:2], "--games", "3", "--players", "3", "--seed", "5",
+    referee("league", spec, *SAMPLE_BOTS, "--games", "3", "--players", "3", "--seed", "5",
             "--out", out, "--quiet", "--no-sandbox")   # trusted test bots in a private tmp
     browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
     try:

@@ -5,13 +5,16 @@ The specs are test bots in tests/bots/ (bad_*.toml, dup_name_*.toml, escape_*.to
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from league_support import install_test_bot
 
+from referee.bots.lineup import HOW
 from referee.bots.process import BotProcess
 from referee.bots.spec import BotSpecError, check_unique_names, load_spec
 
@@ -41,7 +44,7 @@ def test_a_bad_spec_is_refused_with_one_line_naming_file_and_key(name: str) -> N
 
 def _private_tmp(tmp_path: Path) -> dict[str, str]:
     tmp = tmp_path / "tmp"
-    tmp.mkdir()
+    tmp.mkdir(exist_ok=True)
     return {**os.environ, "TMPDIR": str(tmp)}
 
 
@@ -68,9 +71,7 @@ def test_two_specs_with_one_name_name_both_files(tmp_path: Path) -> None:
     assert str(BOTS / "dup_name_b.toml") in str(info.value)
     assert "key 'name'" in str(info.value)
     env = _private_tmp(tmp_path)
-    league = tmp_path / "league.toml"
-    league.write_text(f'bots = ["{BOTS / "dup_name_a.toml"}", "{BOTS / "dup_name_b.toml"}", '
-                      f'"{BOTS / "honest.toml"}"]\ngames = 1\nout = "{tmp_path / "out"}"\n')
+    league = _dup_league(tmp_path)
     done = subprocess.run([sys.executable, "-m", "referee.cli", "league", str(league), "-q"],
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode != 0
@@ -86,6 +87,39 @@ def test_two_specs_with_one_name_name_both_files(tmp_path: Path) -> None:
     assert check.returncode == 1
     fails = [line for line in check.stdout.splitlines() if line.startswith("FAIL")]
     assert len(fails) == 1 and "dup_name_b.toml" in fails[0] and "dup_name_a.toml" in fails[0]
+
+
+def _dup_league(base: Path, extra: str = "") -> Path:
+    """A league file and its bots, each in a folder of its own: dup_name_a and dup_name_b (the
+    honest test bot, both named 'dup_name') and honest."""
+    specs = [install_test_bot(base / "bots", name, "honest")
+             for name in ("dup_name_a", "dup_name_b", "honest")]
+    for spec in specs[:2]:
+        spec.write_text(spec.read_text().replace(f'name = "{spec.stem}"', 'name = "dup_name"'))
+    league = base / "league.toml"
+    league.write_text(f'bots = ["bots/*.toml"]\ngames = 2\nplayers = 2\nout = "out"\n{extra}')
+    return league
+
+
+@pytest.mark.parametrize("how", ["--skip-broken", "skip_broken = true"])
+def test_skip_broken_leaves_out_the_second_spec_of_a_name_and_plays(how: str,
+                                                                     tmp_path: Path) -> None:
+    """Issue 22, item 5: with --skip-broken (or skip_broken = true in the league file) two
+    specs that give one name stopped the league, although they are left out like any broken
+    spec: the second is left out with one line naming both files, and the league plays."""
+    league = _dup_league(tmp_path, how + "\n" if how.startswith("skip_") else "")
+    flags = [how] if how.startswith("--") else []
+    done = subprocess.run([sys.executable, "-m", "referee.cli", "league", str(league), "-q",
+                           *flags], env=_private_tmp(tmp_path), capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    bots = tmp_path / "bots"
+    assert done.stderr.splitlines() == [
+        f"skipped bot 'dup_name': {bots / 'dup_name_b.toml'}: key 'name': 'dup_name' is "
+        f"already the name of the bot in {bots / 'dup_name_a.toml'}"], done.stderr
+    assert "2/2 games recorded, finished" in done.stdout
+    table = json.loads((tmp_path / "out" / "table.json").read_text())["table"]
+    assert sorted(row["bot"] for row in table) == ["dup_name", "honest"]
 
 
 def _spec(folder: Path, text: str) -> Path:
@@ -155,3 +189,71 @@ def test_the_sandbox_binds_the_bots_folder_and_not_the_referees(tmp_path: Path,
     assert str(bot) in bound
     assert not any(Path(p) in (organiser, organiser.parent, tmp_path) or
                    organiser.is_relative_to(p) and p != "/" for p in bound), bound
+
+
+def _submissions(base: Path, league_extra: str = "") -> Path:
+    """bots/alice and bots/bob (honest test bots, each in its own folder), and two specs beside
+    them that reach into other folders: intruder (tests/bots/intruder.toml: workdir "alice")
+    and nester (workdir ".", the shared bots/ folder that holds every bot)."""
+    bots = base / "bots"
+    for name in ("alice", "bob"):
+        install_test_bot(bots, name, "honest")
+    (bots / "intruder.toml").write_text((BOTS / "intruder.toml").read_text().replace(
+        'workdir = "honest"', 'workdir = "alice"').replace('"main.py"', '"honest/main.py"'))
+    (bots / "nester.toml").write_text('name = "nester"\n'
+                                      'command = ["{python}", "alice/honest/main.py"]\n')
+    league = base / "league.toml"
+    league.write_text(f'bots = ["bots/*.toml"]\ngames = 2\nplayers = 2\nout = "out"\n'
+                      f'{league_extra}')
+    return league
+
+
+def _league(league: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "referee.cli", "league", str(league), "-q",
+                           *flags], env=_private_tmp(league.parent), capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_a_spec_runs_only_in_its_own_submission(tmp_path: Path) -> None:
+    """Issue 22, item 7: a spec in the shared bots/ folder with a plain workdir = "alice" ran in
+    alice's folder and copied her code into the records and the report. Within one league a
+    spec whose folder is another's, or holds another's, is refused with one line naming both
+    files; the bot the folder belongs to (bots/alice/ beside bots/alice.toml) plays."""
+    league = _submissions(tmp_path)
+    bots = tmp_path / "bots"
+    stopped = _league(league)
+    assert stopped.returncode != 0
+    assert stopped.stderr.splitlines() == [
+        f"Error: {bots / 'intruder.toml'}: key 'workdir': its folder {bots / 'alice'} belongs "
+        f"to the bot in {bots / 'alice.toml'}; {HOW}"], stopped.stderr
+    assert not (tmp_path / "out" / "league.db").exists()
+    skipped = _league(league, "--skip-broken")
+    assert skipped.returncode == 0, skipped.stderr
+    lines = skipped.stderr.splitlines()
+    assert len(lines) == 2, skipped.stderr
+    assert lines[0].startswith(f"skipped bot 'intruder': {bots / 'intruder.toml'}: ")
+    assert str(bots / "alice.toml") in lines[0]
+    assert lines[1].startswith(f"skipped bot 'nester': {bots / 'nester.toml'}: key 'workdir': "
+                               f"its folder {bots} holds ")
+    table = json.loads((tmp_path / "out" / "table.json").read_text())["table"]
+    assert sorted(row["bot"] for row in table) == ["alice", "bob"]
+
+
+def test_one_submission_under_two_settings_may_share_its_folder(tmp_path: Path) -> None:
+    """shared_folders in the league file: intruder and alice are one submission; they play
+    together, and nester (whose folder holds both) is still refused."""
+    shared = 'shared_folders = [["bots/alice.toml", "bots/intruder.toml"]]\n'
+    league = _submissions(tmp_path, f"skip_broken = true\n{shared}")
+    done = _league(league)
+    assert done.returncode == 0, done.stderr
+    assert [line.split(":")[0] for line in done.stderr.splitlines()] == ["skipped bot 'nester'"]
+    table = json.loads((tmp_path / "out" / "table.json").read_text())["table"]
+    assert sorted(row["bot"] for row in table) == ["alice", "bob", "intruder"]
+    wrong = tmp_path / "wrong.toml"
+    wrong.write_text('bots = ["bots/alice.toml", "bots/bob.toml"]\n'
+                     'shared_folders = [["bots/alice.toml", "bots/carol.toml"]]\n')
+    refused = _league(wrong)
+    assert refused.returncode != 0
+    assert refused.stderr.strip() == (f"Error: {wrong}: key 'shared_folders': "
+                                      f"{tmp_path / 'bots' / 'carol.toml'} is not one of the "
+                                      f"league's bots")

@@ -19,7 +19,7 @@ from referee.seeds import parse_secret
 DEFAULT_OUT = Path("league-out")
 LEAGUE_KEYS = {"bots", "rules", "games", "players", "seed", "concurrency", "duplicate", "out",
                "strikes_to_forfeit", "autoplay_forced", "limits", "ratings", "skip_broken",
-               "sandbox", "cluster"}
+               "sandbox", "cluster", "shared_folders"}
 # Settings that define a league's games: compared with the stored ones when --out holds a league.
 DEFINING_KEYS = ("bots", "rules", "games", "players", "seed", "duplicate", "strikes_to_forfeit",
                  "autoplay_forced", "limits", "ratings")
@@ -48,6 +48,9 @@ class LeagueSettings:
     # all are compared with a stored league's, and errors name where a bad value came from.
     given: dict[str, str] = field(default_factory=dict)
     cluster: str | None = None               # a dask scheduler address or "local:N" (cluster.md)
+    # Groups of spec files (resolved) that are one submission under several settings: they
+    # may share folders (referee.bots.lineup).
+    shared_folders: list[frozenset[Path]] = field(default_factory=list)
 
     def give(self, key: str, value: Any, where: str) -> None:
         """Set `key` to `value`, remembering that it was given (and where)."""
@@ -259,6 +262,10 @@ def league_from_table(data: dict[str, Any], path: Path,
             raise ConfigError(f"{key('cluster')}: expected an address such as "
                               f"\"tcp://host:8786\" or \"local:2\"")
         settings.give("cluster", data["cluster"], key("cluster"))
+    if "shared_folders" in data:
+        settings.give("shared_folders", _shared_folders(data["shared_folders"], base,
+                                                        settings.bots, key("shared_folders")),
+                      key("shared_folders"))
     if "out" in data:
         if not isinstance(data["out"], str) or not data["out"]:
             raise ConfigError(f"{key('out')}: expected a directory name")
@@ -281,6 +288,26 @@ def league_from_table(data: dict[str, Any], path: Path,
         check_ratings(params, key("ratings"))
         settings.give("ratings", params, key("ratings"))
     return settings
+
+
+def _shared_folders(value: Any, base: Path, bots: list[Path], where: str
+                    ) -> list[frozenset[Path]]:
+    """`shared_folders = [["a.toml", "b.toml"], ...]`: groups of the league's spec files
+    (relative to the league file) that are one submission and may share folders."""
+    if not isinstance(value, list) or not all(
+            isinstance(group, list) and len(group) >= 2
+            and all(isinstance(name, str) for name in group) for group in value):
+        raise ConfigError(f"{where}: expected a list of groups of spec files, such as "
+                          f"[[\"bots/alice-fast.toml\", \"bots/alice-deep.toml\"]]")
+    known = {Path(path).resolve() for path in bots}
+    groups = []
+    for group in value:
+        paths = frozenset((base / name).resolve() for name in group)
+        stray = sorted(str(p) for p in paths - known)
+        if stray:
+            raise ConfigError(f"{where}: {stray[0]} is not one of the league's bots")
+        groups.append(paths)
+    return groups
 
 
 def league_file_text(settings: dict[str, Any]) -> str:

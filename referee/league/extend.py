@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from referee.bots.lineup import refusals
 from referee.bots.runtime import Roster
 from referee.bots.spec import BotSpec, load_spec
 from referee.league.config import LeagueSettings
@@ -123,6 +124,12 @@ async def add_bots(settings: LeagueSettings, paths: list[Path],
             raise LeagueStateError(f"--add: {out} holds no league")
         known = store.bots()
         newcomers = _entries(paths, known)
+        # A newcomer may not share or hold the folder of a bot already in the league.
+        present = [dataclasses.replace(load_spec(path), name=name)
+                   for name, (_, path) in known.items() if path and Path(path).exists()]
+        refused = refusals([*present, *newcomers], settings.shared_folders)
+        if refused:
+            raise refused[0][1]
         versions = await _versions(newcomers, settings.sandbox)
         schedule = store.schedule()
         additions = int(stored.get("additions", 0)) + 1

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from referee import __version__
 from referee.bots.errors import BotStartError
-from referee.bots.spec import BotSpec, BotSpecError, check_unique_names, load_spec
+from referee.bots.lineup import refusals
+from referee.bots.spec import BotSpec, BotSpecError, load_spec
 from referee.config import ConfigError
 from referee.engine import RuleSet
 from referee.league.config import LeagueSettings
@@ -228,12 +229,17 @@ def _load_specs(settings: LeagueSettings) -> tuple[list[BotSpec], list[BotStartE
             if not settings.skip_broken:
                 raise
             skipped.append(BotStartError(Path(path).stem, str(exc)))
-    return specs, skipped
+    # Two specs with one name, or sharing a folder (referee.bots.lineup): the same policy.
+    refused = refusals(specs, settings.shared_folders)
+    if refused and not settings.skip_broken:
+        raise refused[0][1]
+    left_out = {id(spec) for spec, _ in refused}
+    skipped += [BotStartError(spec.name, str(error)) for spec, error in refused]
+    return [spec for spec in specs if id(spec) not in left_out], skipped
 
 
 async def _start(settings: LeagueSettings, progress: Progress) -> LeagueOutcome:
     specs, skipped = _load_specs(settings)
-    check_unique_names(specs)
     names = [spec.name for spec in specs]
     if len(set(names)) != len(names):
         raise ConfigError(f"a bot spec is listed twice: {sorted(names)}")
