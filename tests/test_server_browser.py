@@ -133,6 +133,9 @@ def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) 
         # The organiser signs in with the first start's password and makes a join code.
         assert "first start: sign in at" in server.output()
         sign_in(organiser, url, "organiser", server.organiser_password())
+        cookies = {c["name"]: c for c in organiser.get_cookies()}
+        assert cookies["sessionid"]["httpOnly"] and cookies["sessionid"]["sameSite"] == "Lax"
+        assert cookies["csrftoken"]["httpOnly"] and cookies["csrftoken"]["sameSite"] == "Strict"
         organiser.get(f"{url}/organiser/")
         fill(organiser, {"note": "Tuesday club", "max_uses": "30"})
         click(organiser, "#make-code")

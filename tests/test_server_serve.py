@@ -56,6 +56,12 @@ def test_uploads_cut_off_or_too_big_never_become_versions(tmp_path: Path) -> Non
         assert b" 400 " in answer.partition(b"\r\n")[0]
         assert b"not a zip or tar archive" in answer
         assert versions(server.data) == 0
+        # A form posted without its CSRF token (a cross-site request) is refused.
+        answer = raw_request(server.port, "POST /join/ HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                             "Content-Type: application/x-www-form-urlencoded\r\n"
+                             "Content-Length: 9\r\nConnection: close\r\n\r\n", b"code=abcd",
+                             False)
+        assert b" 403 " in answer.partition(b"\r\n")[0], answer[:200]
         incoming = server.data / "uploads" / ".incoming"
         assert not incoming.exists() or list(incoming.iterdir()) == []
         assert list((server.data / "tmp").iterdir()) == []

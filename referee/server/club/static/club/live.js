@@ -9,6 +9,12 @@ function cell(row, text) {
   return td;
 }
 
+function signed(value) {
+  if (typeof value !== "number") return "-";
+  const whole = Math.round(value);
+  return whole > 0 ? "+" + whole : String(whole);
+}
+
 function fixed(value, digits) {
   return typeof value === "number" ? value.toFixed(digits) : "";
 }
@@ -31,7 +37,7 @@ function drawBoard(table, data) {
     }
     cell(tr, r.owner);
     cell(tr, r.version);
-    cell(tr, fixed(r.strength, 2) + " [" + fixed(r.lo, 2) + ", " + fixed(r.hi, 2) + "]" +
+    cell(tr, signed(r.strength) + " [" + signed(r.lo) + ", " + signed(r.hi) + "]" +
       (r.separated ? "" : " ~"));
     cell(tr, r.rank_lo + "\u2013" + r.rank_hi);
     cell(tr, fixed(r.mu, 1) + " \u00b1 " + fixed(r.sigma, 1));
