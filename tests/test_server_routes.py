@@ -38,6 +38,7 @@ RULES = {
     "club:join": (PUBLIC, "GET"),
     "club:login": (PUBLIC, "GET"),
     "club:logout": (PUBLIC, "POST"),
+    "club:password": (SIGNED_IN, "GET"),
     "club:tokens": (SIGNED_IN, "GET"),
     "club:token-new": (SIGNED_IN, "POST"),
     "club:token-revoke": (SELF, "POST"),

@@ -421,3 +421,24 @@ def test_the_admin_moves_the_season_only_by_its_actions(folder: Path) -> None:
     assert answer.status_code == 302
     code = JoinCode.objects.get(note="from the admin")
     assert re.fullmatch(r"[a-z2-9]{4}-[a-z2-9]{4}-[a-z2-9]{4}", code.code)
+
+
+def test_a_student_changes_their_password(folder: Path) -> None:
+    user = student()
+    client = signed_in(user)
+    new = "another-long-password-9"
+    answer = client.post("/password/", {"old_password": PASSWORD, "new_password1": new,
+                                        "new_password2": new})
+    assert answer.status_code == 302
+    user.refresh_from_db()
+    assert user.check_password(new) and not user.check_password(PASSWORD)
+
+
+def test_a_fault_of_the_server_is_one_line(folder: Path, tmp_path: Path) -> None:
+    (tmp_path / "season.toml").write_text("upload_max_bytes = -3\n")   # the web reads it
+    client = signed_in(student())
+    client.raise_request_exception = False
+    answer = client.get("/")
+    assert answer.status_code == 500
+    assert answer.content.decode().count("\n") == 1
+    assert "the server could not answer this request" in answer.content.decode()

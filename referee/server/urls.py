@@ -12,3 +12,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("referee.server.club.urls")),
 ]
+
+handler500 = "referee.server.club.views.common.server_error"

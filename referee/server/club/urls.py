@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.views import LogoutView
+from django.contrib.auth.views import LogoutView, PasswordChangeView
 from django.urls import path
 
 from referee.server.club.views import accounts, api, organiser, pages
@@ -14,6 +14,9 @@ urlpatterns = [
     path("join/", accounts.join_view, name="join"),
     path("login/", accounts.ClubLoginView.as_view(), name="login"),
     path("logout/", LogoutView.as_view(), name="logout"),
+    path("password/", PasswordChangeView.as_view(
+        template_name="club/password.html", success_url="/?password=changed"),
+        name="password"),
     path("tokens/", accounts.tokens_view, name="tokens"),
     path("tokens/new", accounts.token_new, name="token-new"),
     path("tokens/<int:token_id>/revoke", accounts.token_revoke, name="token-revoke"),

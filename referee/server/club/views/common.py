@@ -22,6 +22,12 @@ def rate_limited(request: HttpRequest, exception: Exception | None = None) -> Ht
     return refusal(request, "too many requests of this kind; wait a while and try again", 429)
 
 
+def server_error(request: HttpRequest) -> HttpResponse:
+    """A fault of the server itself: one line here, the details in the server's log."""
+    return refusal(request, "the server could not answer this request; the organiser finds "
+                            "why in the server's log", 500)
+
+
 def refusal(request: HttpRequest, text: str, status: int = 400) -> HttpResponse:
     """One line saying what was wrong: JSON for the API, plain text otherwise."""
     if request.path.startswith("/api/"):
