@@ -46,6 +46,7 @@ from referee.bots.spec import BotSpec, BotSpecError, check_unique_names, load_sp
 from referee.engine import PRESETS, Action, Game, RuleSet, preset
 from referee.match import MatchOptions, MatchResult, play_match
 from referee.protocol import PROTOCOL_VERSION, convert, pb
+from referee.render import fit
 from referee.seeds import derive_seed, request_id
 from referee.text import safe_line
 
@@ -63,6 +64,10 @@ def default_opponents() -> list[Path]:
     return [honest] if honest.is_file() else []
 
 
+NAME_COLUMN = 30   # the check's name is padded to this; longer names push the detail along
+HANG = 8           # indent of a report line's continuation (under the name)
+
+
 @dataclass
 class Check:
     """One line of the report."""
@@ -74,7 +79,12 @@ class Check:
 
     def line(self) -> str:
         """The check as a report line."""
-        return f"{self.status}  {self.name:<40} {safe_line(self.detail, limit=REASON_LIMIT)}"
+        return (f"{self.status}  {self.name:<{NAME_COLUMN}} "
+                f"{safe_line(self.detail, limit=REASON_LIMIT)}")
+
+    def lines(self, width: int) -> list[str]:
+        """The report line wrapped to `width` columns, continuations indented under the name."""
+        return fit(self.line(), width, hang=HANG)
 
     def to_json(self) -> dict[str, Any]:
         """The check as JSON-ready data."""

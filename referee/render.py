@@ -4,8 +4,9 @@ and note, and the dice on every casino before a round is scored."""
 
 from __future__ import annotations
 
-import re
+import os
 import shutil
+import sys
 import textwrap
 from collections.abc import Sequence
 from typing import Any
@@ -29,33 +30,54 @@ def notes_text(notes: Sequence[int]) -> str:
     return " ".join(money(n) for n in sorted(notes, reverse=True))
 
 
-def terminal_width() -> int:
-    """The width to fit lines to: $COLUMNS or the terminal's, 80 when piped (never below 40)."""
-    return max(40, shutil.get_terminal_size((80, 24)).columns)
+def terminal_width() -> int | None:
+    """The width to fit lines to: $COLUMNS, else the terminal's; None (no wrapping: a line per
+    item, for grep and scripts) when the output goes to a file or a pipe without $COLUMNS."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return max(40, int(columns))
+    if sys.stdout.isatty():
+        return max(40, shutil.get_terminal_size((80, 24)).columns)
+    return None
 
 
-def fit(line: str, width: int | None = None) -> list[str]:
-    """`line` wrapped to `width` columns: between its "; "-separated parts where it has them
-    (a casino's notes stay together), else at spaces; a continuation is indented four more
-    than the line (so it reads as part of it), and words longer than a line are cut."""
+SEPARATORS = ("; ", ", ", " ")   # where `fit` prefers to break a line, best first
+
+
+def fit(line: str, width: int | None = None, hang: int | None = None) -> list[str]:
+    """`line` wrapped to `width` columns (default `terminal_width()`): between its
+    "; "-separated parts where it has them (a casino's notes stay together), else after its
+    commas, else at spaces; a continuation is
+    indented `hang` spaces (default: four more than the line, so it reads as part of it), and
+    words longer than a line are cut."""
     width = width or terminal_width()
-    if len(line) <= width:
+    if width is None or len(line) <= width:
         return [line]
     indent = len(line) - len(line.lstrip(" "))
-    more = " " * min(indent + 4, width // 2)
-    packed, current = [], ""
-    for part in re.split(r"(?<=; )", line):
-        if current.strip() and len(current + part.rstrip()) > width:
-            packed.append(current.rstrip())
+    more = " " * (min(indent + 4, width // 2) if hang is None else min(hang, width - 20))
+    return _pack(line, width, more, 0)
+
+
+def _pack(text: str, width: int, more: str, level: int) -> list[str]:
+    """`text` broken after SEPARATORS[level] into lines of `width`; a part that is still too
+    long is broken at the next separator."""
+    if len(text) <= width:
+        return [text]
+    if level == len(SEPARATORS) - 1:
+        return textwrap.wrap(text, width, subsequent_indent=more, break_on_hyphens=False,
+                             replace_whitespace=False) or [text[:width]]
+    separator = SEPARATORS[level]
+    lines: list[str] = []
+    current = ""
+    for part in text.split(separator):
+        piece = part if not current else separator + part
+        # (a line that ends here keeps the separator's mark: "; " leaves ";")
+        if current.strip() and len((current + piece).rstrip() + separator.strip()) > width:
+            lines += _pack(current.rstrip() + separator.rstrip(), width, more, level + 1)
             current = more + part
         else:
-            current += part
-    packed.append(current.rstrip())
-    lines = []
-    for text in packed:
-        lines += [text] if len(text) <= width else textwrap.wrap(
-            text, width, subsequent_indent=more, break_on_hyphens=False,
-            replace_whitespace=False)
+            current += piece
+    lines += _pack(current.rstrip(), width, more, level + 1)
     return lines
 
 

@@ -108,10 +108,12 @@ RUNS: dict[str, dict[str, tuple[str | None, str]]] = {
             f"{SEED} && referee show game.json", "Game over. Ranking"),
         "referee show games.jsonl 3": (
             "referee export league-out --out games.jsonl && referee show games.jsonl 3",
-            "Game over. Ranking"),
+            "Game {id2}"),
         "referee export league-out": (None, "export"),
         "referee export league-out --out games.jsonl": (None, "games.jsonl"),
-        "referee export league-out --out games.json": (None, "games.json"),
+        "referee export league-out --out games.json": (
+            "referee export league-out --out games.json && python3 -c \"import json; "
+            "print(len(json.load(open('games.json'))), 'in an array')\"", "75 in an array"),
         "referee export league-out --games 0-9,12,g3f9c0a1b2c3d4e5": (
             "referee export league-out --games 0-9,12,{id20} --out sel", "12"),
         "referee verify league-out": (None, "match their replay"),

@@ -64,8 +64,9 @@ def test_show_reads_export_files_by_number_and_id(tmp_path: Path) -> None:
     assert folder.returncode != 0 and "give GAME too" in folder.stderr
     # The example id in `show --help` is one the command takes.
     help_text = referee("show", "--help").stdout
-    example = re.search(r"game id \((g[0-9a-f]+)\)", help_text)
-    assert example and re.fullmatch(r"g[0-9a-f]{16,}", example.group(1))
+    example = re.search(r"game id\s+\((g[0-9a-f]+)\)", help_text)
+    assert example and re.fullmatch(r"g[0-9a-f]{16}", example.group(1)), help_text
+    assert re.fullmatch(r"g[0-9a-f]{16}", records[0]["game_id"])   # the form ids have
 
 
 def casino_notes(line: str) -> list[list[int]]:

@@ -118,7 +118,7 @@ def main() -> None:
     \b
     Quick start:
       referee rules                       list the rule presets
-      referee simulate --players 3        in-process games between built-in policies
+      referee simulate --players 3        games between built-in policies
       referee match sample_bots/greedy.toml sample_bots/random.toml
       referee league sample_bots/*.toml   a league of bots with ratings and tables
     """
@@ -151,12 +151,15 @@ def rules_command(preset_name: str | None) -> None:
         click.echo(rules_to_toml(preset(preset_name)), nl=False)
         return
     click.echo("Presets (referee rules PRESET prints one as TOML):\n")
+    from referee.render import fit
+
     for name, rules in PRESETS.items():
         players = f"{rules.min_players}-{rules.max_players} players"
-        click.echo(f"  {name:<25} {players:<13} {PRESET_NOTES[name]}")
+        click.echo("\n".join(fit(f"  {name:<25} {players:<13} {PRESET_NOTES[name]}",
+                                 hang=42)))
     click.echo("\nOptions (set any of them on top of a preset in a rules TOML file):\n")
     for name, doc in OPTION_DOCS.items():
-        click.echo(f"  {name:<18} {doc}")
+        click.echo("\n".join(fit(f"  {name:<18} {doc}", hang=21)))
 
 
 OPTION_DOCS = {
@@ -224,7 +227,29 @@ def simulate(rules: RuleSet, players: int | None, games: int, seed: int, policy:
 
 
 
-SECRET = click.IntRange(0, 2**256 - 1)
+class SecretParam(click.ParamType):
+    """A secret seed: a whole number from 0 to 2^256-1 (help says so in words: the range's 78
+    digits would not fit a line)."""
+
+    name = "seed"
+
+    def get_metavar(self, param: Any, ctx: Any = None) -> str:
+        return "SEED"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            number = value
+        else:
+            text = str(value).strip()
+            if not text.isdigit():
+                self.fail(f"{value!r} is not a whole number (0 to 2^256-1)", param, ctx)
+            number = int(text)
+        if not 0 <= number < 2**256:
+            self.fail(f"{value} is not in the range 0 to 2^256-1", param, ctx)
+        return number
+
+
+SECRET = SecretParam()
 
 
 def check_writable(path: Path, option: str) -> None:
@@ -350,6 +375,8 @@ def _players_option(ctx: Any, param: Any, value: str | None) -> tuple[int, int] 
 @click.option("--skip-broken", is_flag=True, default=None,
               help="Leave out bots that cannot start instead of stopping.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="A line per finished game: places and money, strikes, forfeit reasons.")
 @click.option("--no-sandbox", is_flag=True,
               help="Run bots unconfined (trusted local development only).")
 @click.option("--no-report", is_flag=True, help="Do not write the HTML report into DIR/report.")
@@ -367,13 +394,13 @@ def _players_option(ctx: Any, param: Any, value: str | None) -> tuple[int, int] 
 def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int] | None,
            rules: RuleSet | None, seed: int | None, concurrency: int | None, out: Path | None,
            duplicate: bool | None, resume: bool, accept_changed: bool, skip_broken: bool | None,
-           quiet: bool, no_sandbox: bool, no_report: bool, until_settled: bool,
+           quiet: bool, verbose: bool, no_sandbox: bool, no_report: bool, until_settled: bool,
            max_games: int | None, add: tuple[str, ...], cluster: str | None) -> None:
     """Play a league between bots and print its table (and write its report).
 
     \b
     referee league sample_bots/*.toml
-    referee league league.toml            (settings in a file; options override it)
+    referee league league.toml             (settings in a file; options override)
     referee league --resume --out DIR     (continue after an interruption)
     referee league --out DIR --add new.toml   (a bot joins the league)
     referee league bots/*.toml --until-settled --max-games 2000
@@ -410,7 +437,9 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
             settings.give(key, value, f"--{key.replace('_', '-')}")
     if settings.seed is not None and (warning := weak_secret_warning(settings.seed)):
         click.echo(warning, err=True)
-    progress = make_progress(quiet)
+    if quiet and verbose:
+        raise click.UsageError("--quiet and --verbose exclude each other")
+    progress = make_progress(quiet, games_log=verbose)
     show_notices(quiet)
     try:
         settled = None
@@ -441,9 +470,9 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
         interrupted(f"interrupted: {saved} games saved in {settings.out / DB_NAME}; resume "
                     f"with: {shlex.join(command)}")
     for error in outcome.broken:
-        click.echo(f"skipped {error}", err=True)
+        echo_fitted(f"skipped {error}", err=True)
     for note in outcome.notes:
-        click.echo(note, err=True)
+        echo_fitted(note, err=True)
     _print_outcome(outcome, quiet)
     if settled is not None:
         from referee.league.runner import separation_rule
@@ -511,9 +540,9 @@ def _print_outcome(outcome: Any, quiet: bool) -> None:
     from referee.league.tables import render_terminal
 
     if not quiet:
-        click.echo(f"schedule: {len(outcome.schedule)} games; {outcome.balance.describe()}")
-        click.echo(f"league seed {outcome.facts.get('seed')} (stored in league.db; give it to "
-                   f"--seed to play the same league again)")
+        echo_fitted(f"schedule: {len(outcome.schedule)} games; {outcome.balance.describe()}")
+        echo_fitted(f"league seed {outcome.facts.get('seed')} (stored in league.db); give it "
+                    f"to --seed to play the same league again")
     fit = outcome.standings
     render_terminal(outcome.rows, outcome.h2h, pairwise=outcome.pairwise,
                     scale=fit.scale if fit is not None else None,
@@ -526,8 +555,8 @@ def _print_outcome(outcome: Any, quiet: bool) -> None:
     state = "finished" if outcome.finished else "unfinished (use --resume)"
     void = sum(game.void for game in outcome.games)
     void_text = f" ({void} where every seat forfeited: no result)" if void else ""
-    click.echo(f"{len(outcome.games)}/{len(outcome.schedule)} games recorded{void_text}, "
-               f"{state}; played now: {outcome.played_now}; tables in {outcome.out}/")
+    echo_fitted(f"{len(outcome.games)}/{len(outcome.schedule)} games recorded{void_text}, "
+                f"{state}; played now: {outcome.played_now}; tables in {outcome.out}/")
 
 
 @main.command()
@@ -563,11 +592,17 @@ def check(bot: Path, opponents: tuple[Path, ...], presets: tuple[str, ...], game
         report = run_check(bot, options)
         click.echo(json.dumps(report.to_json(), indent=2))
     else:
+        from referee.check import HANG
+        from referee.render import fit, terminal_width
+
+        width = terminal_width()
         click.echo(f"referee check {bot}")
-        report = run_check(bot, options, listener=lambda c: click.echo(c.line()))
+        report = run_check(bot, options,
+                           listener=lambda c: click.echo("\n".join(c.lines(width))))
         if report.failures and report.output_tail:
-            click.echo(f"bot output (last lines): {safe_line(report.output_tail, limit=2000)}")
-        click.echo(report.summary())
+            tail = safe_line(report.output_tail, limit=2000)
+            click.echo("\n".join(fit(f"bot output (last lines): {tail}", width, hang=HANG)))
+        echo_fitted(report.summary())
     if not report.ok:
         raise click.exceptions.Exit(1)
 

@@ -18,10 +18,10 @@ from referee.cli import friendly_errors, main
 def show(source: Path, game: str | None, as_json: bool) -> None:
     """Tell a game move by move, with think times and notes.
 
-    \b
-    DIR is a league folder and GAME a schedule index (3) or a game id (g3f9c0a1b2c3d4e5f6);
-    FILE a record that `referee match --replay` or `export` wrote (JSON, JSON Lines or a
-    JSON array), GAME a line number or id there (no GAME: its only record).
+    DIR is a league folder and GAME a schedule index (3) or a game id (g3f9c0a1b2c3d4e5f).
+    FILE is a record that `referee match --replay` or `export` wrote (JSON, JSON Lines or a
+    JSON array) and GAME a record's number there (1 for the first) or its id; a file of one
+    record needs no GAME.
     """
     from referee.render import fit
     from referee.report.narrate import narrate
@@ -49,7 +49,7 @@ def show(source: Path, game: str | None, as_json: bool) -> None:
               help="A FILE.jsonl (a record per line), a FILE.json (a JSON array of records) or "
                    "a directory (one JSON file per game; default DIR/export).")
 @click.option("--games", "selection", metavar="SELECTION",
-              help="Games to export: indexes, ranges and ids, e.g. 0-9,12,g3f9c0a1b2c3d4e5f6 "
+              help="Games to export: indexes, ranges and ids, e.g. 0-9,12,g3f9c0a1b2c3d4e5f "
                    "(default all).")
 @friendly_errors
 def export(directory: Path, out: Path | None, selection: str | None) -> None:

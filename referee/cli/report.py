@@ -25,7 +25,9 @@ def report(directory: Path, out: Path | None, open_it: bool) -> None:
     if open_it:
         import webbrowser
 
-        webbrowser.open(index.resolve().as_uri())
+        if not webbrowser.open(index.resolve().as_uri()):
+            click.echo(f"--open: no web browser found on this machine; open {index} in one",
+                       err=True)
 
 
 def write_report(directory: Path, out: Path | None = None, outcome: Any = None) -> Path:

@@ -12,6 +12,7 @@ from rich.progress import Progress as RichProgress
 
 from referee.league.live import LiveTable, played_game
 from referee.match import MatchResult
+from referee.render import fit, money
 from referee.text import safe_line
 
 STANDINGS_ROWS = 5   # bots shown under the bar
@@ -26,6 +27,7 @@ class Progress:
     """
 
     wants_live_table = False   # True: the runner keeps `live` (the table so far) up to date
+    games_log = False          # True: a line per finished game (`referee league --verbose`)
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
@@ -47,7 +49,16 @@ class Progress:
             self.live.add(played_game(index, result))
         self.count(sum(seat.strike_count for seat in result.seats),
                    sum(seat.forfeited for seat in result.seats))
+        if self.games_log:
+            self.say([game_line(result, index)])
         self.show()
+
+    def announce(self, lines: list[str]) -> None:
+        """What the league is about to do (its seed, its schedule's balance), at the start."""
+        self.say(lines)
+
+    def say(self, lines: list[str]) -> None:
+        """Print `lines` beside the progress display (nothing by default: quiet)."""
 
     def count(self, strikes: int = 0, forfeits: int = 0) -> None:
         """Count one more recorded game with its strikes and forfeits."""
@@ -93,6 +104,11 @@ class LineProgress(Progress):
         self.stream, self.every = stream, every
         self.last = 0.0
 
+    def say(self, lines: list[str]) -> None:
+        for line in lines:
+            for part in fit(line):
+                print(part, file=self.stream, flush=True)
+
     def show(self) -> None:
         now = time.monotonic()
         if now - self.last >= self.every or self.done == self.total:
@@ -127,6 +143,13 @@ class BarProgress(Progress):
         self.bar.update(self.task, completed=self.done, rate=self.rate_text(),
                         strikes=f"strikes {self.strikes}, forfeits {self.forfeits}")
 
+    def say(self, lines: list[str]) -> None:
+        from rich.text import Text
+
+        for line in lines:      # above the bar, which stays at the bottom
+            for part in fit(line, self.bar.console.width):
+                self.bar.console.print(Text(part), soft_wrap=True)
+
     def close(self) -> None:
         self.bar.stop()
 
@@ -145,6 +168,26 @@ class BarProgress(Progress):
             table.add_row(str(rank), _printable(row.bot), f"{row.mu:.2f}", f"{row.sigma:.2f}",
                           f"{row.conservative:.2f}", str(row.games), str(row.wins))
         return table
+
+
+def game_line(result: MatchResult, index: int | None) -> str:
+    """One finished game as a line, as chess tournament runners print them: its schedule index
+    (what `referee show DIR INDEX` takes) and id, the bots in finishing order with their money,
+    then any strikes and the reason of any forfeit, e.g. 'game 12 g3f9c0a1b2c3d4e5: 1. greedy
+    $340k, 2. random $210k; strikes: random 1 timeout'."""
+    where = f"game {index}" if index is not None else "game"
+    order = sorted(range(len(result.seats)), key=lambda s: (result.places[s], s))
+    standing = ", ".join(f"{result.places[s]}. {safe_line(result.seats[s].bot)} "
+                         f"{money(result.money[s])}" for s in order)
+    parts = [f"{where} {result.game_id}: {standing}"]
+    struck = [f"{safe_line(seat.bot)} " + " ".join(f"{n} {kind}" for kind, n in
+                                                   seat.strikes.items() if n)
+              for seat in result.seats if seat.strike_count]
+    if struck:
+        parts.append("strikes: " + ", ".join(struck))
+    parts += [f"{safe_line(seat.bot)} forfeited: {safe_line(seat.reason, 200)}"
+              for seat in result.seats if seat.forfeited]
+    return "; ".join(parts)
 
 
 def _printable(name: str) -> str:
@@ -168,8 +211,11 @@ class _BarAndTable(RichProgress):
             yield table
 
 
-def make_progress(quiet: bool) -> Progress:
-    """Nothing when quiet, a bar on a terminal, lines otherwise."""
+def make_progress(quiet: bool, games_log: bool = False) -> Progress:
+    """Nothing when quiet, a bar on a terminal, lines otherwise; with `games_log`, a line
+    per finished game as well."""
     if quiet:
         return Progress()
-    return BarProgress() if sys.stderr.isatty() else LineProgress()
+    progress = BarProgress() if sys.stderr.isatty() else LineProgress()
+    progress.games_log = games_log
+    return progress

@@ -263,6 +263,7 @@ async def _start(settings: LeagueSettings, progress: Progress) -> LeagueOutcome:
             if len(schedule) != asked:
                 notes.append(f"--duplicate: {asked} games asked, {len(schedule)} scheduled "
                              f"(every table is played in all rotations of its seats)")
+            progress.announce(intro(settings, working, schedule, asked, (low, high)))
             defining = {**settings.defining(), "bot_names": working, "bots_given": names,
                         "games": len(schedule), "games_asked": asked, "players": [low, high],
                         "players_asked": list(settings.players) if settings.players else None,
@@ -287,6 +288,23 @@ async def _start(settings: LeagueSettings, progress: Progress) -> LeagueOutcome:
     outcome.broken = [*skipped, *broken]
     outcome.notes = notes + outcome.notes
     return outcome
+
+
+def intro(settings: LeagueSettings, bots: list[str], schedule: list[ScheduledGame],
+          asked: int, sizes: tuple[int, int]) -> list[str]:
+    """What a new league says before its first game: where it plays, its seed, its schedule's
+    balance, and what --duplicate does to that balance (pairs meet a whole table at a time)."""
+    low, high = sizes
+    tables = f"{low}" if low == high else f"{low}-{high}"
+    lines = [f"league in {settings.out}: {len(bots)} bots, {len(schedule)} games at tables of "
+             f"{tables}", f"seed {settings.seed} (stored in league.db)",
+             f"schedule: {len(schedule)} games; {balance(schedule, bots).describe()}"]
+    if settings.duplicate:
+        assert settings.seed is not None
+        plain = balance(make_schedule(bots, asked, sizes, settings.seed), bots)
+        lines.append(f"--duplicate: bots meet a whole table (all its seat rotations) at a "
+                     f"time; without it: {plain.describe()}")
+    return lines
 
 
 async def _continue(store: LeagueStore, stored: dict, settings: LeagueSettings,

@@ -380,7 +380,8 @@ def render_terminal(rows: Sequence[Row], h2h: HeadToHead, console: Console | Non
     order = [name for name, _ in candidates if name in shown]
     hidden = len(candidates) - len(order)
     title = "League table" + (f" ({hidden} more columns in table.md)" if hidden else "")
-    table = Table(title=title, title_justify="left")
+    _say(console, title)    # not rich's title: it pads the line to the table's width
+    table = Table()
     for name in order:
         table.add_column(name, justify="left" if name == "bot" else "right",
                          overflow="fold", no_wrap=name == "95% interval")
@@ -388,25 +389,36 @@ def render_terminal(rows: Sequence[Row], h2h: HeadToHead, console: Console | Non
         table.add_row(*(row_cells[name] for name in order))
     console.print(table)
     for line in note_lines(rows):
-        console.print(line, markup=False, highlight=False)
+        _say(console, line)
     if fitted:
-        console.print("strength: global fit (Elo scale, 0 = average; +100 is about 64% to "
-                      "finish ahead); ranks: held at 95%; ~: not separated from the next row "
+        _say(console, "strength: global fit, Elo scale: 0 is average, +100 about 64% to "
+                      "finish ahead; ranks: held at 95%; ~: not separated from the next row "
                       f"({separation or '95% intervals overlap'})")
         if scale and len(scale) > 1:
-            console.print(scale_line(scale), markup=False, highlight=False)
+            _say(console, scale_line(scale))
     names = [row.bot for row in rows]
     width = 4 + max(len(n) for n in names) + sum(max(len(n), 5) + 3 for n in names) \
         if names else 0
     if width > console.width:
-        console.print("Head to head: in table.md and head_to_head.csv (too wide for this "
+        _say(console, "Head to head: in table.md and head_to_head.csv (too wide for this "
                       "terminal)")
         return
-    console.print("Head to head: games the row bot finished ahead of the column bot - behind it")
+    _say(console, "Head to head: games the row bot finished ahead of the column bot - behind it")
     _print_matrix(console, names, lambda a, b: _h2h_cell(h2h, a, b))
     if pairwise:
-        console.print("Chance that the row bot finishes ahead of the column bot (global fit)")
+        _say(console, "Chance that the row bot finishes ahead of the column bot (global fit)")
         _print_matrix(console, names, lambda a, b: _pair_cell(pairwise, a, b))
+
+
+def _say(console: Console, text: str) -> None:
+    """A line of plain text (bot names in it are not markup) wrapped to the console's width
+    at word breaks, with no trailing spaces (rich's own wrapping pads lines)."""
+    from rich.text import Text
+
+    from referee.render import fit
+
+    for part in fit(text, console.width):
+        console.print(Text(part), soft_wrap=True)
 
 
 def scale_line(scale: dict[int, float]) -> str:

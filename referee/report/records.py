@@ -1,5 +1,5 @@
 """Where records come from: a league directory's store, or record files (JSON or JSON Lines),
-and the game selections the commands accept (`3`, `0-9,12`, `g3f9c0a1b2c3d4e5f6`)."""
+and the game selections the commands accept (`3`, `0-9,12`, `g3f9c0a1b2c3d4e5f`)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def open_league(directory: Path) -> LeagueStore:
 
 
 def parse_selection(text: str) -> list[int | str]:
-    """`0-9,12,g3f9c0a1b2c3d4e5f6` -> [0, 1, ..., 9, 12, "g3f9c0a1b2c3d4e5f6"]: schedule indexes,
+    """`0-9,12,g3f9c0a1b2c3d4e5f` -> [0, 1, ..., 9, 12, "g3f9c0a1b2c3d4e5f"]: schedule indexes,
     ranges and game ids."""
     items: list[int | str] = []
     for part in (p.strip() for p in text.split(",")):
