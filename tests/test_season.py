@@ -147,3 +147,19 @@ def test_a_season_refuses_what_it_cannot_do(tmp_path: Path) -> None:
         with pytest.raises(SeasonError, match="is not in this season"):
             season.disable("zed")
         assert season.next_round() == []          # one entrant fills no table
+
+
+def test_late_entrants_get_the_rounds_share_however_many_come(tmp_path: Path) -> None:
+    """Ten newcomers one after another each get what a round gave the first bots (capped),
+    not more and more as the field's games grow with each newcomer's tables."""
+    spec = bot_copy(tmp_path, "a", "random")
+    for round_games, cap, expected in ((2, 40, 2), (8, 5, 5)):
+        out = tmp_path / f"s{round_games}"
+        with open_season(out, LeagueSettings(bots=[], seed=3, players=(2, 2)),
+                         round_games=round_games, max_catch_up=cap) as season:
+            for name in ("a", "b"):
+                season.enter(name, "v1", str(spec))
+            assert len(season.next_round()) == round_games
+            for n in range(10):
+                added = season.enter(f"n{n}", "v1", str(spec))
+                assert len(added) == expected and all(f"n{n}" in g.bots for g in added)

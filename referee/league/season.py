@@ -41,6 +41,9 @@ from referee.seeds import draw_secret
 KIND = "season"
 ACTIVE, RETIRED, DISABLED = "active", "retired", "disabled"
 ROUND_GAMES = 4   # default games per active bot in a round
+# Default cap on a newcomer's first games: a late entrant of a long season would otherwise hold
+# up every round until it had played them all.
+MAX_CATCH_UP = 40
 
 
 class SeasonError(ConfigError):
@@ -106,8 +109,9 @@ class Season:
               retire: Sequence[str] = ()) -> list[ScheduledGame]:
         """Enter `name` (its files' `version`, its spec at `spec_path`), retiring the active
         entrants in `retire` first, and schedule its fair share of games against the active
-        field: the mean number of games the field's bots have been scheduled (none while they
-        have none). Returns the games added."""
+        field: as many as the rounds so far gave each bot there from the start (`round_games`
+        per round), at most `max_catch_up` (none before the first round). Returns the games
+        added."""
         stored = self.settings
         states = dict(stored["season_states"])
         if name in states:
@@ -120,7 +124,8 @@ class Season:
         schedule = self.store.schedule()
         entries = int(stored["season_entries"]) + 1
         games: list[ScheduledGame] = []
-        share = _mean_games(schedule, field, self.cancelled())
+        share = min(self.rounds() * int(stored["season_round_games"]),
+                    int(stored.get("season_max_catch_up", MAX_CATCH_UP)))
         if field and share > 0 and self._playable(len(field) + 1):
             games = newcomer_games(schedule, field, [name], tuple(stored["players"]),
                                    int(stored["seed"]), stored["duplicate"], entries, share)
@@ -171,19 +176,9 @@ class Season:
         return bots >= max(2, rules.min_players)
 
 
-def _mean_games(schedule: Sequence[ScheduledGame], field: Sequence[str],
-                cancelled: set[int]) -> float:
-    """Games scheduled (not cancelled) per bot of `field`, on average."""
-    if not field:
-        return 0.0
-    wanted = set(field)
-    seats = sum(1 for game in schedule if game.index not in cancelled
-                for bot in game.bots if bot in wanted)
-    return seats / len(field)
-
-
 def open_season(out: Path, settings: LeagueSettings | None = None,
-                round_games: int = ROUND_GAMES, max_rounds: int | None = None) -> Season:
+                round_games: int = ROUND_GAMES, max_rounds: int | None = None,
+                max_catch_up: int = MAX_CATCH_UP) -> Season:
     """The season in `out`, created from `settings` (its league keys: rules, players, seed,
     duplicate, strikes, limits, ratings; its bots are ignored) if `out` holds none yet. An
     existing season keeps its stored settings. SeasonError if `out` holds a plain league."""
@@ -192,7 +187,7 @@ def open_season(out: Path, settings: LeagueSettings | None = None,
         if store.settings() is None:
             if settings is None:
                 raise SeasonError(f"{out / DB_NAME}: no season here")
-            _create(store, settings, round_games, max_rounds)
+            _create(store, settings, round_games, max_rounds, max_catch_up)
         return Season(store)
     except BaseException:
         store.close()
@@ -200,7 +195,7 @@ def open_season(out: Path, settings: LeagueSettings | None = None,
 
 
 def _create(store: LeagueStore, settings: LeagueSettings, round_games: int,
-            max_rounds: int | None) -> None:
+            max_rounds: int | None, max_catch_up: int) -> None:
     settings.validate()
     if round_games < 1:
         raise SeasonError(f"round_games: expected a whole number of at least 1, got "
@@ -218,7 +213,7 @@ def _create(store: LeagueStore, settings: LeagueSettings, round_games: int,
                   [low, high], "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                   "season_states": {}, "season_cancelled": [], "season_rounds": 0,
                   "season_entries": 0, "season_round_games": round_games,
-                  "season_max_rounds": max_rounds}, {}, [])
+                  "season_max_rounds": max_rounds, "season_max_catch_up": max_catch_up}, {}, [])
 
 
 # ---------------------------------------------------------------------- playing

@@ -112,7 +112,7 @@ async def run(data: Path, season_file: Path, cluster: str | None) -> None:
     if checks or games:
         log(f"queued again after an interruption: {checks} checks, {games} test games")
     season = open_season(data / "season", settings.league, settings.round_games,
-                         settings.max_rounds or None)
+                         settings.max_rounds or None, settings.max_catch_up)
     loop_ = SeasonLoop(db, data, season, settings, cluster)
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from referee.bots.guard import PR_SET_PDEATHSIG, _prctl
 from referee.server.runner import records
 from referee.text import safe_line
 
@@ -41,6 +42,7 @@ async def run_check(db: Db, claimed: records.Claimed, timeout: float) -> None:
         process = await asyncio.create_subprocess_exec(
             *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT, start_new_session=True, limit=1 << 22,
+            preexec_fn=_die_with_runner,
             cwd=str(claimed.spec.parent), env={**os.environ, "COLUMNS": "120"})
     except OSError as exc:
         await db(records.finish_check, claimed.id, False, f"the check could not start: {exc}")
@@ -74,6 +76,12 @@ async def run_check(db: Db, claimed: records.Claimed, timeout: float) -> None:
     passed = process.returncode == 0
     summary = last or f"referee check exited with status {process.returncode}"
     await db(records.finish_check, claimed.id, passed, summary)
+
+
+def _die_with_runner() -> None:
+    """In the check's process: SIGKILL when the runner dies (even by SIGKILL), so no check
+    goes on unseen, holding its build's lock, after the runner is gone."""
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 async def stop_group(process: asyncio.subprocess.Process) -> None:

@@ -24,6 +24,7 @@ class RunnerSettings:
     check_timeout_s: int = 600        # a check (its build included) is killed after this
     round_games: int = 4              # games per active bot in each round
     max_rounds: int = 0               # 0: rounds go on until the season is closed
+    max_catch_up: int = 40            # most games a newcomer is given before the next round
     refit_games: int = 50             # refit after this many new games...
     refit_seconds: int = 30           # ...or this long after the last refit with new games
     test_game_timeout_s: int = 600    # a test game (its bots' start-up included)

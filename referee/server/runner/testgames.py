@@ -50,10 +50,16 @@ async def play_test_game(db: Db, data: Path, request: records.TestRequest,
     record["test_game"] = {"id": request.id, "unrated": True, "seats": names}
     relative = f"testgames/{request.id}.json"
     path = data / relative
-    path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".part")
-    partial.write_text(json.dumps(record), encoding="utf-8")
-    os.replace(partial, path)     # never a half-written record
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_text(json.dumps(record), encoding="utf-8")
+        os.replace(partial, path)     # never a half-written record
+    except OSError as exc:           # a full disk: the game is lost, the runner goes on
+        partial.unlink(missing_ok=True)
+        await db(records.finish_test_game, request.id, "",
+                 f"its record could not be written ({exc.strerror or exc})")
+        return
     await db(records.finish_test_game, request.id, relative, "")
 
 
