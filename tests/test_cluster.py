@@ -298,3 +298,47 @@ def test_a_build_that_hangs_on_the_workers_is_left_out_and_the_league_plays(
     assert len(skipped) == 1, done.stderr
     assert skipped[0].count("build timed out after 5 s") == 2, skipped[0]
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.sandbox
+def test_a_file_the_bot_cannot_read_at_home_stays_unreadable_on_a_worker(
+        tmp_path: Path, cluster: Cluster) -> None:
+    """Issue 22, item 2: peeker's folder holds a root-only file (0600), a hard link to the
+    organiser's root-only file and a file in a folder others cannot enter (0700). Packs used to
+    carry such files as 0644: the bot read them on a worker. Now each keeps its mode (sent
+    empty): the sandboxed bot is denied all three locally and on the workers, plays without a
+    strike, and the league gives the same tables and games in both places."""
+    bots = honest_bots(tmp_path, "ab")
+    peeker = install_test_bot(tmp_path, "peeker",
+                              env={"PEEK_PATHS": "secret.txt:linked.txt:closed/inner.txt"})
+    folder = tmp_path / "peeker"
+    (folder / "secret.txt").write_text("the organiser's note\n")
+    (folder / "secret.txt").chmod(0o600)
+    organiser = tmp_path / "organiser-secret"
+    organiser.write_text("root only\n")
+    organiser.chmod(0o600)
+    os.link(organiser, folder / "linked.txt")
+    (folder / "closed").mkdir()
+    (folder / "closed" / "inner.txt").write_text("inside a closed folder\n")
+    (folder / "closed" / "inner.txt").chmod(0o644)
+    (folder / "closed").chmod(0o700)
+    args = [*bots, peeker, "--games", "6", "--players", "3", "--seed", "5", "--quiet"]
+    referee("league", *args, "--out", tmp_path / "local")
+    referee("league", *args, "--out", tmp_path / "cluster", "--cluster", cluster.address)
+    assert canonical(tmp_path / "cluster") == canonical(tmp_path / "local")
+    for out in ("local", "cluster"):
+        table = json.loads((tmp_path / out / "table.json").read_text())["table"]
+        row = next(r for r in table if r["bot"] == "peeker")
+        assert sum(row["strikes"].values()) == 0, (out, row["strikes"])
+        db = sqlite3.connect(tmp_path / out / "league.db")
+        records = [json.loads(zlib.decompress(blob))
+                   for (blob,) in db.execute("SELECT record FROM games")]
+        db.close()
+        peeks = [line for record in records for bot, output in
+                 zip(record["bots"], record["output"], strict=True) if bot["name"] == "peeker"
+                 for line in output.splitlines() if line.startswith("PEEK: ")]
+        # (a record's output is its process's while the game ran: other games' lines too)
+        assert {line.split(":")[1].strip() for line in peeks} == {
+            "secret.txt", "linked.txt", "closed/inner.txt"}, (out, peeks)
+        assert all(line.endswith("denied (PermissionError)") for line in peeks), (out, peeks)
+    assert set(workers_of(tmp_path / "cluster")) <= {"w1", "w2"}

@@ -56,6 +56,42 @@ def test_a_pack_cannot_write_outside_its_directory(tmp_path: Path) -> None:
     assert not (tmp_path / "escaped.txt").exists()
 
 
+def test_a_pack_keeps_modes_and_never_carries_what_the_bot_cannot_read(tmp_path: Path) -> None:
+    """Issue 22, item 2: modes survive the pack; a root-only file, a hard link to one and a
+    file in a folder others cannot enter travel empty and arrive as unreadable as they were;
+    the version agrees on both sides."""
+    import os
+
+    bot = tmp_path / "bot"
+    (bot / "closed").mkdir(parents=True)
+    (bot / "main.py").write_text("print('hi')\n")
+    (bot / "run.sh").write_text("#!/bin/sh\n")
+    (bot / "run.sh").chmod(0o755)
+    (bot / "secret.txt").write_text("SECRET-ONE\n")
+    (bot / "secret.txt").chmod(0o600)
+    outside = tmp_path / "organiser"
+    outside.write_text("SECRET-TWO\n")
+    outside.chmod(0o600)
+    os.link(outside, bot / "linked.txt")
+    (bot / "closed" / "inner.txt").write_text("SECRET-THREE\n")
+    (bot / "closed").chmod(0o700)
+    pack = pack_tree(bot)
+    assert pack_version(pack.data) == pack.version
+    with tarfile.open(fileobj=io.BytesIO(pack.data)) as tar:
+        members = {m.name: m for m in tar.getmembers()}
+        contents = {name: tar.extractfile(m).read() for name, m in members.items() if m.isfile()}
+    assert {name: oct(m.mode) for name, m in members.items()} == {
+        "closed": "0o700", "closed/inner.txt": "0o644", "linked.txt": "0o600",
+        "main.py": "0o644", "run.sh": "0o755", "secret.txt": "0o600"}
+    assert contents["secret.txt"] == contents["linked.txt"] == contents["closed/inner.txt"] == b""
+    where = unpack(pack.data, pack.version, tmp_path / "cache", "bot")
+    modes = {path.relative_to(where).as_posix(): oct(path.stat().st_mode & 0o777)
+             for path in where.rglob("*")}
+    assert modes["closed"] == "0o700" and modes["secret.txt"] == "0o600"
+    assert modes["linked.txt"] == "0o600" and modes["run.sh"] == "0o755"
+    assert (where / "main.py").read_text() == "print('hi')\n"
+
+
 def test_the_store_refuses_a_second_record_of_a_game(tmp_path: Path) -> None:
     from referee.engine import preset
     from referee.league.schedule import ScheduledGame

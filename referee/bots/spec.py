@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -99,9 +100,25 @@ class BotSpec:
 
 
 def hash_tree(root: Path) -> str:
-    """SHA-256 over the relative paths and contents of every file below `root`."""
-    return hash_entries((str(path.relative_to(root)), read_or_none(path))
+    """SHA-256 over the relative paths and contents of every file below `root` (a file its
+    sandboxed bot cannot read, `private`, counts by its path only: its contents are not the
+    bot's)."""
+    return hash_entries((str(path.relative_to(root)),
+                         None if private(path, root) else read_or_none(path))
                         for path in sorted(bot_files(root)))
+
+
+def private(path: Path, root: Path) -> bool:
+    """Whether a sandboxed bot cannot read the file `path` below its folder `root`: it runs as
+    a uid of its own without groups, so the file must be readable by others and every folder
+    between `root` and it enterable by others. (A hard link to a root-only file is private.)"""
+    try:
+        if not os.stat(path).st_mode & stat.S_IROTH:
+            return True
+        return any(not os.stat(root / folder).st_mode & stat.S_IXOTH
+                   for folder in path.relative_to(root).parents[:-1])
+    except OSError:
+        return True
 
 
 def hash_entries(entries: Iterable[tuple[str, bytes | None]]) -> str:

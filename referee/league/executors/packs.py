@@ -1,9 +1,10 @@
 """Bot files by content: packed on the coordinator, unpacked into a worker's cache by version.
 
 A pack holds exactly the files a command bot's version hash covers (`bot_files`), read once,
-so the pack and its version always agree. A worker unpacks a pack into a directory named after
-the league's version of the bot and checks the files against that version before use: a
-worker never runs files other than the ones the league is about.
+so the pack and its version always agree; each file and folder keeps its mode, and a file
+the bot's sandbox could not read here is sent empty (`pack_tree`). A worker unpacks a pack
+into a directory named after the league's version of the bot and checks the files against that
+version before use: a worker never runs files other than the ones the league is about.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from referee.bots.errors import BotStartError
-from referee.bots.spec import bot_files, hash_entries, hash_tree, read_or_none
+from referee.bots.spec import bot_files, hash_entries, hash_tree, private, read_or_none
 
 
 @dataclass(frozen=True)
@@ -36,31 +37,50 @@ def version_of(digest: str) -> str:
 
 
 def pack_tree(root: Path) -> Pack:
-    """Pack the files below `root` that its version covers (modes kept, times zeroed)."""
+    """Pack the files below `root` that its version covers, and their folders, each with its
+    mode (times zeroed). A file the bot's sandbox cannot read here (`spec.private`: not
+    readable by others, or in a folder others cannot enter; a hard link to a root-only file)
+    is packed empty, with its mode: on a worker the bot finds it as unreadable as here, and
+    its contents never leave this machine."""
     entries: list[tuple[str, bytes | None]] = []
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for path in sorted(bot_files(root)):
+        files = sorted(bot_files(root))
+        folders = sorted({folder for path in files
+                          for folder in path.relative_to(root).parents[:-1]})
+        for folder in folders:
+            info = tarfile.TarInfo(str(folder))
+            info.type = tarfile.DIRTYPE
+            info.mode = stat.S_IMODE(os.stat(root / folder).st_mode)
+            tar.addfile(info)
+        for path in files:
             relative = str(path.relative_to(root))
-            data = read_or_none(path)
+            hidden = private(path, root)
+            data = None if hidden else read_or_none(path)
             entries.append((relative, data))
-            if data is None:
-                continue
+            if data is None and not hidden:
+                continue   # unreadable even here: its version says so, nothing to send
             info = tarfile.TarInfo(relative)
-            info.size = len(data)
-            info.mode = 0o755 if os.stat(path).st_mode & stat.S_IXUSR else 0o644
-            tar.addfile(info, io.BytesIO(data))
+            info.size = len(data or b"")
+            info.mode = stat.S_IMODE(os.stat(path).st_mode)
+            tar.addfile(info, io.BytesIO(data or b""))
     return Pack(buffer.getvalue(), version_of(hash_entries(entries)))
 
 
 def pack_version(pack: bytes) -> str:
-    """The version of the files in a pack, computed as `hash_tree` would over them unpacked."""
+    """The version of the files in a pack, computed as `hash_tree` would over them unpacked
+    (a file a sandboxed bot could not read there counts by its path only)."""
     entries = []
     with tarfile.open(fileobj=io.BytesIO(pack), mode="r:gz") as tar:
-        for member in tar:
+        members = tar.getmembers()
+        closed = {PurePosixPath(m.name) for m in members
+                  if m.isdir() and not m.mode & stat.S_IXOTH}
+        for member in members:
             handle = tar.extractfile(member) if member.isfile() else None
             if handle is not None:
-                entries.append((PurePosixPath(member.name), handle.read()))
+                name = PurePosixPath(member.name)
+                hidden = not member.mode & stat.S_IROTH or bool(closed & set(name.parents))
+                entries.append((name, None if hidden else handle.read()))
     return version_of(hash_entries((str(name), data) for name, data in sorted(entries)))
 
 
@@ -80,6 +100,11 @@ def unpack(pack: bytes, version: str, cache: Path, bot: str) -> Path:
     try:
         with tarfile.open(fileobj=io.BytesIO(pack), mode="r:gz") as tar:
             tar.extractall(fresh, filter="data")
+            # The "data" filter keeps files' modes but not folders': a folder others cannot
+            # enter here must not be one they can enter on a worker.
+            for member in tar.getmembers():
+                if member.isdir():
+                    os.chmod(fresh / member.name, member.mode & 0o755)
         os.chmod(fresh, 0o755)   # sandboxed bots run as another user
         if target.exists():      # a stale or damaged copy (another worker may race us: fine)
             shutil.rmtree(target, ignore_errors=True)
