@@ -39,8 +39,9 @@ finishing-ahead rates, one scale per size against one strength for all sizes), T
 the league default tau = 0 beside tau = 25/300 and the global fit (games until settled), and
 the global fit's independence of the order of the games.
 
-Run: python bench/fairness.py            (the full run, some minutes on a busy 2-core machine)
+Run: python bench/fairness.py            (the full run, some minutes on a quiet 2-core machine)
      python bench/fairness.py --quick    (small counts: checks that it runs; no claims)
+     python bench/fairness.py --only settled,duplicate   (some sections, e.g. side by side)
 """
 
 from __future__ import annotations
@@ -459,33 +460,43 @@ def shuffle_section(args) -> None:
 
 # --- the promises --------------------------------------------------------------------------
 
-def promise_lines(gauntlet: dict[str, tuple[int, int]], settled: tuple[int, int],
-                  duplicate: tuple[float, float, float, int]) -> list[str]:
-    """The four lines of issue 24, with 'not met' where a target is not."""
+SECTIONS = ("gauntlet", "pairing", "settled", "duplicate", "sizes", "trueskill", "shuffle")
+
+
+def promise_lines(gauntlet: dict[str, tuple[int, int]] | None,
+                  settled: tuple[int, int] | None,
+                  duplicate: tuple[float, float, float, int] | None) -> list[str]:
+    """The four lines of issue 24 (of the sections run), with 'not met' where a target is
+    not."""
     params = SprtParams()
 
     def mark(ok: bool) -> str:
         return "" if ok else " not met"
 
-    fp, runs = gauntlet["fp"]
-    found, power_runs = gauntlet["power"]
-    separated, settled_runs = settled
-    ratio, low, high, seeds = duplicate
-    return [
-        f"gauntlet false-positive rate: {fp / runs:.3f} ({fp}/{runs}) at alpha "
-        f"{params.alpha:g}{mark(fp / runs <= params.alpha)}",
-        f"gauntlet power: {found / power_runs:.3f} ({found}/{power_runs}) at beta "
-        f"{params.beta:g}{mark(found / power_runs >= 1 - params.beta)}",
-        f"until-settled false separation: {separated / settled_runs:.3f} "
-        f"({separated}/{settled_runs}){mark(separated / settled_runs <= 0.05)}",
-        f"duplicate variance ratio: {ratio:.2f} [{low:.2f}, {high:.2f}] ({seeds} seeds)"
-        f"{mark(ratio <= 0.7 and high < 1)}",
-    ]
+    lines = []
+    if gauntlet is not None:
+        fp, runs = gauntlet["fp"]
+        found, power_runs = gauntlet["power"]
+        lines += [f"gauntlet false-positive rate: {fp / runs:.3f} ({fp}/{runs}) at alpha "
+                  f"{params.alpha:g}{mark(fp / runs <= params.alpha)}",
+                  f"gauntlet power: {found / power_runs:.3f} ({found}/{power_runs}) at beta "
+                  f"{params.beta:g}{mark(found / power_runs >= 1 - params.beta)}"]
+    if settled is not None:
+        separated, settled_runs = settled
+        lines.append(f"until-settled false separation: {separated / settled_runs:.3f} "
+                     f"({separated}/{settled_runs}){mark(separated / settled_runs <= 0.05)}")
+    if duplicate is not None:
+        ratio, low, high, seeds = duplicate
+        lines.append(f"duplicate variance ratio: {ratio:.2f} [{low:.2f}, {high:.2f}] "
+                     f"({seeds} seeds){mark(ratio <= 0.7 and high < 1)}")
+    return lines
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small counts: a smoke run")
+    parser.add_argument("--only", help=f"comma-separated sections of {', '.join(SECTIONS)} "
+                                       f"(default all; the promise lines of those run)")
     parser.add_argument("--gauntlets", type=int, default=2000)
     parser.add_argument("--pool", type=int, default=3000, help="real pairs in the pool")
     parser.add_argument("--power-runs", type=int, default=1000)
@@ -512,15 +523,23 @@ def main() -> None:
             if getattr(args, key) == parser.get_default(key):
                 setattr(args, key, value)
     started = time.monotonic()
-    print(f"bench/fairness.py{' --quick' if args.quick else ''}: in-process engine bots, "
+    only = set(args.only.split(",")) if args.only else set(SECTIONS)
+    unknown = only - set(SECTIONS)
+    if unknown:
+        parser.error(f"--only: unknown section {sorted(unknown)[0]!r}; "
+                     f"sections: {', '.join(SECTIONS)}")
+    print(f"bench/fairness.py{' --quick' if args.quick else ''}"
+          f"{f' --only {args.only}' if args.only else ''}: in-process engine bots, "
           f"classic rules")
-    gauntlet = gauntlet_section(args)
-    pairing_section(args)
-    settled = settled_section(args)
-    duplicate = duplicate_section(args)
-    size_section(args)
-    trueskill_section(args)
-    shuffle_section(args)
+    gauntlet = gauntlet_section(args) if "gauntlet" in only else None
+    if "pairing" in only:
+        pairing_section(args)
+    settled = settled_section(args) if "settled" in only else None
+    duplicate = duplicate_section(args) if "duplicate" in only else None
+    for name, section in (("sizes", size_section), ("trueskill", trueskill_section),
+                          ("shuffle", shuffle_section)):
+        if name in only:
+            section(args)
     print(f"\n{time.monotonic() - started:.0f} s")
     for line in promise_lines(gauntlet, settled, duplicate):
         print(line)
