@@ -368,7 +368,9 @@ def _players_option(ctx: Any, param: Any, value: str | None) -> tuple[int, int] 
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Output directory: league.db and tables (default league-out).")
 @click.option("--duplicate", is_flag=True, default=None,
-              help="Play each table and seed in every seat rotation (R50).")
+              help="Play each table and seed in every seat rotation (R50): no seat's dice "
+                   "favour a bot. It does not narrow the strengths' spread (measured: "
+                   "docs/ratings.md).")
 @click.option("--resume", is_flag=True, help="Continue an unfinished league in --out.")
 @click.option("--accept-changed", is_flag=True,
               help="Continue although a bot's files changed since the league started.")
