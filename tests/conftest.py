@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 
 import pytest
 
@@ -24,6 +25,12 @@ def sandbox_required() -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # A test run started in the background of a non-interactive shell (nohup, `cmd &`) inherits
+    # SIGINT ignored, and so would every process it starts: the tests that press Ctrl-C on a
+    # referee or a bot would see nothing happen. A handler of our own is reset to the default
+    # in each child at exec, as a terminal would have it.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     config.addinivalue_line("markers", "sandbox: needs a working bubblewrap sandbox (fails in "
                                        "CI when it cannot start, skips elsewhere)")
 
