@@ -290,21 +290,19 @@ def test_process_limit_stops_fork_bomb(box: Box) -> None:
 
 
 def test_cpu_limit_kills_busy_loop(box: Box) -> None:
-    start = time.monotonic()
+    # Bounded by CPU time, not wall time: on a busy machine the loop gets little of a core,
+    # and it still must not reach 5 CPU seconds under a 1-second limit.
     res = box.python(
         """
         import time
-        t = time.monotonic()
-        while time.monotonic() - t < 20:   # bounded: 20 s of wall time at most
+        while time.process_time() < 5:
             pass
         print("survived")
         """,
         cpu_seconds=1,
     )
-    elapsed = time.monotonic() - start
     assert "survived" not in res.stdout
     assert res.returncode != 0
-    assert elapsed < 8, elapsed
 
 
 def test_dies_with_parent(box: Box) -> None:
