@@ -60,7 +60,7 @@ MISBEHAVING = ("hang", "slow", "illegal", "garbage", "crash_mid", "random_crashe
                # the stream's faults (docs/security.md, "The stream to a bot")
                "no_reader", "chatter", "flood", "bloat", "strict_pings", "gone",
                # issue 22 (docs/security.md, "Round 3")
-               "guesser", "namer",
+               "guesser", "namer", "peeker",
                # a build given the network hunts for the host (docs/security.md, "Builds")
                "net_build")
 BROKEN = "exit_in_handshake"
@@ -97,7 +97,7 @@ STRIKES = {
 }
 # Bots whose misbehaviour is outside the game: they must play without a single strike.
 CLEAN = ("forker", "stderr_flood", "fork_bomb", "net_probe", "snoop", "writer", "fork_holder",
-         "build_attacker", "strict_pings", "namer", "net_build")
+         "build_attacker", "strict_pings", "namer", "peeker", "net_build")
 SECRET_VARIABLE = "REFEREE_ADVERSARIAL_SECRET"   # in the referee's environment, not the bots'
 GRPC_LINE = re.compile(r"^[EWI]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\]", re.MULTILINE)
 
@@ -172,6 +172,20 @@ def install_bad_specs(base: Path) -> None:
     (base / "bots" / "escape_program.toml").write_text(
         'name = "escape_program"\ncommand = ["./run", "-c", "cat /etc/shadow"]\n'
         'workdir = "escape_program"\n')
+
+
+def hide_files(base: Path, folder: Path) -> None:
+    """Files in `folder` its sandboxed bot cannot read (peeker's, issue 22 item 2): a
+    root-only file, a hard link to the organiser's root-only file, a file in a closed folder."""
+    (folder / "secret.txt").write_text("the organiser's note\n")
+    (folder / "secret.txt").chmod(0o600)
+    organiser = base / "organiser-secret"
+    organiser.write_text("root only\n")
+    organiser.chmod(0o600)
+    os.link(organiser, folder / "linked.txt")
+    (folder / "closed").mkdir()
+    (folder / "closed" / "inner.txt").write_text("inside a closed folder\n")
+    (folder / "closed").chmod(0o700)
 
 
 def _open_to_all(folder: Path) -> None:
@@ -317,8 +331,10 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
                                                      scheduler_address.removeprefix("tcp://")]),
                       "NET_BUILD_SCHEDULERS": scheduler_address, "NET_BUILD_MARK": str(marks)},
     }
+    envs["peeker"] = {"PEEK_PATHS": "secret.txt:linked.txt:closed/inner.txt"}
     for name in (*MISBEHAVING, BROKEN, HUNG_BUILD):
         install_bot(base, name, name, envs.get(name))
+    hide_files(base, base / "bots" / "peeker")
     install_bad_specs(base)
     owners = _owners(base / "bots")
     league_file = write_league(base, GAMES, SEED)
@@ -499,6 +515,16 @@ def test_guessed_request_ids_are_protocol_strikes(league: League) -> None:
             assert decision["strike"] == "protocol", decision
             assert int(decision["detail"].split()[4].rstrip(",")) in guessed, decision
     assert strikes >= 2
+
+
+def test_a_bot_cannot_read_files_hidden_in_its_own_folder(league: League) -> None:
+    """Issue 22, item 2 at home: peeker is denied its folder's root-only file, the hard link to
+    the organiser's root-only file and the file in a closed folder, and plays without a strike
+    (test_cluster.py shows the same on a worker)."""
+    peeks = league.output_lines("peeker", "PEEK: ")
+    assert {line.split(":")[1].strip() for line in peeks} == {
+        "secret.txt", "linked.txt", "closed/inner.txt"}, peeks
+    assert all(line.endswith("denied (PermissionError)") for line in peeks), peeks
 
 
 def test_a_bot_s_value_names_stay_bounded(league: League) -> None:
