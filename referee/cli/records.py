@@ -53,7 +53,8 @@ def show(source: Path, game: str | None, as_json: bool) -> None:
                    "(default all).")
 @friendly_errors
 def export(directory: Path, out: Path | None, selection: str | None) -> None:
-    """Write a league's game records as JSON files or JSON Lines (docs/replay-format.md)."""
+    """Write a league's game records as JSON files, JSON Lines or a JSON array
+    (docs/replay-format.md)."""
     from referee.outdir import no_empty_folders
     from referee.report.export import FILE_SUFFIXES, export_records
     from referee.report.records import league_records, parse_selection
@@ -72,8 +73,9 @@ def export(directory: Path, out: Path | None, selection: str | None) -> None:
 def verify(sources: tuple[Path, ...]) -> None:
     """Replay records with the engine and report every event, score or standing that differs.
 
-    DIR is a league directory (every stored game); FILE a record (JSON) or JSON Lines. Exits
-    with status 1 if any record differs from its replay or cannot be read.
+    DIR is a league directory (every stored game); FILE a record (JSON), JSON Lines or a JSON
+    array of records. Exits with status 1 if any record differs from its replay or cannot be
+    read.
     """
     from referee.report.records import records_from
     from referee.report.verify import differences

@@ -146,9 +146,10 @@ class BarProgress(Progress):
     def say(self, lines: list[str]) -> None:
         from rich.text import Text
 
-        for line in lines:      # above the bar, which stays at the bottom
-            for part in fit(line, self.bar.console.width):
-                self.bar.console.print(Text(part), soft_wrap=True)
+        width = self.bar.console.width
+        parts = [part for line in lines for part in fit(line, width)]
+        # one print: above the bar, which stays at the bottom and is redrawn once
+        self.bar.console.print(Text("\n".join(parts)), soft_wrap=True)
 
     def close(self) -> None:
         self.bar.stop()
