@@ -49,6 +49,7 @@ def test_show_reads_export_files_by_number_and_id(tmp_path: Path) -> None:
     referee("export", league, "--out", array, "--games", "0-2")
     records = json.loads(array.read_text())
     assert isinstance(records, list) and len(records) == 3
+    assert "3 records checked, 3 match their replay" in referee("verify", array).stdout
     second = referee("show", array, "2").stdout
     assert second.startswith(f"Game {records[1]['game_id']}:")
     assert referee("show", array, records[2]["game_id"]).stdout.startswith(
