@@ -48,7 +48,9 @@ def test_the_readme_sample_table_is_what_the_main_command_prints(tmp_path: Path)
         README.write_text(text[:sample.start(3)] + table + text[sample.end(3):])
     assert sample.group(3) == table, f"README.md's sample table differs from:\n{table}"
     # The figures the README gives about this league are the ones it prints.
-    schedule = next(line for line in done.stdout.splitlines() if line.startswith("schedule:"))
+    # (at 80 columns the line wraps: its continuation lines are indented)
+    schedule = re.search(r"^schedule:.*(?:\n    .*)*", done.stdout, re.M).group(0)
+    schedule = " ".join(part.strip() for part in schedule.splitlines())
     claimed = re.search(r"games per bot \d+-\d+", text)
     assert claimed and claimed.group(0) in schedule, schedule
     games = re.search(r"The league plays (\d+) games at tables of (\d+)", text)
