@@ -257,3 +257,16 @@ def test_one_submission_under_two_settings_may_share_its_folder(tmp_path: Path) 
     assert refused.stderr.strip() == (f"Error: {wrong}: key 'shared_folders': "
                                       f"{tmp_path / 'bots' / 'carol.toml'} is not one of the "
                                       f"league's bots")
+
+
+def test_one_spec_in_two_roles_is_not_refused_and_a_gauntlet_may_rename(tmp_path: Path) -> None:
+    """A gauntlet may seat one spec twice (its baseline in its field) and test a new version
+    under an old name: refusals(names=False) then looks at folders only."""
+    from referee.bots.lineup import refusals
+
+    alice = load_spec(install_test_bot(tmp_path / "v1", "alice", "honest"))
+    again = load_spec(install_test_bot(tmp_path / "v2", "alice", "honest"))
+    assert refusals([alice, alice]) == []
+    assert [str(error) for _, error in refusals([alice, again])] == [
+        f"{again.path}: key 'name': 'alice' is already the name of the bot in {alice.path}"]
+    assert refusals([alice, again], names=False) == []

@@ -33,17 +33,18 @@ def owns(spec: BotSpec, folder: Path) -> bool:
     return folder in (spec.path.parent / spec.path.stem, spec.path.parent)
 
 
-def refusals(specs: Sequence[BotSpec], shared: Collection[Collection[Path]] = ()
-             ) -> list[tuple[BotSpec, BotSpecError]]:
+def refusals(specs: Sequence[BotSpec], shared: Collection[Collection[Path]] = (),
+             names: bool = True) -> list[tuple[BotSpec, BotSpecError]]:
     """The specs that cannot play with the others, in the order given, each with its one-line
-    reason naming both files: a spec giving a name an earlier one gave (the earlier one plays),
-    and specs whose folders are the same as, or hold, another's (see the module's rules).
-    `shared` lists groups of spec files (resolved paths) that may share folders."""
+    reason naming both files: a spec giving a name an earlier one gave (the earlier one plays;
+    not with `names=False`, for callers that rename), and specs whose folders are the same as,
+    or hold, another's (see the module's rules). `shared` lists groups of spec files (resolved
+    paths) that may share folders."""
     refused: dict[int, BotSpecError] = {}
     seen: dict[str, BotSpec] = {}
     for n, spec in enumerate(specs):
         first = seen.setdefault(spec.name, spec)
-        if first is not spec and first.path != spec.path:
+        if names and first is not spec and first.path != spec.path:
             refused[n] = BotSpecError(f"{spec.path}: key 'name': {spec.name!r} is already the "
                                       f"name of the bot in {first.path}")
     folders = [(n, spec, spec.workdir) for n, spec in enumerate(specs)
@@ -51,6 +52,8 @@ def refusals(specs: Sequence[BotSpec], shared: Collection[Collection[Path]] = ()
                and spec.path is not None]
 
     def refuse(n: int, spec: BotSpec, other: BotSpec, why: str) -> None:
+        if spec.path == other.path:
+            return   # one spec in two roles (a gauntlet's baseline in its field)
         if not any(spec.path in group and other.path in group for group in shared):
             refused.setdefault(n, BotSpecError(f"{spec.path}: key 'workdir': {why} the bot in "
                                                f"{other.path}; {HOW}"))

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from referee.bots.lineup import refusals
 from referee.bots.runtime import Roster
 from referee.bots.spec import BotSpec, load_spec
 from referee.config import ConfigError
@@ -286,6 +287,10 @@ def _create(store: LeagueStore, settings: GauntletSettings) -> list[BotSpec]:
     roles = [("candidate", settings.candidate), ("baseline", settings.baseline),
              *(("field", path) for path in settings.field)]
     loaded = [(role, load_spec(path)) for role, path in roles]
+    # one folder per submission (lineup.py); names are made unique below
+    refused = refusals([spec for _, spec in loaded], names=False)
+    if refused:
+        raise refused[0][1]
     specs = unique_names(loaded)
     candidate, baseline, *field_specs = specs
     field_names = [spec.name for spec in field_specs]
