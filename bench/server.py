@@ -9,8 +9,9 @@ first table is fitted, the season's games per second are measured three times:
 * load:   W seconds while S simulated students (one asyncio task each, httpx, 127.0.0.1 only,
           a think time of 0.5-1.5 s between requests, signed in by a session made in the
           database) load the leaderboard (page and JSON), bot pages, game pages and replay
-          viewers of stored games, and each uploads one new version of its bot (a zip through
-          POST /api/submit with a personal token), whose check the runner runs meanwhile;
+          viewers of stored games, and one in five uploads a new version of its bot (a zip
+          through POST /api/submit with a personal token), whose check the runner runs
+          meanwhile;
 * idle B: W seconds after the check queue has drained.
 
 It prints p50 and p95 latency per page with the request counts, the error count (any answer
@@ -19,9 +20,10 @@ two idle windows (the ratio; goal at least 0.8).
 
 Part 2, refit. A season of R bots and G games is stored (results simulated with the engine's
 greedy-or-random policies would take hours; places are drawn from a Plackett-Luce model with
-spread strengths instead, which is what the fit consumes) and refitted exactly as the runner
-does, by `python -m referee.server.runner.refit DIR` in a subprocess, while the served season
-keeps playing: the refit's wall time and the season's games per second meanwhile.
+spread strengths instead, at seeded random tables of 4, which is what the fit consumes) and
+refitted exactly as the runner does, by `python -m referee.server.runner.refit DIR` in a
+subprocess, while the served season keeps playing: the refit's wall time and the season's
+games per second meanwhile.
 
     python bench/server.py [--bots 50] [--students 50] [--window 60] [--refit-bots 100]
                            [--refit-games 100000]
@@ -35,6 +37,7 @@ import io
 import json
 import os
 import random
+import resource
 import shutil
 import socket
 import sqlite3
@@ -120,6 +123,7 @@ def setup_club(data: Path, bots: int) -> list[dict]:
         session.create()
         token, _ = new_token(user)
         students.append({"name": name, "bot": bot.name, "sample": sample,
+                         "uploads": n % 5 == 0,   # one student in five uploads a new version
                          "session": session.session_key, "token": token})
     return students
 
@@ -132,7 +136,7 @@ async def student(url: str, me: dict, bots: list[str], indexes: list[int], until
                                  timeout=120.0) as client:
         while time.monotonic() < until:
             roll = rng.random()
-            if not uploaded and roll < 0.05:
+            if not uploaded and me["uploads"] and roll < 0.05:
                 page, method = "upload", "POST"
                 target = f"/api/submit?bot={me['bot']}&filename=bot.zip"
                 body = bot_zip(me["sample"], me["bot"])
@@ -177,16 +181,19 @@ def big_season(out: Path, bots: int, count: int, seed: int) -> None:
 
     from referee.bots.errors import STRIKE_TYPES
     from referee.league.config import LeagueSettings
-    from referee.league.schedule import make_schedule
+    from referee.league.schedule import ScheduledGame
     from referee.league.season import open_season
 
     names = [f"b{n:03d}" for n in range(bots)]
     with open_season(out, LeagueSettings(bots=[], seed=seed, players=(4, 4))) as season:
         for name in names:
             season.enter(name, "v1", None)
-        schedule = make_schedule(names, count, 4, seed)
-        season.store.extend({"games": len(schedule)}, {}, schedule)
         rng = np.random.default_rng(seed)
+        # Seeded random tables: the fit does not need the balanced schedule (slow to make for
+        # 100,000 games), only who sat together and how they placed.
+        schedule = [ScheduledGame(i, tuple(names[b] for b in rng.choice(bots, 4, replace=False)),
+                                  i, i) for i in range(count)]
+        season.store.extend({"games": len(schedule)}, {}, schedule)
         strength = dict(zip(names, rng.normal(0, 1, bots), strict=True))
         rows = []
         for game in schedule:
@@ -282,16 +289,20 @@ def main() -> None:
         print(f"\nrefit: a season of {args.refit_bots} bots and {args.refit_games} games "
               f"(simulated places) stored in {time.monotonic() - made:.0f} s", flush=True)
         before, start = games(data), time.monotonic()
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
         done = subprocess.run([sys.executable, "-m", "referee.server.runner.refit", str(out)],
                               capture_output=True, env=env)
         seconds = time.monotonic() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime
         during = (games(data) - before) / seconds
         if done.returncode != 0:
             print(f"refit failed: {done.stderr.decode()[-500:]}")
         else:
             rows = json.loads(done.stdout)["rows"]
             print(f"refit (python -m referee.server.runner.refit, as the runner runs it): "
-                  f"{seconds:.1f} s for {len(rows)} rows; the served season played "
+                  f"{seconds:.1f} s wall, {cpu:.1f} s CPU, for {len(rows)} rows; the served "
+                  f"season played "
                   f"{during:.2f} games/s meanwhile ({games(data) - before} games)")
     finally:
         serve.terminate()
