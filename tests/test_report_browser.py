@@ -141,6 +141,16 @@ def test_a_replay_opens_on_the_funded_board_and_steps_to_the_end_and_back(
     funded = [n for notes in record["events"][0]["casinos"] for n in notes]
     assert texts(browser, "#step-position") == [f"event 1 / {events}"]
     assert len(texts(browser, "#board .banknote")) == len(funded) > 0
+    # Each casino's banknotes read highest first, as in `show` and the SDK (the record keeps
+    # the draw order).
+    shown = browser.execute_script(
+        "return [...document.querySelectorAll('#board .casino')].map(c =>"
+        " [...c.querySelectorAll('.banknote')].map(n => n.textContent));")
+    assert sorted(n for card in shown for n in card) == sorted(
+        f"${n // 1000}k" for n in funded)
+    assert all([dollars(n) for n in card] == sorted((dollars(n) for n in card), reverse=True)
+               for card in shown)
+    assert any(len(card) > 1 for card in shown)
     assert texts(browser, "#headline") == ["Round 1 of 4"]
     keys(browser, Keys.END, 1)
     assert texts(browser, "#step-position") == [f"event {events} / {events}"]

@@ -312,7 +312,10 @@
          (current.type === "score" && current.target === t)));
       view.card.classList.toggle("scored", !!c.score);
       view.notes.replaceChildren();
-      for (const n of c.notes) el("span", "banknote n" + Math.round(n / 10000), note(n), view.notes);
+      // Highest first, as `referee show`, `match` and the SDK's view list them.
+      for (const n of [...c.notes].sort((a, b) => b - a)) {
+        el("span", "banknote n" + Math.round(n / 10000), note(n), view.notes);
+      }
       view.dice.replaceChildren();
       const seats = [];
       for (const p of c.order) if (!seats.includes(p)) seats.push(p);
