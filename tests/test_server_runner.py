@@ -291,3 +291,29 @@ def test_bots_that_crash_hang_or_fail_are_told_and_the_season_goes_on(tmp_path: 
     finally:
         runner.stop()
         club.close()
+
+
+def test_the_season_plays_on_a_dask_cluster_and_a_newcomer_joins_it(tmp_path: Path) -> None:
+    data = tmp_path / "club"
+    club = Club(data)
+    write_season(data, """
+        seed = 7
+        players = 2
+        round_games = 2
+        max_rounds = 2
+        cluster = "local:1"
+    """)
+    club.version(club.student("alice"), "alice-bot", sample("random"), passed=True)
+    club.version(club.student("bob"), "bob-bot", sample("greedy"), passed=True)
+    db = data / "season" / "league.db"
+    runner = RunnerProcess(data)
+    try:
+        wait_for("the first round", lambda: games_recorded(db) >= 2, runner)
+        club.version(club.student("cat"), "cat-bot", sample("random"), passed=True)
+        wait_for("the newcomer's games", lambda: games_of(data, "cat-bot.v1") > 0, runner)
+    finally:
+        runner.stop()
+        club.close()
+    with sqlite3.connect(db) as connection:   # every game was played by a cluster worker
+        assert connection.execute("SELECT count(*) FROM game_workers").fetchone()[0] == \
+            len(store_games(data))
