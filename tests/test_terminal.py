@@ -98,10 +98,16 @@ def test_every_line_fits_80_columns(tmp_path: Path) -> None:
             run("match", "sample_bots/greedy.toml", "sample_bots/random.toml", "-v",
                 "--rules", "biggy-slot", **at_root),
             run("rules"), run("--help")]
-    runs += [run(command, "--help") for command in
-             ("league", "match", "show", "export", "report", "check", "table", "verify",
-              "simulate", "rules")]
-    assert "--seed SEED" in runs[-10].stdout   # the seed's range in words, not 78 digits
+    # Every command's help, the ones added later included.
+    from referee.cli import main
+    commands = sorted(main.commands)
+    assert {"league", "gauntlet", "serve", "submit"} <= set(commands)
+    helps = [run(command, "--help") for command in commands]
+    runs += helps
+    assert "--seed SEED" in runs[commands.index("league") - len(commands)].stdout
+    for command, done in zip(commands, helps, strict=True):
+        # A seed's range is said in words, not as a number of 78 digits.
+        assert not re.search(r"\d{30}", done.stdout), command
     seed_line = next(line for line in runs[0].stdout.splitlines()
                      if line.startswith("league seed "))
     assert len(re.search(r"\d+", seed_line).group(0)) > 30   # a drawn 128-bit seed

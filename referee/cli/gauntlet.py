@@ -57,7 +57,7 @@ def gauntlet(candidate: Path | None, more_field: tuple[str, ...], baseline: Path
 
     \b
     referee gauntlet new.toml --baseline old.toml --field bots/*.toml
-    referee gauntlet --resume --out gauntlet-out     (continue after an interruption)
+    referee gauntlet --resume --out gauntlet-out   (go on after an interruption)
     """
     import asyncio
 
