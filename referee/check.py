@@ -178,6 +178,7 @@ class CheckOptions:
     opponents: tuple[Path, ...] | None = None     # None: default_opponents()
     probes: bool = True
     sandbox: bool | None = None
+    on_build_line: Callable[[str, str], None] | None = None   # each build output line, live
 
 
 Listener = Callable[[Check], None]
@@ -230,7 +231,8 @@ class Checker:
             began = time.monotonic()
             try:
                 confined = use_sandbox(spec, self.options.sandbox, warn=False)
-                ran = await asyncio.to_thread(ensure_built, spec, sandbox=confined)
+                ran = await asyncio.to_thread(ensure_built, spec, sandbox=confined,
+                                              on_line=self.options.on_build_line)
             except BotStartError as exc:
                 self.add("build", FAIL, exc.reason)
                 return False

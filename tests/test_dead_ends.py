@@ -107,3 +107,34 @@ def test_a_build_says_it_is_building_and_a_failed_one_shows_its_errors(tmp_path:
         assert "ran without network: `build_network = true`" in output
         assert "/tmp/.npm" not in output and "the build's private /tmp, removed" in output
         assert not (tmp_path / "l").exists()
+
+
+@pytest.mark.sandbox
+def test_check_shows_the_build_output_line_by_line_as_it_runs(tmp_path: Path) -> None:
+    # What the club server's check queue runs: the owner reads the build as it goes, its own
+    # error lines included, before the build's FAIL line; the build's text is escaped.
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "build.py").write_text(
+        "import sys\nprint('compiling step 1', flush=True)\n"
+        "print('odd \\x1b[31mred\\x1b[0m text', flush=True)\n" + BROKEN_BUILD)
+    spec = folder / "bot.toml"
+    spec.write_text('name = "unbuildable"\ncommand = ["{python}", "main.py"]\n'
+                    'build = ["{python}", "build.py"]\n')
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"),
+           "REFEREE_RUN_ID": uuid.uuid4().hex[:12]}
+    done = subprocess.run([sys.executable, "-m", "referee.cli", "check", "--build-output",
+                           str(spec), "--no-probes"], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=240, env=env)
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    first = lines.index("build| compiling step 1")
+    error = lines.index("build| main.c:3: error: expected ';' before 'return'")
+    failed = next(i for i, line in enumerate(lines) if "FAIL" in line and "build" in line)
+    assert first < error < failed, done.stdout
+    assert "\x1b" not in done.stdout and "build| odd \\x1b[31mred" in done.stdout
+    # Without the flag the build's lines are not printed, only the tail in the FAIL line.
+    quiet = subprocess.run([sys.executable, "-m", "referee.cli", "check", str(spec),
+                            "--no-probes"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, timeout=240, env=env)
+    assert "build| " not in quiet.stdout and "main.c:3: error" in quiet.stdout

@@ -23,9 +23,12 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import IO
 
 from referee.bots import uids
 from referee.bots.errors import BotStartError
@@ -58,7 +61,14 @@ def _build_stamp(spec: BotSpec) -> Path:
     return cache_dir() / "builds" / f"{spec.name}-{key}"
 
 
-def ensure_built(spec: BotSpec, timeout: float | None = None, *, sandbox: bool = False) -> bool:
+KEPT_LINES = 400   # lines of each output stream a build keeps for its failure message
+
+# Told each line of a build's output as it comes: ("stdout" | "stderr", the line).
+OutputListener = Callable[[str, str], None]
+
+
+def ensure_built(spec: BotSpec, timeout: float | None = None, *, sandbox: bool = False,
+                 on_line: OutputListener | None = None) -> bool:
     """Run the spec's build command (confined when `sandbox`) unless a stamp shows it ran for
     the bot's directory as it is now (see `_build_stamp`).
 
@@ -66,7 +76,8 @@ def ensure_built(spec: BotSpec, timeout: float | None = None, *, sandbox: bool =
     another process's build of the same folder, then this build, all its processes included.
     Returns True if it ran, False if a stamp showed it already ran. Raises BotStartError with
     the tail of the build's output if it fails, or the other process's failure if the build
-    this one waited for failed.
+    this one waited for failed. `on_line`, if given, hears each line of the build's output as
+    the build writes it (the output is captured all the same).
     """
     if not spec.build or spec.workdir is None:
         return False
@@ -91,7 +102,8 @@ def ensure_built(spec: BotSpec, timeout: float | None = None, *, sandbox: bool =
         log.info("building %s: %s (a first build can take minutes)", spec.name,
                  " ".join(spec.build))
         try:
-            return _build(spec, max(deadline - time.monotonic(), 1.0), sandbox, limit)
+            return _build(spec, max(deadline - time.monotonic(), 1.0), sandbox, limit,
+                          on_line)
         except BotStartError as exc:
             failed.parent.mkdir(parents=True, exist_ok=True)
             failed.write_text(exc.reason + "\n")
@@ -114,7 +126,8 @@ def _lock_until(lock: int, deadline: float, spec: BotSpec, limit: float) -> None
             time.sleep(0.1)
 
 
-def _build(spec: BotSpec, timeout: float, sandbox: bool, limit: float) -> bool:
+def _build(spec: BotSpec, timeout: float, sandbox: bool, limit: float,
+           on_line: OutputListener | None = None) -> bool:
     assert spec.workdir is not None
     argv = [sys.executable if part == "{python}" else part for part in spec.build]
     search = spec.env.get("PATH", os.environ.get("PATH"))
@@ -124,10 +137,11 @@ def _build(spec: BotSpec, timeout: float, sandbox: bool, limit: float) -> bool:
 
     try:
         if sandbox:
-            done = _run_confined(spec, argv, timeout)
+            done = _run_confined(spec, argv, timeout, on_line)
         else:   # --no-sandbox or sandbox = "none": the organiser trusts this bot
             done = _run_guarded(argv, timeout, cwd=spec.workdir,
-                                env={**os.environ, **protocol_env(), **spec.env})
+                                env={**os.environ, **protocol_env(), **spec.env},
+                                on_line=on_line)
     except subprocess.TimeoutExpired:
         raise BotStartError(spec.name, f"build timed out after {limit:.0f} s "
                                        f"(limits.build_seconds)") from None
@@ -166,8 +180,8 @@ def failure_tail(done: subprocess.CompletedProcess[str], confined: bool) -> str:
     return " | ".join(lines) or "no output"
 
 
-def _run_confined(spec: BotSpec, argv: list[str],
-                  timeout: float) -> subprocess.CompletedProcess[str]:
+def _run_confined(spec: BotSpec, argv: list[str], timeout: float,
+                  on_line: OutputListener | None = None) -> subprocess.CompletedProcess[str]:
     """Run the build under the guard in bubblewrap, the bot's folder lent to a uid of its own."""
     from referee.bots.process import RUN_ID, protocol_env, referee_paths
     from referee.bots.sandbox import NOBODY, bwrap_argv, default_env, prepare_dirs
@@ -196,7 +210,7 @@ def _run_confined(spec: BotSpec, argv: list[str],
                                   netns=net.path if net else None,
                                   resolv_conf=net.resolv_conf if net else None)
             return _run_guarded(confined, timeout, cwd=spec.workdir,
-                                env={**os.environ, "REFEREE_RUN_ID": RUN_ID})
+                                env={**os.environ, "REFEREE_RUN_ID": RUN_ID}, on_line=on_line)
     finally:
         if root and lent:
             _give_back(spec.workdir, lent)
@@ -205,27 +219,46 @@ def _run_confined(spec: BotSpec, argv: list[str],
             lease.release()
 
 
-def _run_guarded(argv: list[str], timeout: float, *, cwd: Path,
-                 env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _run_guarded(argv: list[str], timeout: float, *, cwd: Path, env: dict[str, str],
+                 on_line: OutputListener | None = None) -> subprocess.CompletedProcess[str]:
     """Run `argv` under the guard for at most `timeout` seconds, every process it starts
     included: at the limit the guard is told to stop (SIGTERM: it ends every descendant, then
     SIGKILLs what is left after BUILD_GRACE), and is killed itself if it does not.
-    TimeoutExpired if the limit was reached."""
+    Each output line goes to `on_line` as it is written. TimeoutExpired if the limit was
+    reached."""
     guard = [sys.executable, "-m", "referee.bots.guard", "--grace", str(BUILD_GRACE), "--"]
     with subprocess.Popen([*guard, *argv], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          start_new_session=True) as process:
+                          errors="replace", start_new_session=True) as process:
+        # The last lines only: a build that floods its output cannot fill the referee's memory.
+        captured = {"stdout": deque(maxlen=KEPT_LINES), "stderr": deque(maxlen=KEPT_LINES)}
+
+        def read(name: str, stream: IO[str]) -> None:
+            for line in iter(lambda: stream.readline(8192), ""):   # a long line in pieces
+                captured[name].append(line)
+                if on_line is not None:
+                    on_line(name, line.rstrip("\n"))
+
+        readers = [threading.Thread(target=read, args=(name, stream), daemon=True)
+                   for name, stream in (("stdout", process.stdout), ("stderr", process.stderr))]
+        for reader in readers:
+            reader.start()
         try:
-            out, err = process.communicate(timeout=timeout)
+            process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             process.terminate()
             try:
-                process.communicate(timeout=BUILD_GRACE + 10)
+                process.wait(timeout=BUILD_GRACE + 10)
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
             raise
-    return subprocess.CompletedProcess(argv, process.returncode, out, err)
+        finally:
+            # The guard is gone, and with it every process that held the pipes: they end.
+            for reader in readers:
+                reader.join(timeout=BUILD_GRACE + 10)
+    return subprocess.CompletedProcess(argv, process.returncode, "".join(captured["stdout"]),
+                                       "".join(captured["stderr"]))
 
 
 def _tree(folder: Path) -> Iterator[tuple[str, os.stat_result]]:

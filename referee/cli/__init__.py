@@ -574,12 +574,15 @@ def _print_outcome(outcome: Any, quiet: bool) -> None:
               help="Games per preset and player count.")
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True)
 @click.option("--no-probes", is_flag=True, help="Skip the crafted edge-state requests.")
+@click.option("--build-output", is_flag=True,
+              help="Print the build's output line by line as it runs ('build| ...').")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--no-sandbox", is_flag=True,
               help="Run bots unconfined (trusted local development only).")
 @friendly_errors
 def check(bot: Path, opponents: tuple[Path, ...], presets: tuple[str, ...], games: int,
-          seed: int, no_probes: bool, as_json: bool, no_sandbox: bool) -> None:
+          seed: int, no_probes: bool, build_output: bool, as_json: bool,
+          no_sandbox: bool) -> None:
     """Check that a bot conforms to the protocol: a report for bot authors.
 
     Builds and starts BOT.toml, checks its handshake, plays every preset at its smallest and
@@ -588,9 +591,14 @@ def check(bot: Path, opponents: tuple[Path, ...], presets: tuple[str, ...], game
     """
     from referee.check import CheckOptions, run_check
 
+    def echo_build_line(stream: str, line: str) -> None:
+        # The build's text is the bot author's: escaped, one line each (stderr beside --json).
+        click.echo(f"build| {safe_line(line, limit=500)}", err=as_json)
+
     options = CheckOptions(seed=seed, games=games, presets=presets or tuple(PRESETS),
                            opponents=opponents or None, probes=not no_probes,
-                           sandbox=False if no_sandbox else None)
+                           sandbox=False if no_sandbox else None,
+                           on_build_line=echo_build_line if build_output else None)
     if as_json:
         report = run_check(bot, options)
         click.echo(json.dumps(report.to_json(), indent=2))

@@ -28,7 +28,7 @@ Db = Callable[..., Awaitable[Any]]
 
 async def run_check(db: Db, claimed: records.Claimed, timeout: float) -> None:
     """Run one claimed check to its verdict (passed, failed, or failed at the time limit)."""
-    argv = [sys.executable, "-m", "referee.cli", "check", str(claimed.spec)]
+    argv = [sys.executable, "-m", "referee.cli", "check", "--build-output", str(claimed.spec)]
     seq = 0
     last = ""
 
