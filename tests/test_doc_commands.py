@@ -23,10 +23,12 @@ from pathlib import Path
 
 import pytest
 from doc_support import ROOT, shell_commands
+from league_support import install_test_bot
 
 SEED = "58209749445923078164062862089986280348"
-# new.toml and old.toml of the gauntlet: two bots that are not in the field
-NEW, OLD = ROOT / "tests" / "bots" / "honest.toml", ROOT / "tests" / "bots" / "noter.toml"
+# new.toml and old.toml of the gauntlet: two bots that are not in the field, each in a folder
+# of its own (a league refuses two specs that share one), laid out by the workspace fixture
+NEW, OLD = "contenders/honest.toml", "contenders/noter.toml"
 # doc line -> (the command run, or None for the line itself; text its output must hold)
 RUNS: dict[str, dict[str, tuple[str | None, str]]] = {
     "docs/league.md": {
@@ -144,6 +146,8 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(ROOT / "sample_bots", top / "sample_bots",
                     ignore=shutil.ignore_patterns("node_modules", "target", "__pycache__"))
     (top / "bots").mkdir()
+    for contender in (NEW, OLD):
+        install_test_bot(top / "contenders", Path(contender).stem)
     copy = re.search(r"`(cp -r sample_bots/greedy-js [^`]*bots/)`",
                      (ROOT / "docs" / "league.md").read_text().replace("\n", " "))
     assert copy, "docs/league.md no longer shows how to copy a sample bot into bots/"

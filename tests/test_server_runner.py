@@ -70,8 +70,9 @@ def test_a_version_is_checked_enters_and_plays_paused_resumed_and_closed(tmp_pat
         notices = club.value(f"list(Notice.objects.filter(user_id={alice})"
                              ".values_list('text', flat=True))")
         assert any(n.startswith("alice-bot v2 failed its check:") for n in notices), notices
-        assert club.value(f"CheckLine.objects.filter(run__version_id={failing}, "
-                          "text__startswith='FAIL').exists()")
+        failed_lines = club.value(f"list(CheckLine.objects.filter(run__version_id={failing})"
+                                  ".values_list('text', flat=True))")
+        assert any(line.startswith("FAIL") for line in failed_lines), (failed_lines, notices)
 
         # Pause: the games in flight finish, no new game starts; resume: play goes on.
         club.season_state("paused")

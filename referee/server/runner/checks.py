@@ -15,7 +15,6 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from referee.bots.guard import PR_SET_PDEATHSIG, _prctl
 from referee.server.runner import records
 from referee.text import safe_line
 
@@ -28,7 +27,11 @@ Db = Callable[..., Awaitable[Any]]
 
 async def run_check(db: Db, claimed: records.Claimed, timeout: float) -> None:
     """Run one claimed check to its verdict (passed, failed, or failed at the time limit)."""
-    argv = [sys.executable, "-m", "referee.cli", "check", "--build-output", str(claimed.spec)]
+    # Under the guard (referee.bots.guard), which dies with the runner, even by SIGKILL, and
+    # takes the check's processes with it: no check goes on unseen, holding its build's lock.
+    # (A preexec_fn in this threaded process could crash the child between fork and exec.)
+    argv = [sys.executable, "-m", "referee.bots.guard", "--grace", str(STOP_GRACE), "--",
+            sys.executable, "-m", "referee.cli", "check", "--build-output", str(claimed.spec)]
     seq = 0
     last = ""
 
@@ -42,8 +45,8 @@ async def run_check(db: Db, claimed: records.Claimed, timeout: float) -> None:
         process = await asyncio.create_subprocess_exec(
             *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT, start_new_session=True, limit=1 << 22,
-            preexec_fn=_die_with_runner,
-            cwd=str(claimed.spec.parent), env={**os.environ, "COLUMNS": "120"})
+            cwd=str(claimed.spec.parent),
+            env={**os.environ, "COLUMNS": "120", "REFEREE_GUARD_PARENT": str(os.getpid())})
     except OSError as exc:
         await db(records.finish_check, claimed.id, False, f"the check could not start: {exc}")
         return
@@ -76,12 +79,6 @@ async def run_check(db: Db, claimed: records.Claimed, timeout: float) -> None:
     passed = process.returncode == 0
     summary = last or f"referee check exited with status {process.returncode}"
     await db(records.finish_check, claimed.id, passed, summary)
-
-
-def _die_with_runner() -> None:
-    """In the check's process: SIGKILL when the runner dies (even by SIGKILL), so no check
-    goes on unseen, holding its build's lock, after the runner is gone."""
-    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 async def stop_group(process: asyncio.subprocess.Process) -> None:
