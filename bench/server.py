@@ -40,7 +40,6 @@ import random
 import resource
 import shutil
 import socket
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -56,14 +55,10 @@ sys.path.insert(0, str(ROOT))
 
 
 def games(data: Path) -> int:
-    try:
-        db = sqlite3.connect(data / "season" / "league.db")
-        try:
-            return db.execute("SELECT count(*) FROM games").fetchone()[0]
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return 0
+    """Games the season's store holds (0 before its first game)."""
+    from referee.league.store import games_stored
+
+    return games_stored(data / "season" / "league.db")
 
 
 def rate(data: Path, seconds: float) -> tuple[float, int]:

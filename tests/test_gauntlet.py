@@ -14,12 +14,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from league_support import games_recorded
 from report_support import referee
 
 from referee.engine import preset
 from referee.league.gauntlet import gauntlet_schedule, pair_differences, pair_scores
 from referee.league.simulated import noisy_greedy, simulate_gauntlet
+from referee.league.store import games_stored
 from referee.ratings.results import PlayedGame
 from referee.ratings.sprt import (
     BETTER,
@@ -188,7 +188,7 @@ def test_killed_gauntlet_resumes_to_the_same_verdict(tmp_path: Path) -> None:
     recorded = 0
     while time.monotonic() < deadline and recorded < 8:
         time.sleep(0.05)
-        recorded = games_recorded(out / "gauntlet.db")
+        recorded = games_stored(out / "gauntlet.db")
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert recorded >= 8 and not (out / "gauntlet.json").exists()

@@ -14,9 +14,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from league_support import games_recorded
 
 from referee.check import processes_with_run_id
+from referee.league.store import games_stored
 
 ROOT = Path(__file__).resolve().parents[1]
 TEST_BOTS = ROOT / "tests" / "bots"
@@ -93,7 +93,7 @@ def test_killed_league_resumes_to_the_same_tables(tmp_path: Path, bots: list[Pat
     recorded = 0
     while time.monotonic() < deadline and recorded < 5:
         time.sleep(0.05)
-        recorded = games_recorded(out / "league.db")
+        recorded = games_stored(out / "league.db")
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert 5 <= recorded < 24, recorded

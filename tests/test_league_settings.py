@@ -18,10 +18,9 @@ import zlib
 from pathlib import Path
 
 import pytest
-from league_support import games_recorded
 from test_league import TEST_BOTS, bot_spec, referee
 
-from referee.league.store import LeagueStore
+from referee.league.store import LeagueStore, games_stored
 
 
 def fails(*args: str | Path) -> str:
@@ -334,14 +333,14 @@ def test_ctrl_c_says_how_many_games_are_saved_and_how_to_resume(tmp_path: Path,
                              "--games", "60", "-j", "1", "--out", str(out), "-q"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and games_recorded(out / "league.db") < 3:
+    while time.monotonic() < deadline and games_stored(out / "league.db") < 3:
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=120)
     # 130 = 128 + SIGINT, what shells expect of an interrupt; the user asked for it: no "Error:"
     assert proc.returncode == 130 and "Traceback" not in stderr, stderr
     assert "Error" not in stderr, stderr
-    saved = games_recorded(out / "league.db")
+    saved = games_stored(out / "league.db")
     assert 3 <= saved < 60
     command = f"referee league --resume --out {out}"
     assert f"interrupted: {saved} games saved in {out / 'league.db'}; resume with: {command}" \

@@ -11,8 +11,9 @@ import sys
 import time
 from pathlib import Path
 
-from league_support import games_recorded
 from runner_support import Club, RunnerProcess, sample, wait_for, write_season
+
+from referee.league.store import games_stored
 
 ROOT = Path(__file__).resolve().parents[1]
 TEST_BOTS = ROOT / "tests" / "bots"
@@ -54,7 +55,7 @@ def test_a_version_is_checked_enters_and_plays_paused_resumed_and_closed(tmp_pat
                            "'alice-bot.v1').values_list('text', flat=True))")
         assert lines[0].startswith("referee check") and "conforms" in lines[-1]
         assert any(line.startswith("PASS") and "build" in line for line in lines)
-        wait_for("games", lambda: games_recorded(data / "season" / "league.db") >= 4, runner)
+        wait_for("games", lambda: games_stored(data / "season" / "league.db") >= 4, runner)
         wait_for("a standing", lambda: club.value("Standing.objects.exists()"), runner)
 
         # A version that fails its check never enters; the one before it keeps playing.
@@ -80,12 +81,12 @@ def test_a_version_is_checked_enters_and_plays_paused_resumed_and_closed(tmp_pat
             "list(Notice.objects.filter(user=None, text__startswith='play is paused')"
             ".values_list('text', flat=True))"), runner)
         paused_at = int(re.search(r"(\d+) games", said[0]).group(1))
-        assert games_recorded(data / "season" / "league.db") == paused_at
+        assert games_stored(data / "season" / "league.db") == paused_at
         time.sleep(5)
-        assert games_recorded(data / "season" / "league.db") == paused_at
+        assert games_stored(data / "season" / "league.db") == paused_at
         club.season_state("running")
         wait_for("play after resuming",
-                 lambda: games_recorded(data / "season" / "league.db") > paused_at, runner)
+                 lambda: games_stored(data / "season" / "league.db") > paused_at, runner)
 
         # Close: the final tables and the static report in DIR/season, and its path.
         club.season_state("closed")
@@ -93,7 +94,7 @@ def test_a_version_is_checked_enters_and_plays_paused_resumed_and_closed(tmp_pat
             "Season.objects.get(pk=1).report_path"), runner)
         assert report == "season/report/index.html" and (data / report).is_file()
         assert (data / "season" / "table.md").is_file()
-        final = games_recorded(data / "season" / "league.db")
+        final = games_stored(data / "season" / "league.db")
         wait_for("the final standing", lambda: club.value(
             "Standing.objects.latest().games") == final, runner)
         rows = club.value("Standing.objects.latest().data['rows']")
@@ -101,7 +102,7 @@ def test_a_version_is_checked_enters_and_plays_paused_resumed_and_closed(tmp_pat
         assert all(row["bot"] in ("alice-bot", "bob-bot") and row["version"] == 1 and
                    row["lo"] <= row["strength"] <= row["hi"] for row in rows)
         time.sleep(3)
-        assert games_recorded(data / "season" / "league.db") == final
+        assert games_stored(data / "season" / "league.db") == final
     finally:
         runner.stop()
         club.close()
@@ -161,13 +162,13 @@ def kill_season(tmp_path: Path, name: str, kills: bool) -> tuple[list[tuple], li
             seen["check_state_at_kill"] = club.value(f"CheckRun.objects.get(version_id={eve})"
                                                      ".state")
             runner = RunnerProcess(data)
-            wait_for("games under way", lambda: games_recorded(db) >= 3, runner)
+            wait_for("games under way", lambda: games_stored(db) >= 3, runner)
             runner.kill()
-            seen["games_at_kill"] = games_recorded(db)
+            seen["games_at_kill"] = games_stored(db)
             seen["check_state_at_kill2"] = club.value(
                 f"CheckRun.objects.get(version_id={eve}).state")
             runner = RunnerProcess(data)
-        wait_for("every game", lambda: games_recorded(db) == total, runner)
+        wait_for("every game", lambda: games_stored(db) == total, runner)
         wait_for("eve's check", lambda: club.value(
             f"CheckRun.objects.get(version_id={eve}).state") == "passed", runner)
         club.season_state("closed")
@@ -309,7 +310,7 @@ def test_the_season_plays_on_a_dask_cluster_and_a_newcomer_joins_it(tmp_path: Pa
     db = data / "season" / "league.db"
     runner = RunnerProcess(data)
     try:
-        wait_for("the first round", lambda: games_recorded(db) >= 2, runner)
+        wait_for("the first round", lambda: games_stored(db) >= 2, runner)
         club.version(club.student("cat"), "cat-bot", sample("random"), passed=True)
         wait_for("the newcomer's games", lambda: games_of(data, "cat-bot.v1") > 0, runner)
     finally:

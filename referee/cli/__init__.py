@@ -11,7 +11,6 @@ from referee.quiet import quiet_transport
 
 quiet_transport()   # before anything imports grpc: the C core reads its settings at import
 
-import contextlib
 import functools
 import json
 import logging
@@ -414,6 +413,7 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
     from referee.league.config import LeagueSettings, expand_bots, is_league_file, load_league_file
     from referee.league.progress import make_progress
     from referee.league.runner import DB_NAME, run_league
+    from referee.league.store import games_stored
     from referee.seeds import weak_secret_warning
 
     if len(sources) == 1 and Path(sources[0]).suffix == ".toml" and \
@@ -462,7 +462,7 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
             outcome = asyncio.run(run_league(settings, progress, resume=resume,
                                              accept_changed=accept_changed))
     except KeyboardInterrupt:
-        saved = _games_saved(settings.out / DB_NAME)
+        saved = games_stored(settings.out / DB_NAME)
         command = ["referee", "league", "--resume", "--out", str(settings.out)]
         if until_settled:
             command.append("--until-settled")
@@ -505,19 +505,6 @@ def _announce(line: str) -> None:
 
     for piece in wrap(line):
         click.echo(piece, err=True)
-
-
-def _games_saved(db: Path) -> int:
-    """Games recorded in the league database `db` (0 if there is none)."""
-    import sqlite3
-
-    if not db.exists():
-        return 0
-    try:
-        with contextlib.closing(sqlite3.connect(db)) as connection:
-            return connection.execute("SELECT count(*) FROM games").fetchone()[0]
-    except sqlite3.Error:
-        return 0
 
 
 @main.command()

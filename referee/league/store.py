@@ -76,6 +76,17 @@ def remove_database(path: Path) -> None:
             path.with_name(path.name + suffix).unlink()
 
 
+def games_stored(path: Path) -> int:
+    """How many games the league database at `path` holds, 0 while there is none yet: for
+    watching a league from another process (opened read-only, so nothing is created)."""
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro",
+                                                uri=True)) as db:
+            return db.execute("SELECT count(*) FROM games").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
 class LeagueStore:
     """A league's database at `path` (created if missing)."""
 
