@@ -1,22 +1,9 @@
-"""Helpers shared by the tests that watch a league or gauntlet while it plays."""
+"""Where the test bots live, and how to lay one out for a league."""
 
 from __future__ import annotations
 
-import sqlite3
+import os
 from pathlib import Path
-
-
-def games_recorded(db_path: Path) -> int:
-    """How many games the store at `db_path` holds (0 while it does not exist yet)."""
-    try:
-        db = sqlite3.connect(db_path)
-        try:
-            return db.execute("SELECT count(*) FROM games").fetchone()[0]
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return 0
-
 
 TEST_BOTS = Path(__file__).resolve().parent / "bots"
 
@@ -42,3 +29,18 @@ def install_test_bot(base: Path, name: str, source: str | None = None,
     path = base / f"{name}.toml"
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def hide_files(base: Path, folder: Path) -> None:
+    """Files in `folder` its sandboxed bot cannot read (the peeker test bot's): a root-only
+    file, a hard link to the organiser's root-only file in `base`, a file in a closed folder."""
+    (folder / "secret.txt").write_text("the organiser's note\n")
+    (folder / "secret.txt").chmod(0o600)
+    organiser = base / "organiser-secret"
+    organiser.write_text("root only\n")
+    organiser.chmod(0o600)
+    os.link(organiser, folder / "linked.txt")
+    (folder / "closed").mkdir()
+    (folder / "closed" / "inner.txt").write_text("inside a closed folder\n")
+    (folder / "closed" / "inner.txt").chmod(0o644)
+    (folder / "closed").chmod(0o700)

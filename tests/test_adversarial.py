@@ -30,13 +30,14 @@ from pathlib import Path
 
 import net_support
 import pytest
-from league_support import games_recorded
+from league_support import hide_files
 
 from referee.bots import netns
 from referee.bots.process import GAME_LOG_CAP
 from referee.check import processes_with_run_id
 from referee.engine import Game, GameRecord
 from referee.engine.record import event_to_dict
+from referee.league.store import games_stored
 from referee.notes import NAMES_PER_BOT
 
 pytestmark = pytest.mark.sandbox   # fails in CI if the sandbox cannot start (conftest.py)
@@ -172,20 +173,6 @@ def install_bad_specs(base: Path) -> None:
     (base / "bots" / "escape_program.toml").write_text(
         'name = "escape_program"\ncommand = ["./run", "-c", "cat /etc/shadow"]\n'
         'workdir = "escape_program"\n')
-
-
-def hide_files(base: Path, folder: Path) -> None:
-    """Files in `folder` its sandboxed bot cannot read (peeker's, issue 22 item 2): a
-    root-only file, a hard link to the organiser's root-only file, a file in a closed folder."""
-    (folder / "secret.txt").write_text("the organiser's note\n")
-    (folder / "secret.txt").chmod(0o600)
-    organiser = base / "organiser-secret"
-    organiser.write_text("root only\n")
-    organiser.chmod(0o600)
-    os.link(organiser, folder / "linked.txt")
-    (folder / "closed").mkdir()
-    (folder / "closed" / "inner.txt").write_text("inside a closed folder\n")
-    (folder / "closed").chmod(0o700)
 
 
 def _open_to_all(folder: Path) -> None:
@@ -346,7 +333,7 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
     try:
         while proc.poll() is None:
             if rss_at_first_game is None and samples and len(samples) % 5 == 0 and \
-                    games_recorded(out / "league.db") > 0:
+                    games_stored(out / "league.db") > 0:
                 rss_at_first_game = samples[-1]
             if time.monotonic() - started > 900:   # a bound for a hung league, not a timing
                 raise AssertionError("the adversarial league took more than 900 s")
@@ -362,14 +349,7 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
     stdout = league_file.with_suffix(".stdout").read_text()
     stderr = league_file.with_suffix(".stderr").read_text()
     leftover, waited = wait_for_no_processes(run_id, 15.0)
-    accepted = []
-    try:
-        while True:
-            conn, peer = listener.accept()
-            accepted.append(f"{peer[0]}:{peer[1]}")
-            conn.close()
-    except BlockingIOError:
-        pass
+    accepted = net_support.accepted(listener)
     listener.close()
     result = League(base, out, run_id, proc.returncode, stdout, stderr, seconds, samples,
                     leftover, waited, port, accepted)
@@ -795,7 +775,7 @@ def test_bots_die_with_a_killed_referee(tmp_path: Path) -> None:
     proc = start_referee(league_file, run_id)
     try:
         deadline = time.monotonic() + 60
-        while games_recorded(tmp_path / "out" / "league.db") < 3:
+        while games_stored(tmp_path / "out" / "league.db") < 3:
             assert proc.poll() is None, league_file.with_suffix(".stderr").read_text()
             assert time.monotonic() < deadline, "no games recorded within 60 s"
             time.sleep(0.05)
@@ -810,4 +790,4 @@ def test_bots_die_with_a_killed_referee(tmp_path: Path) -> None:
             proc.wait()
     left, waited = wait_for_no_processes(run_id, 15.0)
     assert left == [], left
-    assert games_recorded(tmp_path / "out" / "league.db") < 200
+    assert games_stored(tmp_path / "out" / "league.db") < 200

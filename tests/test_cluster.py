@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from league_support import games_recorded, install_test_bot
+from league_support import hide_files, install_test_bot
 from report_support import referee
 
 from referee.check import processes_with_run_id
+from referee.league.store import games_stored
 
 ROOT = Path(__file__).resolve().parents[1]
 TEST_BOTS = ROOT / "tests" / "bots"
@@ -53,7 +54,7 @@ def canonical(out: Path) -> dict:
 
 def stored(out: Path) -> int:
     """Games in the league's store so far (0 before it exists)."""
-    return games_recorded(out / "league.db")
+    return games_stored(out / "league.db")
 
 
 def workers_of(out: Path) -> list[str]:
@@ -311,17 +312,7 @@ def test_a_file_the_bot_cannot_read_at_home_stays_unreadable_on_a_worker(
     bots = honest_bots(tmp_path, "ab")
     peeker = install_test_bot(tmp_path, "peeker",
                               env={"PEEK_PATHS": "secret.txt:linked.txt:closed/inner.txt"})
-    folder = tmp_path / "peeker"
-    (folder / "secret.txt").write_text("the organiser's note\n")
-    (folder / "secret.txt").chmod(0o600)
-    organiser = tmp_path / "organiser-secret"
-    organiser.write_text("root only\n")
-    organiser.chmod(0o600)
-    os.link(organiser, folder / "linked.txt")
-    (folder / "closed").mkdir()
-    (folder / "closed" / "inner.txt").write_text("inside a closed folder\n")
-    (folder / "closed" / "inner.txt").chmod(0o644)
-    (folder / "closed").chmod(0o700)
+    hide_files(tmp_path, tmp_path / "peeker")
     args = [*bots, peeker, "--games", "6", "--players", "3", "--seed", "5", "--quiet"]
     referee("league", *args, "--out", tmp_path / "local")
     referee("league", *args, "--out", tmp_path / "cluster", "--cluster", cluster.address)

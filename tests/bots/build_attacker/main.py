@@ -1,5 +1,5 @@
-"""Plays the first legal action and, at the first decision of every game, prints the report its
-build step wrote (build.py): what the build could read, write and reach."""
+"""Plays the first legal action and, at the first decision of every game, prints the report
+its build step wrote (build.py): what the build could read, write and reach."""
 
 import sys
 from pathlib import Path
@@ -8,13 +8,4 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import botlib  # noqa: E402
 
-REPORT = (Path(__file__).resolve().parent.parent / "build_report.txt").read_text()
-
-
-def decide(request, start, n):
-    if n == 1:
-        print(REPORT, file=sys.stderr, end="", flush=True)
-    return botlib.honest(request, start, n)
-
-
-botlib.run("build_attacker", decide)
+botlib.tell_build_report("build_attacker", "build_report.txt")
