@@ -1,5 +1,6 @@
 """`referee serve` as a real process: an upload cut off in the middle never becomes a version,
-an upload declared too big is refused before its body is sent, and a port in use is one line."""
+an upload declared too big is refused before its body is sent, a port in use is one line, a
+runner that dies is started again, and SIGKILL of the server leaves nothing running."""
 
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ import time
 import urllib.request
 from pathlib import Path
 
+from runner_support import Club, sample, write_season
 from server_support import ServerProcess, free_port, make_student
+
+from referee.league.store import games_stored
 
 
 def versions(data: Path) -> int:
@@ -82,21 +86,38 @@ def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
 
 
-def runner_pids(parent: int) -> set[int]:
-    """The season runners `referee serve` (pid `parent`) has running now."""
-    found = set()
+def process_table() -> dict[int, tuple[int, list[bytes]]]:
+    """Every process now: pid -> (parent pid, argv)."""
+    table = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes()
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == parent and b"referee.server.runner" in cmdline:
-            found.add(int(entry.name))
+        table[int(entry.name)] = (int(stat.rsplit(")", 1)[1].split()[1]), argv)
+    return table
+
+
+def descendants(root: int) -> dict[int, list[bytes]]:
+    """The processes below `root` now: pid -> argv."""
+    table = process_table()
+    found: dict[int, list[bytes]] = {}
+    parents = {root}
+    while parents:
+        children = {pid for pid, (ppid, _) in table.items() if ppid in parents} - found.keys()
+        found.update({pid: table[pid][1] for pid in children})
+        parents = children
     return found
+
+
+def runner_pids(parent: int) -> set[int]:
+    """The season runners `referee serve` (pid `parent`) has running now (each under its
+    guard: python -m referee.server.runner ...)."""
+    return {pid for pid, argv in descendants(parent).items()
+            if argv[1:3] == [b"-m", b"referee.server.runner"]}
 
 
 def wait_for(what: str, test, timeout: float = 300):  # noqa: ANN001, ANN201
@@ -114,7 +135,7 @@ def test_a_runner_that_dies_is_started_again(tmp_path: Path) -> None:
     try:
         first = wait_for("the runner", lambda: runner_pids(server.proc.pid))
         os.kill(next(iter(first)), signal.SIGKILL)
-        wait_for("the restart notice", lambda: "the season runner stopped (status -9); "
+        wait_for("the restart notice", lambda: "the season runner stopped (killed by SIGKILL); "
                                                "starting it again" in server.output())
         second = wait_for("a new runner", lambda: runner_pids(server.proc.pid) - first)
         assert second and not second & first
@@ -123,3 +144,81 @@ def test_a_runner_that_dies_is_started_again(tmp_path: Path) -> None:
     finally:
         assert server.stop() == 0, server.output()
     assert runner_pids(server.proc.pid) == set()
+
+
+def stored_indexes(db: Path) -> set[int]:
+    """The schedule indexes of the games the league database `db` holds."""
+    store = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return {idx for (idx,) in store.execute("SELECT idx FROM games")}
+    finally:
+        store.close()
+
+
+def alive(pids: set[int]) -> set[int]:
+    """Those of `pids` that still run (a zombie does not)."""
+    running = set()
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            running.add(pid)
+    return running
+
+
+def test_sigkill_of_the_server_takes_its_processes_along_and_a_restart_loses_nothing(
+        tmp_path: Path) -> None:
+    """SIGKILL of `referee serve` itself in the middle of games: its web server, runner and
+    bots go too (no orphan keeps the port or plays the season on beside the next start), a
+    second runner on the same data folder waits for the first, and a restart plays on with
+    every game stored once and none missing."""
+    data = tmp_path / "data"
+    club = Club(data)
+    write_season(data, """
+        seed = 7
+        players = 2
+        round_games = 4
+        refit_seconds = 1
+    """)
+    for name, bot in (("ann", "random"), ("ben", "greedy")):
+        club.version(club.student(name), f"{name}-bot", sample(bot), passed=True)
+    club.close()
+    db = data / "season" / "league.db"
+    server = ServerProcess(data)
+    try:
+        wait_for("games", lambda: games_stored(db) >= 4)
+        # A runner started by hand beside the server's waits for the lock instead of playing.
+        second = subprocess.Popen([sys.executable, "-m", "referee.server.runner", "--data",
+                                   str(data)], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True)
+        try:
+            assert second.stderr is not None
+            line = second.stderr.readline()
+            assert "another season runner (pid " in line and "waiting for it to stop" in line
+            assert second.poll() is None
+        finally:
+            second.kill()
+            second.wait()
+        below = descendants(server.proc.pid)
+        assert runner_pids(server.proc.pid)
+        assert any(b"uvicorn" in argv for argv in below.values())
+        os.kill(server.proc.pid, signal.SIGKILL)
+        server.proc.wait()
+        wait_for("the server's processes to stop", lambda: not alive(set(below)), timeout=240)
+        with socket.socket() as probe:     # the port is free again
+            probe.bind(("127.0.0.1", server.port))
+        at_kill = stored_indexes(db)
+    finally:
+        if server.proc.poll() is None:
+            server.stop()
+    again = ServerProcess(data)
+    try:
+        # The games in flight at the kill are played again, and play goes on past them.
+        wait_for("games after the restart", lambda: stored_indexes(db) >= set(
+            range(max(at_kill) + 1)) and len(stored_indexes(db)) >= len(at_kill) + 4)
+        assert "another season runner" not in again.output()
+    finally:
+        assert again.stop() == 0, again.output()
+    assert stored_indexes(db) >= at_kill        # nothing stored before the kill was lost

@@ -110,6 +110,13 @@ def runner_available() -> bool:
     return importlib.util.find_spec("referee.server.runner") is not None
 
 
+def how_it_ended(code: int) -> str:
+    """A child's exit status as the guard reports it (128 + N: killed by signal N)."""
+    if code > 128 and (code - 128) in signal.valid_signals():
+        return f"killed by {signal.Signals(code - 128).name}"
+    return f"status {code}"
+
+
 class Supervisor:
     """The two children and what to do when one stops."""
 
@@ -123,7 +130,12 @@ class Supervisor:
         self.restarts = 0
 
     def _start(self, argv: list[str]) -> subprocess.Popen:
-        return subprocess.Popen(argv, env=self.env, start_new_session=True)
+        # Under the guard (referee.bots.guard), which the kernel tells when this process dies,
+        # SIGKILL included: the child then gets SIGTERM (and its STOP_WAIT_S to finish) instead
+        # of living on unseen, holding the port and playing the season beside the next start.
+        guard = [sys.executable, "-m", "referee.bots.guard", "--grace", str(STOP_WAIT_S), "--"]
+        return subprocess.Popen([*guard, *argv], start_new_session=True,
+                                env={**self.env, "REFEREE_GUARD_PARENT": str(os.getpid())})
 
     def start_web(self) -> None:
         o = self.options
@@ -162,7 +174,7 @@ class Supervisor:
         while self.stop_signal is None:
             time.sleep(0.2)
             if self.web is not None and self.web.poll() is not None:
-                self.say(f"error: the web server stopped (status {self.web.returncode}); "
+                self.say(f"error: the web server stopped ({how_it_ended(self.web.returncode)}); "
                          f"stopping the runner too")
                 status = 1
                 break
@@ -174,7 +186,7 @@ class Supervisor:
                     status = 2
                     break
                 delay = RESTART_DELAYS_S[min(self.restarts, len(RESTART_DELAYS_S) - 1)]
-                self.say(f"the season runner stopped (status {code}); starting it again in "
+                self.say(f"the season runner stopped ({how_it_ended(code)}); starting it again in "
                          f"{delay} s")
                 self.runner = None
                 self.restarts += 1

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import math
 import os
 import signal
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -26,6 +28,11 @@ from typing import Any
 from referee.server import DATA_ENV
 
 SEASON_FILE_ENV = "REFEREE_SEASON_FILE"
+
+
+def log(message: str) -> None:
+    """A line for the organiser's terminal (referee serve shows the runner's stderr)."""
+    print(f"runner {time.strftime('%H:%M:%S')}: {message}", file=sys.stderr, flush=True)
 
 
 def setup_django(data: Path, season_file: Path) -> None:
@@ -55,7 +62,6 @@ async def refit_loop(db: Database, loop_: Any, games_every: int, seconds: float)
     """Refit after every `games_every` new games, or `seconds` after the last refit when there
     are new games; the fit runs in a subprocess while the games go on."""
     from referee.server.runner import records
-    from referee.server.runner.play import log
     from referee.server.runner.refit import refit
 
     out = loop_.season.store.path.parent
@@ -102,7 +108,7 @@ async def run(data: Path, season_file: Path, cluster: str | None) -> None:
     from referee.league.season import open_season
     from referee.server.runner import records
     from referee.server.runner.checks import check_queue
-    from referee.server.runner.play import SeasonLoop, log
+    from referee.server.runner.play import SeasonLoop
     from referee.server.runner.settings import load_runner_settings
     from referee.server.runner.testgames import test_game_queue
 
@@ -146,9 +152,33 @@ async def run(data: Path, season_file: Path, cluster: str | None) -> None:
         log("stopped")
 
 
+LOCK_NAME = "runner.lock"
+
+
+def hold_runner_lock(data: Path) -> int:
+    """Take the data folder's runner lock (an exclusive flock on DATA/runner.lock, held until
+    the process ends), waiting while another runner holds it: one runner plays a season at a
+    time, even while an old one still finishes its games after `referee serve` was killed."""
+    from referee.config import ConfigError
+    if not data.is_dir():
+        raise ConfigError(f"{data}: no such data folder (referee serve --data {data} makes it)")
+    fd = os.open(data / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+        log(f"another season runner (pid {holder}) holds {data / LOCK_NAME}; waiting for it "
+            f"to stop")
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
+
+
 def main(data: Path, season_file: Path | None = None, cluster: str | None = None) -> None:
     """Run the season runner on the data folder `data` until SIGTERM or SIGINT."""
     data = Path(data).resolve()
     season_file = Path(season_file or os.environ.get(SEASON_FILE_ENV) or data / "season.toml")
+    hold_runner_lock(data)
     setup_django(data, season_file.resolve())
     asyncio.run(run(data, season_file.resolve(), cluster))

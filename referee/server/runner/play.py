@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sys
-import time
 from pathlib import Path
 
 from referee.bots.spec import BotSpecError, load_spec
@@ -21,7 +19,7 @@ from referee.league.runner import write_outputs
 from referee.league.schedule import ScheduledGame
 from referee.league.season import ACTIVE, DISABLED, Season, play_pending, season_specs
 from referee.match import MatchResult
-from referee.server.runner import records
+from referee.server.runner import log, records
 from referee.server.runner.checks import Db
 from referee.server.runner.settings import RunnerSettings
 
@@ -217,9 +215,3 @@ def _report_written() -> bool:
 
     row = SeasonRow.objects.filter(pk=1).first()
     return bool(row and row.report_path)
-
-
-def log(message: str) -> None:
-    """A line for the organiser's terminal (referee serve shows the runner's stderr)."""
-    print(f"runner {time.strftime('%H:%M:%S')}: {message}", file=sys.stderr, flush=True)
-
