@@ -128,10 +128,14 @@ def test_check_shows_the_build_output_line_by_line_as_it_runs(tmp_path: Path) ->
                           stderr=subprocess.STDOUT, text=True, timeout=240, env=env)
     assert done.returncode == 1
     lines = done.stdout.splitlines()
+    # Each of the build's two streams is printed in its own order, all before the FAIL line
+    # (the build's stdout and stderr are two pipes: how their lines interleave is not kept).
     first = lines.index("build| compiling step 1")
+    odd = lines.index("build| odd \\x1b[31mred\\x1b[0m text")
     error = lines.index("build| main.c:3: error: expected ';' before 'return'")
+    make = lines.index("build| make: *** [main] Error 1")
     failed = next(i for i, line in enumerate(lines) if "FAIL" in line and "build" in line)
-    assert first < error < failed, done.stdout
+    assert first < odd < failed and error < make < failed, done.stdout
     assert "\x1b" not in done.stdout and "build| odd \\x1b[31mred" in done.stdout
     # Without the flag the build's lines are not printed, only the tail in the FAIL line.
     quiet = subprocess.run([sys.executable, "-m", "referee.cli", "check", str(spec),
