@@ -62,9 +62,9 @@ def free_port() -> int:
 class ServerProcess:
     """A real `referee serve` on a free loopback port, in a data folder."""
 
-    def __init__(self, data: Path, *extra: str) -> None:
+    def __init__(self, data: Path, *extra: str, port: int | None = None) -> None:
         self.data = data
-        self.port = free_port()
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = data.parent / f"{data.name}-serve-{self.port}.log"
         handle = self.log.open("w")

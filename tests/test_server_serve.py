@@ -207,13 +207,11 @@ def test_sigkill_of_the_server_takes_its_processes_along_and_a_restart_loses_not
         os.kill(server.proc.pid, signal.SIGKILL)
         server.proc.wait()
         wait_for("the server's processes to stop", lambda: not alive(set(below)), timeout=240)
-        with socket.socket() as probe:     # the port is free again
-            probe.bind(("127.0.0.1", server.port))
         at_kill = stored_indexes(db)
     finally:
         if server.proc.poll() is None:
             server.stop()
-    again = ServerProcess(data)
+    again = ServerProcess(data, port=server.port)     # the port is free again
     try:
         # The games in flight at the kill are played again, and play goes on past them.
         wait_for("games after the restart", lambda: stored_indexes(db) >= set(
