@@ -4,20 +4,25 @@ loopback, and listeners that record every connection they were offered."""
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
-import signal
+import os
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 
-def _die_with_pytest() -> None:
-    """In a child before exec: the kernel kills it if the test run dies."""
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)   # PR_SET_PDEATHSIG
+def dies_with_pytest(argv: list[str], **popen: Any) -> subprocess.Popen:
+    """`argv` started under the referee's guard, which the kernel tells when this test process
+    dies: no cluster is left behind by a killed pytest. (A preexec_fn doing the same could
+    hang the child between fork and exec: the test process has gRPC's threads.) SIGTERM to
+    the returned process stops the command; SIGKILL kills it too."""
+    env = {**popen.pop("env", os.environ), "REFEREE_GUARD_PARENT": str(os.getpid())}
+    return subprocess.Popen([sys.executable, "-m", "referee.bots.guard", "--", *argv],
+                            env=env, **popen)
 
 
 DASK = str(Path(sys.executable).parent / "dask")
@@ -30,10 +35,10 @@ def dask_scheduler(base: Path, *options: str) -> Iterator[str]:
     `--protocol tls --tls-ca-file ...`): its address while the context lasts."""
     file = base / "scheduler.json"
     with open(base / "scheduler.log", "w") as log:
-        process = subprocess.Popen(
+        process = dies_with_pytest(
             [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
              "--scheduler-file", str(file), *options],
-            stdout=log, stderr=subprocess.STDOUT, cwd=base, preexec_fn=_die_with_pytest)
+            stdout=log, stderr=subprocess.STDOUT, cwd=base)
     try:
         deadline = time.monotonic() + START_SECONDS
         while not file.exists() or not file.read_text().strip():
@@ -51,11 +56,11 @@ def dask_worker(base: Path, address: str, name: str, *options: str) -> Iterator[
     """A real `dask worker` offering 2 games, registered with the scheduler at `address`."""
     log_path = base / f"{name}.log"
     with open(log_path, "w") as log:
-        process = subprocess.Popen(
+        process = dies_with_pytest(
             [DASK, "worker", address, "--name", name, "--nthreads", "2", "--resources",
              "games=2", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1",
              "--local-directory", str(base / name), *options],
-            stdout=log, stderr=subprocess.STDOUT, cwd=base, preexec_fn=_die_with_pytest)
+            stdout=log, stderr=subprocess.STDOUT, cwd=base)
     try:
         deadline = time.monotonic() + START_SECONDS
         while "Registered to" not in log_path.read_text():

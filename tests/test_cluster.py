@@ -3,7 +3,6 @@ real bot processes on the workers, the real CLI as the coordinator."""
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import shutil
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from league_support import hide_files, install_test_bot
+from net_support import dies_with_pytest
 from report_support import referee
 
 from referee.check import processes_with_run_id
@@ -28,12 +28,6 @@ from referee.league.store import games_stored
 ROOT = Path(__file__).resolve().parents[1]
 TEST_BOTS = ROOT / "tests" / "bots"
 DASK = str(Path(sys.executable).parent / "dask")
-
-
-def die_with_pytest() -> None:
-    """In a child before exec: the kernel kills it if the test run dies (no cluster is left
-    behind by a killed pytest)."""
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)   # PR_SET_PDEATHSIG
 
 
 def canonical(out: Path) -> dict:
@@ -81,6 +75,8 @@ class Cluster:
     scheduler: subprocess.Popen | None = None
     workers: dict[str, subprocess.Popen] = field(default_factory=dict)
     run_ids: dict[str, str] = field(default_factory=dict)
+    # each worker's own processes once it registered (its guard and the dask worker), no bot's
+    own_pids: dict[str, set[int]] = field(default_factory=dict)
 
     @property
     def file(self) -> Path:
@@ -92,10 +88,10 @@ class Cluster:
 
     def start(self, workers: list[str]) -> Cluster:
         log = open(self.root / "scheduler.log", "w")  # noqa: SIM115
-        self.scheduler = subprocess.Popen(
+        self.scheduler = dies_with_pytest(
             [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
              "--scheduler-file", str(self.file)], stdout=log, stderr=subprocess.STDOUT,
-            cwd=self.root, preexec_fn=die_with_pytest)
+            cwd=self.root)
         wait_until(self.file.exists, 120, "the scheduler")
         for name in workers:
             self.add_worker(name)
@@ -105,15 +101,15 @@ class Cluster:
         run_id = self.run_ids[name] = uuid.uuid4().hex[:12]
         env = {**os.environ, "REFEREE_RUN_ID": run_id, **env_extra}
         log = open(self.root / f"{name}.log", "w")  # noqa: SIM115
-        self.workers[name] = subprocess.Popen(
+        self.workers[name] = dies_with_pytest(
             [DASK, "worker", "--scheduler-file", str(self.file), "--name", name,
              "--nthreads", "2", "--resources", "games=2", "--no-nanny", "--no-dashboard",
              "--host", "127.0.0.1", "--local-directory", str(self.root / name)],
-            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.root,
-            preexec_fn=die_with_pytest)
+            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.root)
         wait_until(lambda: f"'{name}'" in (self.root / f"{name}.log").read_text()
                    or "Registered to" in (self.root / f"{name}.log").read_text(), 300,
                    f"worker {name}")
+        self.own_pids[name] = set(processes_with_run_id(run_id))
 
     def kill_worker(self, name: str) -> None:
         self.workers[name].send_signal(signal.SIGKILL)
@@ -166,8 +162,9 @@ def test_sample_league_on_the_cluster_matches_the_local_league(tmp_path: Path,
     assert 'id="workers"' in report and "p50 vs all" in report
     # The league's end stops its bots on the workers, which stay up for the next league.
     for name, worker in cluster.workers.items():
-        wait_until(lambda: processes_with_run_id(cluster.run_ids[name]) == [worker.pid],  # noqa: B023
-                   30, f"{name}'s bots to stop")
+        assert worker.pid in cluster.own_pids[name] and len(cluster.own_pids[name]) == 2
+        wait_until(lambda: set(processes_with_run_id(cluster.run_ids[name]))  # noqa: B023
+                   == cluster.own_pids[name], 30, f"{name}'s bots to stop")  # noqa: B023
 
 
 def test_a_killed_worker_loses_no_game_and_doubles_none(tmp_path: Path) -> None:
