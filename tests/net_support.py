@@ -14,15 +14,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from referee.bots.guard import guarded
+
 
 def dies_with_pytest(argv: list[str], **popen: Any) -> subprocess.Popen:
     """`argv` started under the referee's guard, which the kernel tells when this test process
     dies: no cluster is left behind by a killed pytest. (A preexec_fn doing the same could
     hang the child between fork and exec: the test process has gRPC's threads.) SIGTERM to
     the returned process stops the command; SIGKILL kills it too."""
-    env = {**popen.pop("env", os.environ), "REFEREE_GUARD_PARENT": str(os.getpid())}
-    return subprocess.Popen([sys.executable, "-m", "referee.bots.guard", "--", *argv],
-                            env=env, **popen)
+    command, env = guarded(argv, popen.pop("env", os.environ))
+    return subprocess.Popen(command, env=env, **popen)
 
 
 DASK = str(Path(sys.executable).parent / "dask")

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import IO
 
 from referee.bots import uids
+from referee.bots.guard import guarded
 from referee.bots.errors import BotStartError
 from referee.bots.netns import NetworkUnavailable, isolated_network
 from referee.bots.spec import BotSpec, hash_tree
@@ -226,8 +227,8 @@ def _run_guarded(argv: list[str], timeout: float, *, cwd: Path, env: dict[str, s
     SIGKILLs what is left after BUILD_GRACE), and is killed itself if it does not.
     Each output line goes to `on_line` as it is written. TimeoutExpired if the limit was
     reached."""
-    guard = [sys.executable, "-m", "referee.bots.guard", "--grace", str(BUILD_GRACE), "--"]
-    with subprocess.Popen([*guard, *argv], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+    command, env = guarded(argv, env, BUILD_GRACE)
+    with subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                           errors="replace", start_new_session=True) as process:
         # The last lines only: a build that floods its output cannot fill the referee's memory.

@@ -35,9 +35,11 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping, Sequence
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
+PARENT_ENV = "REFEREE_GUARD_PARENT"   # the pid the guard watches: if it is gone, nothing runs
 
 
 class _Stop(Exception):
@@ -119,6 +121,15 @@ def run_on_exit(command: str, timeout: float) -> None:
         os.write(2, f"guard: --on-exit {command!r} failed: {exc}\n".encode())
 
 
+def guarded(argv: list[str], env: Mapping[str, str], grace: float = 2.0,
+            options: Sequence[str] = ()) -> tuple[list[str], dict[str, str]]:
+    """`argv` run under the guard (with `grace` and guard `options`), and `env` telling the
+    guard that this process is the one whose death ends it: (command, environment)."""
+    command = [sys.executable, "-m", "referee.bots.guard", "--grace", str(grace), *options,
+               "--", *argv]
+    return command, {**env, PARENT_ENV: str(os.getpid())}
+
+
 USAGE = ("usage: python -m referee.bots.guard [--grace S] [--remove-dir DIR] [--on-exit CMD] "
          "[--on-exit-timeout S] [--no-subreaper] -- COMMAND...")
 
@@ -152,7 +163,7 @@ def main(argv: list[str]) -> int:
     if not argv:
         print(USAGE, file=sys.stderr)
         return 2
-    parent = int(os.environ.pop("REFEREE_GUARD_PARENT", "0") or 0)
+    parent = int(os.environ.pop(PARENT_ENV, "0") or 0)
     _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     if parent and os.getppid() != parent:  # the referee died before we could watch it
         return 1

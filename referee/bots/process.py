@@ -21,6 +21,7 @@ from pathlib import Path
 
 from referee.bots import uids
 from referee.bots.errors import BotStartError
+from referee.bots.guard import guarded
 from referee.bots.spec import BotSpec, resolve_inside
 from referee.text import safe_block
 
@@ -171,10 +172,9 @@ class GuardedProcess:
         # The guard also removes the instance's directory once the bot has ended: `stop` does
         # too, but a referee killed by SIGKILL cannot.
         cleanup = ["--remove-dir", str(self._dir)] if self._dir is not None else []
-        guard = [sys.executable, "-m", "referee.bots.guard", "--grace", str(GRACE_SECONDS),
-                 *cleanup, *guard_options, "--"]
+        command, env = guarded(argv, env, GRACE_SECONDS, [*cleanup, *guard_options])
         self.proc = await asyncio.create_subprocess_exec(
-            *guard, *argv, cwd=cwd, env={**env, "REFEREE_GUARD_PARENT": str(os.getpid())},
+            *command, cwd=cwd, env=env,
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT, start_new_session=True,
         )

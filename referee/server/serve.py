@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from referee.bots.guard import guarded
 from referee.server import DATA_ENV
 
 STOP_WAIT_S = 120          # games in flight may finish; then the children are killed
@@ -133,9 +134,8 @@ class Supervisor:
         # Under the guard (referee.bots.guard), which the kernel tells when this process dies,
         # SIGKILL included: the child then gets SIGTERM (and its STOP_WAIT_S to finish) instead
         # of living on unseen, holding the port and playing the season beside the next start.
-        guard = [sys.executable, "-m", "referee.bots.guard", "--grace", str(STOP_WAIT_S), "--"]
-        return subprocess.Popen([*guard, *argv], start_new_session=True,
-                                env={**self.env, "REFEREE_GUARD_PARENT": str(os.getpid())})
+        command, env = guarded(argv, self.env, STOP_WAIT_S)
+        return subprocess.Popen(command, env=env, start_new_session=True)
 
     def start_web(self) -> None:
         o = self.options

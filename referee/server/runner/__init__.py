@@ -160,6 +160,7 @@ def hold_runner_lock(data: Path) -> int:
     the process ends), waiting while another runner holds it: one runner plays a season at a
     time, even while an old one still finishes its games after `referee serve` was killed."""
     from referee.config import ConfigError
+
     if not data.is_dir():
         raise ConfigError(f"{data}: no such data folder (referee serve --data {data} makes it)")
     fd = os.open(data / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from referee.bots.guard import guarded
 from referee.server.runner import records
 from referee.text import safe_line
 
@@ -30,8 +31,8 @@ async def run_check(db: Db, claimed: records.Claimed, timeout: float) -> None:
     # Under the guard (referee.bots.guard), which dies with the runner, even by SIGKILL, and
     # takes the check's processes with it: no check goes on unseen, holding its build's lock.
     # (A preexec_fn in this threaded process could crash the child between fork and exec.)
-    argv = [sys.executable, "-m", "referee.bots.guard", "--grace", str(STOP_GRACE), "--",
-            sys.executable, "-m", "referee.cli", "check", "--build-output", str(claimed.spec)]
+    argv, env = guarded([sys.executable, "-m", "referee.cli", "check", "--build-output",
+                         str(claimed.spec)], {**os.environ, "COLUMNS": "120"}, STOP_GRACE)
     seq = 0
     last = ""
 
@@ -46,7 +47,7 @@ async def run_check(db: Db, claimed: records.Claimed, timeout: float) -> None:
             *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT, start_new_session=True, limit=1 << 22,
             cwd=str(claimed.spec.parent),
-            env={**os.environ, "COLUMNS": "120", "REFEREE_GUARD_PARENT": str(os.getpid())})
+            env=env)
     except OSError as exc:
         await db(records.finish_check, claimed.id, False, f"the check could not start: {exc}")
         return
