@@ -187,6 +187,29 @@ def test_a_build_is_told_where_bot_proto_is_and_can_read_it(tmp_path: Path,
             ensure_built(load_spec(spec_file), sandbox=sandbox)
 
 
+@pytest.mark.sandbox
+def test_a_failed_build_names_its_own_folder_under_tmp_and_hides_its_private_tmp(
+        tmp_path: Path) -> None:
+    """The bot's folder may lie under the host's /tmp (here it does: pytest's tmp_path): a
+    failed confined build's error names it as it is, and only paths into the build's private
+    /tmp are said to be gone."""
+    assert str(tmp_path).startswith("/tmp/")
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "fail.py").write_text(
+        "import os, sys\nopen('/tmp/build.log', 'w').write('x')\n"
+        "sys.exit(f'cannot compile {os.getcwd()}/main.c; log in /tmp/build.log')\n")
+    spec_file = folder / "bot.toml"
+    spec_file.write_text('name = "fail"\ncommand = ["{python}", "fail.py"]\n'
+                         'build = ["{python}", "fail.py"]\n')
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+        with pytest.raises(build.BotStartError) as failed:
+            ensure_built(load_spec(spec_file), sandbox=True)
+    assert (f"cannot compile {folder}/main.c; log in (the build's private /tmp, removed)"
+            in str(failed.value)), str(failed.value)
+
+
 def _net_build(base: Path, name: str, source: str, **env: str) -> Path:
     """Test bot `source` (net_build, build_hang) in a folder of its own as `name`, its spec
     beside it with the test's environment."""

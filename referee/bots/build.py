@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import IO
 
 from referee.bots import uids
-from referee.bots.guard import guarded
 from referee.bots.errors import BotStartError
+from referee.bots.guard import guarded
 from referee.bots.netns import NetworkUnavailable, isolated_network
 from referee.bots.spec import BotSpec, hash_tree
 
@@ -176,8 +176,20 @@ def failure_tail(done: subprocess.CompletedProcess[str], confined: bool) -> str:
     text = done.stderr if (done.stderr or "").strip() else done.stdout or ""
     lines = [line.strip() for line in text.splitlines() if line.strip()][-FAILURE_LINES:]
     if confined:
-        lines = [_PRIVATE_TMP.sub("(the build's private /tmp, removed)", line)
-                 for line in lines]
+        # What the sandbox showed in place (its bot folder, bot.proto) may lie under the
+        # host's /tmp: such a path is the user's own and stays.
+        from referee.bots.sandbox import shown_in_place
+
+        shown = shown_in_place(list(done.args))
+
+        def private(found: re.Match[str]) -> str:
+            path = found.group(0)
+            if any(path == place or path.startswith(place.rstrip("/") + "/")
+                   for place in shown):
+                return path
+            return "(the build's private /tmp, removed)"
+
+        lines = [_PRIVATE_TMP.sub(private, line) for line in lines]
     return " | ".join(lines) or "no output"
 
 

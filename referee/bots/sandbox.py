@@ -158,6 +158,19 @@ def _mount_order_key(dest: str) -> int:
     return dest.rstrip("/").count("/")
 
 
+def shown_in_place(cmd: list[str]) -> list[str]:
+    """The host paths a command line made by `bwrap_argv` shows at the same path inside (its
+    binds, the private /tmp aside): the bot's folder, the interpreter, the referee's files."""
+    shown = []
+    for at, word in enumerate(cmd):
+        if word == "--chdir":          # the last option before the confined command
+            break
+        if word in ("--bind", "--ro-bind", "--ro-bind-try") and cmd[at + 1] == cmd[at + 2] \
+                and cmd[at + 2] != "/tmp":
+            shown.append(cmd[at + 2])
+    return shown
+
+
 def bwrap_argv(
     argv: Sequence[str],
     *,
