@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from proc_support import running
 
 from referee.bots.sandbox import NOBODY, bwrap_argv, default_env, prepare_dirs
 
@@ -333,24 +334,13 @@ def test_dies_with_parent(box: Box) -> None:
         parent.send_signal(signal.SIGKILL)
         parent.wait()
         deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and _alive(bwrap_pid, *(p for p, _ in sleeps)):
+        while time.monotonic() < deadline and running(bwrap_pid, *(p for p, _ in sleeps)):
             time.sleep(0.05)
-        assert not _alive(bwrap_pid, *(p for p, _ in sleeps))
+        assert not running(bwrap_pid, *(p for p, _ in sleeps))
     finally:
         if parent.poll() is None:
             parent.kill()
             parent.wait()
-
-
-def _alive(*pids: int) -> bool:
-    for pid in pids:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z":
-            return True
-    return False
 
 
 def test_grpc_server_in_sandbox_reachable_through_unix_socket(box: Box) -> None:

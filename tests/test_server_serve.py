@@ -15,6 +15,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from proc_support import running
 from runner_support import Club, sample, write_season
 from server_support import ServerProcess, free_port, make_student
 
@@ -155,19 +156,6 @@ def stored_indexes(db: Path) -> set[int]:
         store.close()
 
 
-def alive(pids: set[int]) -> set[int]:
-    """Those of `pids` that still run (a zombie does not)."""
-    running = set()
-    for pid in pids:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z":
-            running.add(pid)
-    return running
-
-
 def test_sigkill_of_the_server_takes_its_processes_along_and_a_restart_loses_nothing(
         tmp_path: Path) -> None:
     """SIGKILL of `referee serve` itself in the middle of games: its web server, runner and
@@ -206,7 +194,7 @@ def test_sigkill_of_the_server_takes_its_processes_along_and_a_restart_loses_not
         assert any(b"uvicorn" in argv for argv in below.values())
         os.kill(server.proc.pid, signal.SIGKILL)
         server.proc.wait()
-        wait_for("the server's processes to stop", lambda: not alive(set(below)), timeout=240)
+        wait_for("the server's processes to stop", lambda: not running(*below), timeout=240)
         at_kill = stored_indexes(db)
     finally:
         if server.proc.poll() is None:
