@@ -134,3 +134,68 @@ def make_student(data: Path, name: str = "carol") -> str:
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
+
+
+class Answer:
+    """One HTTP answer: its status, headers and body as text."""
+
+    def __init__(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        self.status, self.headers = status, headers
+        self.text = body.decode("utf-8", "replace")
+
+    def json(self) -> dict:
+        import json
+
+        return json.loads(self.text)
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *_args, **_kwargs):  # noqa: ANN002, ANN003, ANN201
+        return None   # a 302 is an answer to look at, not to follow
+
+
+class WebClient:
+    """A browser's part over plain HTTP to a real server: its own cookies (the session and
+    the CSRF cookie), forms posted with the CSRF token, redirects not followed."""
+
+    def __init__(self, url: str) -> None:
+        import http.cookiejar
+
+        self.url = url
+        self.cookies = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(self.cookies), _NoRedirects)
+
+    def request(self, method: str, path: str, body: bytes | None = None,
+                headers: dict[str, str] | None = None) -> Answer:
+        """Send one request; every status (404, 500, ...) is an Answer, not an exception."""
+        import urllib.error
+
+        request = urllib.request.Request(self.url + path, data=body, method=method,
+                                         headers=headers or {})
+        try:
+            with self.opener.open(request, timeout=120) as answer:
+                return Answer(answer.status, dict(answer.headers), answer.read())
+        except urllib.error.HTTPError as exc:
+            return Answer(exc.code, dict(exc.headers), exc.read())
+
+    def get(self, path: str) -> Answer:
+        return self.request("GET", path)
+
+    def csrf(self) -> str:
+        """The CSRF cookie's value (fetched with the sign-in page if there is none yet)."""
+        if not any(c.name == "csrftoken" for c in self.cookies):
+            self.get("/login/")
+        return next(c.value for c in self.cookies if c.name == "csrftoken")
+
+    def post_form(self, path: str, fields: dict[str, str]) -> Answer:
+        """POST a form as the page would, with its CSRF token."""
+        from urllib.parse import urlencode
+
+        body = urlencode({"csrfmiddlewaretoken": self.csrf(), **fields}).encode()
+        return self.request("POST", path, body,
+                            {"Content-Type": "application/x-www-form-urlencoded"})
+
+    def sign_in(self, name: str, password: str) -> None:
+        answer = self.post_form("/login/", {"username": name, "password": password})
+        assert answer.status == 302, (answer.status, answer.text[:500])

@@ -184,6 +184,7 @@ class _Pages:
 
     def render(self, template: str, path: Path, **context: Any) -> None:
         text = self.env.get_template(template).render(bot_file=self.bot_file, inline_assets=None,
+                                                      assets_url=None,
                                                       **context)
         path.write_text(text, encoding="utf-8")
 
@@ -194,6 +195,7 @@ class _Pages:
         marks = _Marks()
         skeleton = self.env.get_template("replay.html.j2").render(
             game=marks, record_text=marks["record"], root="../", inline_assets=None,
+            assets_url=None,
             games_link="../games.html").split("\x00")
         rules = RuleSet.from_dict(self.settings["rules"]) if self.settings else None
         played = {game.index: game for game in self.outcome.games}
@@ -387,12 +389,17 @@ def _history(outcome: LeagueOutcome) -> dict[str, Any]:
             "series": [series.get(bot, []) for bot in order], "colours": list(SEAT_COLOURS)}
 
 
-def single_game_html(record: dict[str, Any]) -> str:
-    """One game as a single self-contained HTML page: the viewer, its styles and the record
-    (offered as a download too) in one file, for `referee match --html`."""
-    inline = {"css": asset_text("report.css"), "js": asset_text("viewer.js")}
-    if "</script" in inline["js"].lower() or "</style" in inline["css"].lower():
-        raise ValueError("a packaged asset cannot be inlined")  # would end its element early
+def single_game_html(record: dict[str, Any], assets_url: str | None = None) -> str:
+    """One game as a single HTML page: the viewer, its styles and the record (offered as a
+    download too). Without `assets_url` the page is self-contained, the viewer's script and
+    styles inlined (`referee match --html`); with it, they are linked from that URL prefix
+    (`/static/report/` on the club server, whose Content-Security-Policy runs no inline
+    script)."""
+    inline = None
+    if assets_url is None:
+        inline = {"css": asset_text("report.css"), "js": asset_text("viewer.js")}
+        if "</script" in inline["js"].lower() or "</style" in inline["css"].lower():
+            raise ValueError("a packaged asset cannot be inlined")  # would end its element early
     rules = RuleSet.from_dict(record["rules"])
     players = int(record["players"])
     game = {"game_id": record.get("game_id", ""), "preset": rules.preset, "players": players,
@@ -401,4 +408,4 @@ def single_game_html(record: dict[str, Any]) -> str:
                                        rules.neutral_per_player(players))))}
     return environment().get_template("replay.html.j2").render(
         game=game, record_text=script_json(record), root="", inline_assets=inline,
-        games_link=None)
+        assets_url=assets_url, games_link=None)

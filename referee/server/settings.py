@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import warnings
+from pathlib import Path
 
+import referee.report as report_package
 from referee.server import data_dir
 from referee.server.secret import secret_key
 
@@ -43,6 +45,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "referee.server.csp.ContentSecurityPolicyMiddleware",   # first: it sees every answer
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -133,6 +136,9 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
+# The replay viewer's script and styles (the report's own files) at /static/report/: the club's
+# replays link them, where `referee match --html` inlines them (no inline script runs here).
+STATICFILES_DIRS = [("report", str(Path(report_package.__file__).parent / "static"))]
 WHITENOISE_USE_FINDERS = True   # serve the package's own files without a collectstatic step
 # WhiteNoise hands Django a file iterator that is not async; Django then reads it in a thread,
 # which is right for these small files: the warning would print on every file served.

@@ -6,3 +6,6 @@ class ClubConfig(AppConfig):
     label = "club"
     verbose_name = "Club"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from referee.server.club import signals  # noqa: F401  (connects the receivers)

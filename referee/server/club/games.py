@@ -1,7 +1,10 @@
 """The season's games and test games as pages show them, read-only from the records.
 
-A game record holds every seat's output (stdout and stderr); before a record reaches a student
-the output of every seat that is not one of their own bots is removed. The organiser sees all.
+A game record holds every seat's output (stdout and stderr) and the notes its bot sent with its
+decisions (`note`, `values`, `note_cut`); before a record reaches a student the output and the
+notes of every seat that is not one of their own bots are removed: both are the bot's own
+business, what its author chose to print or explain. The moves, timings and strikes stay: they
+are the game. The organiser sees all.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from referee.server.club.models import BotVersion, TestGame
 from referee.server.club.people import is_organiser
 
 HIDDEN = ""   # the viewer shows no output box for an empty string
+NOTE_KEYS = ("note", "values", "note_cut")   # a decision's notes (referee.notes.record_notes)
 
 
 def season_db() -> Path:
@@ -48,16 +52,29 @@ def own_names(user: User, names: list[str]) -> set[str]:
 
 
 def visible_record(user: User, record: dict[str, Any], seat_names: list[str]) -> dict[str, Any]:
-    """The record as `user` may see it: other students' seats' output removed."""
+    """The record as `user` may see it: other students' seats' output and notes removed."""
     if is_organiser(user):
         return record
     mine = own_names(user, seat_names)
+    own_seats = {i for i, name in enumerate(seat_names) if name in mine}
     shown = copy.copy(record)
     output = record.get("output")
     if isinstance(output, list):
-        shown["output"] = [text if i < len(seat_names) and seat_names[i] in mine else HIDDEN
-                           for i, text in enumerate(output)]
+        shown["output"] = [text if i in own_seats else HIDDEN for i, text in enumerate(output)]
+    decisions = record.get("decisions")
+    if isinstance(decisions, list):
+        shown["decisions"] = [_without_notes(entry, own_seats) for entry in decisions]
     return shown
+
+
+def _without_notes(decision: Any, own_seats: set[int]) -> Any:
+    """A decision entry without its notes unless its seat is one of `own_seats`."""
+    if not isinstance(decision, dict):
+        return decision
+    seat = decision.get("seat")
+    if isinstance(seat, int) and seat in own_seats:
+        return decision
+    return {key: value for key, value in decision.items() if key not in NOTE_KEYS}
 
 
 def record_seat_names(record: dict[str, Any]) -> list[str]:

@@ -45,16 +45,18 @@ def join(code: str, display_name: str, password: str, max_bots: int) -> User:
     except ValidationError as exc:
         raise JoinRefused(" ".join(exc.messages)) from None
     with transaction.atomic():
-        taken = (User.objects.filter(username__iexact=display_name).exists()
-                 or Profile.objects.filter(display_name__iexact=display_name).exists())
-        if taken:
-            raise JoinRefused(f"the display name {display_name!r} is taken; pick another")
-        # One UPDATE that only counts a use while the code is active and has uses left.
+        # The code first: without a good one nobody learns whether a name is taken. One UPDATE
+        # that only counts a use while the code is active and has uses left; a refusal below
+        # rolls the use back with the transaction.
         used = JoinCode.objects.filter(code=code.strip().lower(), active=True,
                                        uses__lt=F("max_uses")).update(uses=F("uses") + 1)
         if not used:
             raise JoinRefused("that join code is unknown, used up or withdrawn; ask the "
                               "organiser for a new one")
+        taken = (User.objects.filter(username__iexact=display_name).exists()
+                 or Profile.objects.filter(display_name__iexact=display_name).exists())
+        if taken:
+            raise JoinRefused(f"the display name {display_name!r} is taken; pick another")
         try:
             user = User.objects.create_user(username=display_name, password=password)
         except IntegrityError:

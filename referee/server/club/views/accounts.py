@@ -6,7 +6,7 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.views import LoginView
+from django.contrib.auth.views import LoginView, PasswordChangeView
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -67,6 +67,22 @@ class ClubLoginView(LoginView):
                 or over_limit(request, "login-name", name, LOGINS_PER_NAME)):
             return rate_limited(request)
         return super().post(request, *args, **kwargs)
+
+
+class ClubPasswordChangeView(PasswordChangeView):
+    """Django's password change; the new password revokes the user's API tokens
+    (`referee.server.club.signals`), and the page says so."""
+
+    template_name = "club/password.html"
+    success_url = "/"
+
+    def form_valid(self, form: forms.Form) -> HttpResponse:
+        revoked = self.request.user.tokens.filter(revoked_at__isnull=True).count()
+        answer = super().form_valid(form)
+        messages.success(self.request, "Password changed." + (
+            f" Your {revoked} API token{'s are' if revoked != 1 else ' is'} revoked: make a "
+            f"new one on the Tokens page for referee submit." if revoked else ""))
+        return answer
 
 
 @login_required

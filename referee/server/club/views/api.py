@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 from referee.server.club.limits import server_limits
 from referee.server.club.models import BotVersion
 from referee.server.club.uploads import UploadRefused
-from referee.server.club.views.common import api_user, own_version, refusal
+from referee.server.club.views.common import api_user, own_version, refusal, token_user
 from referee.server.club.views.pages import shown_line, store_upload, upload_refused
 
 CHUNK = 1 << 16
@@ -37,7 +37,7 @@ def version_json(version: BotVersion, after: int = 0) -> dict:
 @require_POST
 def submit(request: HttpRequest) -> HttpResponse:
     """POST /api/submit?bot=NAME&filename=F with the archive as the raw body."""
-    user = api_user(request) if request.headers.get("Authorization") else None
+    user = token_user(request)   # tokens only: a session cookie never uploads here
     if user is None:
         return refusal(request, "no valid token: make one on your Tokens page and pass "
                                 "--token or REFEREE_TOKEN", 401)

@@ -56,12 +56,21 @@ def organiser_only(view: View) -> View:
     return wrapper
 
 
-def api_user(request: HttpRequest) -> User | None:
-    """The user of an API request: a personal token (Authorization: Bearer ...) or the
-    session of a signed-in page."""
+def token_user(request: HttpRequest) -> User | None:
+    """The user of a personal token (Authorization: Bearer ...), or None: a request without
+    one counts as anonymous whatever session cookie it carries."""
     header = request.headers.get("Authorization", "")
     if header.startswith("Bearer "):
         return user_for_token(header[7:].strip())
+    return None
+
+
+def api_user(request: HttpRequest) -> User | None:
+    """The user of an API request that only reads: a personal token or, without an
+    Authorization header, the session of a signed-in page (the version page polls this way).
+    A header that is not a good token is refused, never taken for the session."""
+    if "Authorization" in request.headers:
+        return token_user(request)
     user = request.user
     return user if user.is_authenticated and user.is_active else None
 

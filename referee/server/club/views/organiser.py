@@ -13,6 +13,7 @@ from referee.server.club.models import Bot, JoinCode, Notice, Season
 from referee.server.club.people import make_join_code
 from referee.server.club.seasonstate import move_season
 from referee.server.club.views.common import organiser_only
+from referee.server.csp import allow_style_attributes
 
 
 class JoinCodeForm(forms.Form):
@@ -92,4 +93,4 @@ def season_report(request: HttpRequest, path: str = "") -> HttpResponse:
     target = (root / (path or "index.html")).resolve()
     if not target.is_relative_to(root) or not target.is_file():
         raise Http404("no such report file")
-    return FileResponse(target.open("rb"))
+    return allow_style_attributes(FileResponse(target.open("rb")))

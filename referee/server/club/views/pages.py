@@ -16,6 +16,7 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.templatetags.static import static
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_POST
 
@@ -198,6 +199,12 @@ def download(request: HttpRequest, version_id: int) -> HttpResponse:
 
 # ------------------------------------------------------------------------- replays
 
+def replay_html(record: dict[str, Any]) -> str:
+    """The replay viewer's page for a record as the user may see it; its script and styles
+    come from /static/report/ (the Content-Security-Policy runs no inline script)."""
+    return single_game_html(record, assets_url=static("report/"))
+
+
 def _seat_rows(record: dict[str, Any], names: list[str]) -> list[dict[str, Any]]:
     places = record.get("places") or []
     return [{"seat": i, "name": name, "bot": league_bot(name),
@@ -226,7 +233,7 @@ def game_page(request: HttpRequest, index: int) -> HttpResponse:
 @xframe_options_sameorigin
 def game_viewer(request: HttpRequest, index: int) -> HttpResponse:
     """The project's replay viewer (the report's one-game page) for a season game."""
-    return HttpResponse(single_game_html(_season_game(request.user, index)[2]))
+    return HttpResponse(replay_html(_season_game(request.user, index)[2]))
 
 
 # ------------------------------------------------------------------------- test games
@@ -298,4 +305,4 @@ def test_game_viewer(request: HttpRequest, game_id: int) -> HttpResponse:
     if record is None:
         raise Http404("the test game has no record yet")
     names = games.record_seat_names(record)
-    return HttpResponse(single_game_html(games.visible_record(request.user, record, names)))
+    return HttpResponse(replay_html(games.visible_record(request.user, record, names)))
