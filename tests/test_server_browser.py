@@ -118,6 +118,13 @@ def upload(browser, url: str, archive: Path, bot: str) -> int:  # noqa: ANN001
     return int(found.group(1))
 
 
+def csp_refusals(browser) -> list[str]:  # noqa: ANN001
+    """What the browser refused under the server's Content-Security-Policy since the last call
+    (the console log is read once)."""
+    return [entry["message"] for entry in browser.get_log("browser")
+            if "Content Security Policy" in entry["message"]]
+
+
 def check_state(browser) -> str:  # noqa: ANN001
     state = text_of(browser, "#check-state")
     return state if state in ("passed", "failed") else ""
@@ -207,6 +214,7 @@ def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) 
             By.CSS_SELECTOR, "#viewer .seat-output, #viewer button"), 60)
         viewer = student.page_source
         assert "ALICE-WAS-HERE" in viewer and "BOB-WAS-HERE" not in viewer
+        assert not csp_refusals(student)   # the viewer runs under the policy, framed
         student.switch_to.default_content()
         screenshot(student, "bots/submitting-replay.png", tmp_path)
 
@@ -255,6 +263,16 @@ def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) 
         wait("the season's report", report_link, every=3)
         click(organiser, "#season-report")
         wait("the report's table", lambda: "alicebot" in organiser.page_source, 60)
+        # The report's pages, a replay in it and the admin work under the policy.
+        organiser.get(f"{url}/organiser/report/games.html")
+        wait("the report's game list", lambda: organiser.find_elements(
+            By.CSS_SELECTOR, "#game-list tbody tr"), 60)
+        organiser.find_element(By.CSS_SELECTOR, "#game-list tbody tr a").click()
+        wait("the report's replay", lambda: organiser.find_elements(
+            By.CSS_SELECTOR, "#viewer button"), 60)
+        organiser.get(f"{url}/admin/auth/user/")
+        wait("the admin's user list", lambda: "alice" in organiser.page_source, 60)
+        assert not csp_refusals(organiser) and not csp_refusals(student)
         student.get(f"{url}/organiser/report/")
         assert "Not Found" in student.page_source
     finally:

@@ -153,9 +153,9 @@ def test_a_new_password_revokes_the_users_tokens(season: Season) -> None:
                                            "new_password1": NEW_PASSWORD,
                                            "new_password2": NEW_PASSWORD})
     assert answer.status == 302, answer.text[:500]
+    assert submit(WebClient(season.server.url), bearer["erin"]) == 401
     assert "Your 1 API token is revoked" in erin.get(answer.headers["Location"]).text
     assert "revokes your API tokens" in erin.get("/password/").text
-    assert submit(WebClient(season.server.url), bearer["erin"]) == 401
     assert "revoked" in erin.get("/tokens/").text
     # The organiser resets Finn's password in the admin: Finn's token is revoked too.
     finn = season.club.value("User.objects.get(username='finn').pk")

@@ -133,6 +133,15 @@ def test_every_route_has_a_rule() -> None:
     assert set(routes()) == set(RULES), "give each new route a rule in RULES"
 
 
+def test_every_number_in_a_route_is_a_bounded_id() -> None:
+    """A number in a club URL takes the `id` converter (at most 18 digits, tests/
+    test_server_guards.py shows a longer one is 404): `int` would pass any length to a query
+    that cannot take it."""
+    unbounded = [f"{name}: {pattern}" for name, pattern in routes().items()
+                 if "<int:" in pattern]
+    assert not unbounded, unbounded
+
+
 @pytest.mark.parametrize("who", ["anonymous", "owner", "other", "organiser"])
 def test_every_route_answers_each_kind_of_user_as_its_rule_says(world: dict, who: str) -> None:
     season = Season.objects.get(pk=1)
