@@ -49,6 +49,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "referee.server.club.signin.SignInMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -106,6 +107,10 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# Every sign-in form (the club's and the admin's) checks passwords here, under one set of
+# limits on guessing (referee.server.club.signin).
+AUTHENTICATION_BACKENDS = ["referee.server.club.signin.ClubBackend"]
 
 LOGIN_URL = "club:login"
 LOGIN_REDIRECT_URL = "club:home"
