@@ -4,13 +4,15 @@ memory staying where it was."""
 
 from __future__ import annotations
 
+import json
+import os
 import select
 import socket
 import urllib.request
 from pathlib import Path
 
 from proc_support import module_below, rss_kib
-from server_support import ServerProcess
+from server_support import ServerProcess, make_student, student_bot, zip_of
 
 MIB = 1 << 20
 BUDGET = 512 * MIB          # the most the test ever sends (the old server read all of it)
@@ -64,6 +66,25 @@ def test_a_chunked_body_without_a_length_is_refused_as_it_streams_in(tmp_path: P
         # The server goes on answering.
         with urllib.request.urlopen(f"{server.url}/login/", timeout=60) as page:
             assert page.status == 200
+        assert list((server.data / "tmp").iterdir()) == []
+    finally:
+        assert server.stop() == 0, server.output()
+
+
+def test_an_upload_under_its_limit_is_spooled_to_disk_and_accepted(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path / "data")
+    try:
+        token = make_student(server.data)
+        folder = student_bot(tmp_path / "big", "big", "b")
+        (folder / "noise.bin").write_bytes(os.urandom(3 * MIB))   # past Django's 1 MiB spool
+        archive = zip_of(folder, tmp_path / "big.zip")
+        request = urllib.request.Request(
+            f"{server.url}/api/submit?bot=big&filename=big.zip", data=archive.read_bytes(),
+            headers={"Authorization": f"Bearer {token}",
+                     "Content-Type": "application/octet-stream"}, method="POST")
+        with urllib.request.urlopen(request, timeout=120) as answer:
+            assert answer.status == 201
+            assert json.loads(answer.read())["league_name"] == "big.v1"
         assert list((server.data / "tmp").iterdir()) == []
     finally:
         assert server.stop() == 0, server.output()

@@ -129,8 +129,8 @@ SECURE_REFERRER_POLICY = "same-origin"
 # DIR/uploads so that a finished upload is moved into place, not copied.
 FILE_UPLOAD_HANDLERS = ["django.core.files.uploadhandler.TemporaryFileUploadHandler"]
 # Django's ASGI handler holds a request's body in a SpooledTemporaryFile of this size before it
-# moves it to disk: 0 would mean "never move it" (a whole upload in memory). The body itself
-# is capped as it streams in (referee.server.bodycap).
+# moves it to disk (DIR/tmp, see asgi.py): 0 would mean "never move it" (a whole upload in
+# memory). The body itself is capped as it streams in (referee.server.bodycap).
 FILE_UPLOAD_MAX_MEMORY_SIZE = 1 << 20
 FILE_UPLOAD_TEMP_DIR = str(DATA_DIR / "tmp")
 os.makedirs(FILE_UPLOAD_TEMP_DIR, exist_ok=True)
