@@ -92,6 +92,7 @@ def submit(path: Path, server: str, token: str | None, bot: str | None, no_follo
         click.echo(f"check passed{': ' + summary if summary else ''}; {version['league_name']} "
                    f"enters the season")
         return
-    click.echo(f"check failed{': ' + summary if summary else ''}", err=True)
+    word = "not run" if state["check_state"] == "replaced" else "failed"
+    click.echo(f"check {word}{': ' + summary if summary else ''}", err=True)
     raise click.exceptions.Exit(1)
 

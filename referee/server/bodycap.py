@@ -1,9 +1,14 @@
-"""An ASGI wrapper that refuses a request body too big before any of it is read.
+"""An ASGI wrapper that refuses a request body over its route's limit as it streams in.
 
-Django's ASGI handler reads a whole body into a temporary file before a view runs, so a view
-cannot refuse an upload by its size in time. This wrapper looks at Content-Length first: an
-upload route may take the season file's upload_max_bytes (plus room for the form around the
-file), every other route 1 MiB; a body without a length is refused on the upload routes.
+Django's ASGI handler reads a whole body before a view runs, so a view cannot refuse a body by
+its size in time. This wrapper stands between the server and Django and counts the bytes of
+every `http.request` message Django receives: the moment a body passes its route's limit, the
+client gets 413 (and `Connection: close`), Django is told the client went away, and nothing
+more of the body is read. A declared Content-Length over the limit is refused before any of the
+body is read. The limits, by route: an upload route takes the season file's upload_max_bytes
+(plus room for the form around the file); every other route, whatever its method, takes
+FORM_MAX. An upload without a Content-Length is refused (411): `referee submit` and browsers
+always send one.
 """
 
 from __future__ import annotations
@@ -13,14 +18,18 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 Scope = dict[str, Any]
-ASGIApp = Callable[[Scope, Callable, Callable], Awaitable[None]]
+Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 UPLOAD_PATHS = ("/upload", "/api/submit")
-OTHER_MAX = 1 << 20
-FORM_SLACK = 64 * 1024
+FORM_MAX = 1 << 20      # every route but the uploads: forms, sign-in, the admin, the API's GETs
+FORM_SLACK = 64 * 1024  # the upload page's form fields around the file
 
 
 def _length(scope: Scope) -> int | None:
+    """The declared Content-Length: None without one, -1 for one that is not a number."""
     for name, value in scope.get("headers", []):
         if name == b"content-length":
             try:
@@ -37,37 +46,70 @@ class BodyCap:
         self.app = app
         self.upload_max = upload_max
 
-    async def __call__(self, scope: Scope, receive: Callable, send: Callable) -> None:
-        if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD", "OPTIONS"):
+    def limit(self, scope: Scope) -> tuple[int, int]:
+        """(most bytes of body this request may send, the limit as told to the client)."""
+        if scope.get("path", "") in UPLOAD_PATHS:
+            shown = self.upload_max()
+            return shown + FORM_SLACK, shown
+        return FORM_MAX, FORM_MAX
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
             return await self.app(scope, receive, send)
         length = _length(scope)
-        upload = scope.get("path", "") in UPLOAD_PATHS
-        most = self.upload_max() + FORM_SLACK if upload else OTHER_MAX
+        most, shown = self.limit(scope)
         if length is not None and length < 0:
             return await _refuse(scope, send, 400, "the Content-Length is not a number")
-        if upload and length is None:
+        if scope.get("path", "") in UPLOAD_PATHS and length is None \
+                and scope.get("method") not in ("GET", "HEAD"):
             return await _refuse(scope, send, 411, "an upload needs a Content-Length")
         if length is not None and length > most:
             return await _refuse(scope, send, 413, f"the request is {length} bytes, more than "
-                                                   f"the limit of {most - FORM_SLACK * upload}")
-        started = False
+                                                   f"the limit of {shown}")
+        await self._guarded(scope, receive, send, most, shown)
 
-        async def tracked(message: dict[str, Any]) -> None:
+    async def _guarded(self, scope: Scope, receive: Receive, send: Send, most: int,
+                       shown: int) -> None:
+        """Run the app with a receive that counts the body and a send that knows whether an
+        answer has begun (after a refusal, the app's own answer is dropped)."""
+        received = 0
+        started = refused = False
+
+        async def counted() -> Message:
+            nonlocal received, refused
+            if refused:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > most:
+                    refused = True
+                    if not started:
+                        await _refuse(scope, send, 413, f"the request is more than the limit "
+                                                        f"of {shown} bytes; nothing was kept")
+                    # Django drops a request whose client went away, body and all.
+                    return {"type": "http.disconnect"}
+            return message
+
+        async def tracked(message: Message) -> None:
             nonlocal started
+            if refused:
+                return
             started = started or message["type"] == "http.response.start"
             await send(message)
 
         try:
-            await self.app(scope, receive, tracked)
+            await self.app(scope, counted, tracked)
         except OSError as exc:   # the disk filled while the body was being spooled
-            if started:
+            if started or refused:
                 raise
             await _refuse(scope, send, 507, f"the server could not store the request "
                                             f"({exc.strerror or exc}); nothing was kept")
 
 
-async def _refuse(scope: Scope, send: Callable, status: int, text: str) -> None:
-    """One line: JSON for the API, plain text for pages."""
+async def _refuse(scope: Scope, send: Send, status: int, text: str) -> None:
+    """One line: JSON for the API, plain text for pages; the connection is closed after it,
+    so no more of the body is read."""
     if scope.get("path", "").startswith("/api/"):
         body, kind = json.dumps({"error": text}).encode(), b"application/json"
     else:

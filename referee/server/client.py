@@ -82,14 +82,15 @@ def submit(path: Path, server: str, token: str, bot: str | None = None) -> dict:
 
 def follow(server: str, token: str, version: int, say: Callable[[str], None],
            poll_s: float = 1.0) -> dict:
-    """Print the check's lines as the server gets them, until it passed or failed."""
+    """Print the check's lines as the server gets them, until it passed, failed or was
+    replaced by a newer upload before it ran."""
     after = 0
     while True:
         state = _request(f"{server.rstrip('/')}/api/versions/{version}?after={after}", token)
         for line in state["lines"]:
             say(line["text"])
             after = line["seq"]
-        if state["check_state"] in ("passed", "failed") and not state["lines"]:
+        if state["check_state"] in ("passed", "failed", "replaced") and not state["lines"]:
             return state
         if not state["lines"]:
             time.sleep(poll_s)

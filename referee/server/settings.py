@@ -52,6 +52,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "referee.server.club.signin.SignInMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -110,6 +111,10 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
+# Every sign-in form (the club's and the admin's) checks passwords here, under one set of
+# limits on guessing (referee.server.club.signin).
+AUTHENTICATION_BACKENDS = ["referee.server.club.signin.ClubBackend"]
+
 LOGIN_URL = "club:login"
 LOGIN_REDIRECT_URL = "club:home"
 LOGOUT_REDIRECT_URL = "club:leaderboard"
@@ -125,7 +130,11 @@ SECURE_REFERRER_POLICY = "same-origin"
 
 # Uploads always go to a file in the data folder (never held in memory), on the same disk as
 # DIR/uploads so that a finished upload is moved into place, not copied.
-FILE_UPLOAD_MAX_MEMORY_SIZE = 0
+FILE_UPLOAD_HANDLERS = ["django.core.files.uploadhandler.TemporaryFileUploadHandler"]
+# Django's ASGI handler holds a request's body in a SpooledTemporaryFile of this size before it
+# moves it to disk (DIR/tmp, see asgi.py): 0 would mean "never move it" (a whole upload in
+# memory). The body itself is capped as it streams in (referee.server.bodycap).
+FILE_UPLOAD_MAX_MEMORY_SIZE = 1 << 20
 FILE_UPLOAD_TEMP_DIR = str(DATA_DIR / "tmp")
 os.makedirs(FILE_UPLOAD_TEMP_DIR, exist_ok=True)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 1 << 20   # form fields other than files

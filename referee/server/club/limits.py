@@ -24,6 +24,11 @@ class ServerLimits:
     unpacked_max_bytes: int = 200 * 1024 * 1024
     max_files: int = 5000
     uploads_per_hour: int = 30
+    # Failed sign-ins an hour (referee.server.club.signin): from one address, for one name
+    # from one address, and for one name from browsers that never signed in as it.
+    sign_in_failures_per_address: int = 30
+    sign_in_failures_per_name_and_address: int = 10
+    sign_in_failures_per_name: int = 50
 
 
 def season_file() -> Path:

@@ -94,8 +94,9 @@ class BotVersion(models.Model):
     FOLDER, IMAGE = "folder", "image"
     KINDS = [(FOLDER, "folder"), (IMAGE, "image")]
     QUEUED, RUNNING, PASSED, FAILED = "queued", "running", "passed", "failed"
+    REPLACED = "replaced"   # a newer upload of the bot came before this one's check ran
     CHECK_STATES = [(QUEUED, "queued"), (RUNNING, "running"), (PASSED, "passed"),
-                    (FAILED, "failed")]
+                    (FAILED, "failed"), (REPLACED, "replaced")]
     WAITING, ACTIVE, RETIRED, DISABLED = "waiting", "active", "retired", "disabled"
     SEASON_STATES = [(WAITING, "waiting"), (ACTIVE, "active"), (RETIRED, "retired"),
                      (DISABLED, "disabled")]
@@ -130,6 +131,7 @@ class CheckRun(models.Model):
 
     QUEUED, RUNNING, PASSED, FAILED = BotVersion.QUEUED, BotVersion.RUNNING, \
         BotVersion.PASSED, BotVersion.FAILED
+    REPLACED = BotVersion.REPLACED
     STATES = BotVersion.CHECK_STATES
 
     # Reached from a version as `version.checkrun` (`check` is taken by Django's Model.check()).

@@ -14,6 +14,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from referee.server.club.models import ApiToken, JoinCode, Profile
+from referee.server.club.signin import find_user, sign_in_name
 
 DISPLAY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{1,39}\Z")
 TOKEN_PREFIX = "rt_"
@@ -53,7 +54,8 @@ def join(code: str, display_name: str, password: str, max_bots: int) -> User:
         if not used:
             raise JoinRefused("that join code is unknown, used up or withdrawn; ask the "
                               "organiser for a new one")
-        taken = (User.objects.filter(username__iexact=display_name).exists()
+        # Taken as sign-in would find it: no two accounts fold to one name.
+        taken = (find_user(sign_in_name(display_name)) is not None
                  or Profile.objects.filter(display_name__iexact=display_name).exists())
         if taken:
             raise JoinRefused(f"the display name {display_name!r} is taken; pick another")

@@ -18,13 +18,14 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.utils import timezone
 
 from referee.server.club.limits import ServerLimits
-from referee.server.club.models import BOT_NAME, Bot, BotVersion, CheckRun
+from referee.server.club.models import BOT_NAME, Bot, BotVersion, CheckRun, Notice
 from referee.server.unpack import UploadLimits, UploadRefused, unpack_upload
 from referee.text import safe_line
 
-__all__ = ["UploadRefused", "accept_upload", "bot_name_from"]
+__all__ = ["UploadRefused", "accept_upload", "bot_name_from", "replace_queued_checks"]
 
 
 def bot_name_from(spec_name: str) -> str:
@@ -104,6 +105,7 @@ def accept_upload(user: User, upload: Path, original_name: str, bot_name: str | 
                     folder=f"uploads/{name}/{number}/bot", spec=unpacked.spec,
                     league_name=f"{name}.v{number}")
                 CheckRun.objects.create(version=version)
+                replace_queued_checks(version)
             except BaseException:
                 shutil.rmtree(dest, ignore_errors=True)
                 raise
@@ -113,3 +115,23 @@ def accept_upload(user: User, upload: Path, original_name: str, bot_name: str | 
                             f"nothing was kept, try again later") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def replace_queued_checks(version: BotVersion) -> int:
+    """The bot's older versions whose checks still wait in the queue are replaced by `version`
+    (in the caller's transaction): only the newest upload of a bot waits for a check, so a
+    student cannot fill the queue by uploading again and again. A check already running goes
+    on. Each replaced version says so, and its owner gets a notice. Returns how many."""
+    older = (CheckRun.objects.select_related("version")
+             .filter(version__bot_id=version.bot_id, state=CheckRun.QUEUED,
+                     version__number__lt=version.number))
+    summary = f"replaced by v{version.number}, uploaded before this version's check ran"
+    count = 0
+    for check in older:
+        check.state, check.finished_at, check.summary = CheckRun.REPLACED, timezone.now(), summary
+        check.save(update_fields=["state", "finished_at", "summary"])
+        BotVersion.objects.filter(pk=check.version_id).update(check_state=BotVersion.REPLACED)
+        Notice.objects.create(user_id=version.bot.owner_id, version_id=check.version_id,
+                              text=f"{version.bot.name} v{check.version.number}: {summary}")
+        count += 1
+    return count

@@ -7,10 +7,11 @@ loop that plays games: a write waiting for SQLite's lock must not hold up a bot'
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from referee.server.club.models import (
@@ -66,10 +67,10 @@ def season_state() -> str:
 # ---------------------------------------------------------------------------- checks
 
 def claim_check(data: Path) -> Claimed | None:
-    """Take the oldest queued check (marking it and its version running), or None."""
+    """Take the next queued check by the fair order of `next_check` (marking it and its
+    version running), or None when no student may start one now."""
     with transaction.atomic():
-        check = (CheckRun.objects.select_related("version__bot")
-                 .filter(state=CheckRun.QUEUED).order_by("queued_at", "id").first())
+        check = next_check()
         if check is None:
             return None
         check.state, check.started_at = CheckRun.RUNNING, timezone.now()
@@ -80,6 +81,31 @@ def claim_check(data: Path) -> Claimed | None:
         version.save(update_fields=["check_state"])
         return Claimed(check.pk, version.pk, version.league_name, spec_path(data, version),
                        version.bot.owner_id)
+
+
+def next_check() -> CheckRun | None:
+    """The check to start next: round robin between students. A student with a check running
+    starts no other; of the rest, the student whose last check started longest ago (or never)
+    goes first, with their oldest queued check. So no student has more than one check running
+    or waiting ahead of another student's, however often they upload."""
+    queued = (CheckRun.objects.select_related("version__bot")
+              .filter(state=CheckRun.QUEUED).order_by("queued_at", "id"))
+    busy = set(CheckRun.objects.filter(state=CheckRun.RUNNING)
+               .values_list("version__bot__owner_id", flat=True))
+    first: dict[int, CheckRun] = {}
+    for check in queued:
+        owner = check.version.bot.owner_id
+        if owner not in busy:
+            first.setdefault(owner, check)
+    if not first:
+        return None
+    last_start = dict(CheckRun.objects.filter(version__bot__owner_id__in=list(first))
+                      .values("version__bot__owner_id")
+                      .annotate(last=Max("started_at"))
+                      .values_list("version__bot__owner_id", "last"))
+    never = datetime.min.replace(tzinfo=UTC)
+    return min(first.values(), key=lambda c: (last_start.get(c.version.bot.owner_id) or never,
+                                              c.queued_at, c.pk))
 
 
 def add_check_line(check_id: int, seq: int, text: str) -> None:

@@ -12,7 +12,9 @@ from referee.league.config import LeagueSettings, league_from_table
 
 # Keys the web process reads (referee.server.club.limits): known here so that they are no typo.
 WEB_KEYS = frozenset({"max_bots_per_student", "test_games_per_hour", "upload_max_bytes",
-                      "unpacked_max_bytes", "max_files", "uploads_per_hour", "name"})
+                      "unpacked_max_bytes", "max_files", "uploads_per_hour", "name",
+                      "sign_in_failures_per_address", "sign_in_failures_per_name_and_address",
+                      "sign_in_failures_per_name"})
 
 
 @dataclass

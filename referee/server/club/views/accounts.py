@@ -16,8 +16,6 @@ from referee.server.club.models import ApiToken
 from referee.server.club.people import JoinRefused, join, new_token, revoke_token
 from referee.server.club.views.common import over_limit, rate_limited
 
-LOGINS_PER_IP = "30/h"
-LOGINS_PER_NAME = "10/h"
 JOINS_PER_IP = "20/h"
 
 
@@ -48,7 +46,7 @@ def join_view(request: HttpRequest) -> HttpResponse:
                 except JoinRefused as exc:
                     form.add_error(None, str(exc))
                 else:
-                    login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+                    login(request, user, backend="referee.server.club.signin.ClubBackend")
                     messages.success(request, f"Welcome, {user.username}. Upload your first "
                                               f"bot below.")
                     return redirect("club:home")
@@ -56,17 +54,11 @@ def join_view(request: HttpRequest) -> HttpResponse:
 
 
 class ClubLoginView(LoginView):
-    """Django's sign-in, with a limit per address and per name on the attempts."""
+    """Django's sign-in; its limits on guessing are those of every sign-in form, in the
+    authentication backend (referee.server.club.signin)."""
 
     template_name = "club/login.html"
     redirect_authenticated_user = True
-
-    def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        name = request.POST.get("username", "")[:150].lower()
-        if (over_limit(request, "login-ip", request.META.get("REMOTE_ADDR", ""), LOGINS_PER_IP)
-                or over_limit(request, "login-name", name, LOGINS_PER_NAME)):
-            return rate_limited(request)
-        return super().post(request, *args, **kwargs)
 
 
 class ClubPasswordChangeView(PasswordChangeView):

@@ -81,11 +81,13 @@ function pollCheck(box) {
       document.getElementById("check-summary").textContent = data.summary;
       const season = document.getElementById("season-state-of-version");
       season.textContent = data.check_state === "failed"
-        ? "never: a version that fails its check does not play" : data.season_state;
+        ? "never: a version that fails its check does not play"
+        : data.check_state === "replaced"
+          ? "never: a newer upload replaced it before its check ran" : data.season_state;
       season.className = "state-" + data.season_state;
       document.getElementById("version-error").textContent =
         data.error === data.summary ? "" : data.error;
-      box.dataset.done = data.check_state === "failed" ||
+      box.dataset.done = data.check_state === "failed" || data.check_state === "replaced" ||
         (data.check_state === "passed" && data.season_state !== "waiting") ? "1" : "";
       // Once the check is over only the season's state can change: ask less often.
       box.dataset.every = data.check_state === "passed" ? "5000" : "1000";
