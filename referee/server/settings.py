@@ -97,6 +97,9 @@ CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
         "LOCATION": str(DATA_DIR / "cache"),
+        # django-ratelimit counts with incr(), which this cache stores again with the default
+        # timeout: an hour's window must outlive an hour, not Django's default of 300 s.
+        "TIMEOUT": 2 * 3600,
     }
 }
 RATELIMIT_VIEW = "referee.server.club.views.common.rate_limited"
