@@ -34,6 +34,34 @@ def resolve_inside(folder: Path, relative: str) -> Path | None:
     return resolved if resolved.is_relative_to(folder.resolve()) else None
 
 
+SOURCE_KEYS = ("command", "address", "image", "image_archive")
+# Where a student reads how a submission is laid out; every refusal of a layout points here.
+LAYOUT_HELP = "docs/bots/submitting.md, \"What to upload\""
+
+
+def looks_like_spec(path: Path) -> bool:
+    """Whether `path` is a TOML file that means to be a bot spec: one with a top-level `name`,
+    `command`, `address`, `image` or `image_archive`, or one that does not parse (its error is
+    the student's to see). A bot's folder may hold other TOML files (pyproject.toml,
+    Cargo.toml) that are none."""
+    if path.suffix != ".toml" or path.is_symlink() or not path.is_file():
+        return False
+    try:
+        data = read_toml(path)
+    except ConfigError:
+        return True
+    return any(key in data for key in ("name", *SOURCE_KEYS))
+
+
+def specs_in(folder: Path) -> list[Path]:
+    """The bot specs at the top of `folder`: `bot.toml` alone if it is there, else every TOML
+    file there that looks like a spec (`looks_like_spec`), sorted."""
+    named = folder / "bot.toml"
+    if named.is_file() and not named.is_symlink():
+        return [named]
+    return sorted(path for path in folder.iterdir() if looks_like_spec(path))
+
+
 def check_unique_names(specs: Iterable[BotSpec]) -> None:
     """BotSpecError naming both files when two different specs give their bots one name."""
     seen: dict[str, BotSpec] = {}
