@@ -9,6 +9,7 @@ import json
 import re
 import sqlite3
 import uuid
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -223,6 +224,40 @@ def test_the_upload_page_takes_a_zip(folder: Path, tmp_path: Path) -> None:
     assert answer.status_code == 302 and answer["Location"] == f"/versions/{version.pk}/"
     page = client.get(answer["Location"]).content.decode()
     assert f"{name}.v1" in page and "queued" in page
+
+
+def test_the_upload_page_says_what_to_upload_and_a_refusal_links_it(folder: Path,
+                                                                    tmp_path: Path) -> None:
+    """The page shows the guides' layout; the bot's folder alone (its spec left beside it) is
+    refused with the fix and a link to that; the spec with its folder becomes a version."""
+    client = signed_in(student())
+    home = client.get("/").content.decode()
+    assert 'id="what-to-upload"' in home and "zip -r mybot.zip mybot.toml mybot" in home
+    with zipfile.ZipFile(tmp_path / "folder.zip", "w") as zipped:
+        zipped.writestr("mybot/main.py", "print('hi')\n")
+    with (tmp_path / "folder.zip").open("rb") as stream:
+        page = client.post("/upload", {"bot": "", "archive": stream}, follow=True)
+    text = page.content.decode()
+    assert "upload refused: no bot spec in the archive, only the folder mybot/: put the spec " \
+           "beside it in the archive (zip -r mybot.zip mybot.toml mybot" in text
+    assert '<a href="/#what-to-upload" class="upload-help">what to upload</a>' in text
+    src = student_bot(tmp_path / "src", "mine", "hi")
+    (src / "bot.toml").unlink()
+    (tmp_path / "mybot.toml").write_text('name = "mine"\ncommand = ["{python}", "main.py"]\n'
+                                         'workdir = "src"\n')
+    with zipfile.ZipFile(tmp_path / "both.zip", "w") as zipped:
+        zipped.write(tmp_path / "mybot.toml", "mybot.toml")
+        for path in src.iterdir():
+            zipped.write(path, f"src/{path.name}")
+    name = unique("w")
+    with (tmp_path / "both.zip").open("rb") as stream:
+        page = client.post("/upload", {"bot": name, "archive": stream}, follow=True)
+    # The banner stays true above the check whatever its verdict turns out to be.
+    assert f"{name}.v1 uploaded: its check&#x27;s verdict and report follow below" in \
+        page.content.decode()
+    assert "queued" not in re.search(r'<ul class="messages">.*?</ul>',
+                                     page.content.decode(), re.S).group(0)
+    assert BotVersion.objects.get(bot__name=name).spec == "mybot.toml"
 
 
 def test_uploads_are_rate_limited(folder: Path, tmp_path: Path) -> None:

@@ -78,8 +78,9 @@ class UploadForm(forms.Form):
     bot = forms.CharField(max_length=32, required=False, label="Bot name",
                           help_text="one of your bots, or a new name; empty: the spec's name")
     archive = forms.FileField(label="Bot archive",
-                              help_text="a zip or tar.gz of the bot folder (its spec inside), "
-                                        "or a container image archive (podman save)")
+                              help_text="a zip or tar.gz of your bot's spec and the folder it "
+                                        "names (zip -r mybot.zip mybot.toml mybot), or a "
+                                        "container image archive (podman save)")
 
 
 @login_required
@@ -139,9 +140,12 @@ def upload(request: HttpRequest) -> HttpResponse:
         version = store_upload(request.user, Path(archive.temporary_file_path()),
                                archive.name, form.cleaned_data["bot"].strip(), limits)
     except UploadRefused as exc:
-        messages.error(request, f"upload refused: {exc}")
+        # Tagged so the page links the upload's layout beside the line (base.html).
+        messages.error(request, f"upload refused: {exc}", extra_tags="upload-refused")
         return redirect("club:home")
-    messages.success(request, f"{version.league_name} uploaded; its check is queued")
+    # Shown above the check as it runs and after its verdict: words true at every stage.
+    messages.success(request, f"{version.league_name} uploaded: its check's verdict and "
+                              f"report follow below")
     return redirect("club:version", version_id=version.pk)
 
 
