@@ -78,13 +78,13 @@ def test_a_layout_that_cannot_be_sent_names_the_fix(tmp_path: Path) -> None:
     with pytest.raises(SubmitError) as caught:
         pack(tmp_path / "b" / "mybot", tmp_path)
     assert "no bot spec inside it or beside it naming it: write mybot.toml beside it " \
-           "(workdir = \"mybot\") and send that" in str(caught.value)
+           "(workdir = \"mybot\") and give that" in str(caught.value)
     # Two specs beside it that name it: which one is meant is the student's to say.
     for other in ("a.toml", "b.toml"):
         (tmp_path / "b" / other).write_text(SPEC.replace('"mine"', f'"{other[0]}"'))
     with pytest.raises(SubmitError) as caught:
         pack(tmp_path / "b" / "mybot", tmp_path)
-    assert "2 bot specs name it (a.toml, b.toml): send the one you mean" in str(caught.value)
+    assert "2 bot specs name it (a.toml, b.toml): give the one you mean" in str(caught.value)
 
 
 def test_referee_submit_says_a_layout_mistake_in_one_line(tmp_path: Path) -> None:
@@ -96,3 +96,21 @@ def test_referee_submit_says_a_layout_mistake_in_one_line(tmp_path: Path) -> Non
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: "), done.stderr
     assert "Traceback" not in done.stderr and HELP in done.stderr
+
+
+def test_referee_check_takes_a_folder_as_submit_does(tmp_path: Path) -> None:
+    """`referee check mybot/` checks the spec beside the folder (the guides' layout); a folder
+    with no spec is one line naming the fix."""
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-m", "referee.cli", "check", "sample_bots/greedy",
+                           "--preset", "classic", "--no-probes"],
+                          cwd=root, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("referee check ") and "greedy.toml" in \
+        done.stdout.splitlines()[0] and "greedy conforms" in done.stdout
+    (tmp_path / "mybot").mkdir()
+    done = subprocess.run([sys.executable, "-m", "referee.cli", "check", "mybot"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and done.stderr.count("\n") == 1, done.stderr
+    assert "mybot: no bot spec inside it or beside it naming it: write mybot.toml beside it" \
+        in done.stderr and HELP in done.stderr

@@ -62,6 +62,42 @@ def specs_in(folder: Path) -> list[Path]:
     return sorted(path for path in folder.iterdir() if looks_like_spec(path))
 
 
+def spec_of_folder(folder: Path) -> Path:
+    """The one spec of a bot's folder, as the guides lay a submission out: inside it
+    (`bot.toml`, or the one spec at its top, `workdir = "."`), or else beside it naming it as
+    its `workdir` (`mybot.toml` beside `mybot/`). BotSpecError, naming the fix, when there is
+    none or more than one."""
+    inside = specs_in(folder)
+    if len(inside) == 1:
+        return inside[0]
+    if len(inside) > 1:
+        raise BotSpecError(f"{folder}: {len(inside)} bot specs ({_listed(inside)}): give the "
+                           f"one you mean, e.g. {inside[0]}")
+    beside = [path for path in specs_in(folder.resolve().parent) if _names_folder(path, folder)]
+    if len(beside) == 1:
+        return beside[0]
+    if len(beside) > 1:
+        raise BotSpecError(f"{folder}: {len(beside)} bot specs name it ({_listed(beside)}): "
+                           f"give the one you mean, e.g. {beside[0]}")
+    name = folder.resolve().name
+    raise BotSpecError(f"{folder}: no bot spec inside it or beside it naming it: write "
+                       f"{name}.toml beside it (workdir = \"{name}\") and give that (see "
+                       f"{LAYOUT_HELP})")
+
+
+def _names_folder(spec_path: Path, folder: Path) -> bool:
+    """Whether the spec at `spec_path` loads and its workdir is `folder`."""
+    try:
+        spec = load_spec(spec_path)
+    except BotSpecError:
+        return False
+    return spec.workdir is not None and spec.workdir == folder.resolve()
+
+
+def _listed(paths: list[Path]) -> str:
+    return ", ".join(path.name for path in paths[:4])
+
+
 def check_unique_names(specs: Iterable[BotSpec]) -> None:
     """BotSpecError naming both files when two different specs give their bots one name."""
     seen: dict[str, BotSpec] = {}

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from referee.bots.spec import LAYOUT_HELP, BotSpec, BotSpecError, load_spec, specs_in
+from referee.bots.spec import LAYOUT_HELP, BotSpec, BotSpecError, load_spec, spec_of_folder
 
 # Caches, tool state and build output (`target/`: the server builds the bot itself).
 SKIP_DIRS = {".git", "__pycache__", "node_modules", ".venv", "build", ".pytest_cache", "target"}
@@ -86,45 +86,15 @@ def _read_spec(spec_path: Path) -> BotSpec:
     return spec
 
 
-def spec_for_folder(folder: Path) -> Path:
-    """The one spec of a bot folder: inside it (`bot.toml`, or the one spec at its top), or
-    else beside it naming it as its `workdir` (`mybot.toml` beside `mybot/`, as the guides
-    have it). SubmitError, naming the fix, when there is none or more than one."""
-    inside = specs_in(folder)
-    if len(inside) == 1:
-        return inside[0]
-    if len(inside) > 1:
-        raise SubmitError(f"{folder}: {len(inside)} bot specs ({_names(inside)}): send the "
-                          f"one you mean, e.g. referee submit {inside[0]}")
-    beside = [path for path in specs_in(folder.resolve().parent) if _names_folder(path, folder)]
-    if len(beside) == 1:
-        return beside[0]
-    if len(beside) > 1:
-        raise SubmitError(f"{folder}: {len(beside)} bot specs name it ({_names(beside)}): send "
-                          f"the one you mean, e.g. referee submit {beside[0]}")
-    raise SubmitError(f"{folder}: no bot spec inside it or beside it naming it: write "
-                      f"{folder.resolve().name}.toml beside it (workdir = "
-                      f"\"{folder.resolve().name}\") and send that (see {LAYOUT_HELP})")
-
-
-def _names_folder(spec_path: Path, folder: Path) -> bool:
-    try:
-        spec = load_spec(spec_path)
-    except BotSpecError:
-        return False
-    return spec.workdir is not None and spec.workdir == folder.resolve()
-
-
-def _names(paths: list[Path]) -> str:
-    return ", ".join(path.name for path in paths[:4])
-
-
 def pack(path: Path, work: Path) -> Path:
     """The file to upload for `path`: an archive as it is; a spec zipped with its folder; a
-    folder zipped with its spec (`spec_for_folder`). SubmitError when there is nothing to
+    folder zipped with its spec (`spec_of_folder`). SubmitError when there is nothing to
     send."""
     if path.is_dir():
-        path = spec_for_folder(path)
+        try:
+            path = spec_of_folder(path)
+        except BotSpecError as exc:
+            raise SubmitError(str(exc)) from None
     elif not path.is_file():
         raise SubmitError(f"{path}: no such file or folder")
     if path.suffix != ".toml":
