@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import stat
 import struct
@@ -339,6 +340,15 @@ def test_a_layout_refusal_names_the_fix_and_the_page(place, tmp_path: Path) -> N
     assert "beside it, the folder its workdir names (mybot.toml with mybot/" in line
     line = refused(place, GUIDE_SPEC)   # the spec file itself
     assert "not a zip or tar archive: zip the spec with its folder" in line
-    for line in (refused(place, folder_only), refused(place, copied_in),
-                 refused(place, GUIDE_SPEC)):
+    two = make_tar(tmp_path / "c.tgz", [lambda t: add_file(t, "mybot.toml", GUIDE_SPEC),
+                                         lambda t: add_file(t, "other.toml", GUIDE_SPEC),
+                                         lambda t: add_file(t, "mybot/main.py", MAIN)])
+    lines = [refused(place, archive) for archive in (folder_only, copied_in, GUIDE_SPEC, two)]
+    for line in lines:
         assert line.endswith('see docs/bots/submitting.md, "What to upload"'), line
+    # The guide's table of these refusals quotes each as the server words it.
+    doc = (ROOT / "docs" / "bots" / "submitting.md").read_text()
+    quoted = re.findall(r"^\| `([^`]+)` \|", doc, re.M)
+    assert len(quoted) == 4, quoted
+    for words in quoted:
+        assert any(words in line for line in lines), (words, lines)

@@ -36,11 +36,9 @@ def serve(data: Path, season: Path | None, host: str, port: int, cluster: str | 
 
     Students join with a code, upload bots, watch their checks and games; see docs/server.md.
     """
-    try:
-        import django  # noqa: F401
-    except ImportError:
-        raise click.ClickException("the club server needs its extra: "
-                                   "pip install 'referee[server]'") from None
+    from referee.extras import require
+
+    require("django")   # one line naming the server extra (MissingExtraError is a user error)
     from referee.server.serve import ServeError, ServeOptions
     from referee.server.serve import serve as run
 
