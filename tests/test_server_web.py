@@ -343,6 +343,33 @@ def test_a_student_sees_only_their_own_bots_output(season: dict, monkeypatch) ->
             assert "BOB-SAYS-HI" in both and "ALICE-SAYS-HI" in both, url
 
 
+def test_a_game_page_tells_printed_nothing_from_not_yours_to_see(season: dict) -> None:
+    """A bot that printed nothing reads as that, never as access refused; a student with no bot
+    in the game reads why they see no output."""
+    from referee.server.club import games
+
+    root = season["root"]
+    with override_settings(DATA_DIR=root):
+        alice = signed_in(season["alice"])
+        page = alice.get("/games/0/").content.decode()
+        assert "ALICE-SAYS-HI" in page
+        assert "The other seats' output is their owners' to see." in page
+        page = signed_in(student()).get("/games/0/").content.decode()
+        assert "You have no bot in this game: each student sees their own bots' output " \
+               "only." in page and "No output you may see" not in page
+        # The same game as a test game of alice's in which her bot printed nothing.
+        record, names = games.season_game(0)
+        mine = BotVersion.objects.get(bot__owner=season["alice"])
+        record["output"] = ["" if name == mine.league_name else "x" for name in names]
+        (root / "testgames").mkdir(exist_ok=True)
+        (root / "testgames" / "quiet.json").write_text(json.dumps(record))
+        game = TestGame.objects.create(requester=season["alice"], version=mine, state="done",
+                                       record_file="testgames/quiet.json")
+        page = alice.get(f"/testgames/{game.pk}/").content.decode()
+        assert f"{mine.league_name} printed nothing in this game (neither stdout nor stderr)." \
+            in page and "No output you may see" not in page
+
+
 def test_only_the_owner_and_the_organiser_download_code(season: dict) -> None:
     with override_settings(DATA_DIR=season["root"]):
         version = BotVersion.objects.get(bot__owner=season["alice"])

@@ -220,9 +220,10 @@ def _season_game(user: User, index: int) -> tuple[dict[str, Any], list[str], dic
 @login_required
 def game_page(request: HttpRequest, index: int) -> HttpResponse:
     record, names, shown = _season_game(request.user, index)
+    outputs, others = games.seat_outputs(request.user, shown, names)
     return render(request, "club/game.html", {
         "title": f"Game {index}", "record": record, "seats": _seat_rows(record, names),
-        "outputs": games.seat_outputs(shown, names),
+        "outputs": outputs, "others_hidden": others,
         "viewer_url": f"/games/{index}/viewer"})
 
 
@@ -287,10 +288,11 @@ def test_game_page(request: HttpRequest, game_id: int) -> HttpResponse:
     record = games.test_game_record(game) if game.state == TestGame.DONE else None
     names = games.record_seat_names(record) if record else []
     shown = games.visible_record(request.user, record, names) if record else None
+    outputs, others = games.seat_outputs(request.user, shown, names) if shown else ([], False)
     return render(request, "club/game.html", {
         "title": f"Test game {game.pk}", "test_game": game, "record": record,
         "seats": _seat_rows(record, names) if record else [],
-        "outputs": games.seat_outputs(shown, names) if shown else [],
+        "outputs": outputs, "others_hidden": others,
         "viewer_url": f"/testgames/{game.pk}/viewer" if record else None})
 
 
