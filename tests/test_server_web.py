@@ -296,6 +296,28 @@ def test_bot_text_is_escaped_on_every_page(folder: Path) -> None:
     assert "&lt;script&gt;alert(3)&lt;/script&gt;" in page
 
 
+def test_a_failed_version_reads_never_played_not_retired(folder: Path) -> None:
+    """v1 failed its check, v2 passed and entered: v1 is not retired (it never played) and
+    reads so on the student's pages."""
+    from referee.server.runner import records
+
+    user = student()
+    bot = Bot.objects.create(owner=user, name=unique("f"))
+    made = []
+    for number, state in ((1, "failed"), (2, "passed")):
+        made.append(BotVersion.objects.create(
+            bot=bot, number=number, archive_name="bot.zip", archive_sha256="0" * 64,
+            archive_size=1, folder="f", spec="bot.toml", league_name=f"{bot.name}.v{number}",
+            check_state=state))
+    records.mark_entered(records.Entry(made[1].pk, made[1].league_name, folder, ()))
+    made[0].refresh_from_db()
+    assert made[0].season_state == "waiting" and made[0].retired_at is None
+    client = signed_in(user)
+    for url in ("/", f"/bots/{bot.name}/"):
+        page = client.get(url).content.decode()
+        assert "never: its check failed" in page and "retired" not in page, url
+
+
 def test_the_leaderboard_is_the_newest_standing(folder: Path) -> None:
     user = student()
     bot = Bot.objects.create(owner=user, name=unique("lb"))
@@ -368,6 +390,21 @@ def test_a_game_page_tells_printed_nothing_from_not_yours_to_see(season: dict) -
         page = alice.get(f"/testgames/{game.pk}/").content.decode()
         assert f"{mine.league_name} printed nothing in this game (neither stdout nor stderr)." \
             in page and "No output you may see" not in page
+
+
+def test_times_are_sent_as_moments_for_the_readers_time_zone(season: dict) -> None:
+    """A bot's recent games and versions show <time> elements (UTC, ISO) that club/times.js
+    turns into the reader's local time, never seconds since 1970."""
+    with override_settings(DATA_DIR=season["root"]):
+        alice = signed_in(season["alice"])
+        version = BotVersion.objects.get(bot__owner=season["alice"])
+        page = alice.get(f"/bots/{version.bot.name}/").content.decode()
+        recent = re.search(r'<table id="recent">.*?</table>', page, re.S).group(0)
+        moments = re.findall(r'<time class="local" datetime="(\d{4}-\d\d-\d\dT\d\d:\d\d:'
+                             r'\d\dZ)">(\d{4}-\d\d-\d\d \d\d:\d\d) UTC</time>', recent)
+        assert moments and all(iso[:10] == shown[:10] for iso, shown in moments), recent
+        assert not re.search(r"<td>\d{10}</td>", recent), recent
+        assert "club/times.js" in page
 
 
 def test_only_the_owner_and_the_organiser_download_code(season: dict) -> None:
