@@ -278,6 +278,10 @@ def test_a_missing_or_ambiguous_spec_is_refused(place, tmp_path: Path) -> None:
     two = make_tar(tmp_path / "b.tgz", [lambda t: add_file(t, "a.toml", SPEC),
                                          lambda t: add_file(t, "b.toml", SPEC)])
     assert "2 bot specs at the top of the archive (a.toml, b.toml)" in refused(place, two)
+    # Thousands of TOML files are not each read to find the spec: refused unread.
+    many = make_tar(tmp_path / "m.tgz", [lambda t, n=n: add_file(t, f"s{n:02}.toml", SPEC)
+                                         for n in range(40)])
+    assert "40 bot specs at the top of the archive (s00.toml, s01.toml" in refused(place, many)
     broken = make_tar(tmp_path / "c.tgz", [lambda t: add_file(t, "bot.toml", b"name = \n")])
     assert refused(place, broken).startswith("bot.toml:")
 

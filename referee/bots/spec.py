@@ -53,13 +53,22 @@ def looks_like_spec(path: Path) -> bool:
     return any(key in data for key in ("name", *SOURCE_KEYS))
 
 
+MOST_SPECS_READ = 8   # TOML files read to tell specs from others: an upload may hold thousands
+
+
 def specs_in(folder: Path) -> list[Path]:
-    """The bot specs at the top of `folder`: `bot.toml` alone if it is there, else every TOML
-    file there that looks like a spec (`looks_like_spec`), sorted."""
+    """The bot specs at the top of `folder`: `bot.toml` alone if it is there, else the TOML
+    files there that look like specs (`looks_like_spec`), sorted. More than
+    MOST_SPECS_READ TOML files are all returned unread (ambiguous to every caller): a hostile
+    upload must not make the server parse thousands."""
     named = folder / "bot.toml"
     if named.is_file() and not named.is_symlink():
         return [named]
-    return sorted(path for path in folder.iterdir() if looks_like_spec(path))
+    tomls = sorted(path for path in folder.iterdir()
+                   if path.suffix == ".toml" and path.is_file() and not path.is_symlink())
+    if len(tomls) > MOST_SPECS_READ:
+        return tomls
+    return [path for path in tomls if looks_like_spec(path)]
 
 
 def spec_of_folder(folder: Path) -> Path:
