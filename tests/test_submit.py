@@ -31,6 +31,7 @@ def guide_layout(top: Path) -> Path:
     (top / "mybot.toml").write_text(SPEC)
     (top / "other").mkdir()
     (top / "other.toml").write_text('name = "other"\ncommand = ["x"]\nworkdir = "other"\n')
+    (top / "bot.toml").write_text('name = "third"\ncommand = ["x"]\nworkdir = "other"\n')
     return top / "mybot.toml"
 
 

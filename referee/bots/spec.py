@@ -82,7 +82,9 @@ def spec_of_folder(folder: Path) -> Path:
     if len(inside) > 1:
         raise BotSpecError(f"{folder}: {len(inside)} bot specs ({_listed(inside)}): give the "
                            f"one you mean, e.g. {inside[0]}")
-    beside = [path for path in specs_in(folder.resolve().parent) if _names_folder(path, folder)]
+    # Every TOML file beside it is read (the student's own files, not an upload), bot.toml too.
+    beside = [path for path in sorted(folder.resolve().parent.glob("*.toml"))
+              if path.is_file() and not path.is_symlink() and _names_folder(path, folder)]
     if len(beside) == 1:
         return beside[0]
     if len(beside) > 1:
