@@ -11,7 +11,7 @@ import importlib
 from referee.config import ConfigError
 
 # module -> (the extra that installs it, the option or feature that needs it)
-EXTRAS = {"distributed": ("cluster", "--cluster")}
+EXTRAS = {"distributed": ("cluster", "--cluster"), "django": ("server", "referee serve")}
 
 
 class MissingExtraError(ConfigError):
@@ -19,14 +19,15 @@ class MissingExtraError(ConfigError):
 
 
 def missing_extra_message(module: str, feature: str | None = None) -> str | None:
-    """"--cluster needs the cluster extra: pip install 'referee[cluster]'" for a module of an
-    extra (None for any other module)."""
+    """"--cluster needs the cluster extra: pip install -e '.[cluster]' in the referee's clone"
+    for a module of an extra (None for any other module). The referee is installed from its
+    clone (it is on no package index, where `pip install 'referee[cluster]'` finds nothing)."""
     top = module.split(".")[0]
     if top not in EXTRAS:
         return None
     extra, default_feature = EXTRAS[top]
     return (f"{feature or default_feature} needs the {extra} extra: "
-            f"pip install 'referee[{extra}]'")
+            f"pip install -e '.[{extra}]' in the referee's clone")
 
 
 def require(module: str, feature: str | None = None) -> None:

@@ -5,6 +5,8 @@ block (invisible once rendered):
 
     <!-- guide: file mybot/main.py -->     the block is saved as that file
     <!-- guide: run -->                    the block is run, in order, from the clone's top
+    <!-- guide: server -->                 run so too, against a real club server: its address
+                                           and a student's token replace SERVER and TOKEN
 
 Blocks without a mark (installing the referee itself, optional code generation) are not
 followed here: the README's install commands are what `.ci/run` runs.
@@ -22,7 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-MARKED = re.compile(r"^<!-- guide: (run|file (\S+)) -->\n```[\w-]*\n(.*?)^```", re.S | re.M)
+MARKED = re.compile(r"^<!-- guide: (run|server|file (\S+)) -->\n```[\w-]*\n(.*?)^```",
+                    re.S | re.M)
+# What the docs write for a club server's address and a student's token.
+SERVER = "http://127.0.0.1:8000"
+TOKEN = "rt_your_token_here"
 FENCED = re.compile(r"^```(\w+)?\n(.*?)^```", re.S | re.M)
 
 
@@ -32,11 +38,17 @@ class Step:
 
     path: str | None
     text: str
+    server: bool = False   # commands that talk to a club server (SERVER and TOKEN in them)
+
+    def against(self, url: str, token: str) -> Step:
+        """The step with a real server's address and token in place of SERVER and TOKEN."""
+        return Step(self.path, self.text.replace(SERVER, url).replace(TOKEN, token))
 
 
 def guide_steps(doc: Path) -> list[Step]:
     """The marked blocks of `doc`, in the order a reader meets them."""
-    return [Step(path or None, text) for _, path, text in MARKED.findall(doc.read_text())]
+    return [Step(path or None, text, kind == "server")
+            for kind, path, text in MARKED.findall(doc.read_text())]
 
 
 def shell_commands(doc: Path) -> list[str]:

@@ -3,6 +3,7 @@ bots made from the sample random bot, and a real `referee serve` process on a fr
 
 from __future__ import annotations
 
+import http.cookiejar
 import os
 import re
 import signal
@@ -11,10 +12,13 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
+import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+PASSWORD = "a-long-club-password-7"   # every student make_student makes
 _DATA: Path | None = None
 
 
@@ -122,11 +126,44 @@ def zip_of(folder: Path, out: Path) -> Path:
     return out
 
 
+def web_upload(url: str, name: str, archive: Path, bot: str = "") -> tuple[int | None, str]:
+    """Sign in as the student `name` (made by make_student) and upload `archive` with the form
+    of My bots, as a browser posts it; (the new version's id, or None when the upload was
+    refused, and the text of the page the server led to)."""
+    opener = urllib.request.build_opener(
+        urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+
+    def page(path: str, data: bytes | None = None, kind: str = "") -> tuple[str, str]:
+        headers = {"Referer": f"{url}{path}", **({"Content-Type": kind} if kind else {})}
+        with opener.open(urllib.request.Request(f"{url}{path}", data=data, headers=headers),
+                         timeout=120) as answer:
+            return answer.geturl(), answer.read().decode()
+
+    def csrf(text: str) -> str:
+        found = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', text)
+        assert found, text
+        return found.group(1)
+
+    login = urllib.parse.urlencode({"csrfmiddlewaretoken": csrf(page("/login/")[1]),
+                                    "username": name, "password": PASSWORD}).encode()
+    page("/login/", login)
+    boundary = uuid.uuid4().hex
+    parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="{key}"\r\n\r\n'
+             f"{value}\r\n".encode()
+             for key, value in (("csrfmiddlewaretoken", csrf(page("/")[1])), ("bot", bot))]
+    parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="archive"; '
+                 f'filename="{archive.name}"\r\nContent-Type: application/octet-stream'
+                 f"\r\n\r\n".encode() + archive.read_bytes() + f"\r\n--{boundary}--\r\n".encode())
+    landed, text = page("/upload", b"".join(parts), f"multipart/form-data; boundary={boundary}")
+    found = re.search(r"/versions/(\d+)/$", landed)
+    return (int(found.group(1)) if found else None), text
+
+
 def make_student(data: Path, name: str = "carol") -> str:
     """A student in the server's database, made as the join page makes them; their token."""
     code = ("import django; django.setup()\n"
             "from referee.server.club.people import make_join_code, join, new_token\n"
-            f"user = join(make_join_code().code, {name!r}, 'a-long-club-password-7', 3)\n"
+            f"user = join(make_join_code().code, {name!r}, {PASSWORD!r}, 3)\n"
             "print(new_token(user)[0])\n")
     env = {**os.environ, "REFEREE_SERVER_DATA": str(data),
            "DJANGO_SETTINGS_MODULE": "referee.server.settings"}

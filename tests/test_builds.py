@@ -210,6 +210,31 @@ def test_a_failed_build_names_its_own_folder_under_tmp_and_hides_its_private_tmp
             in str(failed.value)), str(failed.value)
 
 
+@needs_sandbox
+@pytest.mark.parametrize(("says", "hint"), [
+    ("main.cpp:3:1: error: expected ';' before '}' token", False),
+    ("npm error code EAI_AGAIN | npm error request to https://registry.npmjs.org/x failed",
+     True)])
+def test_a_failed_build_hints_at_the_network_only_when_it_failed_to_reach_it(
+        tmp_path: Path, says: str, hint: bool) -> None:
+    """A compile error is the student's to fix in the code: no word of the network; a build
+    that could not reach the network is told how to give it one."""
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "fail.py").write_text(f"import sys\nsys.exit({says!r})\n")
+    spec_file = folder / "bot.toml"
+    spec_file.write_text('name = "fail"\ncommand = ["{python}", "fail.py"]\n'
+                         'build = ["{python}", "fail.py"]\n')
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+        with pytest.raises(build.BotStartError) as failed:
+            ensure_built(load_spec(spec_file), sandbox=True)
+    line = str(failed.value)
+    offline = " (it ran without network: `build_network = true` in the spec gives it one)"
+    assert f"failed with exit 1{offline if hint else ''}: {says}" in line, line
+    assert ("build_network" in line) == hint, line
+
+
 def _net_build(base: Path, name: str, source: str, **env: str) -> Path:
     """Test bot `source` (net_build, build_hang) in a folder of its own as `name`, its spec
     beside it with the test's environment."""

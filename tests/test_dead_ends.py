@@ -34,13 +34,15 @@ def test_cluster_without_its_extra_names_the_extra_and_leaves_no_folder(tmp_path
                                "--out", out)
     assert done.returncode != 0
     assert "internal error" not in done.stderr and "Traceback" not in done.stderr
-    assert "--cluster needs the cluster extra: pip install 'referee[cluster]'" in done.stderr
+    assert "--cluster needs the cluster extra: pip install -e '.[cluster]' in the referee's " \
+        "clone" in done.stderr
     assert not (tmp_path / "new").exists()
     league_file = tmp_path / "season.toml"
     league_file.write_text('bots = ["honest-*.toml"]\ngames = 2\ncluster = "local:2"\n'
                            f'out = "{out}"\n')
     done = without_distributed("league", league_file)
-    assert "key 'cluster' needs the cluster extra: pip install 'referee[cluster]'" in \
+    assert "key 'cluster' needs the cluster extra: pip install -e '.[cluster]' in the referee's " \
+        "clone" in \
         done.stderr, done.stderr
     assert not (tmp_path / "new").exists()
 
@@ -142,3 +144,15 @@ def test_check_shows_the_build_output_line_by_line_as_it_runs(tmp_path: Path) ->
                             "--no-probes"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            text=True, timeout=240, env=env)
     assert "build| " not in quiet.stdout and "main.c:3: error" in quiet.stdout
+
+
+def test_serve_without_its_extra_names_the_install_that_works(tmp_path: Path) -> None:
+    """docs/server.md's install line is the one this names: the referee is installed from its
+    clone, where `pip install 'referee[server]'` found no package."""
+    done = subprocess.run([sys.executable, "-c", "import sys; sys.modules['django'] = None\n"
+                           "from referee.cli import main; main()", "serve", "--data",
+                           str(tmp_path / "data")], capture_output=True, text=True, timeout=240)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    line = "referee serve needs the server extra: pip install -e '.[server]' in the referee's clone"
+    assert line in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    assert "pip install -e '.[server]'" in (ROOT / "docs" / "server.md").read_text()

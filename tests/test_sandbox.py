@@ -447,3 +447,58 @@ def _descendants(pid: int) -> list[int]:
             out.append(child)
             todo.append(child)
     return out
+
+
+PROBE = """
+import os, sys
+seen = []
+for path in os.environ["PROBE"].split(":"):
+    try:
+        open(path).read()
+    except OSError as exc:
+        seen.append(type(exc).__name__)
+    else:
+        seen.append("READ " + path)
+own = bool(open("main.py").read())
+sys.exit(f"probe: own={own} " + " ".join(seen))
+"""
+
+
+def test_an_uploaded_bot_sees_the_folder_its_spec_names_and_nothing_of_the_server(
+        tmp_path: Path) -> None:
+    """An upload laid out as the guides lay it out (mybot.toml beside mybot/), unpacked by the
+    server's unpacker and run by `referee check` as the club's runner runs it: the bot reads its
+    own folder, and neither the spec beside it, nor its upload's archive, nor another upload,
+    nor the server's database."""
+    import io
+    import zipfile
+
+    from referee.server.unpack import unpack_upload
+
+    data = tmp_path / "data"
+    other = data / "uploads" / "bob" / "1" / "bot" / "mybot"
+    other.mkdir(parents=True)
+    (other / "main.py").write_text("SECRET_STRATEGY = 42\n")
+    (data / "server.sqlite3").write_text("accounts\n")
+    upload = data / "uploads" / "alice" / "1"
+    upload.mkdir(parents=True)
+    secrets = [upload / "archive", upload / "bot" / "mybot.toml", other / "main.py",
+               data / "server.sqlite3"]
+    spec = (f'name = "alice"\ncommand = ["{{python}}", "main.py"]\nworkdir = "mybot"\n'
+            f'env = {{ PROBE = "{":".join(map(str, secrets))}" }}\n')
+    packed = io.BytesIO()
+    with zipfile.ZipFile(packed, "w") as zipped:
+        zipped.writestr("mybot.toml", spec)
+        zipped.writestr("mybot/main.py", PROBE)
+    (upload / "archive").write_bytes(packed.getvalue())
+    for path in (tmp_path, data, data / "uploads", data / "uploads" / "bob", other.parents[1],
+                 other.parent, other):
+        path.chmod(0o755)   # as readable as the server could ever leave them
+    unpacked = unpack_upload(upload / "archive", upload / "bot")
+    done = subprocess.run([sys.executable, "-m", "referee.cli", "check",
+                           str(unpacked.folder / unpacked.spec), "--preset", "classic",
+                           "--no-probes"], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "COLUMNS": "200"})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "probe: own=True " + " ".join(["FileNotFoundError"] * len(secrets)) in done.stdout, \
+        done.stdout

@@ -280,6 +280,27 @@ def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) 
         student.quit()
 
 
+def test_times_show_in_the_readers_time_zone(tmp_path: Path) -> None:
+    """club/times.js, as the pages load it, rewrites a UTC moment into the browser's own zone
+    (Kathmandu: +05:45), and leaves a moment it cannot read as the server wrote it."""
+    script = ROOT / "referee" / "server" / "club" / "static" / "club" / "times.js"
+    page = tmp_path / "times.html"
+    page.write_text(f'<!doctype html><html><head><script src="{script.as_uri()}" defer>'
+                    '</script></head><body>'
+                    '<time class="local" id="a" datetime="2026-12-03T07:15:00Z">'
+                    '2026-12-03 07:15 UTC</time>'
+                    '<time class="local" id="b" datetime="soon">soon UTC</time></body></html>')
+    browser = browser_at(tmp_path, "times")
+    try:
+        browser.execute_cdp_cmd("Emulation.setTimezoneOverride",
+                                {"timezoneId": "Asia/Kathmandu"})
+        browser.get(page.as_uri())
+        wait("the local time", lambda: text_of(browser, "#a") == "2026-12-03 13:00", 60)
+        assert text_of(browser, "#b") == "soon UTC"
+    finally:
+        browser.quit()
+
+
 def test_ctrl_c_stops_the_server_with_status_130(tmp_path: Path) -> None:
     process = ServerProcess(tmp_path / "data")
     password = process.organiser_password()

@@ -14,8 +14,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from doc_support import ROOT, shell_commands
-from server_support import ServerProcess, make_student, play_season, student_bot, zip_of
+from doc_support import ROOT, SERVER, TOKEN, shell_commands
+from server_support import ServerProcess, make_student, play_season, student_bot
 
 SERVE = f"bash {ROOT}/tests/serve_briefly.sh"
 SERVER_RUNS = {
@@ -98,21 +98,28 @@ def test_the_server_docs_commands_run_as_shown(tmp_path: Path) -> None:
 
 
 SUBMIT_RUNS = {
-    "referee submit mybot/ --server http://127.0.0.1:8000": "mybot v1",
+    "referee submit mybot.toml --server http://127.0.0.1:8000": "uploaded mybot v1",
+    "referee submit mybot/ --server http://127.0.0.1:8000": "uploaded mybot v2",
     "referee submit mybot.zip --server http://127.0.0.1:8000 --token rt_your_token_here --bot "
-    "mybot": "mybot v2",
+    "mybot": "uploaded mybot v3",
 }
 
 
 def test_the_submitting_guides_commands_run_as_shown(tmp_path: Path) -> None:
+    """The guide's layout (mybot.toml beside mybot/), its zip line, and each `referee submit`
+    line to a passed check: the spec, the folder, and the archive."""
     server = ServerProcess(tmp_path / "data")
     try:
         token = make_student(server.data, "dora")
-        student_bot(tmp_path / "mybot", "mybot", "hello")
-        zip_of(tmp_path / "mybot", tmp_path / "mybot.zip")
+        folder = student_bot(tmp_path / "mybot", "mybot", "hello")
+        spec = (folder / "bot.toml").read_text().replace('workdir = "."', 'workdir = "mybot"')
+        (tmp_path / "mybot.toml").write_text(spec)
+        (folder / "bot.toml").unlink()
+        doc = (ROOT / "docs" / "bots" / "submitting.md").read_text()
+        zip_line = re.search(r"```sh\n(zip -r mybot\.zip [^\n]*)\n```", doc).group(1)
+        run(tmp_path, zip_line)
         for line in shell_commands(ROOT / "docs" / "bots" / "submitting.md"):
-            command = line.replace("http://127.0.0.1:8000", server.url).replace(
-                "rt_your_token_here", token)
+            command = line.replace(SERVER, server.url).replace(TOKEN, token)
             done = subprocess.run(
                 ["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True,
                 timeout=900, env={**os.environ, "REFEREE_TOKEN": token,

@@ -9,6 +9,7 @@ import json
 import re
 import sqlite3
 import uuid
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -225,6 +226,40 @@ def test_the_upload_page_takes_a_zip(folder: Path, tmp_path: Path) -> None:
     assert f"{name}.v1" in page and "queued" in page
 
 
+def test_the_upload_page_says_what_to_upload_and_a_refusal_links_it(folder: Path,
+                                                                    tmp_path: Path) -> None:
+    """The page shows the guides' layout; the bot's folder alone (its spec left beside it) is
+    refused with the fix and a link to that; the spec with its folder becomes a version."""
+    client = signed_in(student())
+    home = client.get("/").content.decode()
+    assert 'id="what-to-upload"' in home and "zip -r mybot.zip mybot.toml mybot" in home
+    with zipfile.ZipFile(tmp_path / "folder.zip", "w") as zipped:
+        zipped.writestr("mybot/main.py", "print('hi')\n")
+    with (tmp_path / "folder.zip").open("rb") as stream:
+        page = client.post("/upload", {"bot": "", "archive": stream}, follow=True)
+    text = page.content.decode()
+    assert "upload refused: no bot spec in the archive, only the folder mybot/: put the spec " \
+           "beside it in the archive (zip -r mybot.zip mybot.toml mybot" in text
+    assert '<a href="/#what-to-upload" class="upload-help">what to upload</a>' in text
+    src = student_bot(tmp_path / "src", "mine", "hi")
+    (src / "bot.toml").unlink()
+    (tmp_path / "mybot.toml").write_text('name = "mine"\ncommand = ["{python}", "main.py"]\n'
+                                         'workdir = "src"\n')
+    with zipfile.ZipFile(tmp_path / "both.zip", "w") as zipped:
+        zipped.write(tmp_path / "mybot.toml", "mybot.toml")
+        for path in src.iterdir():
+            zipped.write(path, f"src/{path.name}")
+    name = unique("w")
+    with (tmp_path / "both.zip").open("rb") as stream:
+        page = client.post("/upload", {"bot": name, "archive": stream}, follow=True)
+    # The banner stays true above the check whatever its verdict turns out to be.
+    assert f"{name}.v1 uploaded: its check&#x27;s verdict and report follow below" in \
+        page.content.decode()
+    assert "queued" not in re.search(r'<ul class="messages">.*?</ul>',
+                                     page.content.decode(), re.S).group(0)
+    assert BotVersion.objects.get(bot__name=name).spec == "mybot.toml"
+
+
 def test_uploads_are_rate_limited(folder: Path, tmp_path: Path) -> None:
     (tmp_path / "season.toml").write_text("uploads_per_hour = 2\n")
     user = student()
@@ -259,6 +294,28 @@ def test_bot_text_is_escaped_on_every_page(folder: Path) -> None:
         assert "<script>alert" not in page and "<img src=x" not in page and "<i>v1" not in page
     page = client.get(f"/versions/{version.pk}/").content.decode()
     assert "&lt;script&gt;alert(3)&lt;/script&gt;" in page
+
+
+def test_a_failed_version_reads_never_played_not_retired(folder: Path) -> None:
+    """v1 failed its check, v2 passed and entered: v1 is not retired (it never played) and
+    reads so on the student's pages."""
+    from referee.server.runner import records
+
+    user = student()
+    bot = Bot.objects.create(owner=user, name=unique("f"))
+    made = []
+    for number, state in ((1, "failed"), (2, "passed")):
+        made.append(BotVersion.objects.create(
+            bot=bot, number=number, archive_name="bot.zip", archive_sha256="0" * 64,
+            archive_size=1, folder="f", spec="bot.toml", league_name=f"{bot.name}.v{number}",
+            check_state=state))
+    records.mark_entered(records.Entry(made[1].pk, made[1].league_name, folder, ()))
+    made[0].refresh_from_db()
+    assert made[0].season_state == "waiting" and made[0].retired_at is None
+    client = signed_in(user)
+    for url in ("/", f"/bots/{bot.name}/"):
+        page = client.get(url).content.decode()
+        assert "never: its check failed" in page and "retired" not in page, url
 
 
 def test_the_leaderboard_is_the_newest_standing(folder: Path) -> None:
@@ -306,6 +363,51 @@ def test_a_student_sees_only_their_own_bots_output(season: dict, monkeypatch) ->
             assert "BOB-SAYS-HI" in theirs and "ALICE-SAYS-HI" not in theirs, url
             both = boss.get(url).content.decode()
             assert "BOB-SAYS-HI" in both and "ALICE-SAYS-HI" in both, url
+
+
+def test_a_game_page_tells_printed_nothing_from_not_yours_to_see(season: dict) -> None:
+    """A bot that printed nothing reads as that, never as access refused; a student with no bot
+    in the game reads why they see no output."""
+    from referee.server.club import games
+
+    root = season["root"]
+    with override_settings(DATA_DIR=root):
+        alice = signed_in(season["alice"])
+        page = alice.get("/games/0/").content.decode()
+        assert "ALICE-SAYS-HI" in page
+        assert "The other seats' output is their owners' to see." in page
+        page = signed_in(student()).get("/games/0/").content.decode()
+        assert "You have no bot in this game: each student sees their own bots' output " \
+               "only." in page and "No output you may see" not in page
+        # The same game as a test game of alice's in which her bot printed nothing.
+        record, names = games.season_game(0)
+        mine = BotVersion.objects.get(bot__owner=season["alice"])
+        record["output"] = ["" if name == mine.league_name else "x" for name in names]
+        (root / "testgames").mkdir(exist_ok=True)
+        (root / "testgames" / "quiet.json").write_text(json.dumps(record))
+        game = TestGame.objects.create(requester=season["alice"], version=mine, state="done",
+                                       record_file="testgames/quiet.json")
+        try:
+            page = alice.get(f"/testgames/{game.pk}/").content.decode()
+        finally:
+            game.delete()   # the module's other tests count alice's test games
+        assert f"{mine.league_name} printed nothing in this game (neither stdout nor stderr)." \
+            in page and "No output you may see" not in page
+
+
+def test_times_are_sent_as_moments_for_the_readers_time_zone(season: dict) -> None:
+    """A bot's recent games and versions show <time> elements (UTC, ISO) that club/times.js
+    turns into the reader's local time, never seconds since 1970."""
+    with override_settings(DATA_DIR=season["root"]):
+        alice = signed_in(season["alice"])
+        version = BotVersion.objects.get(bot__owner=season["alice"])
+        page = alice.get(f"/bots/{version.bot.name}/").content.decode()
+        recent = re.search(r'<table id="recent">.*?</table>', page, re.S).group(0)
+        moments = re.findall(r'<time class="local" datetime="(\d{4}-\d\d-\d\dT\d\d:\d\d:'
+                             r'\d\dZ)">(\d{4}-\d\d-\d\d \d\d:\d\d) UTC</time>', recent)
+        assert moments and all(iso[:10] == shown[:10] for iso, shown in moments), recent
+        assert not re.search(r"<td>\d{10}</td>", recent), recent
+        assert "club/times.js" in page
 
 
 def test_only_the_owner_and_the_organiser_download_code(season: dict) -> None:

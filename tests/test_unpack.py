@@ -6,6 +6,8 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
+import shutil
 import stat
 import struct
 import tarfile
@@ -275,7 +277,11 @@ def test_a_missing_or_ambiguous_spec_is_refused(place, tmp_path: Path) -> None:
     assert "no bot spec at the top" in refused(place, none)
     two = make_tar(tmp_path / "b.tgz", [lambda t: add_file(t, "a.toml", SPEC),
                                          lambda t: add_file(t, "b.toml", SPEC)])
-    assert "2 .toml files at the top" in refused(place, two)
+    assert "2 bot specs at the top of the archive (a.toml, b.toml)" in refused(place, two)
+    # Thousands of TOML files are not each read to find the spec: refused unread.
+    many = make_tar(tmp_path / "m.tgz", [lambda t, n=n: add_file(t, f"s{n:02}.toml", SPEC)
+                                         for n in range(40)])
+    assert "40 bot specs at the top of the archive (s00.toml, s01.toml" in refused(place, many)
     broken = make_tar(tmp_path / "c.tgz", [lambda t: add_file(t, "bot.toml", b"name = \n")])
     assert refused(place, broken).startswith("bot.toml:")
 
@@ -301,3 +307,52 @@ def test_an_image_archive_with_two_images_is_refused(place, tmp_path: Path) -> N
     archive = make_tar(tmp_path / "i.tar", [lambda t: add_file(t, "manifest.json",
                                                                manifest.encode())], mode="w")
     assert "must hold exactly one image" in refused(place, archive)
+
+
+GUIDE_SPEC = b'name = "mine"\ncommand = ["{python}", "main.py"]\nworkdir = "mybot"\n'
+
+
+def test_the_guides_layout_is_taken_as_it_is(place, tmp_path: Path) -> None:
+    """The spec beside the folder its workdir names (mybot.toml, mybot/), at the top or in one
+    folder holding both, with other TOML files that are no spec: nothing is rewritten."""
+    for name, prefix, extra in (("top.tgz", "", []),
+                                ("inside.tgz", "project/", []),
+                                ("pyproject.tgz", "",
+                                 [lambda t: add_file(t, "pyproject.toml", b"[project]\n")])):
+        archive = make_tar(tmp_path / name, [
+            lambda t, p=prefix: add_file(t, p + "mybot.toml", GUIDE_SPEC),
+            lambda t, p=prefix: add_file(t, p + "mybot/main.py", MAIN), *extra])
+        site, upload, dest = place
+        upload.write_bytes(archive.read_bytes())
+        bot = unpack_upload(upload, dest, SMALL)
+        assert bot.spec == prefix + "mybot.toml" and bot.name == "mine"
+        assert (dest / bot.spec).read_bytes() == GUIDE_SPEC
+        assert load_spec(dest / bot.spec).workdir == (dest / prefix / "mybot").resolve()
+        shutil.rmtree(dest)
+
+
+def test_a_layout_refusal_names_the_fix_and_the_page(place, tmp_path: Path) -> None:
+    """The three first tries the guides' layout used to meet, each refused with what to do."""
+    folder_only = make_tar(tmp_path / "a.tgz", [lambda t: add_file(t, "mybot/main.py", MAIN)])
+    line = refused(place, folder_only)
+    assert "no bot spec in the archive, only the folder mybot/" in line
+    assert "zip -r mybot.zip mybot.toml mybot" in line and "referee submit mybot.toml" in line
+    copied_in = make_tar(tmp_path / "b.tgz", [lambda t: add_file(t, "mybot.toml", GUIDE_SPEC),
+                                              lambda t: add_file(t, "main.py", MAIN)])
+    line = refused(place, copied_in)
+    assert line.startswith("mybot.toml: key 'workdir': expected an existing directory")
+    assert "beside it, the folder its workdir names (mybot.toml with mybot/" in line
+    line = refused(place, GUIDE_SPEC)   # the spec file itself
+    assert "not a zip or tar archive: zip the spec with its folder" in line
+    two = make_tar(tmp_path / "c.tgz", [lambda t: add_file(t, "mybot.toml", GUIDE_SPEC),
+                                         lambda t: add_file(t, "other.toml", GUIDE_SPEC),
+                                         lambda t: add_file(t, "mybot/main.py", MAIN)])
+    lines = [refused(place, archive) for archive in (folder_only, copied_in, GUIDE_SPEC, two)]
+    for line in lines:
+        assert line.endswith('see docs/bots/submitting.md, "What to upload"'), line
+    # The guide's table of these refusals quotes each as the server words it.
+    doc = (ROOT / "docs" / "bots" / "submitting.md").read_text()
+    quoted = re.findall(r"^\| `([^`]+)` \|", doc, re.M)
+    assert len(quoted) == 4, quoted
+    for words in quoted:
+        assert any(words in line for line in lines), (words, lines)

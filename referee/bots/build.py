@@ -153,7 +153,7 @@ def _build(spec: BotSpec, timeout: float, sandbox: bool, limit: float,
                                        f"network for the build: {exc}") from None
     if done.returncode != 0:
         offline = " (it ran without network: `build_network = true` in the spec gives it " \
-            "one)" if sandbox and not spec.build_network else ""
+            "one)" if sandbox and not spec.build_network and wanted_network(done) else ""
         raise BotStartError(spec.name, f"build {' '.join(argv)} failed with exit "
                                        f"{done.returncode}{offline}: "
                                        f"{failure_tail(done, sandbox)}")
@@ -162,6 +162,22 @@ def _build(spec: BotSpec, timeout: float, sandbox: bool, limit: float,
     stamp.parent.mkdir(parents=True, exist_ok=True)
     stamp.write_text(" ".join(argv) + "\n")
     return True
+
+
+# What a build's output says when it needed a network it did not have: resolver and connection
+# errors as npm (EAI_AGAIN), pip (NewConnectionError), Python (gaierror), curl, git, cargo and go
+# word them. A compile error says none of these.
+_OFFLINE = re.compile(r"EAI_AGAIN|ENOTFOUND|ENETUNREACH|ECONNREFUSED|ETIMEDOUT|getaddrinfo|"
+                      r"gaierror|name resolution|resolve host|could not resolve|network is "
+                      r"unreachable|no route to host|dial tcp|NewConnectionError|failed to "
+                      r"establish a new connection|connection refused|unable to access "
+                      r"'https?:", re.I)
+
+
+def wanted_network(done: subprocess.CompletedProcess[str]) -> bool:
+    """Whether a failed build's output looks like a failure to reach the network (then, and
+    only then, its error says how to give the build one)."""
+    return any(_OFFLINE.search(text or "") for text in (done.stderr, done.stdout))
 
 
 # A path inside the build's private /tmp: gone with the build, and never the user's to open.

@@ -34,6 +34,81 @@ def resolve_inside(folder: Path, relative: str) -> Path | None:
     return resolved if resolved.is_relative_to(folder.resolve()) else None
 
 
+SOURCE_KEYS = ("command", "address", "image", "image_archive")
+# Where a student reads how a submission is laid out; every refusal of a layout points here.
+LAYOUT_HELP = "docs/bots/submitting.md, \"What to upload\""
+
+
+def looks_like_spec(path: Path) -> bool:
+    """Whether `path` is a TOML file that means to be a bot spec: one with a top-level `name`,
+    `command`, `address`, `image` or `image_archive`, or one that does not parse (its error is
+    the student's to see). A bot's folder may hold other TOML files (pyproject.toml,
+    Cargo.toml) that are none."""
+    if path.suffix != ".toml" or path.is_symlink() or not path.is_file():
+        return False
+    try:
+        data = read_toml(path)
+    except ConfigError:
+        return True
+    return any(key in data for key in ("name", *SOURCE_KEYS))
+
+
+MOST_SPECS_READ = 8   # TOML files read to tell specs from others: an upload may hold thousands
+
+
+def specs_in(folder: Path) -> list[Path]:
+    """The bot specs at the top of `folder`: `bot.toml` alone if it is there, else the TOML
+    files there that look like specs (`looks_like_spec`), sorted. More than
+    MOST_SPECS_READ TOML files are all returned unread (ambiguous to every caller): a hostile
+    upload must not make the server parse thousands."""
+    named = folder / "bot.toml"
+    if named.is_file() and not named.is_symlink():
+        return [named]
+    tomls = sorted(path for path in folder.iterdir()
+                   if path.suffix == ".toml" and path.is_file() and not path.is_symlink())
+    if len(tomls) > MOST_SPECS_READ:
+        return tomls
+    return [path for path in tomls if looks_like_spec(path)]
+
+
+def spec_of_folder(folder: Path) -> Path:
+    """The one spec of a bot's folder, as the guides lay a submission out: inside it
+    (`bot.toml`, or the one spec at its top, `workdir = "."`), or else beside it naming it as
+    its `workdir` (`mybot.toml` beside `mybot/`). BotSpecError, naming the fix, when there is
+    none or more than one."""
+    inside = specs_in(folder)
+    if len(inside) == 1:
+        return inside[0]
+    if len(inside) > 1:
+        raise BotSpecError(f"{folder}: {len(inside)} bot specs ({_listed(inside)}): give the "
+                           f"one you mean, e.g. {inside[0]}")
+    # Every TOML file beside it is read (the student's own files, not an upload), bot.toml too.
+    beside = [path for path in sorted(folder.resolve().parent.glob("*.toml"))
+              if path.is_file() and not path.is_symlink() and _names_folder(path, folder)]
+    if len(beside) == 1:
+        return beside[0]
+    if len(beside) > 1:
+        raise BotSpecError(f"{folder}: {len(beside)} bot specs name it ({_listed(beside)}): "
+                           f"give the one you mean, e.g. {beside[0]}")
+    name = folder.resolve().name
+    raise BotSpecError(f"{folder}: no bot spec inside it or beside it naming it: write "
+                       f"{name}.toml beside it (workdir = \"{name}\") and give that (see "
+                       f"{LAYOUT_HELP})")
+
+
+def _names_folder(spec_path: Path, folder: Path) -> bool:
+    """Whether the spec at `spec_path` loads and its workdir is `folder`."""
+    try:
+        spec = load_spec(spec_path)
+    except BotSpecError:
+        return False
+    return spec.workdir is not None and spec.workdir == folder.resolve()
+
+
+def _listed(paths: list[Path]) -> str:
+    return ", ".join(path.name for path in paths[:4])
+
+
 def check_unique_names(specs: Iterable[BotSpec]) -> None:
     """BotSpecError naming both files when two different specs give their bots one name."""
     seen: dict[str, BotSpec] = {}

@@ -550,7 +550,7 @@ def _print_outcome(outcome: Any, quiet: bool) -> None:
 
 
 @main.command()
-@click.argument("bot", metavar="BOT.toml", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("bot", metavar="BOT.toml|FOLDER", type=click.Path(path_type=Path))
 @click.option("--opponent", "opponents", multiple=True, metavar="BOT.toml",
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Opponent bot spec (repeatable). Default: sample_bots/random.toml and "
@@ -574,9 +574,14 @@ def check(bot: Path, opponents: tuple[Path, ...], presets: tuple[str, ...], game
 
     Builds and starts BOT.toml, checks its handshake, plays every preset at its smallest and
     largest table, probes edge states, and reports strikes and latencies, one line per check.
+    A FOLDER is checked with its spec, inside it or beside it (as `referee submit` sends it).
     Exits with status 1 if any check fails.
     """
+    from referee.bots.spec import spec_of_folder
     from referee.check import CheckOptions, run_check
+
+    if bot.is_dir():
+        bot = spec_of_folder(bot)
 
     def echo_build_line(stream: str, line: str) -> None:
         # The build's text is the bot author's: escaped, one line each (stderr beside --json).

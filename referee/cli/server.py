@@ -36,11 +36,9 @@ def serve(data: Path, season: Path | None, host: str, port: int, cluster: str | 
 
     Students join with a code, upload bots, watch their checks and games; see docs/server.md.
     """
-    try:
-        import django  # noqa: F401
-    except ImportError:
-        raise click.ClickException("the club server needs its extra: "
-                                   "pip install 'referee[server]'") from None
+    from referee.extras import require
+
+    require("django")   # one line naming the server extra (MissingExtraError is a user error)
     from referee.server.serve import ServeError, ServeOptions
     from referee.server.serve import serve as run
 
@@ -55,7 +53,8 @@ def serve(data: Path, season: Path | None, host: str, port: int, cluster: str | 
 
 
 @main.command()
-@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.argument("path", metavar="SPEC.toml|FOLDER|ARCHIVE",
+                type=click.Path(exists=True, path_type=Path))
 @click.option("--server", required=True, metavar="URL", help="The club server, e.g. "
               "http://127.0.0.1:8000")
 @click.option("--token", envvar="REFEREE_TOKEN", metavar="T",
@@ -64,8 +63,13 @@ def serve(data: Path, season: Path | None, host: str, port: int, cluster: str | 
               "(default: the name in its spec).")
 @click.option("--no-follow", is_flag=True, help="Do not wait for the check.")
 def submit(path: Path, server: str, token: str | None, bot: str | None, no_follow: bool) -> None:
-    """Send a bot (a folder, zipped here, or a zip/tar.gz/image archive) to a club server and
-    follow its check: exit 0 when it passed, 1 when it failed or was refused."""
+    """Send a bot to a club server and follow its check: exit 0 when it passed, 1 when it
+    failed or was refused.
+
+    Give its spec (zipped here with the folder it names, as the guides lay them out), its folder
+    (the spec inside it or beside it is found), or a zip/tar.gz/image archive you made; see
+    docs/bots/submitting.md.
+    """
     from referee.server.client import SubmitError, follow
     from referee.server.client import submit as send
 

@@ -15,7 +15,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-SKIP_DIRS = {".git", "__pycache__", "node_modules", ".venv", "build", ".pytest_cache"}
+from referee.bots.spec import LAYOUT_HELP, BotSpec, BotSpecError, load_spec, spec_of_folder
+
+# Caches, tool state and build output (`target/`: the server builds the bot itself).
+SKIP_DIRS = {".git", "__pycache__", "node_modules", ".venv", "build", ".pytest_cache", "target"}
 TOKEN_ENV = "REFEREE_TOKEN"
 
 
@@ -26,20 +29,80 @@ class SubmitError(RuntimeError):
 def zip_folder(folder: Path, out: Path) -> int:
     """Zip a bot folder (its files at the top of the archive, links and caches left out);
     the number of files written."""
-    count = 0
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
-        for root, dirs, files in os.walk(folder):
-            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS
-                             and not (Path(root) / d).is_symlink())
-            for name in sorted(files):
-                path = Path(root) / name
-                if path.is_symlink() or not path.is_file():
-                    continue
-                archive.write(path, path.relative_to(folder).as_posix())
-                count += 1
+        count = _add_tree(archive, folder, "")
     if count == 0:
         raise SubmitError(f"{folder}: no files to send")
     return count
+
+
+def _add_tree(archive: zipfile.ZipFile, folder: Path, prefix: str) -> int:
+    """Add the files below `folder` as `prefix` + their relative path (links and SKIP_DIRS
+    left out); how many."""
+    count = 0
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS
+                         and not (Path(root) / d).is_symlink())
+        for name in sorted(files):
+            path = Path(root) / name
+            if path.is_symlink() or not path.is_file():
+                continue
+            archive.write(path, prefix + path.relative_to(folder).as_posix())
+            count += 1
+    return count
+
+
+def zip_submission(spec_path: Path, out: Path) -> int:
+    """Zip a submission as the guides lay it out: the spec at the top of the archive and the
+    folder its `workdir` names, at the same place relative to the spec (`mybot.toml` and
+    `mybot/`), or the spec's own folder when the spec lies inside it (`workdir = "."`).
+    Nothing the student wrote is rewritten. The number of files written."""
+    spec = _read_spec(spec_path)
+    base = spec_path.resolve().parent
+    workdir = spec.workdir or base
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        if workdir == base:
+            count = _add_tree(archive, base, "")
+        else:
+            archive.write(spec_path, spec_path.name)
+            count = 1 + _add_tree(archive, workdir, workdir.relative_to(base).as_posix() + "/")
+    return count
+
+
+def _read_spec(spec_path: Path) -> BotSpec:
+    """The spec a submission is made from; SubmitError naming the fix if it cannot be sent."""
+    try:
+        spec = load_spec(spec_path)
+    except BotSpecError as exc:
+        hint = ""
+        if "'workdir'" in str(exc):
+            hint = (f"; a spec names its folder relative to itself: keep {spec_path.name} "
+                    f"beside the folder (workdir = \"FOLDER\") or inside it (workdir = \".\")")
+        raise SubmitError(f"{exc}{hint} (see {LAYOUT_HELP})") from None
+    if spec.kind != "command":
+        raise SubmitError(f"{spec_path}: an uploaded bot runs on the server from a command; "
+                          f"for an image, send the archive of `podman save -o mybot.tar IMAGE` "
+                          f"(see {LAYOUT_HELP})")
+    return spec
+
+
+def pack(path: Path, work: Path) -> Path:
+    """The file to upload for `path`: an archive as it is; a spec zipped with its folder; a
+    folder zipped with its spec (`spec_of_folder`). SubmitError when there is nothing to
+    send."""
+    if path.is_dir():
+        try:
+            path = spec_of_folder(path)
+        except BotSpecError as exc:
+            raise SubmitError(str(exc)) from None
+    elif not path.is_file():
+        raise SubmitError(f"{path}: no such file or folder")
+    if path.suffix != ".toml":
+        return path   # an archive (or not: the server says so)
+    upload = work / f"{path.stem if path.stem != 'bot' else path.resolve().parent.name}.zip"
+    if zip_submission(path, upload) == 0:
+        raise SubmitError(f"{path}: no files to send")
+    return upload
 
 
 def _request(url: str, token: str, data: Any = None, length: int | None = None) -> dict:
@@ -65,16 +128,11 @@ def _request(url: str, token: str, data: Any = None, length: int | None = None) 
 
 
 def submit(path: Path, server: str, token: str, bot: str | None = None) -> dict:
-    """Upload a bot folder (zipped here) or archive; the new version as the server says."""
+    """Upload a bot (a spec or a folder, zipped here with each other, or an archive); the new
+    version as the server says."""
     base = server.rstrip("/")
     with tempfile.TemporaryDirectory(prefix="referee-submit-") as work:
-        if path.is_dir():
-            upload = Path(work) / f"{path.name}.zip"
-            zip_folder(path, upload)
-        elif path.is_file():
-            upload = path
-        else:
-            raise SubmitError(f"{path}: no such file or folder")
+        upload = pack(path, Path(work))
         query = urllib.parse.urlencode({"bot": bot or "", "filename": upload.name})
         with upload.open("rb") as body:
             return _request(f"{base}/api/submit?{query}", token, body, upload.stat().st_size)

@@ -10,8 +10,9 @@
   OCI `index.json` at the top): checked, stored as it is as `archive.tar`, with a spec
   `bot.toml` that names it (`image_archive = "archive.tar"`); the runtime loads it later.
 
-The spec (`bot.toml`, or the one `*.toml` at the top; a single top folder is looked into) is
-read with the bot spec loader, so paths that point outside the folder are refused there too.
+The spec (`bot.toml`, or the one bot spec at the top, beside the folder its `workdir` names; a
+single top folder is looked into) is read with the bot spec loader, so paths that point outside
+the folder are refused there too.
 Everything is written into a temporary folder beside `dest` and renamed to `dest` on success;
 a refused upload leaves nothing. Each refusal is an `UploadRefused` with one line.
 """
@@ -33,7 +34,15 @@ from pathlib import Path
 from typing import BinaryIO
 
 from referee.bots.archive import ArchiveError, archive_image_id
-from referee.bots.spec import NAME_PATTERN, BotSpec, BotSpecError, load_spec, resolve_inside
+from referee.bots.spec import (
+    LAYOUT_HELP,
+    NAME_PATTERN,
+    BotSpec,
+    BotSpecError,
+    load_spec,
+    resolve_inside,
+    specs_in,
+)
 from referee.text import safe_line
 
 CHUNK = 1 << 16
@@ -124,8 +133,9 @@ def _kind(archive: Path) -> str:
     if head[:2] == b"\x1f\x8b" or head[:3] == b"BZh" or head[:6] == b"\xfd7zXZ\x00" \
             or head[257:262] == b"ustar":
         return "tar"
-    raise UploadRefused("the upload is not a zip or tar archive (make one with zip -r or "
-                        "tar czf, or podman save -o for an image)")
+    raise UploadRefused(f"the upload is not a zip or tar archive: zip the spec with its folder "
+                        f"(zip -r mybot.zip mybot.toml mybot; referee submit mybot.toml does it "
+                        f"for you), or podman save -o for an image; see {LAYOUT_HELP}")
 
 
 def _is_image(archive: Path, limits: UploadLimits) -> bool:
@@ -376,24 +386,30 @@ def _finish_folder(root: Path, out: _Writer) -> tuple[str, str, str, int, int]:
 
 
 def _find_spec(root: Path) -> str:
-    """The spec's path relative to `root`: `bot.toml` or the one `*.toml` at the top, looking
-    into a single top folder (an archive of the folder itself) if the top has none."""
+    """The spec's path relative to `root`: `bot.toml`, or the one bot spec at the top (TOML
+    files that are no spec, such as pyproject.toml, do not count), looking into a single top
+    folder (an archive of the folder that holds the submission) if the top has none."""
     base = root
     top = [p for p in root.iterdir() if p.name not in JUNK]
     if len(top) == 1 and top[0].is_dir() and not top[0].is_symlink():
         base = top[0]
-    if (base / SPEC_FILE).is_file() and not (base / SPEC_FILE).is_symlink():
-        return str((base / SPEC_FILE).relative_to(root))
-    specs = sorted(p for p in base.iterdir()
-                   if p.suffix == ".toml" and p.is_file() and not p.is_symlink())
+    specs = specs_in(base)
     if len(specs) == 1:
         return str(specs[0].relative_to(root))
-    if not specs:
-        raise UploadRefused("no bot spec at the top of the archive (a bot.toml, see "
-                            "docs/bot-spec.md)")
-    raise UploadRefused(f"{len(specs)} .toml files at the top of the archive "
-                        f"({', '.join(p.name for p in specs[:4])}): name the bot's spec "
-                        f"bot.toml")
+    if specs:
+        raise UploadRefused(f"{len(specs)} bot specs at the top of the archive "
+                            f"({', '.join(safe_line(p.name, limit=60) for p in specs[:4])}): "
+                            f"upload one spec with the folder it names; see {LAYOUT_HELP}")
+    if base is not root:   # the bot's folder alone: its spec was left beside it
+        folder = safe_line(base.name, limit=60)
+        raise UploadRefused(f"no bot spec in the archive, only the folder {folder}/: put the "
+                            f"spec beside it in the archive (zip -r {folder}.zip {folder}.toml "
+                            f"{folder}, or referee submit {folder}.toml, which zips both); see "
+                            f"{LAYOUT_HELP}")
+    raise UploadRefused(f"no bot spec at the top of the archive: the spec goes at the top, "
+                        f"beside the folder its workdir names (zip -r mybot.zip mybot.toml "
+                        f"mybot, or referee submit mybot.toml, which zips both); see "
+                        f"{LAYOUT_HELP}")
 
 
 def _check_spec(root: Path, relative: str) -> BotSpec:
@@ -403,7 +419,12 @@ def _check_spec(root: Path, relative: str) -> BotSpec:
     try:
         spec = load_spec(root / relative)
     except BotSpecError as exc:
-        raise UploadRefused(safe_line(_relative(str(exc), root), limit=300)) from None
+        why = safe_line(_relative(str(exc), root), limit=300)
+        if "'workdir'" in why:   # the spec was moved away from its folder, or the folder left out
+            why += (f": the archive holds the spec and, beside it, the folder its workdir names "
+                    f"(mybot.toml with mybot/, as the guides have it; workdir = \".\" for a spec "
+                    f"inside its folder); see {LAYOUT_HELP}")
+        raise UploadRefused(why) from None
     if spec.kind == "address":
         raise UploadRefused(f"{relative}: key 'address': an uploaded bot runs on the server; "
                             f"give a command (or an image archive)")

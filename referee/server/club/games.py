@@ -107,13 +107,22 @@ def test_game_record(game: TestGame) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def seat_outputs(record: dict[str, Any], seat_names: list[str]) -> list[tuple[str, str]]:
-    """(seat name, output) of the seats whose output the record still holds."""
+def seat_outputs(user: User, record: dict[str, Any], seat_names: list[str]
+                 ) -> tuple[list[tuple[str, str]], bool]:
+    """(seat name, its output) of each seat whose output `user` may see (their own bots' seats;
+    every seat for the organiser), the text empty for a bot that printed nothing; and whether
+    other seats' output is someone else's (so the page can tell "printed nothing" from "not
+    yours to see")."""
     output = record.get("output")
-    if not isinstance(output, list):
-        return []
-    return [(seat_names[i] if i < len(seat_names) else f"seat {i}", text)
-            for i, text in enumerate(output) if isinstance(text, str) and text]
+    output = output if isinstance(output, list) else []
+    everyone = is_organiser(user)
+    mine = own_names(user, seat_names)
+    rows = []
+    for i, name in enumerate(seat_names):
+        if everyone or name in mine:
+            text = output[i] if i < len(output) and isinstance(output[i], str) else ""
+            rows.append((name, text))
+    return rows, len(rows) < len(seat_names)
 
 
 def recent_games(names: list[str], want: str = "", limit: int = 50) -> list[dict[str, Any]]:

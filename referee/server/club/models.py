@@ -125,6 +125,14 @@ class BotVersion(models.Model):
     def __str__(self) -> str:
         return self.league_name
 
+    @property
+    def season_shown(self) -> str:
+        """The version's place in the season as its owner reads it: a version that failed its
+        check never plays (whatever newer version took the bot's place since)."""
+        if self.check_state == self.FAILED:
+            return "never: its check failed"
+        return self.season_state
+
 
 class CheckRun(models.Model):
     """The `referee check` of one version, run by the runner in the sandbox."""

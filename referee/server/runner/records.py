@@ -165,8 +165,10 @@ def mark_entered(entry: Entry) -> None:
     now = timezone.now()
     with transaction.atomic():
         version = BotVersion.objects.select_related("bot").get(pk=entry.version_id)
+        # A version that failed its check never played: it is not retired, it stays as it was.
         older = BotVersion.objects.filter(bot_id=version.bot_id, season_state__in=[
-            BotVersion.ACTIVE, BotVersion.WAITING], pk__lt=version.pk)
+            BotVersion.ACTIVE, BotVersion.WAITING], pk__lt=version.pk).exclude(
+            check_state=BotVersion.FAILED)
         for old in older.filter(season_state=BotVersion.ACTIVE):
             notify(version.bot.owner_id, f"{_label(old)} is retired: {_label(version)} takes "
                                          f"its place (its games stay on its row)", old.pk)

@@ -79,8 +79,9 @@ class UploadForm(forms.Form):
     bot = forms.CharField(max_length=32, required=False, label="Bot name",
                           help_text="one of your bots, or a new name; empty: the spec's name")
     archive = forms.FileField(label="Bot archive",
-                              help_text="a zip or tar.gz of the bot folder (its spec inside), "
-                                        "or a container image archive (podman save)")
+                              help_text="a zip or tar.gz of your bot's spec and the folder it "
+                                        "names (zip -r mybot.zip mybot.toml mybot), or a "
+                                        "container image archive (podman save)")
 
 
 @login_required
@@ -140,9 +141,12 @@ def upload(request: HttpRequest) -> HttpResponse:
         version = store_upload(request.user, Path(archive.temporary_file_path()),
                                archive.name, form.cleaned_data["bot"].strip(), limits)
     except UploadRefused as exc:
-        messages.error(request, f"upload refused: {exc}")
+        # Tagged so the page links the upload's layout beside the line (base.html).
+        messages.error(request, f"upload refused: {exc}", extra_tags="upload-refused")
         return redirect("club:home")
-    messages.success(request, f"{version.league_name} uploaded; its check is queued")
+    # Shown above the check as it runs and after its verdict: words true at every stage.
+    messages.success(request, f"{version.league_name} uploaded: its check's verdict and "
+                              f"report follow below")
     return redirect("club:version", version_id=version.pk)
 
 
@@ -223,9 +227,10 @@ def _season_game(user: User, index: int) -> tuple[dict[str, Any], list[str], dic
 @login_required
 def game_page(request: HttpRequest, index: int) -> HttpResponse:
     record, names, shown = _season_game(request.user, index)
+    outputs, others = games.seat_outputs(request.user, shown, names)
     return render(request, "club/game.html", {
         "title": f"Game {index}", "record": record, "seats": _seat_rows(record, names),
-        "outputs": games.seat_outputs(shown, names),
+        "outputs": outputs, "others_hidden": others,
         "viewer_url": f"/games/{index}/viewer"})
 
 
@@ -290,10 +295,11 @@ def test_game_page(request: HttpRequest, game_id: int) -> HttpResponse:
     record = games.test_game_record(game) if game.state == TestGame.DONE else None
     names = games.record_seat_names(record) if record else []
     shown = games.visible_record(request.user, record, names) if record else None
+    outputs, others = games.seat_outputs(request.user, shown, names) if shown else ([], False)
     return render(request, "club/game.html", {
         "title": f"Test game {game.pk}", "test_game": game, "record": record,
         "seats": _seat_rows(record, names) if record else [],
-        "outputs": games.seat_outputs(shown, names) if shown else [],
+        "outputs": outputs, "others_hidden": others,
         "viewer_url": f"/testgames/{game.pk}/viewer" if record else None})
 
 
