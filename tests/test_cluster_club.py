@@ -102,6 +102,8 @@ def test_a_club_on_a_tls_cluster_checks_and_plays_every_bot_on_its_workers(
         finally:
             runner.stop()
             club.close()
+    said = runner.output()
+    assert "Traceback" not in said and "Warning" not in said, said
     # Each check ran on a worker, and passed there.
     for name, text in lines.items():
         assert text[0] in {f"on cluster worker {w}:" for w in WORKERS}, (name, text[:3])

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.bots.errors import BotStartError
-from referee.bots.spec import BotSpec, BotSpecError, load_spec
+from referee.bots.spec import BotSpec, BotSpecError, load_spec, private
 from referee.engine import RuleSet
 from referee.league.executors.dask import RESOURCE, Cluster, ship
 from referee.league.executors.jobs import CheckJob, run_check_job, run_test_game_job
@@ -43,8 +43,8 @@ def check_job(spec_path: Path) -> CheckJob:
     except BotSpecError:
         return job
     archive = spec.image_archive
-    if archive is None or not archive.is_relative_to(folder):
-        return job
+    if archive is None or not archive.is_relative_to(folder) or not private(archive, folder):
+        return job   # no archive, or the pack holds it already
     shipped = ship(spec, None)
     return CheckJob(pack.data, pack.version, spec_path.name, shipped.archive,
                     archive.relative_to(folder).as_posix(), shipped.archive_digest)
@@ -62,14 +62,9 @@ async def run_check_on_cluster(db: Db, claimed: records.Claimed, timeout: float,
         await db(records.finish_check, claimed.id, False,
                  f"the check could not start: its files cannot be sent ({reason})")
         return
-    future = cluster.client.submit(
-        run_check_job, job, timeout, MAX_LINES, pure=False, priority=PRIORITY,
-        key=f"referee-check-{claimed.id}-{uuid.uuid4().hex[:8]}", resources={RESOURCE: 1})
     try:
-        done = await future
-    except asyncio.CancelledError:   # the runner stops: the check is queued again next start
-        await cluster.client.cancel([future])
-        raise
+        done = await submit(cluster, run_check_job, job, timeout, MAX_LINES,
+                            key=f"referee-check-{claimed.id}")
     except Exception as exc:  # noqa: BLE001 - the cluster lost it: one line, the runner goes on
         await db(records.finish_check, claimed.id, False, safe_line(
             f"the check could not run on the cluster: {exc}", limit=280))
@@ -87,15 +82,28 @@ async def play_on_cluster(cluster: Cluster, specs: list[BotSpec], rules: RuleSet
     one line if it could not be played (a bot that cannot start, the time limit)."""
     assert cluster.client is not None
     bots = [await asyncio.to_thread(ship, spec, None) for spec in specs]
-    future = cluster.client.submit(
-        run_test_game_job, bots, rules, draw_secret(), options, timeout, pure=False,
-        priority=PRIORITY, key=f"referee-test-game-{uuid.uuid4().hex[:12]}",
-        resources={RESOURCE: 1})
-    try:
-        done: Any = await future
-    except asyncio.CancelledError:
-        await cluster.client.cancel([future])
-        raise
+    done = await submit(cluster, run_test_game_job, bots, rules, draw_secret(), options, timeout,
+                        key="referee-test-game")
     if done.result is None:
         raise RuntimeError(done.error)
     return done.result
+
+
+async def submit(cluster: Cluster, fn: Any, payload: Any, *args: Any, key: str) -> Any:
+    """`fn(payload, *args)` run on a worker that offers games, before the season's games; its
+    result. The payload (the bots' files: an image archive may be hundreds of MB) is scattered
+    first, so it travels to the worker as data, not inside the task's graph through the
+    scheduler. Cancelled, the task is cancelled on the cluster too."""
+    client = cluster.client
+    assert client is not None
+    [data] = await client.scatter([payload], hash=False)
+    future = client.submit(fn, data, *args, pure=False, priority=PRIORITY,
+                           key=f"{key}-{uuid.uuid4().hex[:12]}", resources={RESOURCE: 1})
+    try:
+        return await future
+    except asyncio.CancelledError:
+        await client.cancel([future, data])
+        raise
+    finally:
+        future.release()
+        data.release()
