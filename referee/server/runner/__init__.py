@@ -126,7 +126,8 @@ def connect(address: str, settings: Any) -> Any:
     from referee.league.executors.dask import Cluster
 
     league = settings.league
-    return Cluster(address, league.concurrency or league.default_concurrency(2))
+    table = league.players[1] if league.players else 4   # the largest table it may play
+    return Cluster(address, league.concurrency or league.default_concurrency(table))
 
 
 async def serve(data: Path, season_file: Path, settings: Any, cluster: str | None,
