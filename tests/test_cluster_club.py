@@ -135,3 +135,43 @@ def stored(data: Path) -> list[tuple[str, str, str]]:
         return connection.execute(
             "SELECT g.bots, g.versions, w.worker FROM games g "
             "LEFT JOIN game_workers w ON w.idx = g.idx ORDER BY g.idx").fetchall()
+
+
+def test_a_check_on_a_worker_keeps_its_time_limit_and_leaves_nothing_running(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build that never ends, checked on a worker: the check fails at the season's time
+    limit with the line a local check gives, and its build is gone from the machine."""
+    options, env = tls_credentials(tmp_path)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    forever = f"sleep {3600 + uuid.uuid4().int % 100000}"   # this test's own, to look for
+    with dask_scheduler(tmp_path, "--protocol", "tls", *options) as address, \
+            dask_worker(tmp_path, address, "w1", *options):
+        data = tmp_path / "club"
+        club = Club(data)
+        write_season(data, f"""
+            check_timeout_s = 20
+            cluster = "{address}"
+        """)
+        hang = club.version(club.student("han"), "hang-bot", sample("random"), spec_text=(
+            f'name = "hang"\ncommand = ["{{python}}", "main.py"]\n'
+            f'build = {json.dumps(forever.split())}\n'))
+        runner = RunnerProcess(data)
+        try:
+            wait_for("the build running on the worker", lambda: building(forever), runner)
+            summary = wait_for("the hanging check stopped", lambda: club.value(
+                f"CheckRun.objects.filter(version_id={hang}, state='failed')"
+                ".values_list('summary', flat=True).first()"), runner)
+            lines = club.value(f"list(CheckLine.objects.filter(run__version_id={hang})"
+                               ".order_by('seq').values_list('text', flat=True))")
+            wait_for("the build gone", lambda: not building(forever), runner)
+        finally:
+            runner.stop()
+            club.close()
+    assert summary.startswith("stopped after the check's time limit of 20 s"), summary
+    assert lines[0] == "on cluster worker w1:" and lines[-1] == summary, lines
+
+
+def building(command: str) -> list[int]:
+    """The processes on this machine (any namespace) whose command line is `command`."""
+    return [pid for pid, line in descendants(1).items() if line == command]
