@@ -94,3 +94,23 @@ def accepted(listener: socket.socket) -> list[str]:
             conn.close()
     except BlockingIOError:
         return peers
+
+
+def tls_credentials(base: Path) -> tuple[list[str], dict[str, str]]:
+    """Credentials of a CA of their own (distributed.Security.temporary, as `local:N` makes
+    them) written into `base`: the `--tls-*` options of `dask scheduler` and `dask worker`,
+    and the environment that gives a client (the coordinator) the same in dask's config."""
+    from distributed import Security
+
+    security = Security.temporary()
+    files = {"ca.pem": security.tls_ca_file, "cert.pem": security.tls_client_cert,
+             "key.pem": security.tls_client_key}
+    for name, text in files.items():
+        (base / name).write_text(text)
+        (base / name).chmod(0o600)
+    options = ["--tls-ca-file", str(base / "ca.pem"), "--tls-cert", str(base / "cert.pem"),
+               "--tls-key", str(base / "key.pem")]
+    env = {"DASK_DISTRIBUTED__COMM__TLS__CA_FILE": str(base / "ca.pem"),
+           "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT": str(base / "cert.pem"),
+           "DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY": str(base / "key.pem")}
+    return options, env

@@ -18,19 +18,28 @@ def running(*pids: int) -> set[int]:
     return found
 
 
-def descendants(pid: int) -> list[int]:
-    """Every process below `pid` (children, theirs, ...), read from /proc's children lists."""
-    found: list[int] = []
-    todo = [pid]
-    while todo:
-        parent = todo.pop()
-        for task in Path(f"/proc/{parent}/task").glob("*"):
+def descendants(pid: int) -> dict[int, str]:
+    """The processes below `pid` (children, their children...), each with its command line."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
             try:
-                kids = [int(k) for k in (task / "children").read_text().split()]
-            except OSError:
+                parents[int(entry.name)] = int((entry / "stat").read_text()
+                                               .rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
                 continue
-            found += kids
-            todo += kids
+    found: dict[int, str] = {}
+    frontier = [pid]
+    while frontier:
+        parent = frontier.pop()
+        for child, its_parent in parents.items():
+            if its_parent == parent and child not in found:
+                try:
+                    raw = (Path("/proc") / str(child) / "cmdline").read_bytes()
+                except OSError:
+                    continue
+                found[child] = raw.replace(b"\0", b" ").decode(errors="replace").strip()
+                frontier.append(child)
     return found
 
 

@@ -15,7 +15,7 @@ from referee.bots.errors import BotStartError
 from referee.bots.spec import load_spec
 from referee.config import ConfigError
 from referee.league.config import load_league_file
-from referee.league.executors.packs import pack_tree, pack_version, unpack
+from referee.league.executors.packs import pack_tree, pack_version, place_archive, unpack
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -90,6 +90,25 @@ def test_a_pack_keeps_modes_and_never_carries_what_the_bot_cannot_read(tmp_path:
     assert modes["closed"] == "0o700" and modes["secret.txt"] == "0o600"
     assert modes["linked.txt"] == "0o600" and modes["run.sh"] == "0o755"
     assert (where / "main.py").read_text() == "print('hi')\n"
+
+
+def test_an_image_archive_is_placed_on_a_worker_only_with_its_digest(tmp_path: Path) -> None:
+    """An image archive travels as bytes and their SHA-256: bytes that are not the ones the
+    coordinator read (damaged, or swapped on the way) are refused in one line, nothing
+    written; the right ones are stored under their digest, once."""
+    import hashlib
+
+    data = b"an image archive, as podman save wrote it"
+    digest = "sha256:" + hashlib.sha256(data).hexdigest()
+    cache = tmp_path / "archives"
+    with pytest.raises(BotStartError, match="its image archive arrived as sha256:"):
+        place_archive(data + b"!", digest, "alice.tar", cache, "alice")
+    assert not cache.exists() or not any(cache.rglob("*.tar"))
+    path = place_archive(data, digest, "alice.tar", cache, "alice")
+    assert path == cache / digest.replace(":", "-") / "alice.tar"
+    assert path.read_bytes() == data
+    path.write_bytes(b"damaged on the worker's disk")
+    assert place_archive(data, digest, "alice.tar", cache, "alice").read_bytes() == data
 
 
 def test_the_store_refuses_a_second_record_of_a_game(tmp_path: Path) -> None:

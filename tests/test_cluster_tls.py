@@ -74,8 +74,9 @@ def test_a_local_cluster_refuses_every_client_without_its_credentials() -> None:
     are refused."""
     async def start() -> tuple[str, int, dict[str, str]]:
         async with DaskExecutor("local:1", [], concurrency=1, sandbox=False) as executor:
-            assert executor.cluster is not None and executor.client is not None
-            address = executor.cluster.scheduler_address
+            cluster = executor.connection.cluster
+            assert cluster is not None and executor.client is not None
+            address = cluster.scheduler_address
             identity = await executor.client.scheduler.identity(n_workers=-1)
             found = await asyncio.to_thread(refusals, address)
             return address, len(identity["workers"]), found

@@ -11,7 +11,6 @@ setup-containers.sh) or REFEREE_REQUIRE_CONTAINERS=1, where that is a failure.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import os
 import re
@@ -24,16 +23,14 @@ import time
 import uuid
 from pathlib import Path
 
-import grpc
 import pytest
-from google import protobuf
+from container_support import TEST_REPO, bot_image, need_runtime
 
 from referee.bots.archive import ArchiveError, archive_image_id
 from referee.bots.client import BotClient
 from referee.bots.container import (
     DEFAULT_CPUS,
     ContainerProcess,
-    detect_runtime,
     image_id,
     remove_run_containers,
     run_containers,
@@ -50,10 +47,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ne
 ROOT = Path(__file__).resolve().parent.parent
 BOTS = ROOT / "tests" / "bots"
 HONEST = BOTS / "honest.toml"
-BUILD_SCRIPT = ROOT / "sample_bots" / "container" / "build-image.sh"
-CONTAINERFILE = ROOT / "sample_bots" / "container" / "Containerfile"
 SAMPLE_SPEC = ROOT / "sample_bots" / "container" / "random-container.toml"
-TEST_REPO = "localhost/referee-test-honest"
 GUARD = [sys.executable, "-m", "referee.bots.guard"]
 
 
@@ -120,74 +114,21 @@ def test_sample_container_spec_loads() -> None:
 # ---------------------------------------------------------------- containers
 
 
-def _runtime() -> tuple[str | None, str]:
-    try:
-        return detect_runtime("podman"), ""
-    except RuntimeError as exc:
-        return None, str(exc)
-
-
-RUNTIME, WHY_NOT = _runtime()
-
-
-def _containers_required() -> bool:
-    if os.environ.get("REFEREE_REQUIRE_CONTAINERS") == "1":
-        return True
-    conf = Path("/etc/containers/containers.conf")
-    try:
-        return "setup-containers.sh" in conf.read_text()
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="module")
 def runtime() -> str:
-    if RUNTIME is None:
-        if _containers_required():
-            pytest.fail(f"this machine is set up for containers, but {WHY_NOT}")
-        pytest.skip(f"container tests need podman: {WHY_NOT} "
-                    "(run `bash .ci/setup-containers.sh` as root)")
-    return RUNTIME
-
-
-def _test_image(runtime: str, context: Path, bot: str, repo: str) -> str:
-    """Test bot `bot` (its main.py beside botlib.py) as an image tagged by a hash of what goes
-    into it, built once per change of those inputs; older tags of `repo` are removed."""
-    sources = [BOTS / bot / "main.py", BOTS / "botlib.py"]
-    protocol = sorted(p for p in (ROOT / "referee" / "protocol").rglob("*.py")
-                      if "__pycache__" not in p.parts)
-    digest = hashlib.sha256(f"grpcio {grpc.__version__} protobuf {protobuf.__version__}".encode())
-    for path in (*sources, BUILD_SCRIPT, CONTAINERFILE, ROOT / "referee" / "__init__.py",
-                 *protocol):
-        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
-    name = f"{repo}:{digest.hexdigest()[:12]}"
-    if image_id(runtime, name) is None:
-        for path in sources:
-            (context / path.name).write_bytes(path.read_bytes())
-        done = subprocess.run(["bash", str(BUILD_SCRIPT), str(context), name],
-                              env={**os.environ, "WITH_REFEREE_SDK": "1"}, cwd=ROOT,
-                              stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              timeout=900, check=False)
-        assert done.returncode == 0, f"image build failed:\n{done.stdout}\n{done.stderr}"
-        stale = subprocess.run([runtime, "images", "--format", "{{.Repository}}:{{.Tag}}",
-                                repo], capture_output=True, text=True, check=False)
-        for other in stale.stdout.split():
-            if other != name:
-                subprocess.run([runtime, "rmi", other], capture_output=True, check=False)
-    assert image_id(runtime, name) is not None
-    return name
+    return need_runtime()
 
 
 @pytest.fixture(scope="module")
 def image(runtime: str, tmp_path_factory: pytest.TempPathFactory) -> str:
     """The honest test bot as an image, built once per change of its inputs."""
-    return _test_image(runtime, tmp_path_factory.mktemp("honest-image"), "honest", TEST_REPO)
+    return bot_image(runtime, tmp_path_factory.mktemp("honest-image"), "honest", TEST_REPO)
 
 
 @pytest.fixture(scope="module")
 def hog_image(runtime: str, tmp_path_factory: pytest.TempPathFactory) -> str:
     """The container_hog test bot as an image (over its memory or its process limit)."""
-    return _test_image(runtime, tmp_path_factory.mktemp("hog-image"), "container_hog",
+    return bot_image(runtime, tmp_path_factory.mktemp("hog-image"), "container_hog",
                        "localhost/referee-test-hog")
 
 

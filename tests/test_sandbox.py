@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from proc_support import running
+from proc_support import descendants, running
 
 from referee.bots.sandbox import NOBODY, bwrap_argv, default_env, prepare_dirs
 
@@ -416,7 +416,7 @@ def test_a_bot_that_spends_its_process_budget_does_not_stop_another_from_startin
                         for lease in leases}
                 owners = set()
                 for lease in leases:
-                    for pid in _descendants(lease.instance.process.pid):
+                    for pid in descendants(lease.instance.process.pid):
                         with contextlib.suppress(OSError):
                             owners.add(os.stat(f"/proc/{pid}").st_uid)
                 result = await play_match(preset("classic"), leases, 5, "budget")
@@ -432,21 +432,6 @@ def test_a_bot_that_spends_its_process_budget_does_not_stop_another_from_startin
     assert sum(strikes[1].values()) == 0, strikes
     assert sum(strikes[0].values()) == 0, strikes
     assert len(owners) == 2 and not owners & {NOBODY}, owners   # one uid per instance
-
-
-def _descendants(pid: int) -> list[int]:
-    children = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            with contextlib.suppress(OSError):
-                stat = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[-1].split()
-                children.setdefault(int(stat[1]), []).append(int(entry))
-    out, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child)
-    return out
 
 
 PROBE = """

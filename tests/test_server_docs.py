@@ -35,6 +35,23 @@ SERVER_RUNS = {
                          "club server at"),
     "referee serve --cluster local:2": (f"{SERVE} --data on-dask --cluster local:2",
                                         "club server at"),
+    "referee serve --data club-data --cluster tls://W:8786": (
+        # W is a real TLS scheduler on loopback, with credentials made as cluster.md makes them
+        # and given to the server as server.md shows.
+        "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=referee-ca -keyout ca.key "
+        "-out ca.pem 2>/dev/null; openssl req -newkey rsa:2048 -nodes -subj /CN=referee-cluster "
+        "-keyout cluster.key -out cluster.csr 2>/dev/null; openssl x509 -req -in cluster.csr "
+        "-CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -out cluster.pem 2>/dev/null; "
+        "timeout 900 dask scheduler --protocol tls --host 127.0.0.1 --port 0 --no-dashboard "
+        "--scheduler-file tls.json --tls-ca-file ca.pem --tls-cert cluster.pem --tls-key "
+        "cluster.key >tls.log 2>&1 & scheduler=$!; trap 'kill $scheduler' EXIT; "
+        "for _ in $(seq 600); do [ -s tls.json ] && break; sleep 0.5; done; "
+        "export DASK_DISTRIBUTED__COMM__TLS__CA_FILE=ca.pem "
+        "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT=cluster.pem "
+        "DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY=cluster.key; "
+        f"{SERVE} --data tls-club --cluster "
+        "$(python -c 'import json; print(json.load(open(\"tls.json\"))[\"address\"])')",
+        "club server at"),
 }
 
 

@@ -8,7 +8,7 @@ one: the dask one (and dask itself) is imported only for a league with a cluster
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from referee.bots.errors import BotStartError
 from referee.bots.spec import BotSpec
@@ -42,8 +42,9 @@ class Executor(Protocol):
 
 def make_executor(specs: list[BotSpec], *, concurrency: int, sandbox: bool | None,
                   cluster: str | None = None, versions: dict[str, str] | None = None,
-                  league: str = "") -> Executor:
-    """The executor for a league: local, or on `cluster` (an address or "local:N").
+                  league: str = "", connection: Any = None) -> Executor:
+    """The executor for a league: local, or on `cluster` (an address or "local:N"), through
+    `connection` if given (a dask.Cluster already entered, which the executor leaves open).
 
     `versions` are the league's stored bot versions when it is resumed: a cluster refuses to
     play a bot whose files no longer match them; `league` (its output directory) names the
@@ -55,7 +56,8 @@ def make_executor(specs: list[BotSpec], *, concurrency: int, sandbox: bool | Non
         from referee.league.executors.dask import DaskExecutor
 
         return DaskExecutor(cluster, specs, concurrency=concurrency,
-                            sandbox=sandbox, versions=versions, league=league)
+                            sandbox=sandbox, versions=versions, league=league,
+                            cluster=connection)
     from referee.league.executors.local import LocalExecutor
 
     return LocalExecutor(specs, concurrency=concurrency, sandbox=sandbox)

@@ -28,6 +28,7 @@ from typing import Any
 
 from distributed import Client, Future, KilledWorker, LocalCluster, Security, as_completed
 
+from referee.bots.archive import ArchiveError, archive_image_id
 from referee.bots.container import detect_runtime, image_id
 from referee.bots.errors import BotStartError
 from referee.bots.spec import BotSpec
@@ -86,12 +87,11 @@ def security_for(address: str) -> Security:
 
 
 def ship(spec: BotSpec, version: str | None) -> ShippedBot:
-    """A bot as workers get it: a command bot's files packed, an image bot pinned to the image
-    id this machine has. `version` is the league's (on resume); else it is the pack's."""
+    """A bot as workers get it: a command bot's files packed, an image archive's bytes with
+    their digest, an image bot pinned to the image id this machine has. `version` is the
+    league's (on resume); else it is the pack's, or the archive's image."""
     if spec.image_archive is not None:
-        raise BotStartError(spec.name, "a bot handed in as an image archive cannot play on a "
-                                       "cluster yet: load the image on every worker and name it "
-                                       "with image = \"NAME\" (docs/cluster.md)")
+        return ship_archive(spec, version)
     if spec.kind == "command":
         assert spec.workdir is not None
         pack = pack_tree(spec.workdir)
@@ -110,27 +110,38 @@ def ship(spec: BotSpec, version: str | None) -> ShippedBot:
     return ShippedBot(spec, version or spec.files_hash())
 
 
-class DaskExecutor:
-    """A league's games on the dask cluster at `address` ("local:N" starts one here)."""
+def ship_archive(spec: BotSpec, version: str | None) -> ShippedBot:
+    """An image archive bot as workers get it: the file's bytes and their SHA-256, its version
+    that of the image the file holds (read from the file: the coordinator needs no container
+    runtime). A worker checks the digest, loads the file and plays that image by its id."""
+    path = spec.image_archive
+    assert path is not None
+    try:
+        data = path.read_bytes()
+        ident = archive_image_id(path)
+    except OSError as exc:
+        raise BotStartError(spec.name, f"cannot read its image archive {path.name}: "
+                                       f"{exc.strerror}") from None
+    except ArchiveError as exc:
+        raise BotStartError(spec.name, f"image archive {path.name}: {exc}") from None
+    digest = "sha256:" + hashlib.sha256(data).hexdigest()
+    version = version or f"image-archive:{path.name}@sha256:{ident}"
+    return ShippedBot(spec, version, archive=data, archive_digest=digest)
 
-    def __init__(self, address: str, specs: list[BotSpec], *, concurrency: int,
-                 sandbox: bool | None, versions: dict[str, str] | None = None,
-                 league: str = "") -> None:
-        self.address, self.specs = address, specs
-        self.concurrency, self.sandbox, self.versions = concurrency, sandbox, versions
+
+class Cluster:
+    """A connection to a dask cluster: "local:N" starts one here (with TLS credentials of its
+    own), any other address is a scheduler's. Used as `async with`; the league's executors,
+    the club's checks and its test games can share one."""
+
+    def __init__(self, address: str, concurrency: int) -> None:
+        self.address, self.concurrency = address, concurrency
         self.local = parse_local(address)
-        key = hashlib.sha256(f"{league}|{','.join(s.name for s in specs)}".encode())
-        self.plugin = f"referee-league-{key.hexdigest()[:12]}"
         self.cluster: LocalCluster | None = None
         self.security: Security | None = None
         self.client: Client | None = None
-        self.unable: dict[str, dict[str, str]] = {}    # worker address -> bot -> reason
-        self.labels: dict[str, str] = {}               # worker address -> its name
-        self._info: dict[str, dict[str, Any]] = {}     # the scheduler's workers
-        self._refreshed = 0.0
-        self._registered = False
 
-    async def __aenter__(self) -> DaskExecutor:
+    async def __aenter__(self) -> Cluster:
         address = self.address
         if self.local is not None:
             per_worker = max(1, math.ceil(self.concurrency / self.local))
@@ -154,9 +165,6 @@ class DaskExecutor:
 
     async def __aexit__(self, *exc: object) -> None:
         if self.client is not None:
-            if self._registered:   # its teardown stops the bots on every worker
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(self.client.unregister_worker_plugin(self.plugin), 60)
             with contextlib.suppress(Exception):
                 await self.client.close()
         await self._close_cluster()
@@ -165,6 +173,41 @@ class DaskExecutor:
         if self.cluster is not None:
             with contextlib.suppress(Exception):
                 await self.cluster.close()
+
+
+class DaskExecutor:
+    """A league's games on the dask cluster at `address` ("local:N" starts one here), or on
+    the `cluster` already connected (which it leaves open)."""
+
+    def __init__(self, address: str, specs: list[BotSpec], *, concurrency: int,
+                 sandbox: bool | None, versions: dict[str, str] | None = None,
+                 league: str = "", cluster: Cluster | None = None) -> None:
+        self.address, self.specs = address, specs
+        self.concurrency, self.sandbox, self.versions = concurrency, sandbox, versions
+        key = hashlib.sha256(f"{league}|{','.join(s.name for s in specs)}".encode())
+        self.plugin = f"referee-league-{key.hexdigest()[:12]}"
+        self.shared = cluster is not None
+        self.connection = cluster or Cluster(address, concurrency)
+        self.client: Client | None = None
+        self.unable: dict[str, dict[str, str]] = {}    # worker address -> bot -> reason
+        self.labels: dict[str, str] = {}               # worker address -> its name
+        self._info: dict[str, dict[str, Any]] = {}     # the scheduler's workers
+        self._refreshed = 0.0
+        self._registered = False
+
+    async def __aenter__(self) -> DaskExecutor:
+        if not self.shared:
+            await self.connection.__aenter__()
+        self.client = self.connection.client
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.client is not None and self._registered:
+            # Its teardown stops the bots on every worker.
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.client.unregister_worker_plugin(self.plugin), 60)
+        if not self.shared:
+            await self.connection.__aexit__(*exc)
 
     async def _refresh(self, now: bool = False) -> None:
         """Ask the scheduler for its workers (at most once a second unless `now`)."""

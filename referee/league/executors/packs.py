@@ -5,20 +5,28 @@ so the pack and its version always agree; each file and folder keeps its mode, a
 the bot's sandbox could not read here is sent empty (`pack_tree`). A worker unpacks a pack
 into a directory named after the league's version of the bot and checks the files against that
 version before use: a worker never runs files other than the ones the league is about.
+
+A container bot handed in as an image archive travels as the archive file's bytes with their
+SHA-256; a worker stores them under that digest after checking it (`place_archive`), and the
+bot's container runtime loads the file there, as it would locally.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import hashlib
 import io
 import os
 import shutil
 import stat
 import tarfile
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from referee.bots.archive import file_digest
 from referee.bots.errors import BotStartError
 from referee.bots.spec import bot_files, hash_entries, hash_tree, private, read_or_none
 
@@ -115,3 +123,40 @@ def unpack(pack: bytes, version: str, cache: Path, bot: str) -> Path:
         return target
     finally:
         shutil.rmtree(fresh, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def version_lock(cache: Path, version: str) -> Iterator[None]:
+    """Hold the lock of one version's folder in `cache`: workers on one machine share the
+    cache, so one unpacks and builds while the others wait for it (two builds in one folder
+    would trip over each other)."""
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / f"{version.replace(':', '-')}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def place_archive(data: bytes, digest: str, name: str, cache: Path, bot: str) -> Path:
+    """The image archive `data` as the file `cache`/<digest>/`name`, after checking that its
+    SHA-256 is `digest` ("sha256:<hex>", as the coordinator read it): BotStartError if not.
+    A checked copy already there is reused; a new one is written aside and renamed."""
+    found = "sha256:" + hashlib.sha256(data).hexdigest()
+    if found != digest:
+        raise BotStartError(bot, f"its image archive arrived as {found[:19]}, not the "
+                                 f"{digest[:19]} the league read: it is not played")
+    folder = cache / digest.replace(":", "-")
+    target = folder / PurePosixPath(name).name
+    if target.is_file() and file_digest(target) == digest:
+        return target
+    folder.mkdir(parents=True, exist_ok=True)
+    handle, partial = tempfile.mkstemp(prefix=".archive-", dir=folder)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.chmod(partial, 0o644)
+        os.replace(partial, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(partial)
+    return target
+

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import fcntl
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from referee.bots.runtime import Roster
 from referee.bots.spec import BotSpec
 from referee.engine import RuleSet
 from referee.league.executors.local import play_on_roster
-from referee.league.executors.packs import unpack
+from referee.league.executors.packs import place_archive, unpack, version_lock
 from referee.league.schedule import ScheduledGame
 from referee.match import MatchOptions, MatchResult
 
@@ -34,11 +33,14 @@ STOP_SECONDS = 30.0
 
 @dataclass(frozen=True)
 class ShippedBot:
-    """A bot as the coordinator sends it: its spec, the league's version, its files if any."""
+    """A bot as the coordinator sends it: its spec, the league's version, its files if any
+    (a command bot's pack, or an image archive's bytes and their digest)."""
 
     spec: BotSpec
     version: str
     pack: bytes | None = None
+    archive: bytes | None = None
+    archive_digest: str = ""
 
     @property
     def name(self) -> str:
@@ -47,14 +49,17 @@ class ShippedBot:
 
     def local_spec(self, sandbox: bool | None) -> BotSpec:
         """The spec to run here: a command bot's workdir is its unpacked, checked and built
-        files. Workers on one machine share the cache: one unpacks and builds, the others wait
-        for it (two builds in one folder would trip over each other)."""
+        files (`version_lock`: workers on one machine share the cache); an image archive is
+        the checked copy of its bytes on this machine."""
+        cache = cache_dir() / "cluster" / self.name
+        if self.archive is not None:   # the worker's runtime loads it, by its digest
+            assert self.spec.image_archive is not None
+            path = place_archive(self.archive, self.archive_digest, self.spec.image_archive.name,
+                                 cache / "archives", self.name)
+            return dataclasses.replace(self.spec, image_archive=path)
         if self.pack is None:
             return self.spec
-        cache = cache_dir() / "cluster" / self.name
-        cache.mkdir(parents=True, exist_ok=True)
-        with open(cache / f"{self.version.replace(':', '-')}.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        with version_lock(cache, self.version):
             workdir = unpack(self.pack, self.version, cache, self.name)
             spec = dataclasses.replace(self.spec, workdir=workdir)
             ensure_built(spec, sandbox=use_sandbox(spec, sandbox, warn=False))

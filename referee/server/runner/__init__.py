@@ -104,31 +104,59 @@ def _finite(value: Any) -> Any:
 
 
 async def run(data: Path, season_file: Path, cluster: str | None) -> None:
-    """The runner's tasks until SIGTERM or SIGINT (or one of them fails)."""
+    """The runner's tasks until SIGTERM or SIGINT (or one of them fails), with its connection
+    to the season's dask cluster open throughout when there is one."""
+    from referee.server.runner.settings import load_runner_settings
+
+    settings = load_runner_settings(season_file)
+    address = cluster or settings.league.cluster
+    if not address:
+        await serve(data, season_file, settings, None, None)
+        return
+    async with connect(address, settings) as connection:
+        await serve(data, season_file, settings, address, connection)
+
+
+def connect(address: str, settings: Any) -> Any:
+    """The runner's one connection to its dask cluster: the season's games, the checks and the
+    test games all go through it (`local:N` starts N workers here once, not once each)."""
+    from referee.extras import require
+
+    require("distributed", "--cluster")
+    from referee.league.executors.dask import Cluster
+
+    league = settings.league
+    table = league.players[1] if league.players else 4   # the largest table it may play
+    return Cluster(address, league.concurrency or league.default_concurrency(table))
+
+
+async def serve(data: Path, season_file: Path, settings: Any, cluster: str | None,
+                connection: Any) -> None:
+    """The runner's tasks on the club's database (`connection`: its dask.Cluster, if any)."""
     from referee.league.season import open_season
     from referee.server.runner import records
     from referee.server.runner.checks import check_queue
     from referee.server.runner.play import SeasonLoop
-    from referee.server.runner.settings import load_runner_settings
     from referee.server.runner.testgames import test_game_queue
 
-    settings = load_runner_settings(season_file)
     db = Database()
     checks, games = await db(records.requeue_interrupted)
     if checks or games:
         log(f"queued again after an interruption: {checks} checks, {games} test games")
     season = open_season(data / "season", settings.league, settings.round_games,
                          settings.max_rounds or None, settings.max_catch_up)
-    loop_ = SeasonLoop(db, data, season, settings, cluster)
+    loop_ = SeasonLoop(db, data, season, settings, cluster, connection=connection)
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
     tasks = [
         asyncio.create_task(check_queue(db, data, settings.check_concurrency,
-                                        settings.check_timeout_s), name="checks"),
+                                        settings.check_timeout_s, cluster=connection),
+                            name="checks"),
         asyncio.create_task(test_game_queue(db, data, season.settings,
-                                            settings.test_game_timeout_s), name="test games"),
+                                            settings.test_game_timeout_s, cluster=connection),
+                            name="test games"),
         asyncio.create_task(refit_loop(db, loop_, settings.refit_games,
                                        settings.refit_seconds), name="refit"),
     ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from pathlib import Path
+from typing import Any
 
 from referee.bots.spec import BotSpecError, load_spec
 from referee.league.executors import Executor, make_executor
@@ -31,9 +32,11 @@ class SeasonLoop:
     """Plays the season in `data`/season until it is closed."""
 
     def __init__(self, db: Db, data: Path, season: Season, settings: RunnerSettings,
-                 cluster: str | None, poll: float = 1.0) -> None:
+                 cluster: str | None, poll: float = 1.0, connection: Any = None) -> None:
+        """`connection`: the runner's dask.Cluster when it has one (the executors use it)."""
         self.db, self.data, self.season, self.settings = db, data, season, settings
         self.cluster = cluster or settings.league.cluster
+        self.connection = connection
         self.poll = poll
         self.executor: Executor | None = None
         self.names: frozenset[str] = frozenset()
@@ -143,7 +146,8 @@ class SeasonLoop:
         high = max(len(game.bots) for game in self.season.pending())
         concurrency = league.concurrency or league.default_concurrency(high)
         executor = make_executor(specs, concurrency=concurrency, sandbox=league.sandbox,
-                                 cluster=self.cluster, league=str(self.season.store.path.parent))
+                                 cluster=self.cluster, league=str(self.season.store.path.parent),
+                                 connection=self.connection)
         await executor.__aenter__()
         try:
             _, broken = await executor.start(skip_broken=True)

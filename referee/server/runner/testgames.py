@@ -27,15 +27,21 @@ HIDDEN = "(another student's bot: its output is not shown)"
 
 
 async def play_test_game(db: Db, data: Path, request: records.TestRequest,
-                         stored: dict[str, Any], timeout: float) -> None:
-    """Play one claimed test game and record it (or say why it could not be played)."""
+                         stored: dict[str, Any], timeout: float, cluster: Any = None) -> None:
+    """Play one claimed test game (here, or on a worker of `cluster`, a dask.Cluster) and
+    record it (or say why it could not be played)."""
     owned = await db(_owned_names, request)
     try:
         specs = [dataclasses.replace(load_spec(path), name=name) for name, path in request.seats]
         rules = RuleSet.from_dict(stored["rules"])
         options = MatchOptions(stored["strikes_to_forfeit"], stored["autoplay_forced"])
-        result = await asyncio.wait_for(
-            play_one(specs, rules, draw_secret(), options=options, sandbox=None), timeout)
+        if cluster is not None:
+            from referee.server.runner.remote import play_on_cluster
+
+            result = await play_on_cluster(cluster, specs, rules, options, timeout)
+        else:
+            result = await asyncio.wait_for(
+                play_one(specs, rules, draw_secret(), options=options, sandbox=None), timeout)
     except TimeoutError:
         await db(records.finish_test_game, request.id, "",
                  f"not finished within {timeout:.0f} s")
@@ -71,11 +77,11 @@ def _owned_names(request: records.TestRequest) -> set[str]:
 
 
 async def test_game_queue(db: Db, data: Path, stored: dict[str, Any], timeout: float,
-                          idle: float = 1.0) -> None:
-    """Claim and play queued test games forever, one at a time."""
+                          idle: float = 1.0, cluster: Any = None) -> None:
+    """Claim and play queued test games forever, one at a time (on `cluster` if given)."""
     while True:
         request = await db(records.claim_test_game, data)
         if request is None:
             await asyncio.sleep(idle)
             continue
-        await play_test_game(db, data, request, stored, timeout)
+        await play_test_game(db, data, request, stored, timeout, cluster)

@@ -1,0 +1,109 @@
+"""The club's checks and test games on the season's dask cluster (`--cluster`).
+
+With a cluster the club's machine runs no bot: a check goes to a worker as one task (the
+folder holding the version's spec packed as a league's bots are, an image archive beside it by
+its digest; the worker runs `referee check` there, under the guard, with the check's time
+limit) and so does a test game (its bots shipped as a league's are, played with `play_one`).
+They go before the season's games waiting on the workers (a higher dask priority): a student
+waits for them. The check's lines are stored when it ends, after a first line naming the
+worker; a test game's record names its worker as a league game's does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+from typing import Any
+
+from referee.bots.errors import BotStartError
+from referee.bots.spec import BotSpec, BotSpecError, load_spec, private
+from referee.engine import RuleSet
+from referee.league.executors.dask import RESOURCE, Cluster, ship
+from referee.league.executors.jobs import CheckJob, run_check_job, run_test_game_job
+from referee.league.executors.packs import pack_tree
+from referee.match import MatchOptions, MatchResult
+from referee.seeds import draw_secret
+from referee.server.runner import records
+from referee.server.runner.checks import MAX_LINES, CheckLines, Db
+from referee.text import safe_line
+
+PRIORITY = 10   # before the season's games (priority 0) that wait on the workers
+
+
+def check_job(spec_path: Path) -> CheckJob:
+    """A check's work as a worker gets it: the folder of the spec packed, and the image
+    archive the spec names (if it names one inside that folder) with its digest. OSError if
+    the files cannot be read; a spec that does not load is the check's to report."""
+    folder = spec_path.parent
+    pack = pack_tree(folder)
+    job = CheckJob(pack.data, pack.version, spec_path.name)
+    try:
+        spec = load_spec(spec_path)
+    except BotSpecError:
+        return job
+    archive = spec.image_archive
+    if archive is None or not archive.is_relative_to(folder) or not private(archive, folder):
+        return job   # no archive, or the pack holds it already
+    shipped = ship(spec, None)
+    return CheckJob(pack.data, pack.version, spec_path.name, shipped.archive,
+                    archive.relative_to(folder).as_posix(), shipped.archive_digest)
+
+
+async def run_check_on_cluster(db: Db, claimed: records.Claimed, timeout: float,
+                               cluster: Cluster) -> None:
+    """Run one claimed check on a worker of `cluster` and store its lines and verdict."""
+    assert cluster.client is not None
+    lines = CheckLines(db, claimed)
+    try:
+        job = await asyncio.to_thread(check_job, claimed.spec)
+    except (OSError, BotStartError) as exc:
+        reason = exc.reason if isinstance(exc, BotStartError) else exc.strerror or str(exc)
+        await db(records.finish_check, claimed.id, False,
+                 f"the check could not start: its files cannot be sent ({reason})")
+        return
+    try:
+        done = await submit(cluster, run_check_job, job, timeout, MAX_LINES,
+                            key=f"referee-check-{claimed.id}")
+    except Exception as exc:  # noqa: BLE001 - the cluster lost it: one line, the runner goes on
+        await db(records.finish_check, claimed.id, False, safe_line(
+            f"the check could not run on the cluster: {exc}", limit=280))
+        return
+    await lines(f"on cluster worker {safe_line(done.worker, limit=100)}:")
+    for text in done.lines:
+        await lines(text)
+    lines.seq, lines.last = done.count + 1, done.last or lines.last
+    await lines.finish(done.returncode, timeout)
+
+
+async def play_on_cluster(cluster: Cluster, specs: list[BotSpec], rules: RuleSet,
+                          options: MatchOptions, timeout: float) -> MatchResult:
+    """One test game of `specs` on a worker of `cluster`; BotStartError or RuntimeError with
+    one line if it could not be played (a bot that cannot start, the time limit)."""
+    assert cluster.client is not None
+    bots = [await asyncio.to_thread(ship, spec, None) for spec in specs]
+    done = await submit(cluster, run_test_game_job, bots, rules, draw_secret(), options, timeout,
+                        key="referee-test-game")
+    if done.result is None:
+        raise RuntimeError(done.error)
+    return done.result
+
+
+async def submit(cluster: Cluster, fn: Any, payload: Any, *args: Any, key: str) -> Any:
+    """`fn(payload, *args)` run on a worker that offers games, before the season's games; its
+    result. The payload (the bots' files: an image archive may be hundreds of MB) is scattered
+    first, so it travels to the worker as data, not inside the task's graph through the
+    scheduler. Cancelled, the task is cancelled on the cluster too."""
+    client = cluster.client
+    assert client is not None
+    [data] = await client.scatter([payload], hash=False)
+    future = client.submit(fn, data, *args, pure=False, priority=PRIORITY,
+                           key=f"{key}-{uuid.uuid4().hex[:12]}", resources={RESOURCE: 1})
+    try:
+        return await future
+    except asyncio.CancelledError:
+        await client.cancel([future, data])
+        raise
+    finally:
+        future.release()
+        data.release()
