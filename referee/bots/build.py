@@ -32,6 +32,7 @@ from typing import IO
 
 from referee.bots import uids
 from referee.bots.errors import BotStartError
+from referee.bots.folder import open_to_bot
 from referee.bots.guard import guarded
 from referee.bots.netns import NetworkUnavailable, isolated_network
 from referee.bots.spec import BotSpec, hash_tree
@@ -227,6 +228,7 @@ def _run_confined(spec: BotSpec, argv: list[str], timeout: float,
     finally:
         if root and lent:
             _give_back(spec.workdir, lent)
+            open_to_bot(spec.workdir)   # what the build made, under any umask, for the bot
         shutil.rmtree(work, ignore_errors=True)
         if lease:
             lease.release()

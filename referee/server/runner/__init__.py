@@ -178,6 +178,8 @@ def hold_runner_lock(data: Path) -> int:
 
 def main(data: Path, season_file: Path | None = None, cluster: str | None = None) -> None:
     """Run the season runner on the data folder `data` until SIGTERM or SIGINT."""
+    # Owner-only, as under `referee serve` (referee.server.serve.OWNER_ONLY), when started alone.
+    os.umask(0o077)
     data = Path(data).resolve()
     season_file = Path(season_file or os.environ.get(SEASON_FILE_ENV) or data / "season.toml")
     hold_runner_lock(data)
