@@ -31,6 +31,7 @@ import grpc
 
 from referee import __version__
 from referee.bots.build import ensure_built
+from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB
 from referee.bots.errors import (
     CRASH,
     ILLEGAL,
@@ -179,6 +180,7 @@ class CheckOptions:
     probes: bool = True
     sandbox: bool | None = None
     on_build_line: Callable[[str, str], None] | None = None   # each build output line, live
+    write_max_mb: int = DEFAULT_WRITE_MAX_MB      # what the build may write (its folder, /tmp)
 
 
 Listener = Callable[[Check], None]
@@ -232,7 +234,8 @@ class Checker:
             try:
                 confined = use_sandbox(spec, self.options.sandbox, warn=False)
                 ran = await asyncio.to_thread(ensure_built, spec, sandbox=confined,
-                                              on_line=self.options.on_build_line)
+                                              on_line=self.options.on_build_line,
+                                              write_max_mb=self.options.write_max_mb)
             except BotStartError as exc:
                 self.add("build", FAIL, exc.reason)
                 return False

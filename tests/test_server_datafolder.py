@@ -8,11 +8,12 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
 from runner_support import Club, wait_for, write_season
 from server_support import ServerProcess, make_student, student_bot
 
 from referee.league.store import games_stored
-from referee.server.client import submit
+from referee.server.client import SubmitError, submit
 
 # A build step that writes a module the bot imports: the bot (another uid than its build) must
 # read what its build made.
@@ -121,3 +122,58 @@ def test_nothing_of_the_data_folder_is_readable_by_another_user(tmp_path: Path) 
     assert (data / "testgames").is_dir() and (data / "uploads" / "ann-bot" / "1" / "bot" /
                                               "made.py").is_file()
     assert open_to_others(data) == []
+
+
+# A build that writes 200 MiB (4 MiB files, half in its folder, half in its /tmp) and succeeds.
+FLOOD = """import os
+
+block = bytes(range(256)) * 4096        # 1 MiB that no file system stores as a hole
+os.makedirs("junk", exist_ok=True)
+for i in range(50):
+    where = "junk" if i % 2 else os.environ.get("TMPDIR", "/tmp")
+    with open(os.path.join(where, f"junk{i}"), "wb") as out:
+        for _ in range(4):
+            out.write(block)
+print("wrote 200 MiB")
+"""
+
+
+def test_a_build_cannot_fill_the_disk(tmp_path: Path) -> None:
+    """A build that writes 200 MiB under a season limit of 32 MiB is stopped at the limit and
+    fails its check; the failed version keeps only its archive and its check's lines, and a
+    refused upload leaves nothing."""
+    data = tmp_path / "data"
+    data.mkdir()
+    write_season(data, """
+        write_max_mb = 32
+    """)
+    server = ServerProcess(data)
+    try:
+        token = make_student(data, "flo")
+        folder = student_bot(tmp_path / "src" / "flo", "flo-bot", "flo")
+        (folder / "build.py").write_text(FLOOD)
+        spec = (folder / "bot.toml").read_text()
+        (folder / "bot.toml").write_text(spec.replace('workdir = "."\n', 'workdir = "."\n'
+                                                      'build = ["{python}", "build.py"]\n'))
+        submit(folder, server.url, token)
+        bad = tmp_path / "bad.zip"
+        bad.write_bytes(b"PK\x05\x06" + bytes(18))      # an empty zip: no spec in it
+        with pytest.raises(SubmitError, match="spec"):
+            submit(bad, server.url, token, bot="flo-bot")
+        club = Club(data)
+        try:
+            error = wait_for("the failed check", lambda: club.value(
+                "BotVersion.objects.filter(check_state='failed').values_list('error', "
+                "flat=True).first()") or club.value(
+                "BotVersion.objects.filter(check_state='passed').exists()"), timeout=900)
+            lines = club.value("list(CheckLine.objects.values_list('text', flat=True))")
+        finally:
+            club.close()
+    finally:
+        assert server.stop() == 0, server.output()
+    assert isinstance(error, str) and "NOT conform" in error, (error, lines)
+    assert any("build stopped: it wrote more than 32 MiB" in line for line in lines), lines
+    # What is left on disk: the failed version's archive, nothing of the refused upload.
+    left = sorted(str(p.relative_to(data / "uploads")) for p in (data / "uploads").rglob("*"))
+    assert left == [".incoming", "flo-bot", "flo-bot/1", "flo-bot/1/archive"], left
+    assert list((data / "tmp").iterdir()) == []

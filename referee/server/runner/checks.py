@@ -10,11 +10,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB
 from referee.bots.guard import guarded
 from referee.server.runner import records
 from referee.text import safe_line
@@ -26,13 +28,18 @@ STOP_GRACE = 10.0      # seconds between SIGTERM and SIGKILL of a check's proces
 Db = Callable[..., Awaitable[Any]]
 
 
-async def run_check(db: Db, claimed: records.Claimed, timeout: float) -> None:
-    """Run one claimed check to its verdict (passed, failed, or failed at the time limit)."""
+async def run_check(db: Db, claimed: records.Claimed, timeout: float,
+                    write_max_mb: int = DEFAULT_WRITE_MAX_MB) -> None:
+    """Run one claimed check to its verdict (passed, failed, or failed at the time limit); its
+    build may write `write_max_mb` MiB. A version that failed keeps only what its page needs:
+    its folder (the upload as unpacked, and what its build wrote) is removed, the uploaded
+    archive and the check's lines stay."""
     # Under the guard (referee.bots.guard), which dies with the runner, even by SIGKILL, and
     # takes the check's processes with it: no check goes on unseen, holding its build's lock.
     # (A preexec_fn in this threaded process could crash the child between fork and exec.)
     argv, env = guarded([sys.executable, "-m", "referee.cli", "check", "--build-output",
-                         str(claimed.spec)], {**os.environ, "COLUMNS": "120"}, STOP_GRACE)
+                         "--write-limit-mb", str(write_max_mb), str(claimed.spec)],
+                        {**os.environ, "COLUMNS": "120"}, STOP_GRACE)
     seq = 0
     last = ""
 
@@ -49,7 +56,7 @@ async def run_check(db: Db, claimed: records.Claimed, timeout: float) -> None:
             cwd=str(claimed.spec.parent),
             env=env)
     except OSError as exc:
-        await db(records.finish_check, claimed.id, False, f"the check could not start: {exc}")
+        await finish(db, claimed, False, f"the check could not start: {exc}")
         return
     assert process.stdout is not None
 
@@ -69,7 +76,7 @@ async def run_check(db: Db, claimed: records.Claimed, timeout: float) -> None:
         summary = (f"stopped after the check's time limit of {timeout:.0f} s (a build or a "
                    f"bot that hangs?)")
         await line(summary)
-        await db(records.finish_check, claimed.id, False, summary)
+        await finish(db, claimed, False, summary)
         return
     except asyncio.CancelledError:   # the runner stops: the check is queued again next start
         await stop_group(process)
@@ -79,6 +86,14 @@ async def run_check(db: Db, claimed: records.Claimed, timeout: float) -> None:
                  f"... {seq - MAX_LINES} more lines not kept")
     passed = process.returncode == 0
     summary = last or f"referee check exited with status {process.returncode}"
+    await finish(db, claimed, passed, summary)
+
+
+async def finish(db: Db, claimed: records.Claimed, passed: bool, summary: str) -> None:
+    """Record the verdict; a version that failed loses its folder (see `run_check`)."""
+    if not passed:
+        # Before the verdict: a version said to have failed never holds more than its archive.
+        await asyncio.to_thread(shutil.rmtree, claimed.folder, True)
     await db(records.finish_check, claimed.id, passed, summary)
 
 
@@ -98,7 +113,7 @@ async def stop_group(process: asyncio.subprocess.Process) -> None:
 
 
 async def check_queue(db: Db, data: Any, concurrency: int, timeout: float,
-                      idle: float = 1.0) -> None:
+                      write_max_mb: int = DEFAULT_WRITE_MAX_MB, idle: float = 1.0) -> None:
     """Claim and run queued checks forever, at most `concurrency` at once."""
     running: set[asyncio.Task[None]] = set()
     try:
@@ -107,7 +122,7 @@ async def check_queue(db: Db, data: Any, concurrency: int, timeout: float,
                 claimed = await db(records.claim_check, data)
                 if claimed is None:
                     break
-                task = asyncio.create_task(run_check(db, claimed, timeout))
+                task = asyncio.create_task(run_check(db, claimed, timeout, write_max_mb))
                 running.add(task)
                 task.add_done_callback(running.discard)
             await asyncio.sleep(idle)
