@@ -31,7 +31,6 @@ import grpc
 
 from referee import __version__
 from referee.bots.build import ensure_built
-from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB
 from referee.bots.errors import (
     CRASH,
     ILLEGAL,
@@ -180,7 +179,7 @@ class CheckOptions:
     probes: bool = True
     sandbox: bool | None = None
     on_build_line: Callable[[str, str], None] | None = None   # each build output line, live
-    write_max_mb: int = DEFAULT_WRITE_MAX_MB      # what the build may write (its folder, /tmp)
+    write_max_mb: int | None = None   # what the build may write (None: the season's/default)
 
 
 Listener = Callable[[Check], None]

@@ -177,3 +177,36 @@ def test_a_build_cannot_fill_the_disk(tmp_path: Path) -> None:
     left = sorted(str(p.relative_to(data / "uploads")) for p in (data / "uploads").rglob("*"))
     assert left == [".incoming", "flo-bot", "flo-bot/1", "flo-bot/1/archive"], left
     assert list((data / "tmp").iterdir()) == []
+
+
+@pytest.mark.sandbox
+def test_a_bot_cannot_fill_the_disk_through_its_tmp(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A confined bot that writes 200 MiB into its private /tmp under a limit of 32 MiB is
+    killed, its log says why, and its folder is gone once it is stopped."""
+    import asyncio
+
+    from referee.bots.process import BotProcess
+    from referee.bots.spec import load_spec
+
+    monkeypatch.setenv("REFEREE_WRITE_MAX_MB", "32")   # as the season's runner sets it
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "flood.py").write_text(FLOOD.replace('"junk" if i % 2 else ', "").replace(
+        'os.makedirs("junk", exist_ok=True)', ""))   # all in its /tmp
+    (folder / "bot.toml").write_text('name = "flood"\ncommand = ["{python}", "flood.py"]\n')
+
+    async def run() -> tuple[int | None, str, Path | None]:
+        bot = BotProcess(load_spec(folder / "bot.toml"))
+        await bot.start()
+        own = bot._dir
+        assert bot.proc is not None
+        await asyncio.wait_for(bot.proc.wait(), 600)   # it ends by itself either way
+        text = bot.log.since(0)
+        await bot.stop()
+        return bot.exit_status, text, own
+
+    status, text, own = asyncio.run(run())
+    assert "wrote more than 32 MiB in its /tmp and was stopped" in text, (status, text)
+    assert "wrote 200 MiB" not in text and status != 0
+    assert own is not None and not own.exists()

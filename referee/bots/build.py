@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
-from referee.bots import uids
+from referee.bots import diskwatch, uids
 from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB, DiskWatch
 from referee.bots.errors import BotStartError
 from referee.bots.folder import open_to_bot
@@ -77,7 +77,7 @@ class WriteLimitReached(Exception):
 
 def ensure_built(spec: BotSpec, timeout: float | None = None, *, sandbox: bool = False,
                  on_line: OutputListener | None = None,
-                 write_max_mb: int = DEFAULT_WRITE_MAX_MB) -> bool:
+                 write_max_mb: int | None = None) -> bool:
     """Run the spec's build command (confined when `sandbox`) unless a stamp shows it ran for
     the bot's directory as it is now (see `_build_stamp`).
 
@@ -87,10 +87,11 @@ def ensure_built(spec: BotSpec, timeout: float | None = None, *, sandbox: bool =
     the tail of the build's output if it fails, or the other process's failure if the build
     this one waited for failed. `on_line`, if given, hears each line of the build's output as
     the build writes it (the output is captured all the same). The build may add at most
-    `write_max_mb` MiB to its folder and its private /tmp, all files together (measured by
-    `referee.bots.diskwatch`; each file at most that too): at the limit it is stopped whole
-    and fails.
+    `write_max_mb` MiB (by default the season's, `referee.bots.diskwatch.write_max_mb`) to its
+    folder and its private /tmp, all files together (measured by `referee.bots.diskwatch`;
+    each file at most that too): at the limit it is killed whole and fails.
     """
+    write_max_mb = write_max_mb or diskwatch.write_max_mb()
     if not spec.build or spec.workdir is None:
         return False
     if _build_stamp(spec).exists():

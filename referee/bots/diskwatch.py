@@ -22,8 +22,17 @@ from pathlib import Path
 
 MIB = 1024 * 1024
 DEFAULT_WRITE_MAX_MB = 512   # what a build, or a bot's /tmp, may add when nobody says
+WRITE_MAX_ENV = "REFEREE_WRITE_MAX_MB"   # the season's limit, set by its runner for its children
 ENTRY_BYTES = 4096           # the least a file, folder or link counts: an inode and a block
-EVERY_S = 0.02               # the shortest time between two measurements
+EVERY_S = 0.02               # the shortest time between two measurements of a build
+BOT_EVERY_S = 0.1            # ... of a bot's /tmp (a thread per bot instance, beside its games)
+
+
+def write_max_mb() -> int:
+    """The write limit in MiB: $REFEREE_WRITE_MAX_MB (the season runner sets it from the
+    season's `write_max_mb` for every process it starts) or DEFAULT_WRITE_MAX_MB."""
+    given = os.environ.get(WRITE_MAX_ENV, "")
+    return int(given) if given.isdigit() and int(given) > 0 else DEFAULT_WRITE_MAX_MB
 
 
 def disk_use(folders: Iterable[Path]) -> int:
@@ -49,10 +58,12 @@ class DiskWatch:
     """Measures `folders` from a thread until `close`; calls `stop` once when they have grown
     by more than `limit_mb` MiB since `start` (then `over` is True)."""
 
-    def __init__(self, folders: Iterable[Path], limit_mb: int, stop: Callable[[], None]) -> None:
+    def __init__(self, folders: Iterable[Path], limit_mb: int, stop: Callable[[], None],
+                 every: float = EVERY_S) -> None:
         self.folders = list(folders)
         self.limit_mb = limit_mb
         self.stop = stop
+        self.every = every
         self.over = False
         self._closed = threading.Event()
         self._thread: threading.Thread | None = None
@@ -67,7 +78,7 @@ class DiskWatch:
 
     def _run(self) -> None:
         limit = self.limit_mb * MIB
-        wait = EVERY_S
+        wait = self.every
         while not self._closed.wait(wait):
             began = time.monotonic()
             if disk_use(self.folders) - self._base > limit:
@@ -76,7 +87,7 @@ class DiskWatch:
                 return
             # A big tree takes a while to walk: measuring takes at most a fifth of the time,
             # so that a build of many small files is not slowed down much.
-            wait = max(EVERY_S, 4 * (time.monotonic() - began))
+            wait = max(self.every, 4 * (time.monotonic() - began))
 
     def close(self) -> None:
         """Stop measuring (idempotent)."""

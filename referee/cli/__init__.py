@@ -23,7 +23,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from referee import __version__
-from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB
+from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB, WRITE_MAX_ENV
 from referee.bots.errors import BotError
 from referee.engine import PRESET_NOTES, PRESETS, RuleSet, preset
 from referee.engine.errors import EngineError
@@ -564,16 +564,16 @@ def _print_outcome(outcome: Any, quiet: bool) -> None:
 @click.option("--no-probes", is_flag=True, help="Skip the crafted edge-state requests.")
 @click.option("--build-output", is_flag=True,
               help="Print the build's output line by line as it runs ('build| ...').")
-@click.option("--write-limit-mb", type=click.IntRange(1, 1024 * 1024),
-              default=DEFAULT_WRITE_MAX_MB, show_default=True,
-              help="Most the build may write in its folder and /tmp, all files together (MiB); "
-                   "past it the build is stopped and fails.")
+@click.option("--write-limit-mb", type=click.IntRange(1, 1024 * 1024), default=None,
+              help="Most the build (and each bot in its /tmp) may write, all files together "
+                   f"(MiB); past it the build or bot is killed. Default: {DEFAULT_WRITE_MAX_MB}.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--no-sandbox", is_flag=True,
               help="Run bots unconfined (trusted local development only).")
 @friendly_errors
 def check(bot: Path, opponents: tuple[Path, ...], presets: tuple[str, ...], games: int,
-          seed: int, no_probes: bool, build_output: bool, write_limit_mb: int, as_json: bool,
+          seed: int, no_probes: bool, build_output: bool, write_limit_mb: int | None,
+          as_json: bool,
           no_sandbox: bool) -> None:
     """Check that a bot conforms to the protocol: a report for bot authors.
 
@@ -582,6 +582,9 @@ def check(bot: Path, opponents: tuple[Path, ...], presets: tuple[str, ...], game
     Exits with status 1 if any check fails.
     """
     from referee.check import CheckOptions, run_check
+
+    if write_limit_mb is not None:   # the bots' limit too (referee.bots.diskwatch)
+        os.environ[WRITE_MAX_ENV] = str(write_limit_mb)
 
     def echo_build_line(stream: str, line: str) -> None:
         # The build's text is the bot author's: escaped, one line each (stderr beside --json).

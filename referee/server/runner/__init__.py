@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from referee.bots.diskwatch import WRITE_MAX_ENV
 from referee.server import DATA_ENV
 
 SEASON_FILE_ENV = "REFEREE_SEASON_FILE"
@@ -113,6 +114,9 @@ async def run(data: Path, season_file: Path, cluster: str | None) -> None:
     from referee.server.runner.testgames import test_game_queue
 
     settings = load_runner_settings(season_file)
+    # Every build and bot this runner starts, in checks, games and test games, and in the
+    # processes it starts for them, writes at most this much (referee.bots.diskwatch).
+    os.environ[WRITE_MAX_ENV] = str(settings.write_max_mb)
     db = Database()
     checks, games = await db(records.requeue_interrupted)
     if checks or games:
