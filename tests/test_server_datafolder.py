@@ -74,9 +74,10 @@ def _private_to_another_uid(folder: Path) -> bool:
 
 def test_nothing_of_the_data_folder_is_readable_by_another_user(tmp_path: Path) -> None:
     """After a season with uploads (one of them built), their checks in the sandbox, games, a
-    test game and refits, no file or folder of the data folder is open to another user but a
-    version's bot folder, below folders only the server may enter; and the bots (other uids)
-    still read their folders and what their builds made: they pass their checks and play."""
+    test game, refits and the closed season's report, no file or folder of the data folder is
+    open to another user but a version's bot folder, below folders only the server may enter;
+    and the bots (other uids) still read their folders and what their builds made: they pass
+    their checks and play."""
     data = tmp_path / "data"
     data.mkdir()
     write_season(data, """
@@ -115,12 +116,16 @@ def test_nothing_of_the_data_folder_is_readable_by_another_user(tmp_path: Path) 
             # While it runs: the club's database's -wal and -shm files are there now.
             assert (data / "server.sqlite3-wal").exists()
             assert open_to_others(data) == []
+            # Closed: the season's static report is written into the data folder too.
+            club.season_state("closed")
+            wait_for("the report", lambda: club.value("Season.objects.get(pk=1).report_path"))
         finally:
             club.close()
     finally:
         assert server.stop() == 0, server.output()
     assert (data / "testgames").is_dir() and (data / "uploads" / "ann-bot" / "1" / "bot" /
                                               "made.py").is_file()
+    assert (data / "season" / "report" / "index.html").is_file()
     assert open_to_others(data) == []
 
 
