@@ -179,6 +179,7 @@ class CheckOptions:
     probes: bool = True
     sandbox: bool | None = None
     on_build_line: Callable[[str, str], None] | None = None   # each build output line, live
+    write_max_mb: int | None = None   # what the build may write (None: the season's/default)
 
 
 Listener = Callable[[Check], None]
@@ -232,7 +233,8 @@ class Checker:
             try:
                 confined = use_sandbox(spec, self.options.sandbox, warn=False)
                 ran = await asyncio.to_thread(ensure_built, spec, sandbox=confined,
-                                              on_line=self.options.on_build_line)
+                                              on_line=self.options.on_build_line,
+                                              write_max_mb=self.options.write_max_mb)
             except BotStartError as exc:
                 self.add("build", FAIL, exc.reason)
                 return False

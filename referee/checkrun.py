@@ -27,11 +27,13 @@ STOP_GRACE = 10.0      # seconds between SIGTERM and SIGKILL of a check's proces
 Line = Callable[[str], Awaitable[None]]
 
 
-async def check_process(spec: Path, timeout: float, line: Line) -> int | None:
+async def check_process(spec: Path, timeout: float, line: Line,
+                        write_max_mb: int | None = None) -> int | None:
     """Run `referee check --build-output spec`, handing each line of its output to `line`;
     its exit status, or None when it was stopped at `timeout` seconds. OSError if it cannot
-    start; cancelled, it is stopped first."""
-    argv, env = guarded([sys.executable, "-m", "referee.cli", "check", "--build-output",
+    start; cancelled, it is stopped first. `write_max_mb` bounds what its build and bot write."""
+    limit = [] if write_max_mb is None else ["--write-limit-mb", str(write_max_mb)]
+    argv, env = guarded([sys.executable, "-m", "referee.cli", "check", "--build-output", *limit,
                          str(spec)], {**os.environ, "COLUMNS": "120"}, STOP_GRACE)
     process = await asyncio.create_subprocess_exec(
         *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,

@@ -79,6 +79,9 @@ def test_the_season_file_shown_is_what_the_server_reads(tmp_path: Path,
     runner = load_runner_settings(tmp_path / "season.toml")
     assert runner.round_games == data["round_games"]
     assert runner.check_timeout_s == data["check_timeout_s"]
+    from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB
+
+    assert runner.write_max_mb == data["write_max_mb"] == DEFAULT_WRITE_MAX_MB
     from server_support import club_django
 
     club_django()

@@ -19,6 +19,7 @@ import logging
 import os
 import re
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -30,8 +31,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
-from referee.bots import uids
+from referee.bots import diskwatch, uids
+from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB, DiskWatch
 from referee.bots.errors import BotStartError
+from referee.bots.folder import open_to_bot
 from referee.bots.guard import guarded
 from referee.bots.netns import NetworkUnavailable, isolated_network
 from referee.bots.spec import BotSpec, hash_tree
@@ -68,8 +71,13 @@ KEPT_LINES = 400   # lines of each output stream a build keeps for its failure m
 OutputListener = Callable[[str, str], None]
 
 
+class WriteLimitReached(Exception):
+    """A build wrote more than its limit and was stopped (every process of it)."""
+
+
 def ensure_built(spec: BotSpec, timeout: float | None = None, *, sandbox: bool = False,
-                 on_line: OutputListener | None = None) -> bool:
+                 on_line: OutputListener | None = None,
+                 write_max_mb: int | None = None) -> bool:
     """Run the spec's build command (confined when `sandbox`) unless a stamp shows it ran for
     the bot's directory as it is now (see `_build_stamp`).
 
@@ -78,8 +86,12 @@ def ensure_built(spec: BotSpec, timeout: float | None = None, *, sandbox: bool =
     Returns True if it ran, False if a stamp showed it already ran. Raises BotStartError with
     the tail of the build's output if it fails, or the other process's failure if the build
     this one waited for failed. `on_line`, if given, hears each line of the build's output as
-    the build writes it (the output is captured all the same).
+    the build writes it (the output is captured all the same). The build may add at most
+    `write_max_mb` MiB (by default the season's, `referee.bots.diskwatch.write_max_mb`) to its
+    folder and its private /tmp, all files together (measured by `referee.bots.diskwatch`;
+    each file at most that too): at the limit it is killed whole and fails.
     """
+    write_max_mb = write_max_mb or diskwatch.write_max_mb()
     if not spec.build or spec.workdir is None:
         return False
     if _build_stamp(spec).exists():
@@ -104,7 +116,7 @@ def ensure_built(spec: BotSpec, timeout: float | None = None, *, sandbox: bool =
                  " ".join(spec.build))
         try:
             return _build(spec, max(deadline - time.monotonic(), 1.0), sandbox, limit,
-                          on_line)
+                          on_line, write_max_mb)
         except BotStartError as exc:
             failed.parent.mkdir(parents=True, exist_ok=True)
             failed.write_text(exc.reason + "\n")
@@ -128,7 +140,8 @@ def _lock_until(lock: int, deadline: float, spec: BotSpec, limit: float) -> None
 
 
 def _build(spec: BotSpec, timeout: float, sandbox: bool, limit: float,
-           on_line: OutputListener | None = None) -> bool:
+           on_line: OutputListener | None = None,
+           write_max_mb: int = DEFAULT_WRITE_MAX_MB) -> bool:
     assert spec.workdir is not None
     argv = [sys.executable if part == "{python}" else part for part in spec.build]
     search = spec.env.get("PATH", os.environ.get("PATH"))
@@ -138,11 +151,16 @@ def _build(spec: BotSpec, timeout: float, sandbox: bool, limit: float,
 
     try:
         if sandbox:
-            done = _run_confined(spec, argv, timeout, on_line)
+            done = _run_confined(spec, argv, timeout, on_line, write_max_mb)
         else:   # --no-sandbox or sandbox = "none": the organiser trusts this bot
             done = _run_guarded(argv, timeout, cwd=spec.workdir,
                                 env={**os.environ, **protocol_env(), **spec.env},
-                                on_line=on_line)
+                                on_line=on_line, watched=[spec.workdir],
+                                write_max_mb=write_max_mb)
+    except WriteLimitReached:
+        raise BotStartError(spec.name, f"build stopped: it wrote more than {write_max_mb} MiB "
+                                       f"(the limit of what a build may write in its folder "
+                                       f"and /tmp)") from None
     except subprocess.TimeoutExpired:
         raise BotStartError(spec.name, f"build timed out after {limit:.0f} s "
                                        f"(limits.build_seconds)") from None
@@ -210,7 +228,8 @@ def failure_tail(done: subprocess.CompletedProcess[str], confined: bool) -> str:
 
 
 def _run_confined(spec: BotSpec, argv: list[str], timeout: float,
-                  on_line: OutputListener | None = None) -> subprocess.CompletedProcess[str]:
+                  on_line: OutputListener | None = None,
+                  write_max_mb: int = DEFAULT_WRITE_MAX_MB) -> subprocess.CompletedProcess[str]:
     """Run the build under the guard in bubblewrap, the bot's folder lent to a uid of its own."""
     from referee.bots.process import RUN_ID, protocol_env, referee_paths
     from referee.bots.sandbox import NOBODY, bwrap_argv, default_env, prepare_dirs
@@ -235,26 +254,31 @@ def _run_confined(spec: BotSpec, argv: list[str], timeout: float,
             confined = bwrap_argv(argv, bot_dir=spec.workdir, tmp_dir=tmp, socket_dir=None,
                                   env=env, memory_mb=BUILD_MEMORY_MB, cpu_seconds=None,
                                   max_processes=BUILD_MAX_PROCESSES, uid=uid, gid=gid,
+                                  max_file_mb=write_max_mb,
                                   writable_bot_dir=True, ro_paths=referee_paths(),
                                   netns=net.path if net else None,
                                   resolv_conf=net.resolv_conf if net else None)
             return _run_guarded(confined, timeout, cwd=spec.workdir,
-                                env={**os.environ, "REFEREE_RUN_ID": RUN_ID}, on_line=on_line)
+                                env={**os.environ, "REFEREE_RUN_ID": RUN_ID}, on_line=on_line,
+                                watched=[spec.workdir, tmp], write_max_mb=write_max_mb)
     finally:
         if root and lent:
             _give_back(spec.workdir, lent)
+            open_to_bot(spec.workdir)   # what the build made, under any umask, for the bot
         shutil.rmtree(work, ignore_errors=True)
         if lease:
             lease.release()
 
 
 def _run_guarded(argv: list[str], timeout: float, *, cwd: Path, env: dict[str, str],
-                 on_line: OutputListener | None = None) -> subprocess.CompletedProcess[str]:
+                 on_line: OutputListener | None = None, watched: list[Path] | None = None,
+                 write_max_mb: int = DEFAULT_WRITE_MAX_MB) -> subprocess.CompletedProcess[str]:
     """Run `argv` under the guard for at most `timeout` seconds, every process it starts
     included: at the limit the guard is told to stop (SIGTERM: it ends every descendant, then
     SIGKILLs what is left after BUILD_GRACE), and is killed itself if it does not.
     Each output line goes to `on_line` as it is written. TimeoutExpired if the limit was
-    reached."""
+    reached; WriteLimitReached (after the same stop) if the `watched` folders grew by more
+    than `write_max_mb` MiB."""
     command, env = guarded(argv, env, BUILD_GRACE)
     with subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -272,6 +296,10 @@ def _run_guarded(argv: list[str], timeout: float, *, cwd: Path, env: dict[str, s
                    for name, stream in (("stdout", process.stdout), ("stderr", process.stderr))]
         for reader in readers:
             reader.start()
+        # At the write limit every process of the build is killed at once, no grace: each
+        # moment more is written. The guard's process group goes, and with the guard the
+        # sandbox (bwrap dies with its parent, and its pid namespace with it).
+        watch = DiskWatch(watched or [], write_max_mb, lambda: _kill_group(process.pid)).start()
         try:
             process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -286,8 +314,16 @@ def _run_guarded(argv: list[str], timeout: float, *, cwd: Path, env: dict[str, s
             # The guard is gone, and with it every process that held the pipes: they end.
             for reader in readers:
                 reader.join(timeout=BUILD_GRACE + 10)
+            watch.close()
+    if watch.over:
+        raise WriteLimitReached
     return subprocess.CompletedProcess(argv, process.returncode, "".join(captured["stdout"]),
                                        "".join(captured["stderr"]))
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
 
 
 def _tree(folder: Path) -> Iterator[tuple[str, os.stat_result]]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.bots import uids
+from referee.bots.diskwatch import BOT_EVERY_S, DiskWatch, write_max_mb
 from referee.bots.errors import BotStartError
 from referee.bots.guard import guarded
 from referee.bots.spec import BotSpec, resolve_inside
@@ -234,6 +235,7 @@ class BotProcess(GuardedProcess):
         self.instance = instance
         self.sandbox = use_sandbox(spec, sandbox)
         self._uid: uids.UidLease | None = None
+        self._watch: DiskWatch | None = None
 
     def _prepare(self) -> Launch:
         argv = self.spec.argv()
@@ -265,6 +267,8 @@ class BotProcess(GuardedProcess):
         try:
             argv = self._sandboxed(launch) if self.sandbox else launch.argv
             await self._spawn([], argv, launch.cwd, launch.env)
+            if self.sandbox:
+                self._watch_writes()
         except OSError as exc:
             self._remove_dir()
             raise BotStartError(self.spec.name, f"cannot start: {exc.strerror}") from None
@@ -275,6 +279,23 @@ class BotProcess(GuardedProcess):
             self._remove_dir()   # no instance directory is left behind by a failed start
             raise
         return launch.address
+
+    def _watch_writes(self) -> None:
+        """Bound what the confined bot writes: its instance folder (socket and private /tmp)
+        may grow by `write_max_mb()` MiB; past it the bot is killed, every process of it (the
+        guard's group, and the sandbox dies with the guard), and its log says why."""
+        assert self._dir is not None and self.proc is not None
+        pid, limit, loop = self.proc.pid, write_max_mb(), asyncio.get_running_loop()
+        said = f"[referee: the bot wrote more than {limit} MiB in its /tmp and was stopped]\n"
+
+        def kill() -> None:   # on the watch's thread
+            # The line first: the loop adds it to the log before it hears of the bot's end.
+            with contextlib.suppress(RuntimeError):   # the log is the event loop's
+                loop.call_soon_threadsafe(self.log.add, said.encode())
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+
+        self._watch = DiskWatch([self._dir], limit, kill, every=BOT_EVERY_S).start()
 
     def _sandboxed(self, launch: Launch) -> list[str]:
         from referee.bots.sandbox import NOBODY, bwrap_argv, default_env, prepare_dirs
@@ -297,10 +318,13 @@ class BotProcess(GuardedProcess):
                           env=env, memory_mb=limits.memory_mb or SANDBOX_MEMORY_MB,
                           cpu_seconds=limits.cpu_seconds,
                           max_processes=limits.max_processes or SANDBOX_MAX_PROCESSES,
-                          uid=uid, gid=gid,
+                          uid=uid, gid=gid, max_file_mb=write_max_mb(),
                           ro_paths=referee_paths())
 
     def _remove_dir(self) -> None:
+        if self._watch is not None:   # before the folder goes: its removal is no write
+            self._watch.close()
+            self._watch = None
         super()._remove_dir()
         if self._uid is not None:   # the instance's processes are gone: its uid is free
             self._uid.release()

@@ -23,6 +23,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from referee import __version__
+from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB, WRITE_MAX_ENV
 from referee.bots.errors import BotError
 from referee.engine import PRESET_NOTES, PRESETS, RuleSet, preset
 from referee.engine.errors import EngineError
@@ -563,12 +564,16 @@ def _print_outcome(outcome: Any, quiet: bool) -> None:
 @click.option("--no-probes", is_flag=True, help="Skip the crafted edge-state requests.")
 @click.option("--build-output", is_flag=True,
               help="Print the build's output line by line as it runs ('build| ...').")
+@click.option("--write-limit-mb", type=click.IntRange(1, 1024 * 1024), default=None,
+              help="Most the build (and each bot in its /tmp) may write, all files together "
+                   f"(MiB); past it the build or bot is killed. Default: {DEFAULT_WRITE_MAX_MB}.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--no-sandbox", is_flag=True,
               help="Run bots unconfined (trusted local development only).")
 @friendly_errors
 def check(bot: Path, opponents: tuple[Path, ...], presets: tuple[str, ...], games: int,
-          seed: int, no_probes: bool, build_output: bool, as_json: bool,
+          seed: int, no_probes: bool, build_output: bool, write_limit_mb: int | None,
+          as_json: bool,
           no_sandbox: bool) -> None:
     """Check that a bot conforms to the protocol: a report for bot authors.
 
@@ -582,6 +587,8 @@ def check(bot: Path, opponents: tuple[Path, ...], presets: tuple[str, ...], game
 
     if bot.is_dir():
         bot = spec_of_folder(bot)
+    if write_limit_mb is not None:   # the bots' limit too (referee.bots.diskwatch)
+        os.environ[WRITE_MAX_ENV] = str(write_limit_mb)
 
     def echo_build_line(stream: str, line: str) -> None:
         # The build's text is the bot author's: escaped, one line each (stderr beside --json).
@@ -590,7 +597,8 @@ def check(bot: Path, opponents: tuple[Path, ...], presets: tuple[str, ...], game
     options = CheckOptions(seed=seed, games=games, presets=presets or tuple(PRESETS),
                            opponents=opponents or None, probes=not no_probes,
                            sandbox=False if no_sandbox else None,
-                           on_build_line=echo_build_line if build_output else None)
+                           on_build_line=echo_build_line if build_output else None,
+                           write_max_mb=write_limit_mb)
     if as_json:
         report = run_check(bot, options)
         click.echo(json.dumps(report.to_json(), indent=2))

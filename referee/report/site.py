@@ -100,6 +100,18 @@ class _BotFacts:
     strikes: list[dict[str, Any]] = field(default_factory=list)
 
 
+def process_umask() -> int:
+    """This process's umask, read without changing it (os.umask would, for a moment, for every
+    thread); 0o022 where /proc does not say."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
+
+
 def build_report(directory: Path, out: Path | None = None,
                  outcome: LeagueOutcome | None = None) -> Path:
     """Write the report of the league in `directory` to `out` (default DIR/report) and return
@@ -115,7 +127,9 @@ def build_report(directory: Path, out: Path | None = None,
     created = missing_folders(out.parent)
     out.parent.mkdir(parents=True, exist_ok=True)
     building = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
-    building.chmod(0o755)   # mkdtemp makes it private; a report is for publishing
+    # mkdtemp makes it private; a report is for publishing, as far as the umask lets it
+    # (`referee serve` keeps everything of its data folder owner-only).
+    building.chmod(0o777 & ~process_umask())
     try:
         store = open_league(directory)
         try:

@@ -72,13 +72,25 @@ def environment(options: ServeOptions) -> dict[str, str]:
     return env
 
 
+def owner_only_top(data: Path) -> None:
+    """Take group and other permissions off what lies at the top of the data folder (the
+    organiser's season.toml, an older server's files), not following links. Below uploads/ a
+    version's bot folder stays open to its bot's sandbox (referee.bots.folder)."""
+    for entry in os.scandir(data):
+        mode = entry.stat(follow_symlinks=False).st_mode
+        if not entry.is_symlink() and mode & 0o077:
+            os.chmod(entry.path, mode & 0o7700, follow_symlinks=False)
+
+
 def prepare(options: ServeOptions) -> str | None:
     """Make the data folder and its database; on the first start make the organiser and
     return their password (None later)."""
     options.data.mkdir(parents=True, exist_ok=True)
-    # Others may pass through (a sandboxed bot runs as another uid and reads its own folder
-    # under uploads/) but not list it; the database is the club's alone.
-    options.data.chmod(0o711)
+    # The server's alone, an older data folder's too: nobody else may even pass through. A
+    # sandboxed bot reads its own folder through the sandbox's bind mount, which the server
+    # (root) makes; inside, that folder is opened to the bot (referee.bots.folder).
+    options.data.chmod(0o700)
+    owner_only_top(options.data)
     (options.data / "tmp").mkdir(exist_ok=True, mode=0o700)
     os.environ.update(environment(options))
     import django
@@ -86,7 +98,7 @@ def prepare(options: ServeOptions) -> str | None:
 
     django.setup()
     call_command("migrate", verbosity=0, interactive=False)
-    (options.data / "server.sqlite3").chmod(0o600)   # its -wal and -shm files follow it
+    (options.data / "server.sqlite3").chmod(0o600)   # made so by the umask; an older one too
     from django.contrib.auth.models import User
 
     if User.objects.filter(is_superuser=True).exists():
@@ -218,8 +230,14 @@ class Supervisor:
                 proc.wait()
 
 
+OWNER_ONLY = 0o077   # the umask of `referee serve` and every process it starts
+
+
 def serve(options: ServeOptions, say: Callable[[str], None]) -> int:
     """Run the club server until stopped; the exit status (0 on SIGTERM, 130 on Ctrl-C)."""
+    # Before anything is created: SQLite's -wal and -shm files, uploads, test games, the
+    # season's files are then owner-only from their first byte (the children inherit it).
+    os.umask(OWNER_ONLY)
     options.data = options.data.resolve()
     _check_port(options.host, options.port)
     password = prepare(options)

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from referee.bots.archive import ArchiveError, archive_image_id
+from referee.bots.folder import open_to_bot
 from referee.bots.spec import (
     LAYOUT_HELP,
     NAME_PATTERN,
@@ -97,7 +98,6 @@ def unpack_upload(archive: Path, dest: Path, limits: UploadLimits | None = None,
     kind = _kind(archive)
     dest.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
-    work.chmod(0o755)   # the sandbox runs the bot as another uid: it must read its folder
     try:
         if kind == "zip":
             written = _Writer(work, limits)
@@ -109,6 +109,9 @@ def unpack_upload(archive: Path, dest: Path, limits: UploadLimits | None = None,
             written = _Writer(work, limits)
             _unpack_tar(archive, written)
             found = _finish_folder(work, written)
+        # The sandbox runs the bot as another uid: it must read its folder, whatever the
+        # umask (the folders above stay the server's alone).
+        open_to_bot(work)
         os.rename(work, dest)
     except UploadRefused:
         shutil.rmtree(work, ignore_errors=True)

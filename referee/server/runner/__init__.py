@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from referee.bots.diskwatch import WRITE_MAX_ENV
 from referee.server import DATA_ENV
 
 SEASON_FILE_ENV = "REFEREE_SEASON_FILE"
@@ -139,6 +140,9 @@ async def serve(data: Path, season_file: Path, settings: Any, cluster: str | Non
     from referee.server.runner.play import SeasonLoop
     from referee.server.runner.testgames import test_game_queue
 
+    # Every build and bot this runner starts, in checks, games and test games, and in the
+    # processes it starts for them, writes at most this much (referee.bots.diskwatch).
+    os.environ[WRITE_MAX_ENV] = str(settings.write_max_mb)
     db = Database()
     checks, games = await db(records.requeue_interrupted)
     if checks or games:
@@ -152,7 +156,8 @@ async def serve(data: Path, season_file: Path, settings: Any, cluster: str | Non
         loop.add_signal_handler(sig, stopping.set)
     tasks = [
         asyncio.create_task(check_queue(db, data, settings.check_concurrency,
-                                        settings.check_timeout_s, cluster=connection),
+                                        settings.check_timeout_s, settings.write_max_mb,
+                                        cluster=connection),
                             name="checks"),
         asyncio.create_task(test_game_queue(db, data, season.settings,
                                             settings.test_game_timeout_s, cluster=connection),
@@ -206,6 +211,8 @@ def hold_runner_lock(data: Path) -> int:
 
 def main(data: Path, season_file: Path | None = None, cluster: str | None = None) -> None:
     """Run the season runner on the data folder `data` until SIGTERM or SIGINT."""
+    # Owner-only, as under `referee serve` (referee.server.serve.OWNER_ONLY), when started alone.
+    os.umask(0o077)
     data = Path(data).resolve()
     season_file = Path(season_file or os.environ.get(SEASON_FILE_ENV) or data / "season.toml")
     hold_runner_lock(data)

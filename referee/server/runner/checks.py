@@ -8,9 +8,11 @@ stopped whole at its time limit), here or, with a cluster, on one of its workers
 from __future__ import annotations
 
 import asyncio
+import shutil
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB
 from referee.checkrun import check_process, time_limit_line
 from referee.server.runner import records
 
@@ -40,35 +42,46 @@ class CheckLines:
         if returncode is None:
             summary = time_limit_line(timeout)
             await self(summary)
-            await self.db(records.finish_check, self.claimed.id, False, summary)
+            await record_verdict(self.db, self.claimed, False, summary)
             return
         if self.seq > MAX_LINES:
             await self.db(records.add_check_line, self.claimed.id, MAX_LINES + 1,
                           f"... {self.seq - MAX_LINES} more lines not kept")
         summary = self.last or f"referee check exited with status {returncode}"
-        await self.db(records.finish_check, self.claimed.id, returncode == 0, summary)
+        await record_verdict(self.db, self.claimed, returncode == 0, summary)
+
+
+async def record_verdict(db: Db, claimed: records.Claimed, passed: bool, summary: str) -> None:
+    """Record a check's verdict. A version that failed keeps only what its page needs: its folder
+    (the upload as unpacked, and what its build wrote) is removed before the verdict is stored;
+    the uploaded archive and the check's lines stay."""
+    if not passed:
+        await asyncio.to_thread(shutil.rmtree, claimed.folder, True)
+    await db(records.finish_check, claimed.id, passed, summary)
 
 
 async def run_check(db: Db, claimed: records.Claimed, timeout: float,
-                    cluster: Any = None) -> None:
+                    write_max_mb: int = DEFAULT_WRITE_MAX_MB, cluster: Any = None) -> None:
     """Run one claimed check to its verdict (passed, failed, or failed at the time limit):
-    here, or on a worker of `cluster` (a dask.Cluster) when there is one."""
+    here, or on a worker of `cluster` (a dask.Cluster) when there is one; its build and bot
+    may write `write_max_mb` MiB (referee.bots.diskwatch)."""
     if cluster is not None:
         from referee.server.runner.remote import run_check_on_cluster
 
-        await run_check_on_cluster(db, claimed, timeout, cluster)
+        await run_check_on_cluster(db, claimed, timeout, cluster, write_max_mb)
         return
     lines = CheckLines(db, claimed)
     try:
-        returncode = await check_process(claimed.spec, timeout, lines)
+        returncode = await check_process(claimed.spec, timeout, lines, write_max_mb)
     except OSError as exc:
-        await db(records.finish_check, claimed.id, False, f"the check could not start: {exc}")
+        await record_verdict(db, claimed, False, f"the check could not start: {exc}")
         return
     await lines.finish(returncode, timeout)
 
 
 async def check_queue(db: Db, data: Any, concurrency: int, timeout: float,
-                      idle: float = 1.0, cluster: Any = None) -> None:
+                      write_max_mb: int = DEFAULT_WRITE_MAX_MB, idle: float = 1.0,
+                      cluster: Any = None) -> None:
     """Claim and run queued checks forever, at most `concurrency` at once (on `cluster`'s
     workers if given)."""
     running: set[asyncio.Task[None]] = set()
@@ -78,7 +91,8 @@ async def check_queue(db: Db, data: Any, concurrency: int, timeout: float,
                 claimed = await db(records.claim_check, data)
                 if claimed is None:
                     break
-                task = asyncio.create_task(run_check(db, claimed, timeout, cluster))
+                task = asyncio.create_task(run_check(db, claimed, timeout, write_max_mb,
+                                                      cluster))
                 running.add(task)
                 task.add_done_callback(running.discard)
             await asyncio.sleep(idle)

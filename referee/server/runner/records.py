@@ -35,6 +35,7 @@ class Claimed:
     league_name: str
     spec: Path                 # absolute path of the version's spec
     owner_id: int
+    folder: Path               # absolute path of the version's bot folder
 
 
 def spec_path(data: Path, version: BotVersion) -> Path:
@@ -80,7 +81,7 @@ def claim_check(data: Path) -> Claimed | None:
         version.check_state = BotVersion.RUNNING
         version.save(update_fields=["check_state"])
         return Claimed(check.pk, version.pk, version.league_name, spec_path(data, version),
-                       version.bot.owner_id)
+                       version.bot.owner_id, data / version.folder)
 
 
 def next_check() -> CheckRun | None:

@@ -25,7 +25,7 @@ from referee.league.executors.packs import pack_tree
 from referee.match import MatchOptions, MatchResult
 from referee.seeds import draw_secret
 from referee.server.runner import records
-from referee.server.runner.checks import MAX_LINES, CheckLines, Db
+from referee.server.runner.checks import MAX_LINES, CheckLines, Db, record_verdict
 from referee.text import safe_line
 
 PRIORITY = 10   # before the season's games (priority 0) that wait on the workers
@@ -51,22 +51,23 @@ def check_job(spec_path: Path) -> CheckJob:
 
 
 async def run_check_on_cluster(db: Db, claimed: records.Claimed, timeout: float,
-                               cluster: Cluster) -> None:
-    """Run one claimed check on a worker of `cluster` and store its lines and verdict."""
+                               cluster: Cluster, write_max_mb: int | None = None) -> None:
+    """Run one claimed check on a worker of `cluster` and store its lines and verdict; its
+    build and bot may write `write_max_mb` MiB there."""
     assert cluster.client is not None
     lines = CheckLines(db, claimed)
     try:
         job = await asyncio.to_thread(check_job, claimed.spec)
     except (OSError, BotStartError) as exc:
         reason = exc.reason if isinstance(exc, BotStartError) else exc.strerror or str(exc)
-        await db(records.finish_check, claimed.id, False,
-                 f"the check could not start: its files cannot be sent ({reason})")
+        await record_verdict(db, claimed, False,
+                             f"the check could not start: its files cannot be sent ({reason})")
         return
     try:
-        done = await submit(cluster, run_check_job, job, timeout, MAX_LINES,
+        done = await submit(cluster, run_check_job, job, timeout, MAX_LINES, write_max_mb,
                             key=f"referee-check-{claimed.id}")
     except Exception as exc:  # noqa: BLE001 - the cluster lost it: one line, the runner goes on
-        await db(records.finish_check, claimed.id, False, safe_line(
+        await record_verdict(db, claimed, False, safe_line(
             f"the check could not run on the cluster: {exc}", limit=280))
         return
     await lines(f"on cluster worker {safe_line(done.worker, limit=100)}:")

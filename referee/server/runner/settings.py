@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB
 from referee.config import ConfigError, read_toml
 from referee.league.config import LeagueSettings, league_from_table
 
@@ -30,6 +31,7 @@ class RunnerSettings:
     refit_games: int = 50             # refit after this many new games...
     refit_seconds: int = 30           # ...or this long after the last refit with new games
     test_game_timeout_s: int = 600    # a test game (its bots' start-up included)
+    write_max_mb: int = DEFAULT_WRITE_MAX_MB   # what a check's build may write, in MiB
 
 
 RUNNER_KEYS = frozenset(f.name for f in fields(RunnerSettings) if f.name != "league")
