@@ -167,6 +167,12 @@ class Design:
         self._cached: tuple[bytes, dict[str, np.ndarray]] | None = None
         self._pinned: tuple[bytes, dict[str, np.ndarray]] | None = None
 
+    def games_by_size(self) -> np.ndarray:
+        """Games per bot (rows) and table size (columns, in `self.sizes` order)."""
+        sizes = len(self.sizes)
+        return np.bincount(self.cross_flat, weights=self.realf.ravel(),
+                           minlength=self.n * sizes).reshape(self.n, sizes).astype(np.int64)
+
     # ------------------------------------------------------------------ the model at a point
 
     def _gather(self, values: np.ndarray, at: np.ndarray | None) -> np.ndarray:
@@ -305,22 +311,26 @@ class Design:
     # ------------------------------------------------------------------ derivatives
 
     def _parts(self, state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """The weight-free parts of the derivatives at `state` (kept with it): `reach`, per
+        """The weight-free parts of the gradient at `state` (kept with it): `reach`, per
         position the sum of 1/D over the stages whose bots left include it (its choice
-        probability there is e * reach); the gradient per position; the Hessian per seat pair
-        and per position."""
-        if "reach" in state:
-            return state
-        e, c = state["e"], state["c"]
-        inverse = self.winf / state["D"]
-        reach = self._gather(self._prefix(inverse), self.end)
-        square = self._gather(self._prefix(inverse * inverse), self.end)
-        state["reach"] = reach
-        state["grad"] = c * (self.winf - e * reach)
-        # sum over the stages still holding seats l <= l2 of k p_l p_l2 = e_l e_l2 square_l
-        state["pair"] = (e[self.pair_low] * e[self.pair_high] * square[self.pair_low]
-                         * self.pair_twice * (c * c))
-        state["diag"] = c * c * e * reach
+        probability there is e * reach), and the gradient per position."""
+        if "reach" not in state:
+            state["inverse"] = self.winf / state["D"]
+            state["reach"] = self._gather(self._prefix(state["inverse"]), self.end)
+            state["grad"] = state["c"] * (self.winf - state["e"] * state["reach"])
+        return state
+
+    def _hessian_parts(self, state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The weight-free parts of the Hessian at `state` (kept with it): per seat pair and
+        per position."""
+        self._parts(state)
+        if "pair" not in state:
+            e, c, inverse = state["e"], state["c"], state["inverse"]
+            square = self._gather(self._prefix(inverse * inverse), self.end)
+            # over the stages still holding seats l <= l2: sum of k p_l p_l2 = e_l e_l2 square_l
+            state["pair"] = (e[self.pair_low] * e[self.pair_high] * square[self.pair_low]
+                             * self.pair_twice * (c * c))
+            state["diag"] = c * c * e * state["reach"]
         return state
 
     def _gradient(self, theta: np.ndarray, weights: np.ndarray, log_scale: np.ndarray,
@@ -340,7 +350,7 @@ class Design:
     def _theta_newton(self, theta: np.ndarray, weights: np.ndarray,
                       log_scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Gradient and negative Hessian in theta with the scales fixed."""
-        state = self._parts(self._state(theta, log_scale))
+        state = self._hessian_parts(self._state(theta, log_scale))
         return self._theta_gradient(theta, weights, state), self._theta_info(theta, weights,
                                                                             state)
 
@@ -386,7 +396,7 @@ class Design:
         cross = np.bincount(self.cross_flat, weights=cross_value.ravel(),
                             minlength=n * sizes).reshape(n, sizes)
         info = np.zeros((n + sizes - 1, n + sizes - 1))
-        info[:n, :n] = self._theta_info(theta, weights, state)
+        info[:n, :n] = self._theta_info(theta, weights, self._hessian_parts(state))
         info[:n, n:] = -cross[:, 1:]
         info[n:, :n] = -cross[:, 1:].T
         info[n:, n:] = np.diag(-hess_b[1:])
