@@ -97,15 +97,22 @@ def largest_difference(one: dict, two: dict) -> float:
     return worst
 
 
+def prime(out: Path, new_games: int, earlier: Path) -> tuple[float, float, dict]:
+    """The first refit, on a copy of the season in `out` less its last `new_games` games (in
+    `earlier`), its state put in `out` as if those games came in since; its (wall, CPU,
+    snapshot)."""
+    from referee.server.runner.refit import STATE_FILE
+
+    without_last(out, earlier, new_games)
+    first = timed_refit(earlier)
+    shutil.copy(earlier / STATE_FILE, out / STATE_FILE)
+    return first
+
+
 def measure(out: Path, new_games: int, work: Path) -> dict:
     """Time the first refit (on the season less its last `new_games` games) and the next one
     (after them); returns their (wall, CPU, snapshot)."""
-    from referee.server.runner.refit import STATE_FILE
-
-    earlier = work / "earlier"
-    without_last(out, earlier, new_games)
-    first = timed_refit(earlier)
-    shutil.copy(earlier / STATE_FILE, out / STATE_FILE)   # as if the games came in since
+    first = prime(out, new_games, work / "earlier")
     return {"first": first, "next": timed_refit(out)}
 
 
