@@ -221,7 +221,10 @@ class Design:
     def _chosen(self, state: dict[str, np.ndarray]) -> np.ndarray:
         """Each game's log-likelihood at `state` (unweighted)."""
         if "chosen" not in state:
-            state["chosen"] = (self.winf * (state["u"] - np.log(state["D"]))).sum(axis=0)
+            # one log per game: of the product of its choosers' D (at most a few numbers
+            # of at most 1 each: no overflow, and an underflow is a point to step back from)
+            chosen_d = np.prod(state["D"] * self.winf + (1 - self.winf), axis=0)
+            state["chosen"] = (self.winf * state["u"]).sum(axis=0) - np.log(chosen_d)
         return state["chosen"]
 
     def _objective(self, theta: np.ndarray, weights: np.ndarray,
