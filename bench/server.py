@@ -22,8 +22,10 @@ Part 2, refit. A season of R bots and G games is stored (results simulated with 
 greedy-or-random policies would take hours; places are drawn from a Plackett-Luce model with
 spread strengths instead, at seeded random tables of 4, which is what the fit consumes) and
 refitted exactly as the runner does, by `python -m referee.server.runner.refit DIR` in a
-subprocess, while the served season keeps playing: the refit's wall time and the season's
-games per second meanwhile.
+subprocess: a first refit of the season less its last 50 games (no state yet), then, while the
+served season keeps playing, the refit after those 50 new games (as the runner refits back to
+back): its wall time against the target of 30 s with a verdict, and the season's games per
+second meanwhile. bench/refit.py compares it with the old way.
 
     python bench/server.py [--bots 50] [--students 50] [--window 60] [--refit-bots 100]
                            [--refit-games 100000]
@@ -37,7 +39,6 @@ import io
 import json
 import os
 import random
-import resource
 import shutil
 import socket
 import statistics
@@ -283,22 +284,21 @@ def main() -> None:
         big_season(out, args.refit_bots, args.refit_games, args.seed)
         print(f"\nrefit: a season of {args.refit_bots} bots and {args.refit_games} games "
               f"(simulated places) stored in {time.monotonic() - made:.0f} s", flush=True)
-        before, start = games(data), time.monotonic()
-        used = resource.getrusage(resource.RUSAGE_CHILDREN)
-        done = subprocess.run([sys.executable, "-m", "referee.server.runner.refit", str(out)],
-                              capture_output=True, env=env)
-        seconds = time.monotonic() - start
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime
+        from refit import TARGET_S, prime, timed_refit  # bench/refit.py
+
+        first = prime(out, 50, data / "big-season-earlier")
+        print(f"first refit (no state yet, 50 games fewer): {first[0]:.1f} s wall, "
+              f"{first[1]:.1f} s CPU", flush=True)
+        before = games(data)
+        seconds, cpu, snapshot = timed_refit(out)
         during = (games(data) - before) / seconds
-        if done.returncode != 0:
-            print(f"refit failed: {done.stderr.decode()[-500:]}")
-        else:
-            rows = json.loads(done.stdout)["rows"]
-            print(f"refit (python -m referee.server.runner.refit, as the runner runs it): "
-                  f"{seconds:.1f} s wall, {cpu:.1f} s CPU, for {len(rows)} rows; the served "
-                  f"season played "
-                  f"{during:.2f} games/s meanwhile ({games(data) - before} games)")
+        print(f"refit after 50 new games (python -m referee.server.runner.refit, as the "
+              f"runner runs it): {seconds:.1f} s wall, {cpu:.1f} s CPU, for "
+              f"{len(snapshot['rows'])} rows; the served season played {during:.2f} games/s "
+              f"meanwhile ({games(data) - before} games)")
+        print(f"verdict: refit of {args.refit_bots} bots and {args.refit_games} games in "
+              f"{seconds:.1f} s wall (target <= {TARGET_S:.0f} s): "
+              f"{'met' if seconds <= TARGET_S else 'NOT met'}", flush=True)
     finally:
         serve.terminate()
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -132,3 +133,33 @@ def test_bad_games_are_refused():
         rate_games([game(0, ("ann", "ann"), (1, 2))], BOTS)
     with pytest.raises(ValueError, match="place"):
         rate_games([game(0, ("ann", "bob"), (1,))], BOTS)
+
+
+def test_trueskill_resumed_from_a_state_is_bit_identical_and_rates_only_new_games() -> None:
+    from referee.ratings.trueskill import RatingState
+
+    games = random_games(120, seed=11)
+    games[7] = game(7, ("ann", "bob", "cat"), (1, 1, 3))                    # a shared place
+    games[9] = game(9, ("ann", "bob"), (2, 2), forfeited=(True, True))      # void: rates no one
+    whole = rate_games(games, BOTS)
+    # The state after the games up to index 79, through JSON as a refit stores it.
+    first = rate_games(games[:80], BOTS, checkpoint=79)
+    assert first.state is not None and first.state.through == 79
+    state = RatingState.from_dict(json.loads(json.dumps(first.state.to_dict())))
+    resumed = rate_games(reversed(games), BOTS, resume=state, checkpoint=100)
+    assert (resumed.mu, resumed.sigma, resumed.games) == (whole.mu, whole.sigma, whole.games)
+    assert {index for index, *_ in resumed.history} == set(range(80, 120))   # only new games
+    assert resumed.state == rate_games(games, BOTS, checkpoint=100).state
+    # A state whose games are not the ones recorded up to its index, or whose parameters
+    # differ, is not used: every game is rated again, with the same result as from scratch.
+    changed = list(games)
+    changed[30] = game(30, changed[30].bots, tuple(reversed(changed[30].places)))
+    again = rate_games(changed, BOTS, resume=state)
+    assert again.history[0][0] == 0
+    assert (again.mu, again.sigma) == (rate_games(changed, BOTS).mu,
+                                      rate_games(changed, BOTS).sigma)
+    params = RatingParams(tau=0.5)
+    other = rate_games(games, BOTS, params, resume=state)
+    assert other.history[0][0] == 0 and other.mu == rate_games(games, BOTS, params).mu
+    with pytest.raises(ValueError, match="not a TrueSkill state"):
+        RatingState.from_dict({"through": 3, "pi": []})

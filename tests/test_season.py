@@ -163,3 +163,42 @@ def test_late_entrants_get_the_rounds_share_however_many_come(tmp_path: Path) ->
             for n in range(10):
                 added = season.enter(f"n{n}", "v1", str(spec))
                 assert len(added) == expected and all(f"n{n}" in g.bots for g in added)
+
+
+def refit_subprocess(out: Path) -> dict:
+    """The season's snapshot as the runner gets it: `python -m referee.server.runner.refit`."""
+    done = subprocess.run([sys.executable, "-m", "referee.server.runner.refit", str(out)],
+                          capture_output=True, text=True, timeout=600, check=True)
+    return json.loads(done.stdout)
+
+
+def test_the_refit_resumes_trueskill_and_gives_the_table_of_a_refit_from_scratch(
+        tmp_path: Path) -> None:
+    from referee.server.runner.refit import STATE_FILE, load_state
+
+    specs = {name: bot_copy(tmp_path, name, sample) for name, sample in
+             (("a", "random"), ("b", "greedy"), ("c", "random"), ("d", "greedy"))}
+    out = tmp_path / "season"
+    season = open_season(out, LeagueSettings(bots=[], seed=77, players=(3, 3)), round_games=3)
+    for name in specs:
+        season.enter(name, "v1", str(specs[name]))
+    first = season.next_round()
+    play(season)
+    refit_subprocess(out)
+    state = load_state(out / STATE_FILE)
+    assert state is not None and state.through == max(game.index for game in first)
+    second = season.next_round()
+    season.disable("d")                                   # its games of round 2 are cancelled
+    play(season)
+    resumed = refit_subprocess(out)
+    state = load_state(out / STATE_FILE)
+    assert state is not None and state.through == max(game.index for game in second)
+    (out / STATE_FILE).unlink()
+    assert resumed == refit_subprocess(out)              # from scratch: the same table
+    # A state file that is not one costs a line and the time to rate every game again.
+    (out / STATE_FILE).write_text("{not json")
+    done = subprocess.run([sys.executable, "-m", "referee.server.runner.refit", str(out)],
+                          capture_output=True, text=True, timeout=600, check=True)
+    assert json.loads(done.stdout) == resumed
+    assert done.stderr.count("\n") == 1 and "ignored, rating every game again" in done.stderr
+    season.close()

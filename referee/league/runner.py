@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,7 +33,7 @@ from referee.match import MatchOptions, MatchResult
 from referee.outdir import missing_folders, remove_if_empty
 from referee.ratings.intervals import Standings, standings
 from referee.ratings.results import PlayedGame
-from referee.ratings.trueskill import RatingParams, Ratings, rate_games
+from referee.ratings.trueskill import RatingParams, Ratings, RatingState, rate_games
 from referee.seeds import draw_secret
 
 DB_NAME = "league.db"
@@ -113,8 +114,12 @@ def league_facts(store: LeagueStore, settings: dict) -> dict:
     }
 
 
-def load_outcome(store: LeagueStore, played_now: int = 0) -> LeagueOutcome:
-    """Ratings and tables of the league in `store`, from its records alone."""
+def load_outcome(store: LeagueStore, played_now: int = 0, resume: RatingState | None = None,
+                 cancelled: Collection[int] | None = None) -> LeagueOutcome:
+    """Ratings and tables of the league in `store`, from its records alone. TrueSkill resumes
+    from `resume` when it still holds (the same ratings, sooner) and, given the `cancelled`
+    games (a season's; () for a league), keeps its state after the `settled` games in
+    `outcome.ratings.state` for the next call to resume from (rate_games)."""
     settings = store.settings()
     if settings is None:
         raise LeagueStateError(f"{store.path}: no league here")
@@ -122,7 +127,8 @@ def load_outcome(store: LeagueStore, played_now: int = 0) -> LeagueOutcome:
     schedule = store.schedule()
     games = store.played()
     params = RatingParams(**settings["ratings"])
-    ratings = rate_games(games, bots, params)
+    checkpoint = None if cancelled is None else settled(schedule, games, cancelled)
+    ratings = rate_games(games, bots, params, resume, checkpoint)
     fit = league_standings(games, bots, schedule, int(settings["seed"]),
                            int(settings.get("looks", 1)))
     rows = league_table(games, bots, ratings, fit)
@@ -132,6 +138,20 @@ def load_outcome(store: LeagueStore, played_now: int = 0) -> LeagueOutcome:
                             workers=worker_health(games, store.workers()))
     outcome.facts = league_facts(store, settings)
     return outcome
+
+
+def settled(schedule: Sequence[ScheduledGame], games: Sequence[PlayedGame],
+            cancelled: Collection[int]) -> int:
+    """The last schedule index up to which every game is recorded or cancelled (-1: none):
+    later refits find the same games there, while games after it may still come in any
+    order."""
+    skip = {game.index for game in games} | set(cancelled)
+    last = -1
+    for game in sorted(schedule, key=lambda game: game.index):
+        if game.index not in skip:
+            break
+        last = game.index
+    return last
 
 
 def league_standings(games: list[PlayedGame], bots: list[str], schedule: list[ScheduledGame],

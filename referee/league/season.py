@@ -36,6 +36,7 @@ from referee.league.runner import DB_NAME, LeagueOutcome, load_outcome, open_sto
 from referee.league.schedule import ScheduledGame, table_sizes
 from referee.league.store import LeagueStore
 from referee.match import MatchOptions, MatchResult
+from referee.ratings.trueskill import RatingState
 from referee.seeds import draw_secret
 
 KIND = "season"
@@ -264,7 +265,19 @@ def snapshot(season: Season) -> dict[str, Any]:
     its 95% interval and rank range, TrueSkill mu and sigma, record and state), `facts` and
     `head_to_head` (bot -> opponent -> games, ahead, behind). The fit runs here: call it away
     from anything that must stay responsive."""
-    outcome = season.outcome()
+    return refit(season)[0]
+
+
+def refit(season: Season, resume: RatingState | None = None
+          ) -> tuple[dict[str, Any], RatingState | None]:
+    """The season's `snapshot`, with TrueSkill resumed from `resume` (the state the previous
+    refit returned) where it still holds, and the state to resume the next refit from: the
+    same table as from scratch, without rating the old games again."""
+    outcome = load_outcome(season.store, resume=resume, cancelled=season.cancelled())
+    return _snapshot(season, outcome), outcome.ratings.state
+
+
+def _snapshot(season: Season, outcome: LeagueOutcome) -> dict[str, Any]:
     states = season.states()
     rows = [{
         "league_name": row.bot, "rank": row.rank, "state": states.get(row.bot, ACTIVE),

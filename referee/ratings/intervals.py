@@ -191,16 +191,16 @@ def standings(games: Sequence[PlayedGame], bots: Sequence[str], seed: int,
         games={bot: int(design.played[i]) for i, bot in enumerate(names)},
         resamples=resamples, seed=seed, ahead=ahead, gap_sd=gap_sd, looks=looks,
         scale={k: float(c) for k, c in zip(design.sizes, np.exp(log_scale), strict=True)},
-        games_by_size=_games_by_size(design.games, names),
+        games_by_size=_games_by_size(design),
     )
 
 
-def _games_by_size(games: Sequence[PlayedGame], bots: Sequence[str]) -> dict[str, dict[int, int]]:
-    counts: dict[str, dict[int, int]] = {bot: {} for bot in bots}
-    for game in games:
-        for bot in game.bots:
-            counts[bot][game.players] = counts[bot].get(game.players, 0) + 1
-    return {bot: dict(sorted(sizes.items())) for bot, sizes in counts.items()}
+def _games_by_size(design: Design) -> dict[str, dict[int, int]]:
+    """bot -> table size -> games of the design at that size (sizes ascending)."""
+    counts = design.games_by_size()
+    ascending = sorted(range(len(design.sizes)), key=lambda k: design.sizes[k])
+    return {bot: {design.sizes[k]: int(counts[i, k]) for k in ascending if counts[i, k]}
+            for i, bot in enumerate(design.bots)}
 
 
 def _ranks(samples: np.ndarray) -> np.ndarray:

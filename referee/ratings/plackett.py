@@ -49,6 +49,9 @@ from referee.ratings.results import PlayedGame
 #: Elo points per unit of theta: a 400-point gap is 10:1 odds of finishing ahead.
 ELO = 400 / math.log(10)
 _TOLERANCE = 1e-10     # stop when no strength moves more than this (theta units)
+_DONE_BELOW = 1e-6     # ...or when a whole Newton step moved less than this (error ~ its square)
+_REUSE_BELOW = 1e-4    # after a step this small, the next step reuses the Hessian
+_ROUNDING = 1e-13      # relative rounding of the objective's sum over games
 _MAX_STEPS = 200
 
 
@@ -73,11 +76,55 @@ def canonical_key(game: PlayedGame) -> tuple:
     return (game.bots, game.places, game.forfeited)
 
 
-class Design:
-    """The games in a form the fit iterates over: one 'stage' per choice of a finishing group.
+def _positions(games: Sequence[PlayedGame], index: dict[str, int], width: int
+               ) -> tuple[np.ndarray, ...]:
+    """The (position, game) arrays of `Design`: each game's bots in finishing order (the order
+    of `finishing_groups`, a group's bots by index), whether the position exists, whether it
+    chooses at a stage that says something (all but a last group of one), and the first and
+    last position of its group."""
+    count = len(games)
+    names, places, forfeits, sizes = [], [], [], []
+    for game in games:
+        for name in game.bots:
+            if name not in index:
+                raise ValueError(f"game {game.index}: unknown bot {name!r}")
+        names += [index[name] for name in game.bots]
+        places += game.places
+        forfeits += game.forfeited
+        sizes.append(game.players)
+    seat = np.arange(width)[:, None]
+    real = seat < np.array(sizes, dtype=np.int64)[None, :]
+    bot = np.zeros((width, count), dtype=np.int64)
+    # forfeits share the last group whatever their place; empty positions go after it
+    group_key = np.full((width, count), np.iinfo(np.int64).max)
+    flat_bot = np.array(names, dtype=np.int64)
+    flat_key = np.where(np.array(forfeits, dtype=bool), np.iinfo(np.int64).max - 1,
+                        np.array(places, dtype=np.int64))
+    bot.T[real.T] = flat_bot
+    group_key.T[real.T] = flat_key
+    order = np.lexsort((bot, group_key), axis=0)
+    bot = np.take_along_axis(bot, order, axis=0)
+    group_key = np.take_along_axis(group_key, order, axis=0)
+    new_group = np.ones((width, count), dtype=bool)
+    new_group[1:] = group_key[1:] != group_key[:-1]
+    start = np.maximum.accumulate(np.where(new_group, seat, 0), axis=0)
+    closes = np.ones((width, count), dtype=bool)     # the position ends its group
+    closes[:-1] = new_group[1:] | ~real[1:]
+    end = np.minimum.accumulate(np.where(closes, seat, width)[::-1], axis=0)[::-1]
+    last_group = np.take_along_axis(start, (real.sum(axis=0) - 1)[None, :], axis=0)
+    alone_last = (start == last_group) & (end == start)
+    return bot, real, real & ~alone_last, start, end
 
-    `units` lists, per game, the resampling unit it belongs to (for the bootstrap), so that
-    `fit(weights)` can weight whole units.
+
+class Design:
+    """The games in a form the fit iterates over: each game's seats in finishing order.
+
+    A game is a sequence of choices ('stages'), one per finishing group: the group is chosen
+    from every bot not placed yet. With the seats sorted best first, the bots left at a stage
+    are a suffix of the game's seats, so every stage's sum over them is a suffix sum: one
+    evaluation of the model costs a few passes over (seats x games) arrays, and the Hessian
+    one entry per pair of seats of a game (10 at a table of 4), not per pair per stage.
+    Arrays are (seat position, game): position j of game g holds bot `bot[j, g]`.
     """
 
     def __init__(self, games: Iterable[PlayedGame], bots: Sequence[str]) -> None:
@@ -86,35 +133,9 @@ class Design:
         self.n = len(self.bots)
         kept = sorted((g for g in games if not g.void), key=canonical_key)  # void: all forfeited
         self.games = kept
-        win_bot, win_stage, set_bot, set_stage, stage_game, stage_k = [], [], [], [], [], []
-        stage_size: list[int] = []
-        pair_i, pair_j, pair_stage = [], [], []
-        played = np.zeros(self.n, dtype=np.int64)
-        for g, game in enumerate(kept):
-            for bot in game.bots:
-                if bot not in index:
-                    raise ValueError(f"game {game.index}: unknown bot {bot!r}")
-                played[index[bot]] += 1
-            groups = [sorted(index[b] for b in group) for group in finishing_groups(game)]
-            remaining = sorted(i for group in groups for i in group)
-            for group in groups:
-                if len(remaining) == 1:
-                    break   # the last bot alone: chosen with certainty, no information
-                stage = len(stage_k)
-                stage_game.append(g)
-                stage_k.append(len(group))
-                stage_size.append(game.players)
-                win_bot += group
-                win_stage += [stage] * len(group)
-                set_bot += remaining
-                set_stage += [stage] * len(remaining)
-                for a in remaining:
-                    pair_i += [a] * len(remaining)
-                    pair_j += remaining
-                    pair_stage += [stage] * len(remaining)
-                members = set(group)
-                remaining = [i for i in remaining if i not in members]
-        self.played = played
+        width = max((game.players for game in kept), default=0)
+        bot, real, win, start, end = _positions(kept, index, width)
+        self.played = np.bincount(bot[real], minlength=self.n).astype(np.int64)
         # table sizes: the reference (most games, smallest of equals) first, scale 1
         size_games: dict[int, int] = {}
         for game in kept:
@@ -122,41 +143,103 @@ class Design:
         self.sizes = sorted(size_games, key=lambda k: (-size_games[k], k))
         self.size_games = size_games
         size_index = {k: i for i, k in enumerate(self.sizes)}
-        self.stage_size = np.array([size_index[k] for k in stage_size], dtype=np.int64)
-        self.win_bot = np.array(win_bot, dtype=np.int64)
-        self.win_stage = np.array(win_stage, dtype=np.int64)
-        self.set_bot = np.array(set_bot, dtype=np.int64)
-        self.set_stage = np.array(set_stage, dtype=np.int64)
-        self.stage_game = np.array(stage_game, dtype=np.int64)
-        self.stage_k = np.array(stage_k, dtype=np.float64)
-        self.pair_i = np.array(pair_i, dtype=np.int64)
-        self.pair_j = np.array(pair_j, dtype=np.int64)
-        self.pair_flat = self.pair_i * self.n + self.pair_j
-        self.pair_stage = np.array(pair_stage, dtype=np.int64)
+        self.game_size = np.array([size_index[game.players] for game in kept], dtype=np.int64)
+        self.width, self.bot, self.win = width, bot, win
+        self.winf = win.astype(np.float64)
+        self.realf = real.astype(np.float64)
+        self.pad = 1 - self.realf               # D is 1 at empty positions: no 0 to divide by
+        same = np.arange(width)[:, None]
+        # shared places are rare: without them the gathers below are the identity
+        self.start = None if (start == same).all() else start
+        self.end = None if (end == same).all() else end
+        self.size_bot = self.game_size[None, :] * self.n + bot   # into (size, bot) tables
+        # seat pairs (l <= l2) of a game, for the Hessian, and their flat matrix indexes
+        pairs = [(a, b) for a in range(width) for b in range(a, width)]
+        self.pair_low = np.array([a for a, _ in pairs], dtype=np.int64)
+        self.pair_high = np.array([b for _, b in pairs], dtype=np.int64)
+        self.pair_flat = (bot[self.pair_low] * self.n + bot[self.pair_high]).ravel()
+        # (l, l2) also stands for (l2, l): counted twice here, halved when symmetrised
+        self.pair_twice = np.where(self.pair_low == self.pair_high, 1.0, 2.0)[:, None]
+        self.bot_flat = bot.ravel()
+        self.cross_flat = (bot * len(self.sizes) + self.game_size[None, :]).ravel()
+        # the last point evaluated, and the start of the last fit (every bootstrap resample
+        # starts at the point estimate)
+        self._cached: tuple[bytes, dict[str, np.ndarray]] | None = None
+        self._pinned: tuple[bytes, dict[str, np.ndarray]] | None = None
 
-    def _objective(self, theta: np.ndarray, stage_w: np.ndarray,
-                   log_scale: np.ndarray | None = None) -> float:
-        """Log-likelihood plus log-prior at `theta` (and the log scales per size); -inf where
-        it overflows (a line search then steps back)."""
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            return self._objective_at(theta, stage_w, log_scale)
+    def games_by_size(self) -> np.ndarray:
+        """Games per bot (rows) and table size (columns, in `self.sizes` order)."""
+        sizes = len(self.sizes)
+        return np.bincount(self.cross_flat, weights=self.realf.ravel(),
+                           minlength=self.n * sizes).reshape(self.n, sizes).astype(np.int64)
 
-    def _objective_at(self, theta: np.ndarray, stage_w: np.ndarray,
-                      log_scale: np.ndarray | None) -> float:
-        stages = len(self.stage_k)
+    # ------------------------------------------------------------------ the model at a point
+
+    def _gather(self, values: np.ndarray, at: np.ndarray | None) -> np.ndarray:
+        """values[at[j, g], g] (the identity when `at` is None)."""
+        return values if at is None else np.take_along_axis(values, at, axis=0)
+
+    @staticmethod
+    def _suffix(values: np.ndarray) -> np.ndarray:
+        """Sums over positions j..end of each game (row by row: few rows, long ones)."""
+        out = values.copy()
+        for j in range(len(out) - 2, -1, -1):
+            out[j] += out[j + 1]
+        return out
+
+    @staticmethod
+    def _prefix(values: np.ndarray) -> np.ndarray:
+        """Sums over positions 0..j of each game."""
+        out = values.copy()
+        for j in range(1, len(out)):
+            out[j] += out[j - 1]
+        return out
+
+    def _state(self, theta: np.ndarray, log_scale: np.ndarray | None) -> dict[str, np.ndarray]:
+        """What the objective and its derivatives share at (theta, log scales), whatever the
+        weights (kept for the last point asked: a bootstrap resample starts where the fit
+        ended): the scale c of each game, the utilities u = c theta less a shift per size,
+        e = exp(u) (0 at empty positions) and D, the sum of e over the bots left at the
+        stage of each position's group (1 at empty positions)."""
         log_scale = np.zeros(len(self.sizes)) if log_scale is None else log_scale
-        mult = np.exp(log_scale)[self.stage_size]
-        utility = mult[self.set_stage] * theta[self.set_bot]
-        top = np.full(stages, -np.inf)
-        np.maximum.at(top, self.set_stage, utility)        # log-sum-exp without overflow
-        sums = np.bincount(self.set_stage, weights=np.exp(utility - top[self.set_stage]),
-                           minlength=stages)
-        won = np.bincount(self.win_stage, weights=theta[self.win_bot], minlength=stages)
-        value = float(np.sum(stage_w * (mult * won - self.stage_k * (top + np.log(sums)))))
+        key = theta.tobytes() + log_scale.tobytes()
+        for kept in (self._cached, self._pinned):
+            if kept is not None and kept[0] == key:
+                return kept[1]
+        scale = np.exp(log_scale)
+        utility = scale[:, None] * theta[None, :]
+        # a shift per size keeps exp finite; it cancels between u and log D
+        utility -= np.max(utility, axis=1, keepdims=True)
+        u = utility.ravel()[self.size_bot]
+        e = np.exp(utility).ravel()[self.size_bot] * self.realf
+        suffix = self._suffix(e)
+        state = {"c": scale[self.game_size], "u": u, "e": e, "log_scale": log_scale,
+                 "D": self._gather(suffix, self.start) + self.pad}
+        self._cached = (key, state)
+        return state
+
+    def _chosen(self, state: dict[str, np.ndarray]) -> np.ndarray:
+        """Each game's log-likelihood at `state` (unweighted)."""
+        if "chosen" not in state:
+            # one log per game: of the product of its choosers' D (at most a few numbers
+            # of at most 1 each: no overflow, and an underflow is a point to step back from)
+            chosen_d = np.prod(state["D"] * self.winf + (1 - self.winf), axis=0)
+            state["chosen"] = (self.winf * state["u"]).sum(axis=0) - np.log(chosen_d)
+        return state["chosen"]
+
+    def _objective(self, theta: np.ndarray, weights: np.ndarray,
+                   log_scale: np.ndarray | None = None) -> float:
+        """Log-likelihood plus log-prior at `theta` (and the log scales per size), with one
+        weight per game; -inf where it overflows (a line search then steps back)."""
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            state = self._state(theta, log_scale)
+            value = float(weights @ self._chosen(state))
         if not np.isfinite(value):
             return -np.inf
-        value -= float(np.sum(log_scale ** 2)) / 2                          # scale prior
+        value -= float(np.sum(state["log_scale"] ** 2)) / 2                     # scale prior
         return value + float(np.sum(theta - 2 * np.logaddexp(0.0, theta)))   # the phantom
+
+    # ------------------------------------------------------------------ the fit
 
     def fit(self, game_weights: np.ndarray | None = None,
             start: np.ndarray | None = None) -> np.ndarray:
@@ -169,110 +252,154 @@ class Design:
                    start: np.ndarray | None = None,
                    start_scale: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The strengths and the log scale of each table size (`self.sizes` order, the
-        reference's 0)."""
-        n, stages = self.n, len(self.stage_k)
+        reference's 0), by Newton's method from `start` (default 0) with a backtracking line
+        search, on the strengths and the scales at once when there are several sizes."""
+        n = self.n
         theta = np.zeros(n) if start is None else start.astype(np.float64, copy=True)
         log_scale = (np.zeros(len(self.sizes)) if start_scale is None
                      else start_scale.astype(np.float64, copy=True))
-        if stages == 0:
+        if not self.win.any():
             return theta, log_scale
-        stage_w = (np.ones(stages) if game_weights is None
-                   else np.asarray(game_weights, dtype=np.float64)[self.stage_game])
-        current = self._objective(theta, stage_w, log_scale)
-        n_free = len(self.sizes) - 1          # the reference's scale is fixed at 1
+        weights = (np.ones(len(self.games)) if game_weights is None
+                   else np.asarray(game_weights, dtype=np.float64))
+        joint = len(self.sizes) > 1           # the reference's scale is fixed at 1
+
+        def split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            return (x[:n], np.concatenate([[0.0], x[n:]])) if joint else (x, log_scale)
+
+        def objective(x: np.ndarray) -> float:
+            theta, log_scale = split(x)
+            return self._objective(theta, weights, log_scale)
+
+        x = np.concatenate([theta, log_scale[1:]]) if joint else theta
+        current = objective(x)
+        self._pinned = self._cached
+        info = None
+        moved = np.inf
         for _ in range(_MAX_STEPS):
-            if n_free:
-                grad, info = self._joint_newton(theta, stage_w, log_scale)
-                step = _ascent(grad, info)
-                x = np.concatenate([theta, log_scale[1:]])
-
-                def objective(y: np.ndarray) -> float:
-                    return self._objective(y[:n], stage_w, np.concatenate([[0.0], y[n:]]))
-
-                x, current, moved = self._line_search(current, objective, x, step)
-                theta, log_scale = x[:n], np.concatenate([[0.0], x[n:]])
+            theta, log_scale = split(x)
+            # Newton's quadratic convergence: once the steps are tiny the Hessian hardly
+            # changes, and the one from the step before still contracts the error ~1e4-fold
+            if info is None or moved >= _REUSE_BELOW:
+                grad, info = (self._joint_newton(theta, weights, log_scale) if joint else
+                              self._theta_newton(theta, weights, log_scale))
             else:
-                step = self._theta_step(theta, stage_w, log_scale)
-                theta, current, moved = self._line_search(
-                    current, lambda t, b=log_scale: self._objective(t, stage_w, b), theta,
-                    step)
-            if moved < _TOLERANCE:
+                grad = self._gradient(theta, weights, log_scale, joint)
+            step = _ascent(grad, info) if joint else np.linalg.solve(info, grad)
+            x, current, moved, full = self._line_search(current, objective, x, step)
+            # A full step this small leaves an error of about its square (below 1e-10)
+            if moved < _TOLERANCE or (full and moved < _DONE_BELOW):
                 break
-        return theta, log_scale
+        return split(x)
 
     @staticmethod
     def _line_search(current: float, objective, x: np.ndarray,
-                     step: np.ndarray) -> tuple[np.ndarray, float, float]:
-        """Backtracking: never accept a step that lowers the objective."""
+                     step: np.ndarray) -> tuple[np.ndarray, float, float, bool]:
+        """Backtracking: never accept a step that lowers the objective by more than its
+        rounding (near the maximum a Newton step gains less than the sum's rounding, and
+        halving it would only slow the end down). Returns the point, its value, how far it
+        moved and whether the whole step was taken."""
+        floor = current - _ROUNDING * (abs(current) + 1)
         scale = 1.0
         while True:
             trial = x + scale * step
             value = objective(trial)
-            if value >= current or scale < 1e-6:
+            if value >= floor or scale < 1e-6:
                 break
             scale /= 2
-        if value < current:     # no ascent along this direction: stay
-            return x, current, 0.0
-        return trial, value, float(np.max(np.abs(scale * step)))
+        if value < floor:       # no ascent along this direction: stay
+            return x, current, 0.0, False
+        return trial, value, float(np.max(np.abs(scale * step))), scale == 1.0
 
-    def _theta_step(self, theta: np.ndarray, stage_w: np.ndarray,
-                    log_scale: np.ndarray) -> np.ndarray:
-        """Newton's step on theta with the scales fixed."""
-        grad, info, _ = self._theta_block(theta, stage_w, np.exp(log_scale)[self.stage_size])
-        return np.linalg.solve(info, grad)
+    # ------------------------------------------------------------------ derivatives
 
-    def _theta_block(self, theta: np.ndarray, stage_w: np.ndarray,
-                     c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Gradient and negative Hessian in theta (with `c`, the scale of each stage), and
-        each set entry's choice probability p."""
-        n, stages = self.n, len(self.stage_k)
-        exp = np.exp(c[self.set_stage] * theta[self.set_bot])
-        sums = np.bincount(self.set_stage, weights=exp, minlength=stages)
-        p = exp / sums[self.set_stage]
-        wk = stage_w * self.stage_k
-        grad = np.bincount(self.win_bot, weights=(stage_w * c)[self.win_stage], minlength=n)
-        grad -= np.bincount(self.set_bot, weights=(wk * c)[self.set_stage] * p, minlength=n)
-        sig = 1 / (1 + np.exp(-theta))
-        grad += 1 - 2 * sig
-        # Negative Hessian: sum over stages of w k c^2 (diag(p) - p p^T), plus the prior's;
-        # p_i p_j = e_i e_j / S^2 with e = exp(c theta) of that stage.
-        per_stage = wk * c ** 2 / sums ** 2
-        pp = (np.exp(c[self.pair_stage] * (theta[self.pair_i] + theta[self.pair_j]))
-              * per_stage[self.pair_stage])
-        info = -np.bincount(self.pair_flat, weights=pp, minlength=n * n).reshape(n, n)
-        diag = np.bincount(self.set_bot, weights=(wk * c ** 2)[self.set_stage] * p,
-                           minlength=n)
-        info[np.diag_indices(n)] += diag + 2 * sig * (1 - sig)
-        return grad, info, p
+    def _parts(self, state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The weight-free parts of the gradient at `state` (kept with it): `reach`, per
+        position the sum of 1/D over the stages whose bots left include it (its choice
+        probability there is e * reach), and the gradient per position."""
+        if "reach" not in state:
+            state["inverse"] = self.winf / state["D"]
+            state["reach"] = self._gather(self._prefix(state["inverse"]), self.end)
+            state["grad"] = state["c"] * (self.winf - state["e"] * state["reach"])
+        return state
 
-    def _joint_newton(self, theta: np.ndarray, stage_w: np.ndarray,
+    def _hessian_parts(self, state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The weight-free parts of the Hessian at `state` (kept with it): per seat pair and
+        per position."""
+        self._parts(state)
+        if "pair" not in state:
+            e, c, inverse = state["e"], state["c"], state["inverse"]
+            square = self._gather(self._prefix(inverse * inverse), self.end)
+            # over the stages still holding seats l <= l2: sum of k p_l p_l2 = e_l e_l2 square_l
+            state["pair"] = (e[self.pair_low] * e[self.pair_high] * square[self.pair_low]
+                             * self.pair_twice * (c * c))
+            state["diag"] = c * c * e * state["reach"]
+        return state
+
+    def _gradient(self, theta: np.ndarray, weights: np.ndarray, log_scale: np.ndarray,
+                  joint: bool) -> np.ndarray:
+        """The gradient alone (in theta, and the free log scales when `joint`)."""
+        if joint:
+            return self._joint_newton(theta, weights, log_scale, hessian=False)[0]
+        state = self._parts(self._state(theta, log_scale))
+        return self._theta_gradient(theta, weights, state)
+
+    def _theta_gradient(self, theta: np.ndarray, weights: np.ndarray,
+                        state: dict[str, np.ndarray]) -> np.ndarray:
+        grad = np.bincount(self.bot_flat, weights=(weights * state["grad"]).ravel(),
+                           minlength=self.n)
+        return grad + 1 - 2 / (1 + np.exp(-theta))                          # the phantom
+
+    def _theta_newton(self, theta: np.ndarray, weights: np.ndarray,
                       log_scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Gradient and negative Hessian of the objective in (theta, log scale of every size
-        but the reference), for one Newton step on both at once."""
-        n, stages, sizes = self.n, len(self.stage_k), len(self.sizes)
-        c = np.exp(log_scale)[self.stage_size]           # per stage
-        grad_t, info_tt, p = self._theta_block(theta, stage_w, c)
-        t = theta[self.set_bot]
-        mu = np.bincount(self.set_stage, weights=p * t, minlength=stages)
-        second = np.bincount(self.set_stage, weights=p * t * t, minlength=stages)
-        won = np.bincount(self.win_stage, weights=theta[self.win_bot], minlength=stages)
-        wk = stage_w * self.stage_k
-        # scale block, in b = log c: d/db = c d/dc, d2/db2 = c d/dc + c^2 d2/dc2
-        d1 = stage_w * won - wk * mu                     # d loglik / dc per stage
-        d2 = -wk * (second - mu ** 2)                    # d2 loglik / dc2 per stage
-        grad_b = np.bincount(self.stage_size, weights=c * d1, minlength=sizes) - log_scale
-        hess_b = np.bincount(self.stage_size, weights=c * d1 + c ** 2 * d2,
-                             minlength=sizes) - 1
-        # cross: d2 / dtheta_i dc = w (1[i won] - m p_i) - w m c p_i (theta_i - mu), times c
-        cross = np.zeros((n, sizes))
-        np.add.at(cross, (self.win_bot, self.stage_size[self.win_stage]),
-                  (stage_w * c)[self.win_stage])
-        s_of = self.set_stage
-        np.add.at(cross, (self.set_bot, self.stage_size[s_of]),
-                  -(wk * c)[s_of] * p * (1 + c[s_of] * (t - mu[s_of])))
+        """Gradient and negative Hessian in theta with the scales fixed."""
+        state = self._hessian_parts(self._state(theta, log_scale))
+        return self._theta_gradient(theta, weights, state), self._theta_info(theta, weights,
+                                                                            state)
+
+    def _theta_info(self, theta: np.ndarray, weights: np.ndarray,
+                    state: dict[str, np.ndarray]) -> np.ndarray:
+        """Negative Hessian in theta: sum over stages of w k c^2 (diag(p) - p p^T), plus the
+        prior's."""
+        n = self.n
+        half = np.bincount(self.pair_flat, weights=(weights * state["pair"]).ravel(),
+                           minlength=n * n).reshape(n, n)
+        info = -(half + half.T) / 2
+        diag = np.bincount(self.bot_flat, weights=(weights * state["diag"]).ravel(),
+                           minlength=n)
+        sig = 1 / (1 + np.exp(-theta))
+        info[np.diag_indices(n)] += diag + 2 * sig * (1 - sig)
+        return info
+
+    def _joint_newton(self, theta: np.ndarray, weights: np.ndarray, log_scale: np.ndarray,
+                      hessian: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+        """Gradient and (with `hessian`) negative Hessian of the objective in (theta, log
+        scale of every size but the reference), for one Newton step on both at once."""
+        n, sizes = self.n, len(self.sizes)
+        state = self._parts(self._state(theta, log_scale))
+        grad_t = self._theta_gradient(theta, weights, state)
+        e, c, D, reach = state["e"], state["c"], state["D"], state["reach"]
+        t = theta[self.bot]
+        # mean and second moment of theta over the bots left at each position's stage
+        mu = self._gather(self._suffix(e * t), self.start) / D
+        second = self._gather(self._suffix(e * t * t), self.start) / D
+        # scale block, in b = log c: d/db = c d/dc, d2/db2 = c d/dc + c^2 d2/dc2; per
+        # choosing position, d loglik/dc = w (theta - mu) and d2/dc2 = -w (second - mu^2)
+        d1 = (self.winf * (t - mu)).sum(axis=0) * weights
+        d2 = -(self.winf * (second - mu * mu)).sum(axis=0) * weights
+        grad_b = np.bincount(self.game_size, weights=c * d1, minlength=sizes) - log_scale
         grad = np.concatenate([grad_t, grad_b[1:]])
+        if not hessian:
+            return grad, None
+        hess_b = np.bincount(self.game_size, weights=c * d1 + c * c * d2, minlength=sizes) - 1
+        # cross: d2 / dtheta_i dc = w (1[i chose] - sum of k p_i - c sum of k p_i (theta_i -
+        # mu)) over the stages holding i, times c for b = log c
+        mean_reach = self._gather(self._prefix(self.winf * mu / D), self.end)
+        cross_value = (weights * c) * (self.winf - e * ((1 + c * t) * reach - c * mean_reach))
+        cross = np.bincount(self.cross_flat, weights=cross_value.ravel(),
+                            minlength=n * sizes).reshape(n, sizes)
         info = np.zeros((n + sizes - 1, n + sizes - 1))
-        info[:n, :n] = info_tt
+        info[:n, :n] = self._theta_info(theta, weights, self._hessian_parts(state))
         info[:n, n:] = -cross[:, 1:]
         info[n:, :n] = -cross[:, 1:].T
         info[n:, n:] = np.diag(-hess_b[1:])

@@ -1,17 +1,25 @@
 """The season's refit, away from the games: `python -m referee.server.runner.refit OUT` prints
 the season's snapshot (referee.league.season.snapshot) as JSON, and `refit` runs it as a
-subprocess so that the fit's minutes of CPU never stall the event loop that keeps bots' time.
+subprocess so that the fit's CPU never stalls the event loop that keeps bots' time.
+
+Each refit leaves TrueSkill's state after the season's settled games in OUT/refit-state.json;
+the next one rates only the games after them (referee.ratings.trueskill: the same ratings as
+from the first game). A missing, unreadable or outdated state file costs only time.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from referee.league.runner import DB_NAME
+from referee.ratings.trueskill import RatingState
+
+STATE_FILE = "refit-state.json"
 
 
 async def refit(out: Path) -> dict[str, Any]:
@@ -33,13 +41,36 @@ async def refit(out: Path) -> dict[str, Any]:
     return json.loads(stdout)
 
 
+def load_state(path: Path) -> RatingState | None:
+    """The TrueSkill state a refit left at `path`; None (with a line on stderr if the file is
+    there but unreadable) when there is none to resume from."""
+    try:
+        return RatingState.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        print(f"refit: {path}: ignored, rating every game again ({exc})", file=sys.stderr)
+        return None
+
+
+def save_state(path: Path, state: RatingState) -> None:
+    """Write `state` to `path` whole or not at all (a refit killed midway leaves the old)."""
+    part = path.with_name(path.name + ".part")
+    part.write_text(json.dumps(state.to_dict()), encoding="utf-8")
+    os.replace(part, path)
+
+
 def main(argv: list[str]) -> int:
-    """Print the snapshot of the season in argv[0]."""
-    from referee.league.season import Season, snapshot
+    """Print the snapshot of the season in argv[0], resuming from and updating its state."""
+    from referee.league.season import Season, refit
     from referee.league.store import LeagueStore
 
-    with Season(LeagueStore(Path(argv[0]) / DB_NAME)) as season:
-        json.dump(snapshot(season), sys.stdout)
+    out = Path(argv[0])
+    with Season(LeagueStore(out / DB_NAME)) as season:
+        data, state = refit(season, load_state(out / STATE_FILE))
+    if state is not None:
+        save_state(out / STATE_FILE, state)
+    json.dump(data, sys.stdout)
     return 0
 
 

@@ -1,0 +1,171 @@
+"""Benchmark: the season's refit of a big season, the old way against the new.
+
+A season of R bots and G games is stored as bench/server.py stores it (places drawn from a
+Plackett-Luce model with spread strengths at seeded random tables of 4: what the fit reads).
+Each refit runs exactly as the runner runs it, `python -m referee.server.runner.refit DIR` in a
+subprocess, and is timed (wall and CPU):
+
+* old way: the refit of the code at `--baseline-rev` (default: the commit before the refit was
+  made incremental), extracted with `git archive` into a temporary folder; every refit of the
+  old code rated every game from the first, so one run stands for all of them;
+* first refit: the new code with no state yet, on the season without its last N games
+  (`--new-games`, default 50: the runner refits after every 50 new games);
+* next refit: the new code after those N games came in (the refits the runner runs back to
+  back): the time that counts, against the target of 30 s;
+* the check that the next refit gives the same table as a refit from scratch (every printed
+  number and rank identical, and the largest difference of any number): against the old way's
+  table, or with `--no-baseline` against the new code run on the whole season with no state.
+
+    python bench/refit.py [--bots 100] [--games 100000] [--new-games 50] [--baseline-rev REV]
+                          [--no-baseline]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+TARGET_S = 30.0
+BASELINE_REV = "cfbdebf"   # main before the incremental refit
+
+
+def timed_refit(out: Path, source: Path = ROOT) -> tuple[float, float, dict]:
+    """Wall seconds, CPU seconds and the snapshot of one refit of the season in `out`, run
+    from the source tree `source`."""
+    env = {**os.environ, "PYTHONPATH": str(source)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "referee.server.runner.refit", str(out)],
+                          capture_output=True, env=env, cwd=source)
+    wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"bench: the refit failed: {done.stderr.decode()[-500:]}")
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return wall, cpu, json.loads(done.stdout)
+
+
+def without_last(out: Path, copy: Path, count: int) -> None:
+    """A copy of the season in `out` in `copy`, less its last `count` recorded games."""
+    copy.mkdir(parents=True)
+    shutil.copy(out / "league.db", copy / "league.db")
+    with sqlite3.connect(copy / "league.db") as db:
+        db.execute("DELETE FROM games WHERE idx >= (SELECT max(idx) FROM games) - ?",
+                   (count - 1,))
+
+
+def old_tree(rev: str, into: Path) -> Path:
+    """The source tree of `rev` (git archive), for the old way."""
+    into.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "referee"],
+                             capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
+
+
+def printed(data: dict) -> list[tuple]:
+    """What the leaderboard prints of each row: rank, name, strength, interval, rank range,
+    separation, mu, sigma, mu - 3 sigma (to the digits shown)."""
+    def show(value: float | None, digits: int = 0) -> str:
+        return "-" if value is None else f"{value:.{digits}f}"
+
+    return [(row["rank"], row["league_name"], show(row["strength"]), show(row["lo"]),
+             show(row["hi"]), row["rank_lo"], row["rank_hi"], row["separated"],
+             show(row["mu"], 2), show(row["sigma"], 2), show(row["conservative"], 2))
+            for row in data["rows"]]
+
+
+def largest_difference(one: dict, two: dict) -> float:
+    """The largest difference between two snapshots' numbers, row by row."""
+    worst = 0.0
+    for a, b in zip(one["rows"], two["rows"], strict=True):
+        for key, value in a.items():
+            other = b[key]
+            if isinstance(value, float) and isinstance(other, float):
+                worst = max(worst, abs(value - other))
+    return worst
+
+
+def prime(out: Path, new_games: int, earlier: Path) -> tuple[float, float, dict]:
+    """The first refit, on a copy of the season in `out` less its last `new_games` games (in
+    `earlier`), its state put in `out` as if those games came in since; its (wall, CPU,
+    snapshot)."""
+    from referee.server.runner.refit import STATE_FILE
+
+    without_last(out, earlier, new_games)
+    first = timed_refit(earlier)
+    shutil.copy(earlier / STATE_FILE, out / STATE_FILE)
+    return first
+
+
+def measure(out: Path, new_games: int, work: Path) -> dict:
+    """Time the first refit (on the season less its last `new_games` games) and the next one
+    (after them); returns their (wall, CPU, snapshot)."""
+    first = prime(out, new_games, work / "earlier")
+    return {"first": first, "next": timed_refit(out)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bots", type=int, default=100)
+    parser.add_argument("--games", type=int, default=100_000)
+    parser.add_argument("--new-games", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--baseline-rev", default=BASELINE_REV)
+    parser.add_argument("--no-baseline", action="store_true")
+    args = parser.parse_args()
+    from server import big_season  # bench/server.py: the same simulated season
+
+    from referee.server.runner.refit import STATE_FILE
+
+    work = Path(tempfile.mkdtemp(prefix="bench-refit-"))
+    try:
+        out = work / "season"
+        made = time.monotonic()
+        big_season(out, args.bots, args.games, args.seed)
+        print(f"season: {args.bots} bots, {args.games} games (4-player tables, simulated "
+              f"places), stored in {time.monotonic() - made:.0f} s", flush=True)
+        old = None
+        if not args.no_baseline:
+            tree = old_tree(args.baseline_rev, work / "old")
+            old = timed_refit(out, tree)
+            print(f"old way ({args.baseline_rev}, every refit from the first game): "
+                  f"{old[0]:.1f} s wall, {old[1]:.1f} s CPU", flush=True)
+        runs = measure(out, args.new_games, work)
+        print(f"first refit (no state yet, {args.new_games} games fewer): "
+              f"{runs['first'][0]:.1f} s wall, {runs['first'][1]:.1f} s CPU")
+        wall, cpu, data = runs["next"]
+        print(f"next refit ({args.new_games} new games): {wall:.1f} s wall, {cpu:.1f} s CPU",
+              flush=True)
+        if old is None:
+            (out / STATE_FILE).unlink()
+            reference, name = timed_refit(out)[2], "the new code from scratch"
+        else:
+            reference, name = old[2], "the old way (from scratch)"
+        same = printed(data) == printed(reference)
+        print(f"next refit against {name}: printed table "
+              f"{'identical' if same else 'DIFFERENT'}, largest difference of a number "
+              f"{largest_difference(data, reference):.2g}")
+        if old is not None:
+            print(f"ratio old way / next refit (wall): {old[0] / wall:.1f}")
+        verdict = "met" if wall <= TARGET_S and same else "NOT met"
+        print(f"verdict: a refit of {args.bots} bots and {args.games} games in "
+              f"{wall:.1f} s wall (target <= {TARGET_S:.0f} s), same table as from scratch: "
+              f"{'yes' if same else 'no'}: {verdict}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
