@@ -22,6 +22,7 @@ from pathlib import Path
 from referee.bots import uids
 from referee.bots.errors import BotStartError
 from referee.bots.guard import guarded
+from referee.bots.sandbox import SandboxError
 from referee.bots.spec import BotSpec, resolve_inside
 from referee.text import safe_block
 
@@ -268,7 +269,7 @@ class BotProcess(GuardedProcess):
         except OSError as exc:
             self._remove_dir()
             raise BotStartError(self.spec.name, f"cannot start: {exc.strerror}") from None
-        except uids.UidPoolError as exc:
+        except (uids.UidPoolError, SandboxError) as exc:
             self._remove_dir()
             raise BotStartError(self.spec.name, f"cannot start: {exc}") from None
         except BaseException:

@@ -126,7 +126,8 @@ async def run(data: Path, season_file: Path, cluster: str | None) -> None:
         loop.add_signal_handler(sig, stopping.set)
     tasks = [
         asyncio.create_task(check_queue(db, data, settings.check_concurrency,
-                                        settings.check_timeout_s), name="checks"),
+                                        settings.check_timeout_s,
+                                        limits=season.settings["limits"]), name="checks"),
         asyncio.create_task(test_game_queue(db, data, season.settings,
                                             settings.test_game_timeout_s), name="test games"),
         asyncio.create_task(refit_loop(db, loop_, settings.refit_games,

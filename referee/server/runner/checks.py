@@ -12,7 +12,7 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from referee.bots.guard import guarded
@@ -26,13 +26,22 @@ STOP_GRACE = 10.0      # seconds between SIGTERM and SIGKILL of a check's proces
 Db = Callable[..., Awaitable[Any]]
 
 
-async def run_check(db: Db, claimed: records.Claimed, timeout: float) -> None:
-    """Run one claimed check to its verdict (passed, failed, or failed at the time limit)."""
+def check_command(spec: str, limits: Mapping[str, int]) -> list[str]:
+    """The `referee check` command line of one version, under the season's [limits] (a
+    ceiling on the spec's own: `referee.bots.spec.capped_limits`)."""
+    ceiling = [f"--limit={key}={value}" for key, value in sorted(limits.items())]
+    return [sys.executable, "-m", "referee.cli", "check", "--build-output", *ceiling, spec]
+
+
+async def run_check(db: Db, claimed: records.Claimed, timeout: float,
+                    limits: Mapping[str, int] | None = None) -> None:
+    """Run one claimed check to its verdict (passed, failed, or failed at the time limit),
+    under the season's `limits`."""
     # Under the guard (referee.bots.guard), which dies with the runner, even by SIGKILL, and
     # takes the check's processes with it: no check goes on unseen, holding its build's lock.
     # (A preexec_fn in this threaded process could crash the child between fork and exec.)
-    argv, env = guarded([sys.executable, "-m", "referee.cli", "check", "--build-output",
-                         str(claimed.spec)], {**os.environ, "COLUMNS": "120"}, STOP_GRACE)
+    argv, env = guarded(check_command(str(claimed.spec), limits or {}),
+                        {**os.environ, "COLUMNS": "120"}, STOP_GRACE)
     seq = 0
     last = ""
 
@@ -98,8 +107,9 @@ async def stop_group(process: asyncio.subprocess.Process) -> None:
 
 
 async def check_queue(db: Db, data: Any, concurrency: int, timeout: float,
-                      idle: float = 1.0) -> None:
-    """Claim and run queued checks forever, at most `concurrency` at once."""
+                      idle: float = 1.0, limits: Mapping[str, int] | None = None) -> None:
+    """Claim and run queued checks forever, at most `concurrency` at once, each under the
+    season's `limits`."""
     running: set[asyncio.Task[None]] = set()
     try:
         while True:
@@ -107,7 +117,7 @@ async def check_queue(db: Db, data: Any, concurrency: int, timeout: float,
                 claimed = await db(records.claim_check, data)
                 if claimed is None:
                     break
-                task = asyncio.create_task(run_check(db, claimed, timeout))
+                task = asyncio.create_task(run_check(db, claimed, timeout, limits))
                 running.add(task)
                 task.add_done_callback(running.discard)
             await asyncio.sleep(idle)
