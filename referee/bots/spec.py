@@ -280,9 +280,9 @@ def _program_inside(argv: tuple[str, ...], workdir: Path,
 
         if in_runtime(program):
             return argv
-        raise error(f"a program inside the bot's folder {workdir} or in the system's runtime "
-                    f"(/usr, the referee's Python); {program!r} resolves to "
-                    f"{os.path.realpath(program)}")
+        raise error(f"a program inside the bot's folder or in the system's runtime (the "
+                    f"system's programs, the referee's Python), not {program!r} (it resolves "
+                    f"to {os.path.realpath(program)}; the bot's folder is {workdir})")
     resolved = resolve_inside(workdir, program)
     if resolved is None or not _inside_lexically_and_resolved(workdir, program):
         raise error(f"a program inside the bot's folder {workdir} ({program!r} resolves to "
