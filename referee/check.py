@@ -232,8 +232,12 @@ class Checker:
             return False
         self.report.bot = spec.name
         limits = spec.limits
+        sandboxed = "".join(f", {label} {value}" for label, value in (
+            ("memory MB", limits.memory_mb), ("processes", limits.max_processes),
+            ("CPU seconds", limits.cpu_seconds)) if value is not None)
         self.add("spec", PASS, f"{spec.kind} bot; decision {limits.decision_ms} ms, bank "
-                               f"{limits.game_bank_ms} ms, start-up {limits.startup_ms} ms")
+                               f"{limits.game_bank_ms} ms, start-up {limits.startup_ms} ms"
+                               f"{sandboxed}")
         if spec.kind == "command" and spec.build:
             began = time.monotonic()
             try:
