@@ -171,7 +171,8 @@ def checked_source(path: str, what: str, *, may_be_in_data: bool = False) -> str
     """`path` (absolute) if the sandbox may bind it; SandboxError otherwise. A bind source must
     be a folder or file reached without any symbolic link (bwrap follows links in sources, and
     a link in a bot's folder is the bot's to make), and must neither lie in nor hold the
-    server's data folder, but for the bot's own folder (`may_be_in_data`), which lies in it."""
+    server's data folder, but for the bot's own folder and the referee's private /tmp and
+    socket folders (`may_be_in_data`), which lie in it on a club server."""
     real = os.path.realpath(path)
     if real != path:
         raise SandboxError(f"{what} {path} is reached through a symbolic link (to {real}): "
@@ -301,9 +302,11 @@ def bwrap_argv(
     if bot == "/":
         raise SandboxError("the bot's folder is the host's root: not shown in the sandbox")
     checked_source(bot, "the bot's folder", may_be_in_data=True)
-    checked_source(tmp, "the private /tmp")
+    # The referee makes these (mkdtemp), in its TMPDIR, which `referee serve` puts in its data
+    # folder: they may lie in it, never hold it.
+    checked_source(tmp, "the private /tmp", may_be_in_data=True)
     if sock is not None:
-        checked_source(sock, "the socket folder")
+        checked_source(sock, "the socket folder", may_be_in_data=True)
     # bwrap creates missing parents of a mount point with mode 0700, which the
     # sandbox user could not traverse: create them 0755 first.
     read_only = ["/usr", *_USR_ALIASES, "/etc"]
