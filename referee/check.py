@@ -22,7 +22,7 @@ import math
 import os
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,13 @@ from referee.bots.errors import (
 )
 from referee.bots.process import GRACE_SECONDS, RUN_ID, use_sandbox
 from referee.bots.runtime import BotRunner, Lease
-from referee.bots.spec import BotSpec, BotSpecError, check_unique_names, load_spec
+from referee.bots.spec import (
+    BotSpec,
+    BotSpecError,
+    capped_limits,
+    check_unique_names,
+    load_spec,
+)
 from referee.engine import PRESETS, Action, Game, RuleSet, preset
 from referee.match import MatchOptions, MatchResult, play_match
 from referee.protocol import PROTOCOL_VERSION, convert, pb
@@ -180,6 +186,7 @@ class CheckOptions:
     sandbox: bool | None = None
     on_build_line: Callable[[str, str], None] | None = None   # each build output line, live
     write_max_mb: int | None = None   # what the build may write (None: the season's/default)
+    ceiling: Mapping[str, int] = field(default_factory=dict)  # a season's [limits] (capped_limits)
 
 
 Listener = Callable[[Check], None]
@@ -220,14 +227,18 @@ class Checker:
     async def prepare(self) -> bool:
         """Spec, build, start, opponents, handshake; False if nothing more can be checked."""
         try:
-            spec = self.spec = load_spec(self.path)
+            spec = self.spec = capped_limits(load_spec(self.path), self.options.ceiling)
         except BotSpecError as exc:
             self.add("spec", FAIL, str(exc))
             return False
         self.report.bot = spec.name
         limits = spec.limits
+        sandboxed = "".join(f", {label} {value}" for label, value in (
+            ("memory MB", limits.memory_mb), ("processes", limits.max_processes),
+            ("CPU seconds", limits.cpu_seconds)) if value is not None)
         self.add("spec", PASS, f"{spec.kind} bot; decision {limits.decision_ms} ms, bank "
-                               f"{limits.game_bank_ms} ms, start-up {limits.startup_ms} ms")
+                               f"{limits.game_bank_ms} ms, start-up {limits.startup_ms} ms"
+                               f"{sandboxed}")
         if spec.kind == "command" and spec.build:
             began = time.monotonic()
             try:

@@ -15,7 +15,7 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
 from referee.bots.guard import guarded
@@ -27,14 +27,25 @@ STOP_GRACE = 10.0      # seconds between SIGTERM and SIGKILL of a check's proces
 Line = Callable[[str], Awaitable[None]]
 
 
+def check_command(spec: Path, write_max_mb: int | None = None,
+                  limits: Mapping[str, int] | None = None) -> list[str]:
+    """The `referee check` command line of one spec: its build's output shown, what its build
+    and bot write bounded by `write_max_mb`, and a season's `limits` a ceiling on the spec's own
+    (`referee.bots.spec.capped_limits`)."""
+    written = [] if write_max_mb is None else ["--write-limit-mb", str(write_max_mb)]
+    ceiling = [f"--limit={key}={value}" for key, value in sorted((limits or {}).items())]
+    return [sys.executable, "-m", "referee.cli", "check", "--build-output", *written, *ceiling,
+            str(spec)]
+
+
 async def check_process(spec: Path, timeout: float, line: Line,
-                        write_max_mb: int | None = None) -> int | None:
-    """Run `referee check --build-output spec`, handing each line of its output to `line`;
-    its exit status, or None when it was stopped at `timeout` seconds. OSError if it cannot
-    start; cancelled, it is stopped first. `write_max_mb` bounds what its build and bot write."""
-    limit = [] if write_max_mb is None else ["--write-limit-mb", str(write_max_mb)]
-    argv, env = guarded([sys.executable, "-m", "referee.cli", "check", "--build-output", *limit,
-                         str(spec)], {**os.environ, "COLUMNS": "120"}, STOP_GRACE)
+                        write_max_mb: int | None = None,
+                        limits: Mapping[str, int] | None = None) -> int | None:
+    """Run `check_command(spec, ...)`, handing each line of its output to `line`; its exit
+    status, or None when it was stopped at `timeout` seconds. OSError if it cannot start;
+    cancelled, it is stopped first."""
+    argv, env = guarded(check_command(spec, write_max_mb, limits),
+                        {**os.environ, "COLUMNS": "120"}, STOP_GRACE)
     process = await asyncio.create_subprocess_exec(
         *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT, start_new_session=True, limit=1 << 22,

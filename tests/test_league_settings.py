@@ -272,6 +272,21 @@ def test_league_options_from_a_file_and_the_command_line(tmp_path: Path) -> None
     assert "decision_ms=4321 game_bank_ms=9876" in last["output"][seat]
 
 
+def test_a_leagues_limits_are_a_ceiling_on_a_bots_own(tmp_path: Path) -> None:
+    """Each limit the league sets is the smaller of it and the bot's own: a bot asking for
+    more (decision_ms) gets the league's, one asking for less (game_bank_ms) keeps its own."""
+    bot_spec(tmp_path, "spy", "spy", decision_ms=600000, game_bank_ms=5)
+    bot_spec(tmp_path, "other", "spy")
+    league = tmp_path / "season.toml"
+    league.write_text('bots = ["spy.toml", "other.toml"]\ngames = 1\nplayers = 2\nout = "out"\n'
+                      "[limits]\ndecision_ms = 4321\ngame_bank_ms = 9876\n")
+    referee("league", league, "-q")
+    record = records(tmp_path / "out")[0]
+    said = {b["name"]: record["output"][b["seat"]] for b in record["bots"]}
+    assert "SPY start decision_ms=4321 game_bank_ms=5 " in said["spy"], said
+    assert "SPY start decision_ms=4321 game_bank_ms=9876 " in said["other"], said
+
+
 def test_duplicate_rounds_up_and_no_bot_process_sees_a_deal_twice(tmp_path: Path) -> None:
     specs = spy_specs(tmp_path, "spy-a", "spy-b", "spy-c")
     out = tmp_path / "out"

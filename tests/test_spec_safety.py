@@ -163,6 +163,48 @@ def test_a_path_that_leads_outside_is_refused(tmp_path: Path, text: str, key: st
     assert f"key '{key}'" in str(info.value) and str(bot / "bot.toml") in str(info.value)
 
 
+@pytest.mark.parametrize("key", ["command", "build"])
+@pytest.mark.parametrize("program", [
+    "{earlier}/evil/bin/sh",             # through a link an earlier version left
+    "{earlier}/evil/usr/bin/env",        # looks like the runtime once past the link
+    "{bot}/../../1/bot/evil/bin/sh",     # `..` out of the bot's own folder
+    "{bot}/evil/usr/bin/env",            # its own folder lexically, / by resolution
+    "/usr/../etc/passwd",                # the runtime lexically only at first sight
+    "/etc/passwd",                       # neither the bot's folder nor the runtime
+    "{earlier}/mine/main.py",            # its own folder by resolution, not as written
+])
+def test_a_program_outside_the_bots_folder_and_the_runtime_is_refused(
+        tmp_path: Path, key: str, program: str) -> None:
+    """A spec's program, given by an absolute path, must lie in the bot's folder or in the
+    system's runtime both as written and with links resolved: one line names file and key."""
+    earlier, bot = tmp_path / "uploads/alice/1/bot", tmp_path / "uploads/alice/2/bot"
+    earlier.mkdir(parents=True)
+    bot.mkdir(parents=True)
+    (earlier / "evil").symlink_to("/")
+    (bot / "evil").symlink_to("/")
+    (earlier / "mine").symlink_to(bot)
+    (bot / "main.py").write_text("")
+    named = program.format(earlier=earlier, bot=bot)
+    text = (f'command = ["{named}"]\n' if key == "command" else
+            f'command = ["{{python}}", "main.py"]\nbuild = ["{named}"]\n')
+    with pytest.raises(BotSpecError) as info:
+        load_spec(_spec(bot, text))
+    message = str(info.value)
+    assert message.startswith(f"{bot / 'bot.toml'}: key '{key}': expected a program inside "
+                              f"the bot's folder"), message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize("program", ["{python}", "node", "/bin/sh", "/usr/bin/env",
+                                     "./run.sh", "{bot}/run.sh", "{python_path}"])
+def test_a_program_in_the_bots_folder_or_the_runtime_is_accepted(tmp_path: Path,
+                                                                 program: str) -> None:
+    (tmp_path / "run.sh").write_text("#!/bin/sh\n")
+    named = program.format(bot=tmp_path, python_path=sys.executable, python="{python}")
+    spec = load_spec(_spec(tmp_path, f'command = ["{named}"]\nbuild = ["{named}"]\n'))
+    assert spec.command[0] in (named, str(tmp_path / "run.sh"))
+
+
 def test_nested_tables_and_nul_in_keys_are_refused(tmp_path: Path) -> None:
     with pytest.raises(BotSpecError, match=r"key 'env\.A\.B\.C': nested more than 3"):
         load_spec(_spec(tmp_path, 'command = ["x"]\n[env.A.B.C]\nD = "1"\n'))

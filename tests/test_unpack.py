@@ -260,6 +260,11 @@ def test_a_spec_that_points_outside_is_refused(place, tmp_path: Path) -> None:
         ("workdir", b'name = "a"\ncommand = ["{python}", "main.py"]\nworkdir = "../.."\n',
          "a folder inside the spec's folder"),
         ("command", b'name = "a"\ncommand = ["../../../bin/sh"]\n', "a program inside"),
+        # An absolute program through a link an earlier version left: never the runtime.
+        ("command", b'name = "a"\ncommand = ["/srv/club/uploads/a/1/bot/evil/bin/sh"]\n',
+         "a program inside the bot's folder or in the system's runtime"),
+        ("build", b'name = "a"\ncommand = ["{python}", "main.py"]\nbuild = ["/etc/x"]\n',
+         "a program inside the bot's folder or in the system's runtime"),
         ("image_archive", b'name = "a"\nimage_archive = "../archive"\n', "a file inside"),
         ("address", b'name = "a"\naddress = "10.0.0.1:50051"\n', "runs on the server"),
         ("sandbox", b'name = "a"\ncommand = ["{python}", "main.py"]\nsandbox = "none"\n',

@@ -37,6 +37,7 @@ from referee.bots.errors import BotStartError
 from referee.bots.folder import open_to_bot
 from referee.bots.guard import guarded
 from referee.bots.netns import NetworkUnavailable, isolated_network
+from referee.bots.sandbox import SandboxError
 from referee.bots.spec import BotSpec, hash_tree
 
 BUILD_MEMORY_MB = 8192       # address space per process: compilers and npm need far more than bots
@@ -164,7 +165,7 @@ def _build(spec: BotSpec, timeout: float, sandbox: bool, limit: float,
     except subprocess.TimeoutExpired:
         raise BotStartError(spec.name, f"build timed out after {limit:.0f} s "
                                        f"(limits.build_seconds)") from None
-    except uids.UidPoolError as exc:
+    except (uids.UidPoolError, SandboxError) as exc:
         raise BotStartError(spec.name, f"cannot build: {exc}") from None
     except NetworkUnavailable as exc:   # never the host's network instead
         raise BotStartError(spec.name, f"cannot build with build_network = true: no isolated "

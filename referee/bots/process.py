@@ -23,6 +23,7 @@ from referee.bots import uids
 from referee.bots.diskwatch import BOT_EVERY_S, DiskWatch, write_max_mb
 from referee.bots.errors import BotStartError
 from referee.bots.guard import guarded
+from referee.bots.sandbox import SandboxError
 from referee.bots.spec import BotSpec, resolve_inside
 from referee.text import safe_block
 
@@ -272,7 +273,7 @@ class BotProcess(GuardedProcess):
         except OSError as exc:
             self._remove_dir()
             raise BotStartError(self.spec.name, f"cannot start: {exc.strerror}") from None
-        except uids.UidPoolError as exc:
+        except (uids.UidPoolError, SandboxError) as exc:
             self._remove_dir()
             raise BotStartError(self.spec.name, f"cannot start: {exc}") from None
         except BaseException:

@@ -6,10 +6,13 @@ The sandbox gives the bot:
   interface.  The referee talks to the bot only through a Unix socket that the bot
   creates in ``socket_dir``, which is bind-mounted read-write at the same path;
 * a read-only view of the system (``/usr`` plus merged-usr symlinks, a small
-  subset of ``/etc``), of the interpreter prefix the bot is started with (for
-  example a pyenv Python under ``/root/.pyenv``, without exposing the rest of
-  ``/root``), of any ``ro_paths`` given, and of the bot's own directory (at its
-  real path);
+  subset of ``/etc``), of the referee's own interpreter prefixes (its venv and,
+  for example, a pyenv Python under ``/root/.pyenv``, without exposing the rest
+  of ``/root``), of any ``ro_paths`` given, and of the bot's own directory (at its
+  real path). These are fixed: nothing a spec says (its program, its ``PATH``)
+  adds a bind, and every bind source is refused (`SandboxError`) if it is reached
+  through a symbolic link or overlaps the club server's data folder (but for the
+  bot's own folder, which lies in it);
 * a private writable ``/tmp`` (``tmp_dir`` bound there) and nothing else writable
   but ``socket_dir``;
 * fresh PID, IPC, UTS and cgroup namespaces, a minimal ``/dev`` and a ``/proc``
@@ -50,12 +53,14 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 __all__ = [
     "NOBODY",
+    "SandboxError",
     "bwrap_argv",
     "default_env",
     "prepare_dirs",
@@ -126,31 +131,59 @@ def _is_system_path(path: str) -> bool:
     return any(_under(path, p) for p in _SYSTEM_PREFIXES)
 
 
-def _interpreter_paths(argv0: str, search_path: str | None) -> list[str]:
-    """Directories to expose read-only so that ``argv0`` can run inside the sandbox.
+class SandboxError(Exception):
+    """A bind the sandbox refuses: its source is reached through a symbolic link, is not a
+    folder or file, or lies in (or holds) the server's data folder (the message says which)."""
 
-    For an executable outside /usr (e.g. ``/root/.pyenv/versions/3.11.7/bin/python``)
-    this is its installation prefix (the parent of its ``bin`` directory), taken
-    both for the path as given and for its symlink-resolved target; for a venv
-    interpreter also the venv directory (found by its ``pyvenv.cfg``).  pyenv's
-    shims are bash scripts that need all of ``~/.pyenv``: pass the real interpreter
-    (``sys.executable``) instead.
-    """
-    exe = argv0 if "/" in argv0 else shutil.which(argv0, path=search_path)
-    if exe is None:
-        return []
-    exe = os.path.abspath(exe)
+
+def runtime_prefixes() -> list[str]:
+    """The referee's own interpreter prefixes outside /usr (a venv and the Python it was made
+    from, e.g. under ``/root/.pyenv``), symlinks resolved: chosen by the host that runs the
+    referee, never by a spec. With /usr and its aliases they are the system's runtime."""
     out: list[str] = []
-    for candidate in (exe, os.path.realpath(exe)):
-        if _is_system_path(candidate):
-            continue
-        parent = os.path.dirname(candidate)
-        prefix = os.path.dirname(parent) if os.path.basename(parent) == "bin" else parent
-        if prefix in ("", "/"):
-            prefix = parent
-        if prefix not in out and prefix != "/":
-            out.append(prefix)
+    for prefix in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix):
+        real = os.path.realpath(prefix)
+        if real != "/" and not _is_system_path(real) and real not in out:
+            out.append(real)
     return out
+
+
+def in_runtime(path: str) -> bool:
+    """Whether the absolute `path` lies in the system's runtime (/usr and its aliases, the
+    referee's interpreter prefixes) both as written and with every symlink resolved: a link
+    (or a `..`) cannot lead a path that looks like the runtime's elsewhere, nor the reverse."""
+    roots = [*_SYSTEM_PREFIXES, *runtime_prefixes()]
+    lexical = os.path.normpath(path)
+    return os.path.isabs(path) and any(_under(lexical, r) for r in roots) and \
+        any(_under(os.path.realpath(path), r) for r in roots)
+
+
+def protected_folder() -> str | None:
+    """The club server's data folder ($REFEREE_SERVER_DATA, set by `referee serve` for its
+    runner and everything it starts), or None outside a server."""
+    from referee.server import DATA_ENV
+
+    given = os.environ.get(DATA_ENV)
+    return os.path.realpath(given) if given else None
+
+
+def checked_source(path: str, what: str, *, may_be_in_data: bool = False) -> str:
+    """`path` (absolute) if the sandbox may bind it; SandboxError otherwise. A bind source must
+    be a folder or file reached without any symbolic link (bwrap follows links in sources, and
+    a link in a bot's folder is the bot's to make), and must neither lie in nor hold the
+    server's data folder, but for the bot's own folder and the referee's private /tmp and
+    socket folders (`may_be_in_data`), which lie in it on a club server."""
+    real = os.path.realpath(path)
+    if real != path:
+        raise SandboxError(f"{what} {path} is reached through a symbolic link (to {real}): "
+                           f"not shown in the sandbox")
+    if not (os.path.isdir(path) or os.path.isfile(path)):
+        raise SandboxError(f"{what} {path} is not a folder or a file")
+    data = protected_folder()
+    if data is not None and (_under(data, path) or (_under(path, data) and not may_be_in_data)):
+        raise SandboxError(f"{what} {path} overlaps the server's data folder: not shown in "
+                           f"the sandbox")
+    return path
 
 
 def _mount_order_key(dest: str) -> int:
@@ -260,13 +293,20 @@ def bwrap_argv(
     # and must be mounted on top of it, not hidden by it.
     cmd += ["--bind", tmp, "/tmp"]
 
+    # Only fixed, trusted paths are shown besides the bot's folder: nothing a spec names (its
+    # program, its PATH) decides a bind, and every source is checked (`checked_source`).
     ro: list[str] = []
-    for p in (
-        *_interpreter_paths(argv[0], env.get("PATH")),
-        *(os.path.abspath(x) for x in ro_paths),
-    ):
+    for p in (*runtime_prefixes(), *(os.path.abspath(x) for x in ro_paths)):
         if p not in ro and not _is_system_path(p) and not _under(p, bot):
-            ro.append(p)
+            ro.append(checked_source(p, "the read-only path"))
+    if bot == "/":
+        raise SandboxError("the bot's folder is the host's root: not shown in the sandbox")
+    checked_source(bot, "the bot's folder", may_be_in_data=True)
+    # The referee makes these (mkdtemp), in its TMPDIR, which `referee serve` puts in its data
+    # folder: they may lie in it, never hold it.
+    checked_source(tmp, "the private /tmp", may_be_in_data=True)
+    if sock is not None:
+        checked_source(sock, "the socket folder", may_be_in_data=True)
     # bwrap creates missing parents of a mount point with mode 0700, which the
     # sandbox user could not traverse: create them 0755 first.
     read_only = ["/usr", *_USR_ALIASES, "/etc"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
@@ -130,6 +131,8 @@ class Limits:
     cpu_seconds: int | None = None
     max_processes: int | None = None
     build_seconds: int = 600     # the whole build, every process it starts, lock wait included
+    # The keys the spec's [limits] set itself (the others are defaults), for `capped_limits`.
+    given: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -337,16 +340,36 @@ def spec_from_dict(data: Mapping[str, Any], path: Path) -> BotSpec:
 
 def _program_inside(argv: tuple[str, ...], workdir: Path,
                     error: Callable[[str], BotSpecError]) -> tuple[str, ...]:
-    """`argv` with a relative program path (`target/mybot`) made absolute inside `workdir`;
-    `error(why)` if it leads outside. Bare names (looked up on PATH), absolute paths (host
-    programs) and `{python}` are left as they are."""
-    if not argv or "/" not in argv[0] or argv[0].startswith("/"):
+    """`argv` with its program checked: `{python}` and bare names (looked up on the sandbox's
+    fixed PATH, in the system) stay as they are; a relative path (`target/mybot`) is made
+    absolute inside `workdir`; an absolute path must lie inside `workdir` or in the system's
+    runtime (`referee.bots.sandbox.in_runtime`), as written and with links resolved.
+    `error(why)` for anything else: a link or `..` that leads out, another folder of the host."""
+    if not argv or "/" not in argv[0]:
         return argv
-    program = resolve_inside(workdir, argv[0])
-    if program is None:
-        raise error(f"a program inside the bot's folder {workdir} ({argv[0]!r} resolves to "
-                    f"{(workdir / argv[0]).resolve()})")
-    return (str(program), *argv[1:])
+    program = argv[0]
+    if program.startswith("/"):
+        if _inside_lexically_and_resolved(workdir, program):
+            return argv
+        from referee.bots.sandbox import in_runtime
+
+        if in_runtime(program):
+            return argv
+        raise error(f"a program inside the bot's folder or in the system's runtime (the "
+                    f"system's programs, the referee's Python), not {program!r} (it resolves "
+                    f"to {os.path.realpath(program)}; the bot's folder is {workdir})")
+    resolved = resolve_inside(workdir, program)
+    if resolved is None or not _inside_lexically_and_resolved(workdir, program):
+        raise error(f"a program inside the bot's folder {workdir} ({program!r} resolves to "
+                    f"{(workdir / program).resolve()})")
+    return (str(resolved), *argv[1:])
+
+
+def _inside_lexically_and_resolved(folder: Path, path: str) -> bool:
+    """Whether `path` (relative to `folder`, or absolute) is in `folder` both as written
+    (`..` counted) and with every symlink followed."""
+    lexical = Path(os.path.normpath(folder / path))
+    return lexical.is_relative_to(folder) and resolve_inside(folder, path) is not None
 
 
 def _check_values(data: Mapping[str, Any], where: str) -> None:
@@ -397,4 +420,26 @@ def _limits(data: Any, where: str) -> Limits:
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise BotSpecError(f"{where}: key 'limits.{key}': expected a whole number from "
                                f"{low} to {high}, got {value!r}")
-    return Limits(**data)
+    return Limits(**data, given=frozenset(data))
+
+
+LIMIT_NAMES = tuple(LIMIT_KEYS)
+
+
+def capped_limits(spec: BotSpec, ceiling: Mapping[str, int]) -> BotSpec:
+    """`spec` under a season's or a league's `[limits]` (`ceiling`): each limit the ceiling
+    sets is the smaller of it and the spec's own, where the spec's [limits] set that key, and
+    the ceiling's where it did not (a default is no request). The one place that decides a
+    bot's limits under a season or league: checks, test games, season games and leagues.
+    BotSpecError for a key that is no limit."""
+    unknown = sorted(set(ceiling) - set(LIMIT_NAMES))
+    if unknown:
+        raise BotSpecError(f"limits: unknown limit {unknown[0]!r}; known limits: "
+                           f"{', '.join(LIMIT_NAMES)}")
+    own = spec.limits
+    values = {}
+    for key, cap in ceiling.items():
+        mine = getattr(own, key)
+        values[key] = min(mine, cap) if key in own.given and mine is not None else cap
+    limits = dataclasses.replace(own, **values, given=own.given | frozenset(values))
+    return dataclasses.replace(spec, limits=limits)

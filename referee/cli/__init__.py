@@ -550,6 +550,25 @@ def _print_outcome(outcome: Any, quiet: bool) -> None:
                 f"{state}; played now: {outcome.played_now}; tables in {outcome.out}/")
 
 
+def _limit_options(ctx: click.Context, param: click.Parameter,
+                   values: tuple[str, ...]) -> dict[str, int]:
+    """--limit KEY=N options as a table of limits, checked like a league's [limits]."""
+    from referee.config import ConfigError
+    from referee.league.config import check_limits
+
+    table: dict[str, int] = {}
+    for value in values:
+        key, _, number = value.partition("=")
+        if not number.isdigit():
+            raise click.BadParameter(f"expected KEY=N (a whole number), got {value!r}")
+        table[key] = int(number)
+    try:
+        check_limits(table, "--limit")
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return table
+
+
 @main.command()
 @click.argument("bot", metavar="BOT.toml|FOLDER", type=click.Path(path_type=Path))
 @click.option("--opponent", "opponents", multiple=True, metavar="BOT.toml",
@@ -570,11 +589,13 @@ def _print_outcome(outcome: Any, quiet: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--no-sandbox", is_flag=True,
               help="Run bots unconfined (trusted local development only).")
+@click.option("--limit", "ceiling", multiple=True, metavar="KEY=N", callback=_limit_options,
+              help="A season's limit (repeatable, e.g. --limit memory_mb=512): the bot gets the "
+                   "smaller of it and its own [limits].")
 @friendly_errors
 def check(bot: Path, opponents: tuple[Path, ...], presets: tuple[str, ...], games: int,
           seed: int, no_probes: bool, build_output: bool, write_limit_mb: int | None,
-          as_json: bool,
-          no_sandbox: bool) -> None:
+          as_json: bool, no_sandbox: bool, ceiling: dict[str, int]) -> None:
     """Check that a bot conforms to the protocol: a report for bot authors.
 
     Builds and starts BOT.toml, checks its handshake, plays every preset at its smallest and
@@ -598,7 +619,7 @@ def check(bot: Path, opponents: tuple[Path, ...], presets: tuple[str, ...], game
                            opponents=opponents or None, probes=not no_probes,
                            sandbox=False if no_sandbox else None,
                            on_build_line=echo_build_line if build_output else None,
-                           write_max_mb=write_limit_mb)
+                           write_max_mb=write_limit_mb, ceiling=ceiling)
     if as_json:
         report = run_check(bot, options)
         click.echo(json.dumps(report.to_json(), indent=2))

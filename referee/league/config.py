@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from referee.bots.spec import Limits
+from referee.bots.spec import LIMIT_NAMES
 from referee.config import ConfigError, read_toml, rules_from_value
 from referee.engine import RuleSet, preset
 from referee.ratings.trueskill import RatingParams
@@ -40,7 +40,7 @@ class LeagueSettings:
     out: Path = DEFAULT_OUT
     strikes_to_forfeit: int = 3
     autoplay_forced: bool = False
-    limits: dict[str, int] = field(default_factory=dict)   # overrides every bot's [limits]
+    limits: dict[str, int] = field(default_factory=dict)   # a ceiling on every bot's [limits]
     ratings: RatingParams = field(default_factory=RatingParams)
     skip_broken: bool = False
     sandbox: bool | None = None              # None: wherever bubblewrap works
@@ -137,7 +137,7 @@ def _sizes(low: int, high: int) -> str:
 def check_limits(limits: dict[str, Any], where: str) -> None:
     """ConfigError unless every key is a bot limit and each value a whole number, time limits
     at least 1 ms."""
-    known = [f.name for f in dataclasses.fields(Limits)]
+    known = list(LIMIT_NAMES)
     for key, value in limits.items():
         if key not in known:
             raise ConfigError(f"{where}: unknown limit {key!r}; known limits: {', '.join(known)}")

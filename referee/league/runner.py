@@ -17,7 +17,7 @@ from pathlib import Path
 from referee import __version__
 from referee.bots.errors import BotStartError
 from referee.bots.lineup import refusals
-from referee.bots.spec import BotSpec, BotSpecError, load_spec
+from referee.bots.spec import BotSpec, BotSpecError, capped_limits, load_spec
 from referee.config import ConfigError
 from referee.engine import RuleSet
 from referee.league.config import LeagueSettings
@@ -77,13 +77,12 @@ class LeagueStateError(ConfigError):
     """The output directory holds a league that this command cannot continue as asked."""
 
 
-def _with_limits(spec: BotSpec, overrides: dict[str, int]) -> BotSpec:
-    if not overrides:
-        return spec
+def _with_limits(spec: BotSpec, ceiling: dict[str, int]) -> BotSpec:
+    """`spec` under the league's [limits]: the smaller of each and the bot's own."""
     try:
-        return dataclasses.replace(spec, limits=dataclasses.replace(spec.limits, **overrides))
-    except TypeError as exc:
-        raise ConfigError(f"league limits: {exc}") from None
+        return capped_limits(spec, ceiling)
+    except BotSpecError as exc:
+        raise ConfigError(f"league {exc}") from None
 
 
 def open_store(out: Path) -> LeagueStore:

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from referee.bots.spec import BotSpec, load_spec
+from referee.bots.spec import BotSpec, capped_limits, load_spec
 from referee.config import ConfigError
 from referee.engine import RuleSet
 from referee.league.config import LeagueSettings
@@ -228,10 +228,7 @@ def season_specs(season: Season, names: Sequence[str]) -> list[BotSpec]:
         path = bots[name][1]
         if path is None or not Path(path).exists():
             raise SeasonError(f"entrant {name!r}: its spec {path} is gone")
-        spec = dataclasses.replace(load_spec(path), name=name)
-        if limits:
-            spec = dataclasses.replace(spec, limits=dataclasses.replace(spec.limits, **limits))
-        specs.append(spec)
+        specs.append(capped_limits(dataclasses.replace(load_spec(path), name=name), limits))
     return specs
 
 

@@ -61,8 +61,8 @@ def _inside(folder: Path, relative: str) -> Path:
     return folder.joinpath(*path.parts)
 
 
-def run_check_job(job: CheckJob, timeout: float, keep: int,
-                  write_max_mb: int | None = None) -> CheckDone:
+def run_check_job(job: CheckJob, timeout: float, keep: int, write_max_mb: int | None = None,
+                  limits: dict[str, int] | None = None) -> CheckDone:
     """The dask task of one check: unpack the folder into a fresh place in the worker's cache
     (its files checked against their version), put the image archive in place, run
     `referee check` there with its time limit, and remove the folder."""
@@ -96,7 +96,7 @@ def run_check_job(job: CheckJob, timeout: float, keep: int,
             reason = exc.reason if isinstance(exc, BotStartError) else str(exc)
             said = safe_line(f"FAIL the bot's files on worker {label}: {reason}", limit=500)
             return CheckDone(label, [said], 1, said, 1)
-        returncode = asyncio.run(check_process(spec, timeout, line, write_max_mb))
+        returncode = asyncio.run(check_process(spec, timeout, line, write_max_mb, limits))
         return CheckDone(label, lines, count, last, returncode)
     finally:
         shutil.rmtree(place, ignore_errors=True)

@@ -157,7 +157,7 @@ async def serve(data: Path, season_file: Path, settings: Any, cluster: str | Non
     tasks = [
         asyncio.create_task(check_queue(db, data, settings.check_concurrency,
                                         settings.check_timeout_s, settings.write_max_mb,
-                                        cluster=connection),
+                                        cluster=connection, limits=season.settings["limits"]),
                             name="checks"),
         asyncio.create_task(test_game_queue(db, data, season.settings,
                                             settings.test_game_timeout_s, cluster=connection),

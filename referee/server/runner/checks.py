@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB
@@ -61,18 +61,20 @@ async def record_verdict(db: Db, claimed: records.Claimed, passed: bool, summary
 
 
 async def run_check(db: Db, claimed: records.Claimed, timeout: float,
-                    write_max_mb: int = DEFAULT_WRITE_MAX_MB, cluster: Any = None) -> None:
+                    write_max_mb: int = DEFAULT_WRITE_MAX_MB, cluster: Any = None,
+                    limits: Mapping[str, int] | None = None) -> None:
     """Run one claimed check to its verdict (passed, failed, or failed at the time limit):
-    here, or on a worker of `cluster` (a dask.Cluster) when there is one; its build and bot
-    may write `write_max_mb` MiB (referee.bots.diskwatch)."""
+    here, or on a worker of `cluster` (a dask.Cluster) when there is one; under the season's
+    `limits` (a ceiling on the spec's own), its build and bot writing at most `write_max_mb`
+    MiB (referee.bots.diskwatch)."""
     if cluster is not None:
         from referee.server.runner.remote import run_check_on_cluster
 
-        await run_check_on_cluster(db, claimed, timeout, cluster, write_max_mb)
+        await run_check_on_cluster(db, claimed, timeout, cluster, write_max_mb, limits)
         return
     lines = CheckLines(db, claimed)
     try:
-        returncode = await check_process(claimed.spec, timeout, lines, write_max_mb)
+        returncode = await check_process(claimed.spec, timeout, lines, write_max_mb, limits)
     except OSError as exc:
         await record_verdict(db, claimed, False, f"the check could not start: {exc}")
         return
@@ -81,9 +83,9 @@ async def run_check(db: Db, claimed: records.Claimed, timeout: float,
 
 async def check_queue(db: Db, data: Any, concurrency: int, timeout: float,
                       write_max_mb: int = DEFAULT_WRITE_MAX_MB, idle: float = 1.0,
-                      cluster: Any = None) -> None:
+                      cluster: Any = None, limits: Mapping[str, int] | None = None) -> None:
     """Claim and run queued checks forever, at most `concurrency` at once (on `cluster`'s
-    workers if given)."""
+    workers if given), each under the season's `limits`."""
     running: set[asyncio.Task[None]] = set()
     try:
         while True:
@@ -92,7 +94,7 @@ async def check_queue(db: Db, data: Any, concurrency: int, timeout: float,
                 if claimed is None:
                     break
                 task = asyncio.create_task(run_check(db, claimed, timeout, write_max_mb,
-                                                      cluster))
+                                                      cluster, limits))
                 running.add(task)
                 task.add_done_callback(running.discard)
             await asyncio.sleep(idle)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -51,9 +52,10 @@ def check_job(spec_path: Path) -> CheckJob:
 
 
 async def run_check_on_cluster(db: Db, claimed: records.Claimed, timeout: float,
-                               cluster: Cluster, write_max_mb: int | None = None) -> None:
-    """Run one claimed check on a worker of `cluster` and store its lines and verdict; its
-    build and bot may write `write_max_mb` MiB there."""
+                               cluster: Cluster, write_max_mb: int | None = None,
+                               limits: Mapping[str, int] | None = None) -> None:
+    """Run one claimed check on a worker of `cluster` and store its lines and verdict; there
+    the season's `limits` cap the spec's own and its build and bot write `write_max_mb` MiB."""
     assert cluster.client is not None
     lines = CheckLines(db, claimed)
     try:
@@ -65,6 +67,7 @@ async def run_check_on_cluster(db: Db, claimed: records.Claimed, timeout: float,
         return
     try:
         done = await submit(cluster, run_check_job, job, timeout, MAX_LINES, write_max_mb,
+                            dict(limits or {}),
                             key=f"referee-check-{claimed.id}")
     except Exception as exc:  # noqa: BLE001 - the cluster lost it: one line, the runner goes on
         await record_verdict(db, claimed, False, safe_line(

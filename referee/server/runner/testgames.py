@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from referee.bots.spec import load_spec
+from referee.bots.spec import capped_limits, load_spec
 from referee.engine import RuleSet
 from referee.match import MatchOptions
 from referee.seeds import draw_secret
@@ -32,7 +32,9 @@ async def play_test_game(db: Db, data: Path, request: records.TestRequest,
     record it (or say why it could not be played)."""
     owned = await db(_owned_names, request)
     try:
-        specs = [dataclasses.replace(load_spec(path), name=name) for name, path in request.seats]
+        # The season's [limits] are a ceiling here as in its games (capped_limits).
+        specs = [capped_limits(dataclasses.replace(load_spec(path), name=name), stored["limits"])
+                 for name, path in request.seats]
         rules = RuleSet.from_dict(stored["rules"])
         options = MatchOptions(stored["strikes_to_forfeit"], stored["autoplay_forced"])
         if cluster is not None:
