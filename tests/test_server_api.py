@@ -5,15 +5,20 @@ anonymous refused until the organiser's `public_leaderboard` opens the leaderboa
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
+from doc_support import ROOT, Step, clean_env, guide_steps, run_step
 from runner_support import Club, wait_for, write_season
 from server_support import ServerProcess, WebClient, student_bot
 
+from referee.config import ConfigError
 from referee.league.store import games_stored
+from referee.server.club.limits import public_leaderboard
+from referee.server.runner.settings import load_runner_settings
 
 MARKERS = {"alice": "ALICE-SAYS-HI", "bob": "BOB-SAYS-HI"}
 PASSWORD = "a long password 1"   # every student Club.student makes
@@ -49,10 +54,11 @@ def club(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     server = ServerProcess(data)
     try:
         db = data / "season" / "league.db"
-        anyone = WebClient(server.url)
+        page = WebClient(server.url)
+        page.sign_in("alice", PASSWORD)
         # The round is played and the table refitted on all of it: nothing changes after.
-        wait_for("the round's games, rated", lambda: games_stored(db) == ROUND_GAMES and bearer(
-            anyone, "/api/leaderboard", tokens["alice"])["games"] == ROUND_GAMES, timeout=900)
+        wait_for("the round's games, rated", lambda: games_stored(db) == ROUND_GAMES and
+                 session_json(page, "/leaderboard.json")["games"] == ROUND_GAMES, timeout=900)
         yield {"server": server, "data": data, "tokens": tokens, "ids": ids}
     finally:
         assert server.stop() == 0, server.output()
@@ -177,3 +183,39 @@ def test_anonymous_is_refused_until_the_switch_opens_the_leaderboard_alone(
     finally:
         season.write_text("public_leaderboard = false\n")
     assert anonymous_statuses(server.url, club["ids"]) == closed
+
+
+def test_the_documented_curl_and_python_examples_run_as_shown(club: dict[str, Any],
+                                                              tmp_path: Path) -> None:
+    """docs/server.md's results API examples, run against the real server with alice's token
+    (her bot for the docs' `mybot`, and her bot's id for the `1` of the curl line)."""
+    steps = [step for step in guide_steps(ROOT / "docs" / "server.md")
+             if step.server or step.path == "results.py"]
+    assert [step.path for step in steps] == [None, "results.py"]
+    assert club["ids"]["alice"] == 1   # the curl line's bot id: the first bot of the club
+    env = clean_env(tmp_path / "caches")
+    curls, script = (step.against(club["server"].url, club["tokens"]["alice"]) for step in steps)
+    done = run_step(curls, tmp_path, env, timeout=300)
+    assert done.stdout.count('"rows"') == 1 and done.stdout.count('"next"') == 1
+    run_step(Step(script.path, script.text.replace('BOT = "mybot"', 'BOT = "alice"')),
+             tmp_path, env)
+    done = run_step(Step(None, "python results.py"), tmp_path, env, timeout=300)
+    lines = done.stdout.splitlines()
+    assert [int(line.split()[1].rstrip(":")) for line in lines] == stored_games(club["data"])
+    assert all(re.fullmatch(r"game \d+: place [12], [1-9]\d* notes", line) for line in lines)
+
+
+def test_a_bad_public_leaderboard_value_is_one_line(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner refuses it at start; the web process names the file and the key."""
+    season = tmp_path / "season.toml"
+    season.write_text('public_leaderboard = "yes"\n')
+    with pytest.raises(ConfigError, match=r"season\.toml: key 'public_leaderboard': expected "
+                                          r"true or false, got 'yes'$"):
+        load_runner_settings(season)
+    monkeypatch.setenv("REFEREE_SEASON_FILE", str(season))
+    with pytest.raises(ValueError, match=r"season\.toml: key 'public_leaderboard' must be true "
+                                         r"or false$"):
+        public_leaderboard()
+    season.write_text("max_files = 10\n")
+    assert public_leaderboard() is False   # off unless the organiser turns it on
