@@ -17,7 +17,6 @@ from server_support import ServerProcess, WebClient, student_bot
 
 from referee.config import ConfigError
 from referee.league.store import games_stored
-from referee.server.club.limits import public_leaderboard
 from referee.server.runner.settings import load_runner_settings
 
 MARKERS = {"alice": "ALICE-SAYS-HI", "bob": "BOB-SAYS-HI"}
@@ -208,6 +207,8 @@ def test_the_documented_curl_and_python_examples_run_as_shown(club: dict[str, An
 def test_a_bad_public_leaderboard_value_is_one_line(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """The runner refuses it at start; the web process names the file and the key."""
+    from referee.server.club.limits import public_leaderboard
+
     season = tmp_path / "season.toml"
     season.write_text('public_leaderboard = "yes"\n')
     with pytest.raises(ConfigError, match=r"season\.toml: key 'public_leaderboard': expected "
