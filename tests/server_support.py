@@ -40,9 +40,10 @@ def club_django() -> Path:
     return _DATA
 
 
-def student_bot(folder: Path, name: str, marker: str) -> Path:
+def student_bot(folder: Path, name: str, marker: str, noting: bool = False) -> Path:
     """A copy of the sample random bot in its own folder, with its spec `bot.toml`, that
-    writes `marker` to stderr at each decision; the folder."""
+    writes `marker` to stderr at each decision (and, `noting`, sends `marker`-NOTE as its
+    note with a value `marked`); the folder."""
     folder.mkdir(parents=True)
     (folder / "randbot.py").write_text((ROOT / "sample_bots/random/main.py").read_text())
     (folder / "main.py").write_text(
@@ -50,6 +51,7 @@ def student_bot(folder: Path, name: str, marker: str) -> Path:
         f"class Speaker(RandomBot):\n    name = {name!r}\n\n"
         "    def choose(self, view):\n"
         f"        print({marker!r}, file=sys.stderr, flush=True)\n"
+        + (f"        self.note({marker + '-NOTE'!r}, marked=7)\n" if noting else "") +
         "        return super().choose(view)\n\n\nrun(Speaker())\n")
     (folder / "bot.toml").write_text(
         f'name = "{name}"\ncommand = ["{{python}}", "main.py"]\nworkdir = "."\n'

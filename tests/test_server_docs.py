@@ -91,6 +91,9 @@ def test_the_season_file_shown_is_what_the_server_reads(tmp_path: Path,
     limits = server_limits()
     assert limits.upload_max_bytes == data["upload_max_bytes"] == 50 * 1024 * 1024
     assert limits.test_games_per_hour == data["test_games_per_hour"]
+    from referee.server.club.limits import public_leaderboard
+
+    assert public_leaderboard() is data["public_leaderboard"] is False
 
 
 def season_toml() -> str:

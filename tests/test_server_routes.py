@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from pathlib import Path
 
 import pytest
 from server_support import club_django, play_season
@@ -29,9 +30,10 @@ from referee.server.club.models import (  # noqa: E402
 from referee.server.club.people import join, make_join_code, new_token  # noqa: E402
 
 # OWNER: the owner and the organiser; SELF: the owner alone (a personal token; the organiser
-# revokes tokens in the admin).
-PUBLIC, SIGNED_IN, OWNER, SELF, TOKEN, ORGANISER, ADMIN = (
-    "public", "signed in", "owner", "self", "token", "organiser", "admin")
+# revokes tokens in the admin); BOARD: signed in, or anyone while the season file's
+# `public_leaderboard` is on.
+PUBLIC, SIGNED_IN, OWNER, SELF, TOKEN, ORGANISER, ADMIN, BOARD = (
+    "public", "signed in", "owner", "self", "token", "organiser", "admin", "board")
 # route name -> (who may use it, HTTP method)
 RULES = {
     "club:home": (SIGNED_IN, "GET"),
@@ -43,8 +45,8 @@ RULES = {
     "club:token-new": (SIGNED_IN, "POST"),
     "club:token-revoke": (SELF, "POST"),
     "club:upload": (SIGNED_IN, "POST"),
-    "club:leaderboard": (SIGNED_IN, "GET"),
-    "club:leaderboard-json": (SIGNED_IN, "GET"),
+    "club:leaderboard": (BOARD, "GET"),
+    "club:leaderboard-json": (BOARD, "GET"),
     "club:bot": (SIGNED_IN, "GET"),
     "club:version": (OWNER, "GET"),
     "club:download": (OWNER, "GET"),
@@ -55,6 +57,9 @@ RULES = {
     "club:testgame-viewer": (OWNER, "GET"),
     "club:api-submit": (TOKEN, "POST"),
     "club:api-version": (OWNER, "GET"),
+    "club:api-leaderboard": (BOARD, "GET"),
+    "club:api-bot-games": (SIGNED_IN, "GET"),
+    "club:api-game": (SIGNED_IN, "GET"),
     "club:organiser": (ORGANISER, "GET"),
     "club:season-action": (ORGANISER, "POST"),
     "club:code-new": (ORGANISER, "POST"),
@@ -142,8 +147,16 @@ def test_every_number_in_a_route_is_a_bounded_id() -> None:
     assert not unbounded, unbounded
 
 
+@pytest.mark.parametrize("public", [False, True], ids=["private-board", "public-board"])
 @pytest.mark.parametrize("who", ["anonymous", "owner", "other", "organiser"])
-def test_every_route_answers_each_kind_of_user_as_its_rule_says(world: dict, who: str) -> None:
+def test_every_route_answers_each_kind_of_user_as_its_rule_says(
+        world: dict, who: str, public: bool, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the organiser's `public_leaderboard` off (the default) and on: the switch opens
+    the leaderboard's page and JSON to anyone and nothing else."""
+    season_file = tmp_path / "season.toml"
+    season_file.write_text(f"public_leaderboard = {'true' if public else 'false'}\n")
+    monkeypatch.setenv("REFEREE_SEASON_FILE", str(season_file))
     season = Season.objects.get(pk=1)
     saved = (season.state, season.report_path)
     Season.objects.filter(pk=1).update(report_path="season/final/index.html")
@@ -156,7 +169,7 @@ def test_every_route_answers_each_kind_of_user_as_its_rule_says(world: dict, who
                 client = client_for(world, who)
                 answer = client.post(url) if method == "POST" else client.get(url)
                 status = answer.status_code
-                expected = expect(rule, who, url)
+                expected = expect(rule, who, url, public)
                 if not expected(status, answer):
                     wrong.append(f"{who} {method} {url} ({rule}): {status}")
     finally:
@@ -164,8 +177,9 @@ def test_every_route_answers_each_kind_of_user_as_its_rule_says(world: dict, who
     assert not wrong, "\n".join(wrong)
 
 
-def expect(rule: str, who: str, url: str):  # noqa: ANN201
-    """A test of (status, answer) for this rule and user."""
+def expect(rule: str, who: str, url: str, public: bool = False):  # noqa: ANN201
+    """A test of (status, answer) for this rule and user (`public`: the season file's
+    `public_leaderboard`)."""
     api = url.startswith("/api/")
 
     def to_login(status: int, answer) -> bool:
@@ -181,13 +195,15 @@ def expect(rule: str, who: str, url: str):  # noqa: ANN201
 
     if rule == PUBLIC:
         return allowed
+    if rule == BOARD and public:   # the board itself, not a way to the sign-in page
+        return lambda status, _a: status == 200
     if rule == ADMIN:
         return allowed if who == "organiser" else to_login
     if who == "anonymous":
         return to_login
     if rule == TOKEN:   # a session is no token: the API says so
         return lambda status, _a: status == 401
-    if rule == SIGNED_IN:
+    if rule in (SIGNED_IN, BOARD):
         return allowed
     if rule == OWNER:
         return hidden if who == "other" else allowed

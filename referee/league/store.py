@@ -239,17 +239,20 @@ class LeagueStore:
         return json.loads(zlib.decompress(row[0])) if row else None
 
     def games_of(self, names: Collection[str], limit: int = 50,
-                 keep: Callable[[dict[str, Any]], bool] | None = None) -> list[dict[str, Any]]:
-        """The newest recorded games (newest first, at most `limit`) in which any of `names`
-        sat and that `keep` accepts: index, game_id, bots, places, money, strikes (per seat)
-        and finished_at (seconds since the epoch). For pages: reads rows, never records."""
+                 keep: Callable[[dict[str, Any]], bool] | None = None,
+                 before: int | None = None) -> list[dict[str, Any]]:
+        """The newest recorded games (newest first, at most `limit`, with an index below
+        `before` if given) in which any of `names` sat and that `keep` accepts: index,
+        game_id, bots, places, money, strikes (per seat) and finished_at (seconds since the
+        epoch). For pages: reads rows, never records."""
         wanted = set(names)
         if not wanted:
             return []
         where = " OR ".join("bots LIKE ?" for _ in wanted)   # JSON text; exact test below
         rows = self.db.execute(
             f"SELECT idx, game_id, bots, places, money, strikes, finished_at FROM games "
-            f"WHERE {where} ORDER BY idx DESC", [f'%{json.dumps(n)}%' for n in wanted])
+            f"WHERE ({where}) AND idx < ? ORDER BY idx DESC",
+            [*(f'%{json.dumps(n)}%' for n in wanted), 2**63 - 1 if before is None else before])
         found: list[dict[str, Any]] = []
         for idx, game_id, bots, places, money, strikes, finished in rows:
             game = {"index": idx, "game_id": game_id, "bots": json.loads(bots),

@@ -125,10 +125,11 @@ def seat_outputs(user: User, record: dict[str, Any], seat_names: list[str]
     return rows, len(rows) < len(seat_names)
 
 
-def recent_games(names: list[str], want: str = "", limit: int = 50) -> list[dict[str, Any]]:
-    """The newest season games of these league names; `want` "losses" (not first) or
-    "strikes" (any strike) keeps only those. Each game gains `seat` and `place` of the
-    (first) seat of these names, and `struck`."""
+def recent_games(names: list[str], want: str = "", limit: int = 50,
+                 before: int | None = None) -> list[dict[str, Any]]:
+    """The newest season games of these league names (with an index below `before`, if
+    given); `want` "losses" (not first) or "strikes" (any strike) keeps only those. Each
+    game gains `seat` and `place` of the (first) seat of these names, and `struck`."""
     wanted = set(names)
 
     def mine(game: dict[str, Any]) -> int:
@@ -143,7 +144,8 @@ def recent_games(names: list[str], want: str = "", limit: int = 50) -> list[dict
         return True
 
     with season_store() as store:
-        games = [] if store is None else store.games_of(names, limit=limit, keep=keep)
+        games = [] if store is None else store.games_of(names, limit=limit, keep=keep,
+                                                          before=before)
     for game in games:
         seat = mine(game)
         game.update(seat=seat, place=game["places"][seat],

@@ -1,4 +1,5 @@
-"""The season file's server keys the web process needs (caps on uploads, bots, test games).
+"""The season file's server keys the web process needs (caps on uploads, bots, test games;
+whether spectators see the leaderboard).
 
 The season file ($REFEREE_SEASON_FILE, default DIR/season.toml) holds the league's keys and
 these top-level server keys; a missing file or key means the default here.
@@ -36,21 +37,38 @@ def season_file() -> Path:
     return Path(os.environ.get(SEASON_FILE_ENV) or settings.DATA_DIR / "season.toml")
 
 
+def season_table() -> dict:
+    """The season file's keys ({} for a missing file). ValueError, one line naming the file,
+    for a file that cannot be read as TOML."""
+    path = season_file()
+    try:
+        return tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        return {}
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
 def server_limits() -> ServerLimits:
     """The server keys of the season file (defaults where it has none). ValueError, one line,
     for a key that is not a positive whole number."""
-    path = season_file()
-    try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        return ServerLimits()
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ValueError(f"{path}: {exc}") from None
+    data = season_table()
     values = {}
     for item in fields(ServerLimits):
         if item.name in data:
             value = data[item.name]
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{path}: key {item.name!r} must be a whole number above 0")
+                raise ValueError(f"{season_file()}: key {item.name!r} must be a whole number "
+                                 f"above 0")
             values[item.name] = value
     return ServerLimits(**values)
+
+
+def public_leaderboard() -> bool:
+    """The organiser's switch `public_leaderboard` (default false): whether the leaderboard,
+    its page and its JSON, is open to anyone, signed in or not. Read at each request, so
+    turning it on or off applies at once. ValueError, one line, for a value not true/false."""
+    value = season_table().get("public_leaderboard", False)
+    if not isinstance(value, bool):
+        raise ValueError(f"{season_file()}: key 'public_leaderboard' must be true or false")
+    return value

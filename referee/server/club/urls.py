@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib.auth.views import LogoutView
 from django.urls import path, register_converter
 
-from referee.server.club.views import accounts, api, organiser, pages
+from referee.server.club.views import accounts, api, organiser, pages, results
 
 
 class IdConverter:
@@ -47,6 +47,9 @@ urlpatterns = [
     path("testgames/<id:game_id>/viewer", pages.test_game_viewer, name="testgame-viewer"),
     path("api/submit", api.submit, name="api-submit"),
     path("api/versions/<id:version_id>", api.version_status, name="api-version"),
+    path("api/leaderboard", results.leaderboard, name="api-leaderboard"),
+    path("api/bots/<id:bot_id>/games", results.bot_games, name="api-bot-games"),
+    path("api/games/<id:index>", results.game, name="api-game"),
     path("organiser/", organiser.organiser, name="organiser"),
     path("organiser/season/<str:action>", organiser.season_action, name="season-action"),
     path("organiser/codes/new", organiser.join_code_new, name="code-new"),

@@ -15,7 +15,7 @@ from referee.league.config import LeagueSettings, league_from_table
 WEB_KEYS = frozenset({"max_bots_per_student", "test_games_per_hour", "upload_max_bytes",
                       "unpacked_max_bytes", "max_files", "uploads_per_hour", "name",
                       "sign_in_failures_per_address", "sign_in_failures_per_name_and_address",
-                      "sign_in_failures_per_name"})
+                      "sign_in_failures_per_name", "public_leaderboard"})
 
 
 @dataclass
@@ -44,6 +44,9 @@ def load_runner_settings(path: Path) -> RunnerSettings:
         return RunnerSettings()
     data: dict[str, Any] = read_toml(path)
     league = league_from_table(data, path, RUNNER_KEYS | WEB_KEYS)
+    if not isinstance(data.get("public_leaderboard", False), bool):
+        raise ConfigError(f"{path}: key 'public_leaderboard': expected true or false, got "
+                          f"{data['public_leaderboard']!r}")
     values = {}
     for key in RUNNER_KEYS & set(data):
         value = data[key]

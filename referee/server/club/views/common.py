@@ -11,6 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
 from django_ratelimit.core import is_ratelimited
 
+from referee.server.club.limits import public_leaderboard
 from referee.server.club.models import Bot, BotVersion
 from referee.server.club.people import is_organiser, user_for_token
 
@@ -51,6 +52,20 @@ def organiser_only(view: View) -> View:
                 from django.contrib.auth.views import redirect_to_login
                 return redirect_to_login(request.get_full_path())
             raise Http404("no such page")
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def leaderboard_open(view: View) -> View:
+    """The leaderboard's page and JSON: for anyone signed in, and for spectators too while the
+    organiser's switch `public_leaderboard` is on; else to the sign-in page."""
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not request.user.is_authenticated and not public_leaderboard():
+            from django.contrib.auth.views import redirect_to_login
+            return redirect_to_login(request.get_full_path())
         return view(request, *args, **kwargs)
 
     return wrapper

@@ -26,7 +26,13 @@ from referee.server.club.limits import server_limits
 from referee.server.club.models import Bot, BotVersion, Notice, Standing, TestGame
 from referee.server.club.people import is_organiser
 from referee.server.club.uploads import UploadRefused, accept_upload
-from referee.server.club.views.common import may_see_code, over_limit, own_version, refusal
+from referee.server.club.views.common import (
+    leaderboard_open,
+    may_see_code,
+    over_limit,
+    own_version,
+    refusal,
+)
 
 MULTIPART_SLACK = 64 * 1024   # form fields and boundaries around the file itself
 
@@ -63,12 +69,12 @@ def standing_payload() -> dict[str, Any]:
             "games": standing.games, "rows": rows, "facts": data.get("facts", {})}
 
 
-@login_required
+@leaderboard_open
 def leaderboard(request: HttpRequest) -> HttpResponse:
     return render(request, "club/leaderboard.html", {"board": standing_payload()})
 
 
-@login_required
+@leaderboard_open
 def leaderboard_json(request: HttpRequest) -> HttpResponse:
     return JsonResponse(standing_payload())
 
