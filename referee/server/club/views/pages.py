@@ -27,8 +27,8 @@ from referee.server.club.limits import server_limits
 from referee.server.club.models import Bot, BotVersion, Notice, Standing, TestGame
 from referee.server.club.people import is_organiser
 from referee.server.club.uploads import UploadRefused, accept_upload
-from referee.server.club.waiting import waiting_for
 from referee.server.club.views.common import may_see_code, over_limit, own_version, refusal
+from referee.server.club.waiting import waiting_for
 
 MULTIPART_SLACK = 64 * 1024   # form fields and boundaries around the file itself
 
