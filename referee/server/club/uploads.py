@@ -51,6 +51,8 @@ def _bot_for(user: User, name: str) -> Bot:
     """The user's bot `name`, made if they may have another; UploadRefused otherwise."""
     bot = Bot.objects.filter(name=name).first()
     if bot is not None:
+        if bot.house:
+            raise UploadRefused(f"{name!r} is one of the club's house bots; pick another name")
         if bot.owner_id != user.pk:
             raise UploadRefused(f"the bot name {name!r} belongs to another student; pick another")
         if bot.disabled:

@@ -62,7 +62,7 @@ class SeasonLoop:
                     await self.close_executor()   # paused may be long: the bots stop
                     await asyncio.sleep(self.poll)
                     continue
-                if not self.season.pending():
+                if not self.season.pending() and not await self.db(records.house_checking):
                     await self.enter_waiting()
                     self.season.next_round()
                 pending = self.season.pending()

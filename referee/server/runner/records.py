@@ -216,6 +216,14 @@ def names_by_league_name() -> dict[str, tuple[str, int, int | None]]:
             for v in BotVersion.objects.select_related("bot")}
 
 
+def house_checking() -> bool:
+    """True while a house bot's check is queued or running: they enter the season together, so
+    no house bot starts with a backlog of catch-up games that a first student's would wait
+    behind."""
+    return BotVersion.objects.filter(bot__house=True, check_state__in=[
+        BotVersion.QUEUED, BotVersion.RUNNING]).exists()
+
+
 def house_names() -> set[str]:
     """The league names of the house bots' versions."""
     return set(BotVersion.objects.filter(bot__house=True).values_list("league_name", flat=True))
