@@ -366,3 +366,32 @@ def test_house_bots_play_from_the_first_start_and_a_first_student_joins_them_at_
     assert "| 1 | dora-bot.v1 |" in table and "| house-" not in table, table
     report = (data / "season" / "report" / "index.html").read_text()
     assert "dora-bot.v1" in report
+
+
+def test_the_season_files_house_keys_are_checked_in_one_line(tmp_path: Path) -> None:
+    """`house_bots` takes sample bot names and spec files (relative to the season file); a bad
+    entry or value is one line naming the file and the key."""
+    from referee.config import ConfigError
+    from referee.server.runner.settings import load_runner_settings
+
+    season = tmp_path / "season.toml"
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "bot.toml").write_text('name = "strong"\ncommand = ["true"]\n')
+    season.write_text('house_bots = ["greedy", "mine/bot.toml"]\nhouse_in_final_table = false\n')
+    settings = load_runner_settings(season)
+    assert settings.house_bots == [ROOT / "sample_bots" / "greedy.toml",
+                                   tmp_path / "mine" / "bot.toml"]
+    assert settings.house_in_final_table is False
+    assert len(load_runner_settings(tmp_path / "none.toml").house_bots) == 3
+    for text, said in (('house_bots = ["nosuchbot"]', "'nosuchbot' is neither"),
+                       ('house_bots = "random"', "expected a list"),
+                       ("house_in_final_table = 1", "expected true or false")):
+        season.write_text(text + "\n")
+        try:
+            load_runner_settings(season)
+        except ConfigError as exc:
+            message = str(exc)
+        else:
+            raise AssertionError(f"{text} was taken")
+        assert message.startswith(f"{season}: key 'house_") and said in message, message
+        assert "\n" not in message
