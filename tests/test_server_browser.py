@@ -221,13 +221,22 @@ def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) 
             student, "#leaderboard tbody") and "bobbot" in text_of(student,
                                                                    "#leaderboard tbody"))
         assert student.execute_script("return window.stillTheSamePage === true;")
+        # Ranked 1, 2, 3... with one row per bot; the last row never carries the `~`.
+        cells = [row.find_elements(By.TAG_NAME, "td") for row in
+                 student.find_elements(By.CSS_SELECTOR, "#leaderboard tbody tr")]
+        assert [c[0].text for c in cells] == [str(i) for i in range(1, len(cells) + 1)]
+        assert len({c[1].text for c in cells}) == len(cells)
+        assert not cells[-1][4].text.endswith("~"), cells[-1][4].text
         screenshot(student, "server-leaderboard.png", tmp_path)
 
         # Her bot's page lists its games; a replay shows her own output and not Bob's.
         def a_game() -> str:
+            """A game of hers, once a fit has rated her games (her record against each
+            opponent comes from the fit, a refit after the game is stored)."""
             student.get(f"{url}/bots/alicebot/")
             links = student.find_elements(By.CSS_SELECTOR, "#recent a")
-            return links[0].get_attribute("href") if links else ""
+            rated = bool(text_of(student, "#opponents"))
+            return links[0].get_attribute("href") if links and rated else ""
 
         game_url = wait("a recorded game", a_game, every=3)
         assert "opponents" in student.page_source and text_of(student, "#opponents")
