@@ -557,3 +557,15 @@ def test_a_bot_page_says_what_its_bot_waits_for(folder: Path) -> None:
     page = client.get(f"/bots/{house.name}/").content.decode()
     assert 'id="house-mark"' in page and "by None" not in page
     assert f"{house.name}.v1 (house)" in client.get("/testgames/").content.decode()
+
+
+def test_no_upload_takes_a_house_bots_name(folder: Path, tmp_path: Path) -> None:
+    """The house bots' names (and their prefix) are not a student's to take: one line."""
+    house = Bot.objects.create(owner=None, house=True, name=unique("house-"))
+    api = token_client(student())
+    archive = zip_of(student_bot(tmp_path / "src", "speaker", "hi"), tmp_path / "speaker.zip")
+    for name in (house.name, unique("house-")):
+        answer = submit(api, archive, name)
+        error = answer.json()["error"]
+        assert answer.status_code == 400 and "house bots" in error and "\n" not in error
+    assert not BotVersion.objects.filter(bot=house).exists()
