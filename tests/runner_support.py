@@ -126,7 +126,11 @@ def sample(name: str) -> Path:
 
 
 def write_season(data: Path, text: str) -> None:
-    (data / "season.toml").write_text(textwrap.dedent(text))
+    """The season file; without house bots unless `text` names them (a test's own bots)."""
+    text = textwrap.dedent(text)
+    if "house_bots" not in text:
+        text += "\nhouse_bots = []\n"
+    (data / "season.toml").write_text(text)
 
 
 class RunnerProcess:

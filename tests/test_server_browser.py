@@ -130,6 +130,32 @@ def check_state(browser) -> str:  # noqa: ANN001
     return state if state in ("passed", "failed") else ""
 
 
+PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
+
+
+def widths(browser, url: str, paths: list[str]) -> dict[str, tuple[int, int]]:  # noqa: ANN001
+    """Each page's (document width, viewport width) as Chromium lays it out."""
+    found = {}
+    for path in paths:
+        browser.get(url + path)
+        found[path] = tuple(browser.execute_script(
+            "return [document.documentElement.scrollWidth, window.innerWidth]"))
+    return found
+
+
+def assert_fits(browser, url: str, paths: list[str]) -> None:  # noqa: ANN001
+    """Every page fits a 390 px phone and the desktop window: wide tables scroll inside their
+    own box, never the page."""
+    desktop = widths(browser, url, paths)
+    assert all(width <= inner for width, inner in desktop.values()), desktop
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
+    try:
+        phone = widths(browser, url, paths)
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    assert all(inner == 390 and width <= 390 for width, inner in phone.values()), phone
+
+
 def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) -> None:
     from selenium.webdriver.common.by import By
 
@@ -195,13 +221,22 @@ def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) 
             student, "#leaderboard tbody") and "bobbot" in text_of(student,
                                                                    "#leaderboard tbody"))
         assert student.execute_script("return window.stillTheSamePage === true;")
+        # Ranked 1, 2, 3... with one row per bot; the last row never carries the `~`.
+        cells = [row.find_elements(By.TAG_NAME, "td") for row in
+                 student.find_elements(By.CSS_SELECTOR, "#leaderboard tbody tr")]
+        assert [c[0].text for c in cells] == [str(i) for i in range(1, len(cells) + 1)]
+        assert len({c[1].text for c in cells}) == len(cells)
+        assert not cells[-1][4].text.endswith("~"), cells[-1][4].text
         screenshot(student, "server-leaderboard.png", tmp_path)
 
         # Her bot's page lists its games; a replay shows her own output and not Bob's.
         def a_game() -> str:
+            """A game of hers, once a fit has rated her games (her record against each
+            opponent comes from the fit, a refit after the game is stored)."""
             student.get(f"{url}/bots/alicebot/")
             links = student.find_elements(By.CSS_SELECTOR, "#recent a")
-            return links[0].get_attribute("href") if links else ""
+            rated = bool(text_of(student, "#opponents"))
+            return links[0].get_attribute("href") if links and rated else ""
 
         game_url = wait("a recorded game", a_game, every=3)
         assert "opponents" in student.page_source and text_of(student, "#opponents")
@@ -238,6 +273,20 @@ def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) 
         assert "ALICE-WAS-HERE" in outputs and "BOB-WAS-HERE" not in outputs
         assert student.find_elements(By.CSS_SELECTOR, "#replay")
 
+        # The house bots (the season file names none: the Python sample bots) are marked as
+        # such on the leaderboard and offered for test games.
+        student.get(f"{url}/leaderboard/")
+        wait("a house bot on the leaderboard", lambda: "house" in text_of(
+            student, "#leaderboard tbody"))
+        student.get(f"{url}/testgames/")
+        assert "house-random.v1 (house)" in text_of(student, "select[name=opponents]")
+
+        # Every page she sees fits a phone: wide tables scroll in their own box.
+        assert_fits(student, url, [
+            "/", "/leaderboard/", "/bots/alicebot/", "/bots/house-random/",
+            game_url.removeprefix(url), test_url.removeprefix(url), "/testgames/",
+            f"/versions/{alice_version}/", "/tokens/", "/password/", "/login/", "/join/"])
+
         # Bob's check report and code are not hers to open.
         for path in (f"/versions/{bob_version}/", f"/versions/{bob_version}/download",
                      f"/api/versions/{bob_version}"):
@@ -255,6 +304,7 @@ def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) 
             wait(f"the season {state}",
                  lambda state=state: text_of(organiser, "#organiser-season-state") == state, 60)
         screenshot(organiser, "server-organiser.png", tmp_path)
+        assert_fits(organiser, url, ["/organiser/", "/leaderboard/"])
 
         def report_link() -> bool:
             organiser.get(f"{url}/organiser/")

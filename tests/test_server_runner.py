@@ -319,3 +319,79 @@ def test_the_season_plays_on_a_dask_cluster_and_a_newcomer_joins_it(tmp_path: Pa
     with sqlite3.connect(db) as connection:   # every game was played by a cluster worker
         assert connection.execute("SELECT count(*) FROM game_workers").fetchone()[0] == \
             len(store_games(data))
+
+
+def test_house_bots_play_from_the_first_start_and_a_first_student_joins_them_at_once(
+        tmp_path: Path) -> None:
+    """A season file without `house_bots`: the Python sample bots are the house, checked like
+    any bot and playing from the first start; a student's first passed version is entered with
+    its share of games against them at once; the organiser leaves them out of the final
+    tables."""
+    data = tmp_path / "club"
+    club = Club(data)
+    (data / "season.toml").write_text("seed = 5\nplayers = 2\nround_games = 2\n"
+                                      "refit_seconds = 1\nhouse_in_final_table = false\n")
+    house = ["house-greedy.v1", "house-montecarlo.v1", "house-random.v1"]
+    runner = RunnerProcess(data)
+    try:
+        wait_for("the house bots active", lambda: sorted(club.value(
+            "list(BotVersion.objects.filter(season_state='active', bot__house=True, "
+            "bot__owner=None).values_list('league_name', flat=True))")) == house, runner)
+        assert club.value("sorted(CheckRun.objects.filter(version__bot__house=True)"
+                          ".values_list('state', flat=True))") == ["passed"] * 3
+        wait_for("house games", lambda: games_stored(data / "season" / "league.db") >= 2,
+                 runner)
+        student = club.student("dora")
+        club.version(student, "dora-bot", sample("random"), passed=True)
+        passed = time.monotonic()
+        wait_for("dora-bot entered", lambda: club.value(
+            "BotVersion.objects.get(league_name='dora-bot.v1').season_state") == "active",
+                 runner)
+        wait_for("dora-bot's first rated game", lambda: games_of(data, "dora-bot.v1") > 0,
+                 runner)
+        print(f"dora-bot.v1 played its first game {time.monotonic() - passed:.1f} s after "
+              f"its check passed")
+        club.season_state("closed")
+        wait_for("the report", lambda: club.value("Season.objects.get(pk=1).report_path"),
+                 runner)
+    finally:
+        runner.stop()
+        club.close()
+    final = json.loads((data / "season" / "table.json").read_text())
+    assert [(row["rank"], row["bot"]) for row in final["table"]] == [(1, "dora-bot.v1")]
+    assert final["table"][0]["separated_from_next"] is None   # the last row: no `~`
+    assert not any(pair["a"].startswith("house-") or pair["b"].startswith("house-")
+                   for pair in final["head_to_head"]), final["head_to_head"]
+    table = (data / "season" / "table.md").read_text()
+    assert "| 1 | dora-bot.v1 |" in table and "| house-" not in table, table
+    report = (data / "season" / "report" / "index.html").read_text()
+    assert "dora-bot.v1" in report
+
+
+def test_the_season_files_house_keys_are_checked_in_one_line(tmp_path: Path) -> None:
+    """`house_bots` takes sample bot names and spec files (relative to the season file); a bad
+    entry or value is one line naming the file and the key."""
+    from referee.config import ConfigError
+    from referee.server.runner.settings import load_runner_settings
+
+    season = tmp_path / "season.toml"
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "bot.toml").write_text('name = "strong"\ncommand = ["true"]\n')
+    season.write_text('house_bots = ["greedy", "mine/bot.toml"]\nhouse_in_final_table = false\n')
+    settings = load_runner_settings(season)
+    assert settings.house_bots == [ROOT / "sample_bots" / "greedy.toml",
+                                   tmp_path / "mine" / "bot.toml"]
+    assert settings.house_in_final_table is False
+    assert len(load_runner_settings(tmp_path / "none.toml").house_bots) == 3
+    for text, said in (('house_bots = ["nosuchbot"]', "'nosuchbot' is neither"),
+                       ('house_bots = "random"', "expected a list"),
+                       ("house_in_final_table = 1", "expected true or false")):
+        season.write_text(text + "\n")
+        try:
+            load_runner_settings(season)
+        except ConfigError as exc:
+            message = str(exc)
+        else:
+            raise AssertionError(f"{text} was taken")
+        assert message.startswith(f"{season}: key 'house_") and said in message, message
+        assert "\n" not in message

@@ -42,6 +42,8 @@ def raw_request(port: int, head: str, body: bytes, close_early: bool) -> bytes:
 
 
 def test_uploads_cut_off_or_too_big_never_become_versions(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    write_season(tmp_path / "data", "")   # no house bots: no check's files in DATA/tmp
     server = ServerProcess(tmp_path / "data")
     try:
         token = make_student(server.data)

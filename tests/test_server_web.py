@@ -556,3 +556,118 @@ def test_a_fault_of_the_server_is_one_line(folder: Path, tmp_path: Path) -> None
     assert answer.status_code == 500
     assert answer.content.decode().count("\n") == 1
     assert "the server could not answer this request" in answer.content.decode()
+
+
+def board_version(bot: Bot, number: int, state: str) -> BotVersion:
+    """A version of `bot` that passed its check, in season state `state`."""
+    version = BotVersion.objects.create(
+        bot=bot, number=number, archive_name="bot.zip", archive_sha256="0" * 64,
+        archive_size=1, folder=f"uploads/{bot.name}/{number}/bot", spec="bot.toml",
+        league_name=f"{bot.name}.v{number}", check_state="passed", season_state=state)
+    CheckRun.objects.create(version=version, state="passed")
+    return version
+
+
+def fit_row(version: BotVersion, lo: float, hi: float, separated: bool | None) -> dict:
+    """A standing's row as the runner writes it (referee.league.season.snapshot)."""
+    return {"league_name": version.league_name, "bot": version.bot.name,
+            "version": version.number, "state": "active", "strength": (lo + hi) / 2,
+            "lo": lo, "hi": hi, "rank_lo": 1, "rank_hi": 5, "separated": separated,
+            "mu": 25.0, "sigma": 2.0, "games": 9, "wins": 3, "strikes": 0}
+
+
+def test_the_leaderboard_ranks_only_current_versions_and_marks_by_the_rule(
+        folder: Path) -> None:
+    """Three bots, one with two replaced versions above its current one: three ranked rows,
+    the retired two one click away with their final rows, `~` only where a row's interval
+    overlaps the next shown row's (never on the last), the house bot marked."""
+    ann, ben = student(), student()
+    annbot = Bot.objects.create(owner=ann, name=unique("ann"))
+    benbot = Bot.objects.create(owner=ben, name=unique("ben"))
+    house = Bot.objects.create(owner=None, house=True, name=unique("house-"))
+    old1, old2 = board_version(annbot, 1, "retired"), board_version(annbot, 2, "retired")
+    current = board_version(annbot, 3, "active")
+    ben1, house1 = board_version(benbot, 1, "active"), board_version(house, 1, "active")
+    # In the fit's order; `separated` as the fit saw it, with the retired rows between.
+    rows = [fit_row(old1, 50, 90, False), fit_row(old2, 40, 80, True),
+            fit_row(ben1, 30, 60, False), fit_row(current, 20, 45, True),
+            fit_row(house1, -50, 10, None)]
+    Standing.objects.create(games=40, data={"rows": rows, "facts": {}, "head_to_head": {}})
+    client = signed_in(ann)
+    data = client.get("/leaderboard.json").json()
+    ranked = [(r["league_name"], r["rank"], r["overlaps_next"], r["owner"], r["house"])
+              for r in data["rows"]]
+    assert ranked == [(ben1.league_name, 1, True, ben.username, False),
+                      (current.league_name, 2, False, ann.username, False),
+                      (house1.league_name, 3, False, "", True)]
+    assert [(r["league_name"], r["rank"], r["lo"]) for r in data["retired"]] == [
+        (old1.league_name, None, 50), (old2.league_name, None, 40)]
+    page = client.get("/leaderboard/").content.decode()
+    board = page.split('id="leaderboard"')[1].split("</table>")[0]
+    shown = re.findall(r"<tr class=\"state-(\w+)\"><td>([^<]*)</td>", board)
+    assert shown == [("active", "1"), ("active", "2"), ("active", "3")], board
+    marks = [("~</td>" in line) for line in board.split("<tr ")[1:]]
+    assert marks == [True, False, False], board
+    assert '<span class="house">house</span>' in board
+    retired = page.split('id="retired-versions"')[1].split("</details>")[0]
+    assert old1.league_name.split(".")[0] in retired and "<summary>" in retired
+    assert retired.count("<tr class=\"state-retired\">") == 2
+
+
+def test_a_bot_page_says_what_its_bot_waits_for(folder: Path) -> None:
+    """A queued check with its place in the queue, a running check, a passed version entering,
+    an entered one waiting for its first game, a paused season; a house bot is marked as such
+    on its page and offered for test games."""
+    from referee.server.club.models import Season
+
+    user = student()
+    client = signed_in(user)
+    for _ in range(2):   # two checks queued before this student's
+        other = Bot.objects.create(owner=student(), name=unique("q"))
+        CheckRun.objects.create(version=BotVersion.objects.create(
+            bot=other, number=1, archive_name="a.zip", archive_sha256="0" * 64,
+            archive_size=1, folder="f", spec="bot.toml", league_name=f"{other.name}.v1"))
+    bot = Bot.objects.create(owner=user, name=unique("wait"))
+    version = BotVersion.objects.create(
+        bot=bot, number=1, archive_name="a.zip", archive_sha256="0" * 64, archive_size=1,
+        folder="f", spec="bot.toml", league_name=f"{bot.name}.v1")
+    check = CheckRun.objects.create(version=version)
+
+    def waiting() -> str:
+        page = client.get(f"/bots/{bot.name}/").content.decode()
+        return page.split('id="waiting"')[1].split("</section>")[0] \
+            if 'id="waiting"' in page else ""
+
+    queued = CheckRun.objects.filter(state="queued").count()
+    assert f"v1: its check is in the queue, number {queued} ({queued - 1} before it)" \
+        in waiting()
+    BotVersion.objects.filter(pk=version.pk).update(check_state="running")
+    CheckRun.objects.filter(pk=check.pk).update(state="running")
+    assert "v1: its check is running" in waiting()
+    BotVersion.objects.filter(pk=version.pk).update(check_state="passed")
+    assert "v1: it passed its check and is entering the season" in waiting()
+    BotVersion.objects.filter(pk=version.pk).update(season_state="active")
+    assert "v1: in the season, waiting for its first game" in waiting()
+    Season.objects.filter(pk=1).update(state="paused")
+    try:
+        assert "the season is paused" in waiting()
+    finally:
+        Season.objects.filter(pk=1).update(state="running")
+
+    house = Bot.objects.create(owner=None, house=True, name=unique("house-"))
+    board_version(house, 1, "active")
+    page = client.get(f"/bots/{house.name}/").content.decode()
+    assert 'id="house-mark"' in page and "by None" not in page
+    assert f"{house.name}.v1 (house)" in client.get("/testgames/").content.decode()
+
+
+def test_no_upload_takes_a_house_bots_name(folder: Path, tmp_path: Path) -> None:
+    """The house bots' names (and their prefix) are not a student's to take: one line."""
+    house = Bot.objects.create(owner=None, house=True, name=unique("house-"))
+    api = token_client(student())
+    archive = zip_of(student_bot(tmp_path / "src", "speaker", "hi"), tmp_path / "speaker.zip")
+    for name in (house.name, unique("house-")):
+        answer = submit(api, archive, name)
+        error = answer.json()["error"]
+        assert answer.status_code == 400 and "house bots" in error and "\n" not in error
+    assert not BotVersion.objects.filter(bot=house).exists()

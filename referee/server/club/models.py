@@ -75,10 +75,12 @@ class Season(models.Model):
 
 
 class Bot(models.Model):
-    """A student's bot: a name in the season, with a version per upload."""
+    """A student's bot: a name in the season, with a version per upload; or a house bot (owned
+    by nobody), one the season file names, that plays from the season's first start."""
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
-                              related_name="bots")
+                              related_name="bots", null=True, blank=True)
+    house = models.BooleanField(default=False)
     name = models.CharField(max_length=32, unique=True, validators=[BOT_NAME])
     created_at = models.DateTimeField(auto_now_add=True)
     disabled = models.BooleanField(default=False)

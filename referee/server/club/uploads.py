@@ -33,11 +33,17 @@ def bot_name_from(spec_name: str) -> str:
     return re.sub(r"[._]+", "-", spec_name.lower()).strip("-")[:32]
 
 
+HOUSE_PREFIX = "house-"   # the house bots' names (referee.server.runner.records)
+
+
 def _check_name(name: str) -> None:
     if len(name) > 32 or not re.match(BOT_NAME.regex, name):
         raise UploadRefused(f"{safe_line(name, limit=60)!r} is not a bot name: lower-case "
                             f"letters, digits and dashes, at most 32, starting with a letter or "
                             f"digit")
+    if name.startswith(HOUSE_PREFIX):   # nobody's bot may pass for one of the club's own
+        raise UploadRefused(f"{name!r}: names starting with {HOUSE_PREFIX!r} are the club's "
+                            f"house bots'; pick another")
 
 
 def _sha256(path: Path) -> str:

@@ -5,7 +5,8 @@
 It talks to the web process only through the club's database and the data folder: it claims
 queued checks (a few at a time, each with a time limit) and test games, enters versions that
 passed into the season, plays the season's games (here or on a dask cluster) unless the season
-is paused or closed, refits the table in the background after every few games, and writes the
+is paused or closed (the house bots the season file names play from its first start),
+refits the table in the background after every few games, and writes the
 closed season's report. Killed at any moment (SIGKILL included) and started again, it loses
 nothing: a check or test game it had begun is queued again, every stored game stays stored
 once, and the games not stored are played again.
@@ -149,6 +150,10 @@ async def serve(data: Path, season_file: Path, settings: Any, cluster: str | Non
         log(f"queued again after an interruption: {checks} checks, {games} test games")
     season = open_season(data / "season", settings.league, settings.round_games,
                          settings.max_rounds or None, settings.max_catch_up)
+    if not season.states():   # the season's first start: the house bots join it
+        house = await db(records.add_house_bots, settings.house_bots)
+        if house:
+            log(f"house bots queued for their checks: {', '.join(house)}")
     loop_ = SeasonLoop(db, data, season, settings, cluster, connection=connection)
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()

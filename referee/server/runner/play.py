@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 from referee.bots.spec import BotSpecError, load_spec
 from referee.league.executors import Executor, make_executor
-from referee.league.runner import write_outputs
+from referee.league.runner import LeagueOutcome, write_outputs
 from referee.league.schedule import ScheduledGame
 from referee.league.season import ACTIVE, DISABLED, Season, play_pending, season_specs
 from referee.match import MatchResult
@@ -64,7 +65,7 @@ class SeasonLoop:
                     await self.close_executor()   # paused may be long: the bots stop
                     await asyncio.sleep(self.poll)
                     continue
-                if not self.season.pending():
+                if not self.season.pending() and not await self.db(records.house_checking):
                     await self.enter_waiting()
                     self.season.next_round()
                 pending = self.season.pending()
@@ -205,6 +206,8 @@ class SeasonLoop:
         if await self.db(_report_written):
             return
         outcome = self.season.outcome()
+        if not self.settings.house_in_final_table:
+            outcome = without_entrants(outcome, await self.db(records.house_names))
         write_outputs(outcome)
         await asyncio.to_thread(build_report, self.season.store.path.parent, None, outcome)
         await self.db(records.set_report, REPORT)
@@ -212,6 +215,23 @@ class SeasonLoop:
         self.game_saved.set()
         await self.db(records.notify, None, f"the season is closed: {len(outcome.games)} games; "
                                             f"its report is {REPORT}")
+
+
+def without_entrants(outcome: LeagueOutcome, names: set[str]) -> LeagueOutcome:
+    """The outcome with the rows of `names` left out of its tables (the organiser's choice for
+    house bots): the others keep their fitted strengths and intervals, are ranked 1, 2, 3...
+    and marked `~` against their new next row by the same rule. Games stay as played."""
+    standings = outcome.standings
+    if standings is not None:
+        standings = dataclasses.replace(
+            standings, order=[bot for bot in standings.order if bot not in names])
+        separated = standings.separated_from_next()
+    kept = [row for row in outcome.rows if row.bot not in names]
+    rows = [dataclasses.replace(row, rank=rank, separated_from_next=separated[row.bot]
+                                if standings is not None else row.separated_from_next)
+            for rank, row in enumerate(kept, start=1)]
+    h2h = {pair: record for pair, record in outcome.h2h.items() if not set(pair) & names}
+    return dataclasses.replace(outcome, rows=rows, h2h=h2h, standings=standings)
 
 
 def _report_written() -> bool:

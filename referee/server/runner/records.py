@@ -15,6 +15,7 @@ from django.db.models import Max, Q
 from django.utils import timezone
 
 from referee.server.club.models import (
+    Bot,
     BotVersion,
     CheckLine,
     CheckRun,
@@ -147,8 +148,9 @@ def waiting_entries(data: Path) -> list[Entry]:
     """Versions that passed and wait, of bots and owners still allowed to play, oldest first
     (the order they enter in); only a bot's newest passed version enters."""
     waiting = (BotVersion.objects.select_related("bot__owner")
-               .filter(check_state=BotVersion.PASSED, season_state=BotVersion.WAITING,
-                       bot__disabled=False, bot__owner__is_active=True)
+               .filter(Q(bot__owner__is_active=True) | Q(bot__house=True),
+                       check_state=BotVersion.PASSED, season_state=BotVersion.WAITING,
+                       bot__disabled=False)
                .order_by("id"))
     newest: dict[int, BotVersion] = {}
     for version in waiting:
@@ -179,6 +181,37 @@ def mark_entered(entry: Entry) -> None:
         notify(version.bot.owner_id, f"{_label(version)} entered the season", version.pk)
 
 
+def add_house_bots(specs: list[Path]) -> list[str]:
+    """The house bots (owned by nobody) from their specs, each a version with its check queued
+    like any upload's, unless the club has house bots already; their league names. A name a
+    student's bot holds already is left out."""
+    from referee.bots.spec import BotSpecError, load_spec
+    from referee.server.club.uploads import bot_name_from
+
+    if Bot.objects.filter(house=True).exists():
+        return []
+    added = []
+    with transaction.atomic():
+        for spec in specs:
+            try:
+                name = "house-" + bot_name_from(load_spec(spec).name)
+            except (BotSpecError, OSError) as exc:
+                notify(None, f"house bot {spec} left out: its spec cannot be read: {exc}")
+                continue
+            if Bot.objects.filter(name=name).exists():
+                notify(None, f"house bot {name} left out: a bot of that name exists")
+                continue
+            bot = Bot.objects.create(owner=None, house=True, name=name)
+            # The version's folder is the spec's own (absolute: DIR / it is it).
+            version = BotVersion.objects.create(
+                bot=bot, number=1, kind=BotVersion.FOLDER, archive_name=spec.name,
+                archive_sha256="", archive_size=0, folder=str(spec.parent), spec=spec.name,
+                league_name=f"{name}.v1")
+            CheckRun.objects.create(version=version)
+            added.append(version.league_name)
+    return added
+
+
 def to_disable() -> list[tuple[int, str, str]]:
     """Active or waiting versions of disabled bots or inactive owners: (version id, league
     name, why)."""
@@ -205,10 +238,24 @@ def mark_disabled(version_id: int, why: str, was_active: bool) -> None:
             notify(None, f"{_label(version)} left the season: {why}", version.pk)
 
 
-def names_by_league_name() -> dict[str, tuple[str, int, int]]:
-    """league name -> (bot name, version number, owner id) of every version."""
+def names_by_league_name() -> dict[str, tuple[str, int, int | None]]:
+    """league name -> (bot name, version number, owner id; None for a house bot) of every
+    version."""
     return {v.league_name: (v.bot.name, v.number, v.bot.owner_id)
             for v in BotVersion.objects.select_related("bot")}
+
+
+def house_checking() -> bool:
+    """True while a house bot's check is queued or running: they enter the season together, so
+    no house bot starts with a backlog of catch-up games that a first student's would wait
+    behind."""
+    return BotVersion.objects.filter(bot__house=True, check_state__in=[
+        BotVersion.QUEUED, BotVersion.RUNNING]).exists()
+
+
+def house_names() -> set[str]:
+    """The league names of the house bots' versions."""
+    return set(BotVersion.objects.filter(bot__house=True).values_list("league_name", flat=True))
 
 
 def write_standing(games: int, data: dict) -> None:

@@ -1,5 +1,6 @@
 """The runner's part of the season file: the league's keys plus the keys of the check queue,
-the rounds and the refits (the web process reads the upload and rate keys itself)."""
+the rounds, the refits and the house bots (the web process reads the upload and rate keys
+itself)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB
+from referee.check import ROOT
 from referee.config import ConfigError, read_toml
 from referee.league.config import LeagueSettings, league_from_table
 
@@ -32,8 +34,16 @@ class RunnerSettings:
     refit_seconds: int = 30           # ...or this long after the last refit with new games
     test_game_timeout_s: int = 600    # a test game (its bots' start-up included)
     write_max_mb: int = DEFAULT_WRITE_MAX_MB   # what a check's build may write, in MiB
+    # The house bots' specs (absolute): they enter at the season's first start, so that nobody
+    # waits alone. Default: the Python sample bots (no network needed to check them).
+    house_bots: list[Path] = field(default_factory=lambda: [
+        SAMPLES / f"{name}.toml" for name in DEFAULT_HOUSE])
+    house_in_final_table: bool = True  # False: the tables written at close leave them out
 
 
+SAMPLES = ROOT / "sample_bots"
+DEFAULT_HOUSE = ("random", "greedy", "montecarlo")
+SPECIAL = {"league", "house_bots", "house_in_final_table"}   # not whole numbers
 RUNNER_KEYS = frozenset(f.name for f in fields(RunnerSettings) if f.name != "league")
 
 
@@ -47,8 +57,15 @@ def load_runner_settings(path: Path) -> RunnerSettings:
     if not isinstance(data.get("public_leaderboard", False), bool):
         raise ConfigError(f"{path}: key 'public_leaderboard': expected true or false, got "
                           f"{data['public_leaderboard']!r}")
-    values = {}
-    for key in RUNNER_KEYS & set(data):
+    values: dict[str, Any] = {}
+    if "house_bots" in data:
+        values["house_bots"] = house_specs(data["house_bots"], path)
+    if "house_in_final_table" in data:
+        if not isinstance(data["house_in_final_table"], bool):
+            raise ConfigError(f"{path}: key 'house_in_final_table': expected true or false, "
+                              f"got {data['house_in_final_table']!r}")
+        values["house_in_final_table"] = data["house_in_final_table"]
+    for key in (RUNNER_KEYS - SPECIAL) & set(data):
         value = data[key]
         low = 0 if key == "max_rounds" else 1
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -56,3 +73,22 @@ def load_runner_settings(path: Path) -> RunnerSettings:
                               f"got {value!r}")
         values[key] = value
     return RunnerSettings(league=league, **values)
+
+
+def house_specs(value: Any, path: Path) -> list[Path]:
+    """The spec files a `house_bots` list names: a sample bot's name (`greedy`: the spec
+    sample_bots/greedy.toml) or a spec file's path (relative to the season file's folder).
+    ConfigError naming the file, the key and the entry otherwise."""
+    where = f"{path}: key 'house_bots'"
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{where}: expected a list of sample bot names or spec files, got "
+                          f"{value!r}")
+    specs = []
+    for item in value:
+        spec = SAMPLES / f"{item}.toml" if "/" not in item and not item.endswith(".toml") \
+            else path.parent / item
+        if not spec.is_file():
+            raise ConfigError(f"{where}: {item!r} is neither a sample bot "
+                              f"({', '.join(DEFAULT_HOUSE)}, greedy-js) nor a spec file")
+        specs.append(spec.resolve())
+    return specs

@@ -22,6 +22,7 @@ from django.views.decorators.http import require_POST
 
 from referee.report.site import single_game_html
 from referee.server.club import games
+from referee.server.club.board import board_rows
 from referee.server.club.limits import server_limits
 from referee.server.club.models import Bot, BotVersion, Notice, Standing, TestGame
 from referee.server.club.people import is_organiser
@@ -33,6 +34,7 @@ from referee.server.club.views.common import (
     own_version,
     refusal,
 )
+from referee.server.club.waiting import waiting_for
 
 MULTIPART_SLACK = 64 * 1024   # form fields and boundaries around the file itself
 
@@ -51,22 +53,20 @@ def league_bot(league_name: str) -> str:
 # ------------------------------------------------------------------------- leaderboard
 
 def standing_payload() -> dict[str, Any]:
-    """The newest Standing as the leaderboard shows it, with each row's owner."""
+    """The newest Standing as the leaderboard shows it: the current versions ranked (`rows`),
+    the retired ones apart (`retired`), each with its owner (referee.server.club.board)."""
     standing = Standing.objects.order_by("-created_at", "-id").first()
     if standing is None:
-        return {"standing": None, "games": 0, "rows": [], "facts": {}}
+        return {"standing": None, "games": 0, "rows": [], "retired": [], "facts": {}}
     data = standing.data if isinstance(standing.data, dict) else {}
     rows = [dict(row) for row in data.get("rows", []) if isinstance(row, dict)]
     for row in rows:
         row["bot"] = str(row.get("bot") or league_bot(str(row.get("league_name", ""))))
-    owners = dict(Bot.objects.filter(name__in=[row["bot"] for row in rows])
-                  .values_list("name", "owner__username"))
-    for row in rows:
-        row["owner"] = owners.get(str(row.get("bot", "")), "")
-        row["url"] = f"/bots/{row['bot']}/" if row["bot"] in owners else ""
+    ranked, retired = board_rows(rows)
     return {"standing": standing.pk, "created_at": standing.created_at.isoformat(),
             "fitted": standing.created_at.strftime("%Y-%m-%d %H:%M:%S UTC"),
-            "games": standing.games, "rows": rows, "facts": data.get("facts", {})}
+            "games": standing.games, "rows": ranked, "retired": retired,
+            "facts": data.get("facts", {})}
 
 
 @leaderboard_open
@@ -176,11 +176,13 @@ def bot_page(request: HttpRequest, name: str) -> HttpResponse:
                 total[key] += int(rec.get(key, 0)) if isinstance(rec, dict) else 0
     show = request.GET.get("show", "")
     show = show if show in ("losses", "strikes") else ""
+    recent = games.recent_games(names, show) if names else []
+    played = bool(recent) or bool(show and games.recent_games(names, "", limit=1))
     return render(request, "club/bot.html", {
         "bot": bot, "versions": versions, "mine": may_see_code(request.user, bot),
-        "rows": [r for r in head["rows"] if r.get("bot") == bot.name],
-        "opponents": sorted(opponents.items()), "show": show,
-        "recent": games.recent_games(names, show) if names else []})
+        "rows": [r for r in [*head["rows"], *head["retired"]] if r.get("bot") == bot.name],
+        "opponents": sorted(opponents.items()), "show": show, "recent": recent,
+        "waiting": waiting_for(bot, versions, played)})
 
 
 @login_required
@@ -217,7 +219,9 @@ def replay_html(record: dict[str, Any]) -> str:
 
 def _seat_rows(record: dict[str, Any], names: list[str]) -> list[dict[str, Any]]:
     places = record.get("places") or []
-    return [{"seat": i, "name": name, "bot": league_bot(name),
+    house = set(BotVersion.objects.filter(league_name__in=names, bot__house=True)
+                .values_list("league_name", flat=True))
+    return [{"seat": i, "name": name, "bot": league_bot(name), "house": name in house,
              "place": places[i] if i < len(places) else None} for i, name in enumerate(names)]
 
 
@@ -249,17 +253,24 @@ def game_viewer(request: HttpRequest, index: int) -> HttpResponse:
 
 # ------------------------------------------------------------------------- test games
 
+class OpponentChoice(forms.ModelMultipleChoiceField):
+    """Season bots by league name, the house bots marked as such."""
+
+    def label_from_instance(self, obj: BotVersion) -> str:
+        return f"{obj.league_name} (house)" if obj.bot.house else obj.league_name
+
+
 class TestGameForm(forms.Form):
     __test__ = False
     version = forms.ModelChoiceField(queryset=BotVersion.objects.none(), label="Your version")
-    opponents = forms.ModelMultipleChoiceField(queryset=BotVersion.objects.none(),
-                                               label="Opponents (season bots)")
+    opponents = OpponentChoice(queryset=BotVersion.objects.none(),
+                               label="Opponents (season bots, house bots included)")
 
     def __init__(self, user: User, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["version"].queryset = BotVersion.objects.filter(
             bot__owner=user, check_state=BotVersion.PASSED, bot__disabled=False)
-        self.fields["opponents"].queryset = BotVersion.objects.filter(
+        self.fields["opponents"].queryset = BotVersion.objects.select_related("bot").filter(
             season_state=BotVersion.ACTIVE, bot__disabled=False)
 
     def clean_opponents(self) -> Any:

@@ -19,34 +19,47 @@ function fixed(value, digits) {
   return typeof value === "number" ? value.toFixed(digits) : "";
 }
 
+function boardRow(r) {
+  const tr = document.createElement("tr");
+  tr.className = "state-" + (r.state || "");
+  cell(tr, r.rank === null || r.rank === undefined ? "\u2013" : r.rank);
+  const name = cell(tr, "");
+  if (r.url) {
+    const a = document.createElement("a");
+    a.href = r.url;
+    a.textContent = r.bot;
+    name.appendChild(a);
+  } else {
+    name.textContent = r.bot;
+  }
+  const owner = cell(tr, r.house ? "" : r.owner);
+  if (r.house) {
+    const mark = document.createElement("span");
+    mark.className = "house";
+    mark.textContent = "house";
+    owner.appendChild(mark);
+  }
+  cell(tr, r.version);
+  // The tables' rule: ~ when this row's interval overlaps the NEXT row's (never the last).
+  cell(tr, signed(r.strength) + " [" + signed(r.lo) + ", " + signed(r.hi) + "]" +
+    (r.overlaps_next ? " ~" : ""));
+  cell(tr, r.rank_lo + "\u2013" + r.rank_hi);
+  cell(tr, fixed(r.mu, 1) + " \u00b1 " + fixed(r.sigma, 1));
+  cell(tr, r.games);
+  cell(tr, r.wins);
+  cell(tr, r.strikes);
+  cell(tr, r.state);
+  return tr;
+}
+
 function drawBoard(table, data) {
-  const body = table.tBodies[0];
-  body.replaceChildren();
-  data.rows.forEach((r, i) => {
-    const tr = document.createElement("tr");
-    tr.className = "state-" + (r.state || "");
-    cell(tr, i + 1);
-    const name = cell(tr, "");
-    if (r.url) {
-      const a = document.createElement("a");
-      a.href = r.url;
-      a.textContent = r.bot;
-      name.appendChild(a);
-    } else {
-      name.textContent = r.bot;
-    }
-    cell(tr, r.owner);
-    cell(tr, r.version);
-    cell(tr, signed(r.strength) + " [" + signed(r.lo) + ", " + signed(r.hi) + "]" +
-      (r.separated ? "" : " ~"));
-    cell(tr, r.rank_lo + "\u2013" + r.rank_hi);
-    cell(tr, fixed(r.mu, 1) + " \u00b1 " + fixed(r.sigma, 1));
-    cell(tr, r.games);
-    cell(tr, r.wins);
-    cell(tr, r.strikes);
-    cell(tr, r.state);
-    body.appendChild(tr);
-  });
+  table.tBodies[0].replaceChildren(...data.rows.map(boardRow));
+  const retired = document.getElementById("retired");
+  if (retired) {
+    retired.tBodies[0].replaceChildren(...(data.retired || []).map(boardRow));
+    document.getElementById("retired-count").textContent = String((data.retired || []).length);
+    document.getElementById("retired-versions").hidden = !(data.retired || []).length;
+  }
   const facts = document.getElementById("board-facts");
   if (facts) facts.textContent = "After " + data.games + " games (fit of " + data.fitted + ").";
   table.dataset.standing = String(data.standing);
