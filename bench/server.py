@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import io
 import json
 import os
@@ -169,9 +170,11 @@ async def crowd(url: str, students: list[dict], indexes: list[int], seconds: flo
     return seen, errors
 
 
-def big_season(out: Path, bots: int, count: int, seed: int) -> None:
+def big_season(out: Path, bots: int, count: int, seed: int, record: bytes = b"",
+               names: list[str] | None = None) -> None:
     """A stored season of `bots` entrants and `count` games with simulated places (what the
-    fit reads; the records are left empty)."""
+    fit reads); every game's record is `record` (a stored record's blob; empty by default),
+    and the bots are `names` (default b000, b001, ...)."""
     import numpy as np
 
     from referee.bots.errors import STRIKE_TYPES
@@ -179,7 +182,7 @@ def big_season(out: Path, bots: int, count: int, seed: int) -> None:
     from referee.league.schedule import ScheduledGame
     from referee.league.season import open_season
 
-    names = [f"b{n:03d}" for n in range(bots)]
+    names = names or [f"b{n:03d}" for n in range(bots)]
     with open_season(out, LeagueSettings(bots=[], seed=seed, players=(4, 4))) as season:
         for name in names:
             season.enter(name, "v1", None)
@@ -200,11 +203,113 @@ def big_season(out: Path, bots: int, count: int, seed: int) -> None:
                          json.dumps(places), json.dumps([100 * (5 - p) for p in places]),
                          json.dumps([False] * 4), json.dumps([dict.fromkeys(STRIKE_TYPES, 0)] * 4),
                          json.dumps([[]] * 4),
-                         json.dumps(["v1"] * 4), 0.0, 0.0, b"", "[]"))
+                         json.dumps(["v1"] * 4), 0.0, 0.0, record, "[]"))
         db = season.store.db
         db.execute("BEGIN")
         db.executemany(f"INSERT INTO games VALUES ({', '.join('?' * 14)})", rows)
+        db.executemany("INSERT OR IGNORE INTO game_seats VALUES (?, ?)",
+                       [(name, game.index) for game in schedule for name in set(game.bots)])
         db.execute("COMMIT")
+
+
+# Targets (the issue "The club server answers in 100 ms with fifty students on the pages").
+CPU_TARGET_MS = {"leaderboard": 10.0, "leaderboard.json": 10.0, "game page": 10.0,
+                 "replay viewer": 10.0, "bot page": 20.0}
+P95_TARGET_MS = 100.0
+RATE_RATIO_TARGET = 0.8
+BYTES_PER_GAME_TARGET = 4096
+
+
+def sample_record(folder: Path, seed: int) -> bytes:
+    """The stored record (blob) of one real 4-player game of copies of the sample random bot."""
+    from referee.league.store import LeagueStore
+
+    bots = []
+    for n in range(4):
+        shutil.copytree(ROOT / "sample_bots" / "random", folder / f"r{n}")
+        spec = folder / f"r{n}.toml"
+        spec.write_text(f'name = "r{n}"\ncommand = ["{{python}}", "main.py"]\nworkdir = "r{n}"\n')
+        bots.append(str(spec))
+    subprocess.run([sys.executable, "-m", "referee.cli", "league", *bots, "--games", "1",
+                    "--players", "4", "--seed", str(seed), "--out", str(folder / "league"),
+                    "--quiet"], check=True, capture_output=True)
+    store = LeagueStore(folder / "league" / "league.db")
+    try:
+        return store.db.execute("SELECT record FROM games").fetchone()[0]
+    finally:
+        store.close()
+
+
+def pages_alone(bots: int, count: int, seed: int, requests: int, profile: Path | None) -> None:
+    """Each page's CPU per request with nobody else on the server, in this process (Django's
+    test client through the whole middleware), on a club of `bots` bots whose season holds
+    `count` games; prints one JSON line {page: ms}. Run in a subprocess of its own (Django is
+    set up on a data folder of its own)."""
+    data = Path(tempfile.mkdtemp(prefix="bench-pages-"))
+    os.environ.update({"REFEREE_SERVER_DATA": str(data),
+                       "REFEREE_SEASON_FILE": str(data / "season.toml"),
+                       "REFEREE_ALLOWED_HOSTS": "testserver",
+                       "DJANGO_SETTINGS_MODULE": "referee.server.settings"})
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0, interactive=False)
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    from referee.league.season import Season, snapshot
+    from referee.league.store import LeagueStore
+    from referee.server.club.models import Bot, BotVersion, Profile, Standing
+
+    try:
+        names = [f"b{n:03d}.v1" for n in range(bots)]
+        record = sample_record(data / "sample", seed)
+        big_season(data / "season", bots, count, seed, record, names)
+        # The standing: the snapshot the runner stores, of the same bots (over fewer games:
+        # its size depends on the bots, and the fit of 100,000 games is the refit's business).
+        big_season(data / "fit", bots, 20 * bots, seed, b"", names)
+        with Season(LeagueStore(data / "fit" / "league.db")) as season:
+            standing = json.loads(json.dumps(snapshot(season)))
+        for name in names:
+            user = User.objects.create_user(name.split(".")[0], password="a long bench password")
+            Profile.objects.create(user=user, display_name=user.username, max_bots=3)
+            bot = Bot.objects.create(owner=user, name=user.username)
+            BotVersion.objects.create(
+                bot=bot, number=1, kind="folder", archive_name="bot.zip",
+                archive_sha256="0" * 64, archive_size=1, folder=f"uploads/{bot.name}/1/bot",
+                spec="bot.toml", league_name=name, check_state="passed", season_state="active")
+        Standing.objects.create(games=count, data=standing)
+        client = Client()
+        client.force_login(User.objects.get(username="b000"))
+        rng = random.Random(seed)
+        pages = {"leaderboard": lambda: "/leaderboard/",
+                 "leaderboard.json": lambda: "/leaderboard.json",
+                 "bot page": lambda: f"/bots/b{rng.randrange(bots):03d}/",
+                 "game page": lambda: f"/games/{rng.randrange(count)}/",
+                 "replay viewer": lambda: f"/games/{rng.randrange(count)}/viewer"}
+        costs = {}
+        for page, target in pages.items():
+            for _ in range(3):   # warm: the process's first request of a page
+                assert client.get(target()).status_code == 200, page
+            profiler = cProfile.Profile() if profile else None
+            times = []
+            for _ in range(requests):
+                url = target()
+                began = time.process_time()
+                if profiler:
+                    profiler.enable()
+                answer = client.get(url)
+                if profiler:
+                    profiler.disable()
+                times.append(time.process_time() - began)
+                assert answer.status_code == 200, (page, url, answer.status_code)
+            costs[page] = 1000 * statistics.mean(times)
+            if profiler and profile:
+                profiler.dump_stats(profile.with_suffix(f".{page.replace(' ', '-')}.prof"))
+        print(json.dumps(costs))
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -220,7 +325,17 @@ def main() -> None:
     parser.add_argument("--refit-bots", type=int, default=100)
     parser.add_argument("--refit-games", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--alone-bots", type=int, default=100)
+    parser.add_argument("--alone-games", type=int, default=100_000)
+    parser.add_argument("--requests", type=int, default=40, help="per page, alone")
+    parser.add_argument("--pages-alone", action="store_true",
+                        help="only each page's CPU per request alone (one JSON line)")
+    parser.add_argument("--profile", type=Path, help="with --pages-alone: cProfile files "
+                        "PROFILE.<page>.prof")
     args = parser.parse_args()
+    if args.pages_alone:
+        pages_alone(args.alone_bots, args.alone_games, args.seed, args.requests, args.profile)
+        return
 
     data = Path(tempfile.mkdtemp(prefix="bench-server-"))
     # The runner's defaults otherwise: a refit after 50 new games or 30 s.

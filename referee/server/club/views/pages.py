@@ -14,15 +14,16 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_POST
 
 from referee.report.site import single_game_html
 from referee.server.club import games
+from referee.server.club.board import league_bot, newest_board
 from referee.server.club.limits import server_limits
-from referee.server.club.models import Bot, BotVersion, Notice, Standing, TestGame
+from referee.server.club.models import Bot, BotVersion, Notice, TestGame
 from referee.server.club.people import is_organiser
 from referee.server.club.uploads import UploadRefused, accept_upload
 from referee.server.club.views.common import may_see_code, over_limit, own_version, refusal
@@ -36,30 +37,12 @@ def shown_line(text: str) -> str:
     return text.replace(f"{settings.DATA_DIR}/", "")
 
 
-def league_bot(league_name: str) -> str:
-    """The bot a league name (`bot.vN`) is a version of."""
-    return league_name.rsplit(".v", 1)[0]
-
-
 # ------------------------------------------------------------------------- leaderboard
 
 def standing_payload() -> dict[str, Any]:
-    """The newest Standing as the leaderboard shows it, with each row's owner."""
-    standing = Standing.objects.order_by("-created_at", "-id").first()
-    if standing is None:
-        return {"standing": None, "games": 0, "rows": [], "facts": {}}
-    data = standing.data if isinstance(standing.data, dict) else {}
-    rows = [dict(row) for row in data.get("rows", []) if isinstance(row, dict)]
-    for row in rows:
-        row["bot"] = str(row.get("bot") or league_bot(str(row.get("league_name", ""))))
-    owners = dict(Bot.objects.filter(name__in=[row["bot"] for row in rows])
-                  .values_list("name", "owner__username"))
-    for row in rows:
-        row["owner"] = owners.get(str(row.get("bot", "")), "")
-        row["url"] = f"/bots/{row['bot']}/" if row["bot"] in owners else ""
-    return {"standing": standing.pk, "created_at": standing.created_at.isoformat(),
-            "fitted": standing.created_at.strftime("%Y-%m-%d %H:%M:%S UTC"),
-            "games": standing.games, "rows": rows, "facts": data.get("facts", {})}
+    """The newest Standing as the leaderboard shows it, with each row's owner (shared between
+    requests: read it, never change it)."""
+    return newest_board().payload
 
 
 @login_required
@@ -69,7 +52,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def leaderboard_json(request: HttpRequest) -> HttpResponse:
-    return JsonResponse(standing_payload())
+    return HttpResponse(newest_board().json, content_type="application/json")
 
 
 # ------------------------------------------------------------------------- my page, uploads
@@ -152,10 +135,8 @@ def bot_page(request: HttpRequest, name: str) -> HttpResponse:
     bot = get_object_or_404(Bot.objects.select_related("owner"), name=name)
     versions = list(bot.versions.select_related("checkrun").order_by("-number"))
     names = [v.league_name for v in versions]
-    head = standing_payload()
-    standing = Standing.objects.order_by("-created_at", "-id").first()
-    h2h = (standing.data.get("head_to_head", {}) if standing and
-           isinstance(standing.data, dict) else {})
+    board = newest_board()
+    h2h = board.head_to_head
     opponents: dict[str, dict[str, int]] = {}
     for league_name in names:
         for other, rec in (h2h.get(league_name) or {}).items():
@@ -167,7 +148,7 @@ def bot_page(request: HttpRequest, name: str) -> HttpResponse:
     show = show if show in ("losses", "strikes") else ""
     return render(request, "club/bot.html", {
         "bot": bot, "versions": versions, "mine": may_see_code(request.user, bot),
-        "rows": [r for r in head["rows"] if r.get("bot") == bot.name],
+        "rows": board.rows_of(bot.name),
         "opponents": sorted(opponents.items()), "show": show,
         "recent": games.recent_games(names, show) if names else []})
 
