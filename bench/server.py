@@ -312,6 +312,59 @@ def pages_alone(bots: int, count: int, seed: int, requests: int, profile: Path |
         shutil.rmtree(data, ignore_errors=True)
 
 
+def bytes_per_game(season: Path) -> float:
+    """What a game takes in a season's store: the pages of everything that grows with the
+    games (their rows, the seats' index, the schedule), per game stored."""
+    import sqlite3
+
+    tables = ("games", "game_seats", "schedule", "game_workers")
+    marks = ", ".join("?" * len(tables))
+    db = sqlite3.connect(f"file:{season / 'league.db'}?mode=ro", uri=True)
+    try:
+        used = db.execute(f"SELECT sum(pgsize) FROM dbstat WHERE name IN ({marks}) OR name IN "
+                          f"(SELECT name FROM sqlite_master WHERE tbl_name IN ({marks}))",
+                          tables * 2).fetchone()[0]
+        count = db.execute("SELECT count(*) FROM games").fetchone()[0]
+    finally:
+        db.close()
+    return used / max(1, count)
+
+
+def verdicts(cpu_alone: dict[str, float], seen: dict[str, list[float]], errors: list[str],
+             idle: float, load: float, per_game: float) -> None:
+    """The table of every measure with its target and a verdict line."""
+    print("\ntargets:")
+    print(f"  {'page':<18} {'CPU alone ms':>12} {'target':>7} {'p50 ms':>8} {'p95 ms':>8} "
+          f"{'target':>7}  verdict")
+    pages_met = True
+    for page, target in CPU_TARGET_MS.items():
+        cpu, times = cpu_alone.get(page, float("nan")), seen.get(page, [])
+        p50 = 1000 * statistics.median(times) if times else float("nan")
+        p95 = 1000 * pct(times, 0.95) if times else float("nan")
+        met = cpu <= target and p95 <= P95_TARGET_MS
+        pages_met &= met
+        print(f"  {page:<18} {cpu:>12.1f} {target:>7.0f} {p50:>8.1f} {p95:>8.1f} "
+              f"{P95_TARGET_MS:>7.0f}  {'met' if met else 'NOT MET'}")
+    ratio = load / idle if idle else float("nan")
+    season_met = ratio >= RATE_RATIO_TARGET
+    lines = [(f"errors under load: {len(errors)} (target 0)", not errors),
+             (f"games per second: idle {idle:.2f}, under load {load:.2f}, ratio {ratio:.2f} "
+              f"(target >= {RATE_RATIO_TARGET})", season_met),
+             (f"season's store: {per_game:.0f} bytes per game (target <= "
+              f"{BYTES_PER_GAME_TARGET})", per_game <= BYTES_PER_GAME_TARGET)]
+    for text, met in lines:
+        print(f"  {text}: {'met' if met else 'NOT MET'}")
+    if pages_met and not season_met:
+        print("verdict: the cores could not give both; the server chose the pages (the season "
+              "runs in the lower scheduling group) and the season kept "
+              f"{ratio:.0%} of its idle games per second")
+    elif season_met and not pages_met:
+        print("verdict: the season kept its pace, and the pages missed a target above")
+    else:
+        met = pages_met and season_met and not errors and per_game <= BYTES_PER_GAME_TARGET
+        print("verdict: " + ("every target met" if met else "targets missed (NOT MET above)"))
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -336,6 +389,16 @@ def main() -> None:
     if args.pages_alone:
         pages_alone(args.alone_bots, args.alone_games, args.seed, args.requests, args.profile)
         return
+    print(f"pages alone: a club of {args.alone_bots} bots, a season of {args.alone_games} games "
+          f"(simulated places, real records), {args.requests} requests per page in-process",
+          flush=True)
+    alone = subprocess.run([sys.executable, __file__, "--pages-alone", "--alone-bots",
+                            str(args.alone_bots), "--alone-games", str(args.alone_games),
+                            "--requests", str(args.requests), "--seed", str(args.seed)],
+                           capture_output=True, text=True)
+    if alone.returncode != 0:
+        raise SystemExit(f"bench: the pages alone failed:\n{alone.stderr[-2000:]}")
+    cpu_alone = json.loads(alone.stdout.strip().splitlines()[-1])
 
     data = Path(tempfile.mkdtemp(prefix="bench-server-"))
     # The runner's defaults otherwise: a refit after 50 new games or 30 s.
@@ -392,6 +455,7 @@ def main() -> None:
         print(f"\ngames per second: idle A {idle_a:.2f} ({count_a} games), under load "
               f"{load:.2f} ({count_load} games), idle B {idle_b:.2f} ({count_b} games)")
         print(f"ratio load / mean idle: {load / idle:.2f} (goal >= 0.8)", flush=True)
+        verdicts(cpu_alone, seen, errors, idle, load, bytes_per_game(data / "season"))
 
         out = data / "big-season"
         made = time.monotonic()
