@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString
 
 from referee.server.club.models import Bot, Standing
 
@@ -27,12 +29,14 @@ def league_bot(league_name: str) -> str:
 
 @dataclass(frozen=True)
 class Board:
-    """One standing, shaped once: what the leaderboard shows, that as JSON, and the records
-    against opponents by league name (for bot pages)."""
+    """One standing, shaped once: what the leaderboard shows, that as JSON, the table's rows
+    as HTML (autoescaped like any page: names are the students'), and the records against
+    opponents by league name (for bot pages)."""
 
     standing: int | None
     payload: dict[str, Any]
     json: bytes
+    rows_html: SafeString
     head_to_head: dict[str, Any]
 
     def rows_of(self, bot: str) -> list[dict[str, Any]]:
@@ -61,7 +65,7 @@ def newest_board() -> Board:
 def _shape(standing: Standing | None) -> Board:
     """A standing (or none yet) as the pages show it, with each row's owner."""
     if standing is None:
-        return Board(None, EMPTY, json.dumps(EMPTY).encode(), {})
+        return Board(None, EMPTY, json.dumps(EMPTY).encode(), SafeString(""), {})
     data = standing.data if isinstance(standing.data, dict) else {}
     rows = [dict(row) for row in data.get("rows", []) if isinstance(row, dict)]
     for row in rows:
@@ -76,4 +80,5 @@ def _shape(standing: Standing | None) -> Board:
                "games": standing.games, "rows": rows, "facts": data.get("facts", {})}
     h2h = data.get("head_to_head", {})
     return Board(standing.pk, payload, json.dumps(payload, cls=DjangoJSONEncoder).encode(),
+                 SafeString(render_to_string("club/board_rows.html", {"rows": rows})),
                  h2h if isinstance(h2h, dict) else {})

@@ -47,7 +47,9 @@ def standing_payload() -> dict[str, Any]:
 
 @login_required
 def leaderboard(request: HttpRequest) -> HttpResponse:
-    return render(request, "club/leaderboard.html", {"board": standing_payload()})
+    board = newest_board()
+    return render(request, "club/leaderboard.html", {"board": board.payload,
+                                                     "rows_html": board.rows_html})
 
 
 @login_required
