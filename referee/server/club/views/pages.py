@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from django import forms
 from django.conf import settings
@@ -146,6 +147,8 @@ def bot_page(request: HttpRequest, name: str) -> HttpResponse:
                                                              "behind": 0})
             for key in total:
                 total[key] += int(rec.get(key, 0)) if isinstance(rec, dict) else 0
+    for other, total in opponents.items():   # a path each, cheaper than a {% url %} per row
+        total["url"] = f"/bots/{quote(other, safe='')}/"
     show = request.GET.get("show", "")
     show = show if show in ("losses", "strikes") else ""
     return render(request, "club/bot.html", {
