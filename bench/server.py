@@ -207,8 +207,9 @@ def big_season(out: Path, bots: int, count: int, seed: int, record: bytes = b"",
         db = season.store.db
         db.execute("BEGIN")
         db.executemany(f"INSERT INTO games VALUES ({', '.join('?' * 14)})", rows)
-        db.executemany("INSERT OR IGNORE INTO game_seats VALUES (?, ?)",
-                       [(name, game.index) for game in schedule for name in set(game.bots)])
+        if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'game_seats'").fetchone():
+            db.executemany("INSERT OR IGNORE INTO game_seats VALUES (?, ?)",
+                           [(name, game.index) for game in schedule for name in set(game.bots)])
         db.execute("COMMIT")
 
 
@@ -240,6 +241,27 @@ def sample_record(folder: Path, seed: int) -> bytes:
         store.close()
 
 
+def season_standing(folder: Path, names: list[str], seed: int) -> dict:
+    """A standing of `names` shaped as the runner stores it: the snapshot of a small real
+    season (8 of the bots, 160 games) grown to every bot, with a row each and records against
+    every other bot (the fit of a big season is the refit's business, not the pages')."""
+    from referee.league.season import Season, snapshot
+    from referee.league.store import LeagueStore
+
+    big_season(folder, 8, 160, seed, b"", names[:8])
+    with Season(LeagueStore(folder / "league.db")) as season:
+        small = json.loads(json.dumps(snapshot(season)))
+    rng = random.Random(seed)
+    template = small["rows"][0]
+    rows = [{**template, "league_name": name, "rank": n + 1, "strength": 200 - 4 * n,
+             "games": rng.randrange(3000, 5000)} for n, name in enumerate(names)]
+    head = {name: {other: {"games": rng.randrange(100, 200), "ahead": rng.randrange(100),
+                           "behind": rng.randrange(100)} for other in names if other != name}
+            for name in names}
+    facts = {**small["facts"], "bots": dict.fromkeys(names, "v1")}
+    return {"rows": rows, "facts": facts, "head_to_head": head}
+
+
 def pages_alone(bots: int, count: int, seed: int, requests: int, profile: Path | None) -> None:
     """Each page's CPU per request with nobody else on the server, in this process (Django's
     test client through the whole middleware), on a club of `bots` bots whose season holds
@@ -258,19 +280,13 @@ def pages_alone(bots: int, count: int, seed: int, requests: int, profile: Path |
     from django.contrib.auth.models import User
     from django.test import Client
 
-    from referee.league.season import Season, snapshot
-    from referee.league.store import LeagueStore
     from referee.server.club.models import Bot, BotVersion, Profile, Standing
 
     try:
         names = [f"b{n:03d}.v1" for n in range(bots)]
         record = sample_record(data / "sample", seed)
         big_season(data / "season", bots, count, seed, record, names)
-        # The standing: the snapshot the runner stores, of the same bots (over fewer games:
-        # its size depends on the bots, and the fit of 100,000 games is the refit's business).
-        big_season(data / "fit", bots, 20 * bots, seed, b"", names)
-        with Season(LeagueStore(data / "fit" / "league.db")) as season:
-            standing = json.loads(json.dumps(snapshot(season)))
+        standing = season_standing(data / "fit", names, seed)
         for name in names:
             user = User.objects.create_user(name.split(".")[0], password="a long bench password")
             Profile.objects.create(user=user, display_name=user.username, max_bots=3)
@@ -307,6 +323,7 @@ def pages_alone(bots: int, count: int, seed: int, requests: int, profile: Path |
             costs[page] = 1000 * statistics.mean(times)
             if profiler and profile:
                 profiler.dump_stats(profile.with_suffix(f".{page.replace(' ', '-')}.prof"))
+        costs["standing bytes"] = len(json.dumps(standing))
         print(json.dumps(costs))
     finally:
         shutil.rmtree(data, ignore_errors=True)

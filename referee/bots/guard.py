@@ -137,7 +137,11 @@ def guarded(argv: list[str], env: Mapping[str, str], grace: float = 2.0,
     guard that this process is the one whose death ends it: (command, environment)."""
     command = [sys.executable, "-m", "referee.bots.guard", "--grace", str(grace), *options,
                "--", *argv]
-    return command, {**env, PARENT_ENV: str(os.getpid())}
+    # A process in the club's season passes its scheduling on to every session it starts,
+    # whatever environment the command itself gets (a sandboxed bot's is a clean one).
+    inherited = {AUTOGROUP_NICE_ENV: os.environ[AUTOGROUP_NICE_ENV]} \
+        if os.environ.get(AUTOGROUP_NICE_ENV) else {}
+    return command, {**env, **inherited, PARENT_ENV: str(os.getpid())}
 
 
 USAGE = ("usage: python -m referee.bots.guard [--grace S] [--remove-dir DIR] [--on-exit CMD] "
