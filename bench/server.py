@@ -288,7 +288,7 @@ def pages_alone(bots: int, count: int, seed: int, requests: int, profile: Path |
         big_season(data / "season", bots, count, seed, record, names)
         standing = season_standing(data / "fit", names, seed)
         for name in names:
-            user = User.objects.create_user(name.split(".")[0], password="a long bench password")
+            user = User.objects.create(username=name.split(".")[0])   # signed in by force_login
             Profile.objects.create(user=user, display_name=user.username, max_bots=3)
             bot = Bot.objects.create(owner=user, name=user.username)
             BotVersion.objects.create(
@@ -416,6 +416,9 @@ def main() -> None:
     if alone.returncode != 0:
         raise SystemExit(f"bench: the pages alone failed:\n{alone.stderr[-2000:]}")
     cpu_alone = json.loads(alone.stdout.strip().splitlines()[-1])
+    for page, target in CPU_TARGET_MS.items():
+        print(f"  {page:<18} {cpu_alone[page]:6.1f} ms CPU per request (target {target:.0f})")
+    print(f"  (the standing: {cpu_alone['standing bytes']} bytes of JSON)", flush=True)
 
     data = Path(tempfile.mkdtemp(prefix="bench-server-"))
     # The runner's defaults otherwise: a refit after 50 new games or 30 s.
