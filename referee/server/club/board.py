@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 from django.core.serializers.json import DjangoJSONEncoder
 from django.template.loader import render_to_string
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from referee.server.club.models import Bot, Standing
@@ -38,10 +40,47 @@ class Board:
     json: bytes
     rows_html: SafeString
     head_to_head: dict[str, Any]
+    # league names of a bot -> its table against each opponent, rendered on first use
+    _opponents: dict[tuple[str, ...], SafeString] = field(default_factory=dict, compare=False)
 
     def rows_of(self, bot: str) -> list[dict[str, Any]]:
         """The leaderboard's rows of one bot (one per version in the season)."""
         return [row for row in self.payload["rows"] if row.get("bot") == bot]
+
+    def opponents_html(self, league_names: list[str]) -> SafeString:
+        """The table of a bot's records against each opponent bot (its versions' records
+        summed), rendered once per standing; empty when it has none."""
+        key = tuple(league_names)
+        html = self._opponents.get(key)
+        if html is None:
+            rows = opponents(self.head_to_head, league_names)
+            html = self._opponents[key] = opponents_table(rows) if rows else SafeString("")
+        return html
+
+
+def opponents_table(rows: list[tuple[str, dict[str, Any]]]) -> SafeString:
+    """The opponents' table as HTML, every value escaped (format_html_join: a hundred rows
+    through the template engine cost more than the rest of the bot page)."""
+    body = format_html_join("", '<tr><td><a href="{}">{}</a></td><td>{}</td><td>{}</td>'
+                                '<td>{}</td></tr>',
+                            ((rec["url"], name, rec["games"], rec["ahead"], rec["behind"])
+                             for name, rec in rows))
+    return format_html('<table id="opponents"><thead><tr><th>opponent</th><th>games</th>'
+                       '<th>ahead</th><th>behind</th></tr></thead><tbody>{}</tbody></table>',
+                       body)
+
+
+def opponents(h2h: dict[str, Any], league_names: list[str]) -> list[tuple[str, dict[str, Any]]]:
+    """(opponent bot, {games, ahead, behind, url}) summed over these versions, by name."""
+    found: dict[str, dict[str, Any]] = {}
+    for league_name in league_names:
+        for other, rec in (h2h.get(league_name) or {}).items():
+            total = found.setdefault(league_bot(other), {"games": 0, "ahead": 0, "behind": 0})
+            for key in ("games", "ahead", "behind"):
+                total[key] += int(rec.get(key, 0)) if isinstance(rec, dict) else 0
+    for name, total in found.items():   # a path each, cheaper than a {% url %} per row
+        total["url"] = f"/bots/{quote(name, safe='')}/"
+    return sorted(found.items())
 
 
 _lock = threading.Lock()
