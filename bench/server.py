@@ -373,7 +373,7 @@ def verdicts(cpu_alone: dict[str, float], seen: dict[str, list[float]], errors: 
         print(f"  {text}: {'met' if met else 'NOT MET'}")
     if pages_met and not season_met:
         print("verdict: the cores could not give both; the server chose the pages (the season "
-              "runs in the lower scheduling group) and the season kept "
+              "runs as one scheduling group beside the web server) and the season kept "
               f"{ratio:.0%} of its idle games per second")
     elif season_met and not pages_met:
         print("verdict: the season kept its pace, and the pages missed a target above")

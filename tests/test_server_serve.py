@@ -229,9 +229,9 @@ def scheduling(pid: int) -> tuple[str, int, str] | None:
 @pytest.mark.parametrize("cgroup", ["on", "off"])
 def test_the_season_and_its_checks_run_below_the_pages(tmp_path: Path, monkeypatch,
                                                         cgroup: str) -> None:
-    """The runner and everything it starts (bots, a check) run in the season's scheduling
-    group, which the web processes are not in: a cgroup of low CPU weight where one can be made
-    (here as root), else sessions at autogroup nice 19. A page answers meanwhile."""
+    """The runner and everything it starts (bots, a check) run in the season's one scheduling
+    group, which the web processes are not in: a cgroup where one can be made (here as root),
+    else sessions at the season's autogroup nice. A page answers meanwhile."""
     from referee.server.priority import CGROUP_ENV, SEASON_NICE, season_group
 
     monkeypatch.setenv(CGROUP_ENV, cgroup)

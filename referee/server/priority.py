@@ -1,18 +1,21 @@
 """Who gets the CPU: the season's processes yield it to the pages.
 
-The season runner, and everything it starts (bots, checks, builds, refits), share a scheduling
-group whose weight is a tenth of an ordinary one, so pages answer while a season plays on the
-same cores; when the pages are idle the season has every core to itself.
+The season runner, and everything it starts (bots, checks, builds, refits), share one
+scheduling group, so that the pages compete with the season as one group, not with each of its
+dozens of sessions; when the pages are idle the season has every core to itself. The group's
+weight is an ordinary one: a lower one would also give the season's bots less than any other
+busy process on the machine, and their time limits are wall-clock (a check whose bot could not
+answer Hello in time on a loaded machine failed with a tenth of the weight).
 
 `nice` alone does nothing here: every child the club starts leads a session of its own (the
 guard's), and with the kernel's autogroup the CPU is shared between sessions' groups first,
 whatever the nice value inside them. Two ways, the first that works:
 
-* **a cgroup** (`cpu.weight` 10 in cgroup v2, `cpu.shares` 102 in v1): made beside the server's
+* **a cgroup** (`cpu.weight` 100 in cgroup v2, `cpu.shares` 1024 in v1): made beside the server's
   own, the runner enters it before it runs anything, and every descendant stays in it, new
   sessions and sandboxes included (a bot cannot leave it: the cgroup files are not in its
   sandbox). It needs write access to the cgroup tree (root, or a delegated systemd unit).
-* **autogroup nice 19**, when no cgroup can be made: the runner's session gets it, and the
+* **autogroup nice 5**, when no cgroup can be made: the runner's session gets it, and the
   guard gives it to each session it leads under the runner (REFEREE_AUTOGROUP_NICE). A bot's
   own session inside bubblewrap (--new-session) is not covered, nor a process that resets its
   autogroup's nice: the cgroup is the guarantee, this is the best an unprivileged server can do.
@@ -26,9 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
-SEASON_CPU_WEIGHT = 10      # cgroup v2; an ordinary group has 100
-SEASON_CPU_SHARES = 102     # cgroup v1; an ordinary group has 1024
-SEASON_NICE = 19
+SEASON_CPU_WEIGHT = 100     # cgroup v2: an ordinary group's (one group for the whole season)
+SEASON_CPU_SHARES = 1024    # cgroup v1: the same
+# Without a cgroup the season is several sessions (the runner, each bot's and check's guard),
+# each an autogroup: at nice 5 each weighs a third of the web's, so a few busy ones leave the
+# pages their share without starving the bots.
+SEASON_NICE = 5
 AUTOGROUP_NICE_ENV = "REFEREE_AUTOGROUP_NICE"
 CGROUP_ENV = "REFEREE_SEASON_CGROUP"   # "off": do not try a cgroup (autogroup nice only)
 PREFIX = "referee-season-"
