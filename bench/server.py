@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import io
 import json
 import os
@@ -170,9 +171,11 @@ async def crowd(url: str, students: list[dict], indexes: list[int], seconds: flo
     return seen, errors
 
 
-def big_season(out: Path, bots: int, count: int, seed: int) -> None:
+def big_season(out: Path, bots: int, count: int, seed: int, record: bytes = b"",
+               names: list[str] | None = None) -> None:
     """A stored season of `bots` entrants and `count` games with simulated places (what the
-    fit reads; the records are left empty)."""
+    fit reads); every game's record is `record` (a stored record's blob; empty by default),
+    and the bots are `names` (default b000, b001, ...)."""
     import numpy as np
 
     from referee.bots.errors import STRIKE_TYPES
@@ -180,7 +183,7 @@ def big_season(out: Path, bots: int, count: int, seed: int) -> None:
     from referee.league.schedule import ScheduledGame
     from referee.league.season import open_season
 
-    names = [f"b{n:03d}" for n in range(bots)]
+    names = names or [f"b{n:03d}" for n in range(bots)]
     with open_season(out, LeagueSettings(bots=[], seed=seed, players=(4, 4))) as season:
         for name in names:
             season.enter(name, "v1", None)
@@ -201,11 +204,183 @@ def big_season(out: Path, bots: int, count: int, seed: int) -> None:
                          json.dumps(places), json.dumps([100 * (5 - p) for p in places]),
                          json.dumps([False] * 4), json.dumps([dict.fromkeys(STRIKE_TYPES, 0)] * 4),
                          json.dumps([[]] * 4),
-                         json.dumps(["v1"] * 4), 0.0, 0.0, b"", "[]"))
+                         json.dumps(["v1"] * 4), 0.0, 0.0, record, "[]"))
         db = season.store.db
         db.execute("BEGIN")
         db.executemany(f"INSERT INTO games VALUES ({', '.join('?' * 14)})", rows)
+        if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'game_seats'").fetchone():
+            db.executemany("INSERT OR IGNORE INTO game_seats VALUES (?, ?)",
+                           [(name, game.index) for game in schedule for name in set(game.bots)])
         db.execute("COMMIT")
+
+
+# Targets (the issue "The club server answers in 100 ms with fifty students on the pages").
+CPU_TARGET_MS = {"leaderboard": 10.0, "leaderboard.json": 10.0, "game page": 10.0,
+                 "replay viewer": 10.0, "bot page": 20.0}
+P95_TARGET_MS = 100.0
+RATE_RATIO_TARGET = 0.8
+BYTES_PER_GAME_TARGET = 4096
+
+
+def sample_record(folder: Path, seed: int) -> bytes:
+    """The stored record (blob) of one real 4-player game of copies of the sample random bot."""
+    from referee.league.store import LeagueStore
+
+    bots = []
+    for n in range(4):
+        shutil.copytree(ROOT / "sample_bots" / "random", folder / f"r{n}")
+        spec = folder / f"r{n}.toml"
+        spec.write_text(f'name = "r{n}"\ncommand = ["{{python}}", "main.py"]\nworkdir = "r{n}"\n')
+        bots.append(str(spec))
+    subprocess.run([sys.executable, "-m", "referee.cli", "league", *bots, "--games", "1",
+                    "--players", "4", "--seed", str(seed), "--out", str(folder / "league"),
+                    "--quiet"], check=True, capture_output=True)
+    store = LeagueStore(folder / "league" / "league.db")
+    try:
+        return store.db.execute("SELECT record FROM games").fetchone()[0]
+    finally:
+        store.close()
+
+
+def season_standing(folder: Path, names: list[str], seed: int) -> dict:
+    """A standing of `names` shaped as the runner stores it: the snapshot of a small real
+    season (8 of the bots, 160 games) grown to every bot, with a row each and records against
+    every other bot (the fit of a big season is the refit's business, not the pages')."""
+    from referee.league.season import Season, snapshot
+    from referee.league.store import LeagueStore
+
+    big_season(folder, 8, 160, seed, b"", names[:8])
+    with Season(LeagueStore(folder / "league.db")) as season:
+        small = json.loads(json.dumps(snapshot(season)))
+    rng = random.Random(seed)
+    template = small["rows"][0]
+    rows = [{**template, "league_name": name, "rank": n + 1, "strength": 200 - 4 * n,
+             "games": rng.randrange(3000, 5000)} for n, name in enumerate(names)]
+    head = {name: {other: {"games": rng.randrange(100, 200), "ahead": rng.randrange(100),
+                           "behind": rng.randrange(100)} for other in names if other != name}
+            for name in names}
+    facts = {**small["facts"], "bots": dict.fromkeys(names, "v1")}
+    return {"rows": rows, "facts": facts, "head_to_head": head}
+
+
+def pages_alone(bots: int, count: int, seed: int, requests: int, profile: Path | None) -> None:
+    """Each page's CPU per request with nobody else on the server, in this process (Django's
+    test client through the whole middleware), on a club of `bots` bots whose season holds
+    `count` games; prints one JSON line {page: ms}. Run in a subprocess of its own (Django is
+    set up on a data folder of its own)."""
+    data = Path(tempfile.mkdtemp(prefix="bench-pages-"))
+    os.environ.update({"REFEREE_SERVER_DATA": str(data),
+                       "REFEREE_SEASON_FILE": str(data / "season.toml"),
+                       "REFEREE_ALLOWED_HOSTS": "testserver",
+                       "DJANGO_SETTINGS_MODULE": "referee.server.settings"})
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0, interactive=False)
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    from referee.server.club.models import Bot, BotVersion, Profile, Standing
+
+    try:
+        names = [f"b{n:03d}.v1" for n in range(bots)]
+        record = sample_record(data / "sample", seed)
+        big_season(data / "season", bots, count, seed, record, names)
+        standing = season_standing(data / "fit", names, seed)
+        for name in names:
+            user = User.objects.create(username=name.split(".")[0])   # signed in by force_login
+            Profile.objects.create(user=user, display_name=user.username, max_bots=3)
+            bot = Bot.objects.create(owner=user, name=user.username)
+            BotVersion.objects.create(
+                bot=bot, number=1, kind="folder", archive_name="bot.zip",
+                archive_sha256="0" * 64, archive_size=1, folder=f"uploads/{bot.name}/1/bot",
+                spec="bot.toml", league_name=name, check_state="passed", season_state="active")
+        Standing.objects.create(games=count, data=standing)
+        client = Client()
+        client.force_login(User.objects.get(username="b000"))
+        rng = random.Random(seed)
+        pages = {"leaderboard": lambda: "/leaderboard/",
+                 "leaderboard.json": lambda: "/leaderboard.json",
+                 "bot page": lambda: f"/bots/b{rng.randrange(bots):03d}/",
+                 "game page": lambda: f"/games/{rng.randrange(count)}/",
+                 "replay viewer": lambda: f"/games/{rng.randrange(count)}/viewer"}
+        costs = {}
+        for page, target in pages.items():
+            for _ in range(3):   # warm: the process's first request of a page
+                assert client.get(target()).status_code == 200, page
+            profiler = cProfile.Profile() if profile else None
+            times = []
+            for _ in range(requests):
+                url = target()
+                began = time.process_time()
+                if profiler:
+                    profiler.enable()
+                answer = client.get(url)
+                if profiler:
+                    profiler.disable()
+                times.append(time.process_time() - began)
+                assert answer.status_code == 200, (page, url, answer.status_code)
+            costs[page] = 1000 * statistics.mean(times)
+            if profiler and profile:
+                profiler.dump_stats(profile.with_suffix(f".{page.replace(' ', '-')}.prof"))
+        costs["standing bytes"] = len(json.dumps(standing))
+        print(json.dumps(costs))
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def bytes_per_game(season: Path) -> float:
+    """What a game takes in a season's store: the pages of everything that grows with the
+    games (their rows, the seats' index, the schedule), per game stored."""
+    import sqlite3
+
+    tables = ("games", "game_seats", "schedule", "game_workers")
+    marks = ", ".join("?" * len(tables))
+    db = sqlite3.connect(f"file:{season / 'league.db'}?mode=ro", uri=True)
+    try:
+        used = db.execute(f"SELECT sum(pgsize) FROM dbstat WHERE name IN ({marks}) OR name IN "
+                          f"(SELECT name FROM sqlite_master WHERE tbl_name IN ({marks}))",
+                          tables * 2).fetchone()[0]
+        count = db.execute("SELECT count(*) FROM games").fetchone()[0]
+    finally:
+        db.close()
+    return used / max(1, count)
+
+
+def verdicts(cpu_alone: dict[str, float], seen: dict[str, list[float]], errors: list[str],
+             idle: float, load: float, per_game: float) -> None:
+    """The table of every measure with its target and a verdict line."""
+    print("\ntargets:")
+    print(f"  {'page':<18} {'CPU alone ms':>12} {'target':>7} {'p50 ms':>8} {'p95 ms':>8} "
+          f"{'target':>7}  verdict")
+    pages_met = True
+    for page, target in CPU_TARGET_MS.items():
+        cpu, times = cpu_alone.get(page, float("nan")), seen.get(page, [])
+        p50 = 1000 * statistics.median(times) if times else float("nan")
+        p95 = 1000 * pct(times, 0.95) if times else float("nan")
+        met = cpu <= target and p95 <= P95_TARGET_MS
+        pages_met &= met
+        print(f"  {page:<18} {cpu:>12.1f} {target:>7.0f} {p50:>8.1f} {p95:>8.1f} "
+              f"{P95_TARGET_MS:>7.0f}  {'met' if met else 'NOT MET'}")
+    ratio = load / idle if idle else float("nan")
+    season_met = ratio >= RATE_RATIO_TARGET
+    lines = [(f"errors under load: {len(errors)} (target 0)", not errors),
+             (f"games per second: idle {idle:.2f}, under load {load:.2f}, ratio {ratio:.2f} "
+              f"(target >= {RATE_RATIO_TARGET})", season_met),
+             (f"season's store: {per_game:.0f} bytes per game (target <= "
+              f"{BYTES_PER_GAME_TARGET})", per_game <= BYTES_PER_GAME_TARGET)]
+    for text, met in lines:
+        print(f"  {text}: {'met' if met else 'NOT MET'}")
+    if pages_met and not season_met:
+        print("verdict: the cores could not give both; the server chose the pages (the season "
+              "runs as one scheduling group beside the web server) and the season kept "
+              f"{ratio:.0%} of its idle games per second")
+    elif season_met and not pages_met:
+        print("verdict: the season kept its pace, and the pages missed a target above")
+    else:
+        met = pages_met and season_met and not errors and per_game <= BYTES_PER_GAME_TARGET
+        print("verdict: " + ("every target met" if met else "targets missed (NOT MET above)"))
 
 
 def pct(values: list[float], q: float) -> float:
@@ -221,7 +396,30 @@ def main() -> None:
     parser.add_argument("--refit-bots", type=int, default=100)
     parser.add_argument("--refit-games", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--alone-bots", type=int, default=100)
+    parser.add_argument("--alone-games", type=int, default=100_000)
+    parser.add_argument("--requests", type=int, default=40, help="per page, alone")
+    parser.add_argument("--pages-alone", action="store_true",
+                        help="only each page's CPU per request alone (one JSON line)")
+    parser.add_argument("--profile", type=Path, help="with --pages-alone: cProfile files "
+                        "PROFILE.<page>.prof")
     args = parser.parse_args()
+    if args.pages_alone:
+        pages_alone(args.alone_bots, args.alone_games, args.seed, args.requests, args.profile)
+        return
+    print(f"pages alone: a club of {args.alone_bots} bots, a season of {args.alone_games} games "
+          f"(simulated places, real records), {args.requests} requests per page in-process",
+          flush=True)
+    alone = subprocess.run([sys.executable, __file__, "--pages-alone", "--alone-bots",
+                            str(args.alone_bots), "--alone-games", str(args.alone_games),
+                            "--requests", str(args.requests), "--seed", str(args.seed)],
+                           capture_output=True, text=True)
+    if alone.returncode != 0:
+        raise SystemExit(f"bench: the pages alone failed:\n{alone.stderr[-2000:]}")
+    cpu_alone = json.loads(alone.stdout.strip().splitlines()[-1])
+    for page, target in CPU_TARGET_MS.items():
+        print(f"  {page:<18} {cpu_alone[page]:6.1f} ms CPU per request (target {target:.0f})")
+    print(f"  (the standing: {cpu_alone['standing bytes']} bytes of JSON)", flush=True)
 
     data = Path(tempfile.mkdtemp(prefix="bench-server-"))
     # The runner's defaults otherwise: a refit after 50 new games or 30 s.
@@ -278,6 +476,7 @@ def main() -> None:
         print(f"\ngames per second: idle A {idle_a:.2f} ({count_a} games), under load "
               f"{load:.2f} ({count_load} games), idle B {idle_b:.2f} ({count_b} games)")
         print(f"ratio load / mean idle: {load / idle:.2f} (goal >= 0.8)", flush=True)
+        verdicts(cpu_alone, seen, errors, idle, load, bytes_per_game(data / "season"))
 
         out = data / "big-season"
         made = time.monotonic()

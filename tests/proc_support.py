@@ -43,6 +43,14 @@ def descendants(pid: int) -> dict[int, str]:
     return found
 
 
+def parent_of(pid: int) -> int | None:
+    """The parent of process `pid`, or None once it is gone."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def module_below(pid: int, module: str) -> int:
     """The process below `pid` that runs `python -m module` (e.g. uvicorn)."""
     for child in descendants(pid):

@@ -22,7 +22,6 @@ import sys
 import time
 import tomllib
 import uuid
-import zlib
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -37,7 +36,7 @@ from referee.bots.process import GAME_LOG_CAP
 from referee.check import processes_with_run_id
 from referee.engine import Game, GameRecord
 from referee.engine.record import event_to_dict
-from referee.league.store import games_stored
+from referee.league.store import games_stored, load_record
 from referee.notes import NAMES_PER_BOT
 
 pytestmark = pytest.mark.sandbox   # fails in CI if the sandbox cannot start (conftest.py)
@@ -370,7 +369,7 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
                 bots, strikes, latencies, forfeited = map(json.loads, values)
                 result.games.append({"idx": idx, "bots": bots, "strikes": strikes,
                                      "latencies_us": latencies, "forfeited": forfeited})
-            result.records = [json.loads(zlib.decompress(blob)) for (blob,) in
+            result.records = [load_record(blob) for (blob,) in
                               db.execute("SELECT record FROM games ORDER BY idx")]
         finally:
             db.close()

@@ -12,7 +12,6 @@ import subprocess
 import sys
 import time
 import uuid
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +22,7 @@ from net_support import dies_with_pytest
 from report_support import referee
 
 from referee.check import processes_with_run_id
-from referee.league.store import games_stored
+from referee.league.store import games_stored, load_record
 
 ROOT = Path(__file__).resolve().parents[1]
 TEST_BOTS = ROOT / "tests" / "bots"
@@ -56,7 +55,7 @@ def workers_of(out: Path) -> list[str]:
     db = sqlite3.connect(out / "league.db")
     blobs = db.execute("SELECT record FROM games ORDER BY idx").fetchall()
     db.close()
-    return [json.loads(zlib.decompress(blob))["worker"] for (blob,) in blobs]
+    return [load_record(blob)["worker"] for (blob,) in blobs]
 
 
 def wait_until(condition, seconds: float, what: str) -> None:  # type: ignore[no-untyped-def]
@@ -319,7 +318,7 @@ def test_a_file_the_bot_cannot_read_at_home_stays_unreadable_on_a_worker(
         row = next(r for r in table if r["bot"] == "peeker")
         assert sum(row["strikes"].values()) == 0, (out, row["strikes"])
         db = sqlite3.connect(tmp_path / out / "league.db")
-        records = [json.loads(zlib.decompress(blob))
+        records = [load_record(blob)
                    for (blob,) in db.execute("SELECT record FROM games")]
         db.close()
         peeks = [line for record in records for bot, output in

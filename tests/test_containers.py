@@ -425,8 +425,8 @@ def test_container_bots_over_their_limits_play_a_league(runtime: str, image: str
         assert rows[bot].games >= 2
     db = sqlite3.connect(tmp_path / "league" / "league.db")
     try:
-        import zlib
-        records = [json.loads(zlib.decompress(blob)) for (blob,) in
+        from referee.league.store import load_record
+        records = [load_record(blob) for (blob,) in
                    db.execute("SELECT record FROM games")]
     finally:
         db.close()

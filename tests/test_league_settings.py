@@ -14,13 +14,12 @@ import subprocess
 import sys
 import time
 import uuid
-import zlib
 from pathlib import Path
 
 import pytest
 from test_league import TEST_BOTS, bot_spec, referee
 
-from referee.league.store import LeagueStore, games_stored
+from referee.league.store import LeagueStore, games_stored, load_record
 
 
 def fails(*args: str | Path) -> str:
@@ -36,7 +35,7 @@ def fails(*args: str | Path) -> str:
 def records(out: Path) -> list[dict]:
     db = sqlite3.connect(out / "league.db")
     try:
-        return [json.loads(zlib.decompress(blob)) for (blob,) in
+        return [load_record(blob) for (blob,) in
                 db.execute("SELECT record FROM games ORDER BY idx")]
     finally:
         db.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import sqlite3
@@ -15,7 +16,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from proc_support import descendants, running
+import pytest
+from proc_support import descendants, parent_of, running
 from runner_support import Club, sample, write_season
 from server_support import ServerProcess, free_port, make_student
 
@@ -183,3 +185,85 @@ def test_sigkill_of_the_server_takes_its_processes_along_and_a_restart_loses_not
     finally:
         assert again.stop() == 0, again.output()
     assert stored_indexes(db) >= at_kill        # nothing stored before the kill was lost
+
+
+def scheduling(pid: int) -> tuple[str, int, str] | None:
+    """A process's CPU cgroup (v1 `cpu` or v2 line's path), its session and its autogroup's
+    line; None once it is gone."""
+    try:
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+        session = int((Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1]).split()[3])
+        autogroup = Path(f"/proc/{pid}/autogroup").read_text().strip()
+    except (OSError, ValueError, IndexError):
+        return None
+    cpu = [line.split(":", 2)[2] for line in lines
+           if "cpu" in line.split(":")[1].split(",") or line.startswith("0::")]
+    return cpu[0] if cpu else "", session, autogroup
+
+
+@pytest.mark.parametrize("cgroup", ["on", "off"])
+def test_the_season_and_its_checks_run_below_the_pages(tmp_path: Path, monkeypatch,
+                                                        cgroup: str) -> None:
+    """The runner and everything it starts (bots, a check) run in the season's one scheduling
+    group, which the web processes are not in: a cgroup where one can be made (here as root),
+    else sessions at the season's autogroup nice. A page answers meanwhile."""
+    from referee.server.priority import CGROUP_ENV, SEASON_NICE, season_group
+
+    monkeypatch.setenv(CGROUP_ENV, cgroup)
+    if cgroup == "on":
+        probe = season_group()
+        probe.remove()
+        if probe.cgroup is None:
+            pytest.skip("no cgroup can be made here (not root, no delegated cpu controller)")
+    data = tmp_path / "data"
+    club = Club(data)
+    write_season(data, """
+        seed = 7
+        players = 2
+        round_games = 4
+    """)
+    for name, bot in (("ann", "random"), ("ben", "greedy")):
+        club.version(club.student(name), f"{name}-bot", sample(bot), passed=True)
+    club.version(club.student("cid"), "cid-bot", sample("random"))   # its check is queued
+    club.close()
+    server = ServerProcess(data)
+    seen: dict[str, int] = {}
+    try:
+        def look() -> bool:
+            """Every process below the runner's guard is where it belongs; True once a check
+            and a season bot were among them."""
+            below = descendants(server.proc.pid)
+            guards = {parent_of(pid) for pid in runner_pids(server.proc.pid)} - {None}
+            for guard in guards:
+                for pid in {guard, *descendants(guard)}:
+                    found = scheduling(pid)
+                    line = below.get(pid, "")
+                    if found is None:
+                        continue
+                    group, session, autogroup = found
+                    if cgroup == "on":
+                        assert "referee-season-" in group, (line, found)
+                    elif session == pid and "referee.bots.guard" in line:
+                        # the sessions the club starts; a sandbox's own (bubblewrap's
+                        # --new-session) is beyond autogroup's reach (docs/server.md)
+                        assert autogroup.endswith(f"nice {SEASON_NICE}"), (line, found)
+                        seen["session"] = pid
+                    if "--build-output" in line:
+                        seen["check"] = pid
+                    if any(word.endswith("main.py") for word in line.split()):
+                        seen["bot"] = pid
+            for pid, line in below.items():
+                if "uvicorn" in line and (found := scheduling(pid)):
+                    assert "referee-season-" not in found[0] and not found[2].endswith(
+                        f"nice {SEASON_NICE}"), (line, found)
+            return {"check", "bot"} | ({"session"} if cgroup == "off" else set()) <= seen.keys()
+
+        wait_for("a check and a season bot below the runner", look, timeout=600)
+        with urllib.request.urlopen(f"{server.url}/login/", timeout=60) as answer:
+            assert answer.status == 200
+        made = re.search(r"run in cgroup (\S+) ", server.output())
+        assert (made is not None) == (cgroup == "on"), server.output()
+    finally:
+        assert server.stop() == 0, server.output()
+    if made:
+        assert not Path(made.group(1)).exists()   # removed once the runner stopped

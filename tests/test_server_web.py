@@ -671,3 +671,58 @@ def test_no_upload_takes_a_house_bots_name(folder: Path, tmp_path: Path) -> None
         error = answer.json()["error"]
         assert answer.status_code == 400 and "house bots" in error and "\n" not in error
     assert not BotVersion.objects.filter(bot=house).exists()
+def test_a_standing_is_decoded_once_and_only_the_newest_few_are_kept(folder: Path) -> None:
+    """Pages read the newest standing's big JSON once per process (a request while it is still
+    the newest reads only its id), a newer one is read when it comes, and the runner keeps
+    only the newest few standings, so neither grows a page's cost with the season's age."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from referee.server.runner.records import STANDINGS_KEPT, write_standing
+
+    user = student()
+    bot = Bot.objects.create(owner=user, name=unique("once"))
+    BotVersion.objects.create(bot=bot, number=1, archive_name="b.zip", archive_sha256="0" * 64,
+                              archive_size=1, folder="f", spec="bot.toml",
+                              league_name=f"{bot.name}.v1")
+    client = signed_in(user)
+
+    def standing_reads(url: str) -> list[str]:
+        with CaptureQueriesContext(connection) as seen:
+            assert client.get(url).status_code == 200
+        return [q["sql"] for q in seen.captured_queries
+                if "club_standing" in q["sql"] and '"data"' in q["sql"]]
+
+    for games in range(1, STANDINGS_KEPT + 4):
+        write_standing(games, {"rows": [{"bot": bot.name, "league_name": f"{bot.name}.v1",
+                                         "games": games}], "facts": {},
+                               "head_to_head": {f"{bot.name}.v1": {}}})
+    assert Standing.objects.count() == STANDINGS_KEPT
+    assert len(standing_reads("/leaderboard.json")) == 1       # a new standing: read once
+    for url in ("/leaderboard/", "/leaderboard.json", f"/bots/{bot.name}/"):
+        assert standing_reads(url) == [], url                  # the same one: not again
+    write_standing(99, {"rows": [], "facts": {}})
+    assert len(standing_reads("/leaderboard.json")) == 1
+    assert client.get("/leaderboard.json").json()["games"] == 99
+
+
+def test_the_replay_viewer_builds_its_template_and_assets_once(monkeypatch) -> None:
+    """The one-game page reuses its compiled template and inlined assets between requests."""
+    import referee.report.site as site
+    from referee.engine import RuleSet
+
+    record = {"rules": RuleSet.from_dict({"preset": "classic"}).to_dict(), "players": 2,
+              "seed": 1, "game_id": "g"}
+    site.single_game_html(record)
+    calls = {"environment": 0, "asset_text": 0}
+    for name in calls:
+        original = getattr(site, name)
+
+        def counting(*args, _name=name, _original=original):  # noqa: ANN001, ANN202
+            calls[_name] += 1
+            return _original(*args)
+
+        monkeypatch.setattr(site, name, counting)
+    first, second = site.single_game_html(record), site.single_game_html(record)
+    assert first == second and "viewer" in first
+    assert calls == {"environment": 0, "asset_text": 0}

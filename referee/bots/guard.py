@@ -40,6 +40,9 @@ from collections.abc import Mapping, Sequence
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 PARENT_ENV = "REFEREE_GUARD_PARENT"   # the pid the guard watches: if it is gone, nothing runs
+# The autogroup nice of a session the guard leads (referee.server.priority: the club's season
+# runs below its pages; a new session would otherwise start again at nice 0).
+AUTOGROUP_NICE_ENV = "REFEREE_AUTOGROUP_NICE"
 
 
 class _Stop(Exception):
@@ -67,6 +70,13 @@ def _children() -> list[int]:
         if len(fields) > 1 and fields[1] == me:
             found.append(int(entry))
     return found
+
+
+def _lower_session(nice: str) -> None:
+    """Set the autogroup nice of the session this process leads (if it leads one)."""
+    if nice and os.getsid(0) == os.getpid():
+        with contextlib.suppress(OSError), open("/proc/self/autogroup", "w") as handle:
+            handle.write(nice)
 
 
 def _reap() -> tuple[int, int] | None:
@@ -127,7 +137,11 @@ def guarded(argv: list[str], env: Mapping[str, str], grace: float = 2.0,
     guard that this process is the one whose death ends it: (command, environment)."""
     command = [sys.executable, "-m", "referee.bots.guard", "--grace", str(grace), *options,
                "--", *argv]
-    return command, {**env, PARENT_ENV: str(os.getpid())}
+    # A process in the club's season passes its scheduling on to every session it starts,
+    # whatever environment the command itself gets (a sandboxed bot's is a clean one).
+    inherited = {AUTOGROUP_NICE_ENV: os.environ[AUTOGROUP_NICE_ENV]} \
+        if os.environ.get(AUTOGROUP_NICE_ENV) else {}
+    return command, {**env, **inherited, PARENT_ENV: str(os.getpid())}
 
 
 USAGE = ("usage: python -m referee.bots.guard [--grace S] [--remove-dir DIR] [--on-exit CMD] "
@@ -169,6 +183,7 @@ def main(argv: list[str]) -> int:
         return 1
     if subreaper:
         _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    _lower_session(os.environ.get(AUTOGROUP_NICE_ENV, "").strip())
 
     def stop(signum: int, frame: object) -> None:
         # Once: a second signal must not raise again while the bot is being cleaned up.

@@ -28,10 +28,12 @@ from referee.text import safe_line
               help="An origin forms may come from, e.g. https://club.example.org (repeatable).")
 @click.option("--allowed-host", "allowed_hosts", multiple=True,
               help="A host name the server answers to (repeatable; default the --host).")
+@click.option("--workers", type=click.IntRange(1, 64),
+              help="Web worker processes (default: one per core, at most 4).")
 @friendly_errors
 def serve(data: Path, season: Path | None, host: str, port: int, cluster: str | None,
           behind_proxy: bool, trusted_origins: tuple[str, ...],
-          allowed_hosts: tuple[str, ...]) -> None:
+          allowed_hosts: tuple[str, ...], workers: int | None) -> None:
     """Run the club server: the web pages and the season's runner, until Ctrl-C or SIGTERM.
 
     Students join with a code, upload bots, watch their checks and games; see docs/server.md.
@@ -45,6 +47,8 @@ def serve(data: Path, season: Path | None, host: str, port: int, cluster: str | 
     options = ServeOptions(data=data, season=season, host=host, port=port, cluster=cluster,
                            behind_proxy=behind_proxy, trusted_origins=list(trusted_origins),
                            allowed_hosts=list(allowed_hosts))
+    if workers is not None:
+        options.workers = workers
     try:
         status = run(options, lambda text: click.echo(text, err=False))
     except ServeError as exc:

@@ -8,11 +8,13 @@ Seeds are stored as text because they are unsigned 64-bit numbers.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import sqlite3
 import time
 import zlib
 from collections.abc import Callable, Collection, Iterator
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -55,14 +57,62 @@ CREATE TABLE IF NOT EXISTS games (
     versions     TEXT NOT NULL,       -- JSON list of bot versions per seat
     seconds      REAL NOT NULL,
     finished_at  REAL NOT NULL,
-    record       BLOB NOT NULL,       -- zlib-compressed JSON game record (docs/replay-format.md)
+    record       BLOB NOT NULL,       -- zlib-compressed JSON game record (docs/replay-format.md),
+                                      -- with the preset dictionary record.zdict since round 4
     note_values  TEXT NOT NULL DEFAULT '[]'  -- JSON per seat: {name: [sum, count]} of its notes
 );
+CREATE TABLE IF NOT EXISTS game_seats (
+    name  TEXT NOT NULL,              -- a bot that sat at the game (any seat)
+    idx   INTEGER NOT NULL,           -- the game's schedule index
+    PRIMARY KEY (name, idx)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS game_workers (
     idx          INTEGER PRIMARY KEY REFERENCES games(idx),
     worker       TEXT NOT NULL        -- the cluster worker that played the game (cluster.md)
 );
 """
+
+
+# A new store's page size: a compressed record (about 1.5-2.5 KB) and its row's other columns
+# share 8 KB pages two or three at a time; on 4 KB pages every such row filled a page alone.
+PAGE_SIZE = 8192
+# The write-ahead log is cut back to this after a checkpoint rather than keeping its largest size.
+WAL_LIMIT_BYTES = 1 << 20
+RECORD_DICT = "record.zdict"   # never change it: stored records name it by its checksum
+RECORD_LEVEL = 9
+
+
+@functools.cache
+def record_dictionaries() -> dict[int, bytes]:
+    """The preset dictionaries records may be compressed with, by their Adler-32 (the id a zlib
+    stream that used one carries in its header)."""
+    data = resources.files("referee.league").joinpath(RECORD_DICT).read_bytes()
+    return {zlib.adler32(data): data}
+
+
+def pack_record(text: bytes) -> bytes:
+    """A game record's JSON text as the store keeps it: zlib with the preset dictionary (the
+    record's usual keys and events), about 40% smaller than plain zlib on a record of a few KB."""
+    (dictionary,) = record_dictionaries().values()
+    packer = zlib.compressobj(RECORD_LEVEL, zdict=dictionary)
+    return packer.compress(text) + packer.flush()
+
+
+def unpack_record(blob: bytes) -> bytes:
+    """The JSON text of a stored record: plain zlib (stores written before the dictionary) or
+    zlib with a preset dictionary named in its header (ValueError if it is not one we know)."""
+    if len(blob) >= 6 and blob[1] & 0x20:   # FDICT: a dictionary id follows the 2-byte header
+        dictionary = record_dictionaries().get(int.from_bytes(blob[2:6], "big"))
+        if dictionary is None:
+            raise ValueError("a game record compressed with an unknown dictionary")
+        unpacker = zlib.decompressobj(zdict=dictionary)
+        return unpacker.decompress(blob) + unpacker.flush()
+    return zlib.decompress(blob)
+
+
+def load_record(blob: bytes) -> dict[str, Any]:
+    """A stored record's JSON data."""
+    return json.loads(unpack_record(blob))
 
 
 class GameAlreadyStored(ValueError):
@@ -94,12 +144,27 @@ class LeagueStore:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(path, isolation_level=None)  # explicit transactions
+        self.db.execute(f"PRAGMA page_size={PAGE_SIZE}")   # only a new, empty file takes it
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute(f"PRAGMA journal_size_limit={WAL_LIMIT_BYTES}")
         self.db.executescript(SCHEMA)
         columns = {row[1] for row in self.db.execute("PRAGMA table_info(games)")}
         if "note_values" not in columns:   # a league stored before bots sent notes
             self.db.execute("ALTER TABLE games ADD COLUMN note_values TEXT NOT NULL DEFAULT '[]'")
+        self._index_seats()
+
+    def _index_seats(self) -> None:
+        """Fill game_seats for games stored before it existed (once: a store whose index
+        already covers its last game is left alone)."""
+        last = self.db.execute("SELECT max(idx) FROM games").fetchone()[0]
+        if last is None or self.db.execute("SELECT 1 FROM game_seats WHERE idx = ? LIMIT 1",
+                                           (last,)).fetchone():
+            return
+        with self._transaction():
+            for idx, bots in self.db.execute("SELECT idx, bots FROM games").fetchall():
+                self.db.executemany("INSERT OR IGNORE INTO game_seats VALUES (?, ?)",
+                                    [(name, idx) for name in set(json.loads(bots))])
 
     @classmethod
     def open_readonly(cls, path: Path) -> LeagueStore:
@@ -190,7 +255,7 @@ class LeagueStore:
     def save(self, game: ScheduledGame, result: MatchResult) -> None:
         """Record a finished game (one transaction: all of it or nothing)."""
         seats = result.seats
-        record = zlib.compress(result.record.to_json_text().encode(), 6)
+        record = pack_record(result.record.to_json_text().encode())
         row = (
             game.index, result.game_id, json.dumps(list(game.bots)), str(game.seed),
             json.dumps(result.places), json.dumps(result.money),
@@ -205,6 +270,8 @@ class LeagueStore:
                 raise GameAlreadyStored(f"{self.path}: game {game.index} is recorded already; "
                                         f"a second record of it is refused")
             self.db.execute(f"INSERT INTO games VALUES ({', '.join('?' * len(row))})", row)
+            self.db.executemany("INSERT OR IGNORE INTO game_seats VALUES (?, ?)",
+                                [(name, game.index) for name in set(game.bots)])
             if worker is not None:
                 self.db.execute("INSERT INTO game_workers VALUES (?, ?)", (game.index, worker))
 
@@ -236,7 +303,7 @@ class LeagueStore:
     def record(self, index: int) -> dict[str, Any] | None:
         """The stored game record (JSON data) of schedule index `index`."""
         row = self.db.execute("SELECT record FROM games WHERE idx = ?", (index,)).fetchone()
-        return json.loads(zlib.decompress(row[0])) if row else None
+        return load_record(row[0]) if row else None
 
     def games_of(self, names: Collection[str], limit: int = 50,
                  keep: Callable[[dict[str, Any]], bool] | None = None,
@@ -244,17 +311,18 @@ class LeagueStore:
         """The newest recorded games (newest first, at most `limit`, with an index below
         `before` if given) in which any of `names` sat and that `keep` accepts: index,
         game_id, bots, places, money, strikes (per seat) and finished_at (seconds since the
-        epoch). For pages: reads rows, never records."""
+        epoch). For pages: the games are found in the game_seats index, newest first, and only
+        their short columns are read, never records."""
         wanted = set(names)
         if not wanted:
             return []
-        where = " OR ".join("bots LIKE ?" for _ in wanted)   # JSON text; exact test below
-        rows = self.db.execute(
-            f"SELECT idx, game_id, bots, places, money, strikes, finished_at FROM games "
-            f"WHERE ({where}) AND idx < ? ORDER BY idx DESC",
-            [*(f'%{json.dumps(n)}%' for n in wanted), 2**63 - 1 if before is None else before])
         found: list[dict[str, Any]] = []
-        for idx, game_id, bots, places, money, strikes, finished in rows:
+        for idx in self._indexes_of(sorted(wanted), before):
+            row = self.db.execute("SELECT game_id, bots, places, money, strikes, finished_at "
+                                  "FROM games WHERE idx = ?", (idx,)).fetchone()
+            if row is None:
+                continue
+            game_id, bots, places, money, strikes, finished = row
             game = {"index": idx, "game_id": game_id, "bots": json.loads(bots),
                     "places": json.loads(places), "money": json.loads(money),
                     "strikes": json.loads(strikes), "finished_at": finished}
@@ -264,10 +332,27 @@ class LeagueStore:
                     break
         return found
 
+    def _indexes_of(self, names: list[str], before: int | None = None) -> Iterator[int]:
+        """Schedule indexes (below `before`, if given) of the games any of `names` sat at,
+        newest first: from game_seats (an index search per name), or, in a store written before
+        it that is open read-only, from a scan of the games table."""
+        marks = ", ".join("?" * len(names))
+        below = 2**63 - 1 if before is None else before
+        if self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'game_seats'").fetchone():
+            rows = self.db.execute(f"SELECT DISTINCT idx FROM game_seats WHERE name IN ({marks}) "
+                                   f"AND idx < ? ORDER BY idx DESC", [*names, below])
+        else:
+            where = " OR ".join("bots LIKE ?" for _ in names)   # JSON text; exact test after
+            rows = self.db.execute(f"SELECT idx FROM games WHERE ({where}) AND idx < ? "
+                                   f"ORDER BY idx DESC",
+                                   [*(f"%{json.dumps(n)}%" for n in names), below])
+        for (idx,) in rows:
+            yield idx
+
     def records(self) -> Iterator[dict[str, Any]]:
         """Every stored game record, in schedule order."""
         for (blob,) in self.db.execute("SELECT record FROM games ORDER BY idx"):
-            yield json.loads(zlib.decompress(blob))
+            yield load_record(blob)
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self.db)

@@ -5,11 +5,11 @@ are copied beside the pages."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
 import tempfile
-import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from importlib import resources
@@ -22,7 +22,7 @@ from markupsafe import Markup, escape
 from referee.engine import RuleSet
 from referee.league.config import league_file_text
 from referee.league.runner import LeagueOutcome, load_outcome
-from referee.league.store import LeagueStore
+from referee.league.store import LeagueStore, unpack_record
 from referee.league.tables import percentile, to_json
 from referee.notes import NAMES_PER_BOT
 from referee.outdir import missing_folders, remove_if_empty
@@ -220,7 +220,7 @@ class _Pages:
             game = played.get(index)
             if game is None:
                 continue
-            raw = zlib.decompress(blob)
+            raw = unpack_record(blob)
             hand = (rules.dice, rules.big_dice, rules.neutral_per_player(game.players)) \
                 if rules else (0, 0, 0)
             values = {
@@ -408,18 +408,29 @@ def single_game_html(record: dict[str, Any], assets_url: str | None = None) -> s
     download too). Without `assets_url` the page is self-contained, the viewer's script and
     styles inlined (`referee match --html`); with it, they are linked from that URL prefix
     (`/static/report/` on the club server, whose Content-Security-Policy runs no inline
-    script)."""
-    inline = None
-    if assets_url is None:
-        inline = {"css": asset_text("report.css"), "js": asset_text("viewer.js")}
-        if "</script" in inline["js"].lower() or "</style" in inline["css"].lower():
-            raise ValueError("a packaged asset cannot be inlined")  # would end its element early
+    script). The template and the assets are read once per process (the club serves it often)."""
     rules = RuleSet.from_dict(record["rules"])
     players = int(record["players"])
     game = {"game_id": record.get("game_id", ""), "preset": rules.preset, "players": players,
             "seed": record["seed"], "worker_note": worker_note(record.get("worker")),
             "hand": ",".join(map(str, (rules.dice, rules.big_dice,
                                        rules.neutral_per_player(players))))}
-    return environment().get_template("replay.html.j2").render(
-        game=game, record_text=script_json(record), root="", inline_assets=inline,
+    return _replay_template().render(
+        game=game, record_text=script_json(record), root="",
+        inline_assets=_inline_assets() if assets_url is None else None,
         assets_url=assets_url, games_link=None)
+
+
+@functools.cache
+def _replay_template() -> jinja2.Template:
+    """The one-game page's template, compiled once per process (the club serves it often)."""
+    return environment().get_template("replay.html.j2")
+
+
+@functools.cache
+def _inline_assets() -> dict[str, str]:
+    """The viewer's CSS and JavaScript for inlining, read and checked once per process."""
+    inline = {"css": asset_text("report.css"), "js": asset_text("viewer.js")}
+    if "</script" in inline["js"].lower() or "</style" in inline["css"].lower():
+        raise ValueError("a packaged asset cannot be inlined")  # would end its element early
+    return inline

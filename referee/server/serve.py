@@ -20,8 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from referee.bots.guard import guarded
+from referee.bots.guard import AUTOGROUP_NICE_ENV, guarded
 from referee.server import DATA_ENV
+from referee.server.priority import SEASON_NICE, SeasonGroup, season_group
 
 STOP_WAIT_S = 120          # games in flight may finish; then the children are killed
 RESTART_DELAYS_S = (1, 2, 5, 10, 30)
@@ -39,6 +40,7 @@ class ServeOptions:
     behind_proxy: bool = False
     trusted_origins: list[str] = field(default_factory=list)
     allowed_hosts: list[str] = field(default_factory=list)
+    workers: int = field(default_factory=lambda: default_workers())
 
     @property
     def season_file(self) -> Path:
@@ -48,6 +50,12 @@ class ServeOptions:
     def address(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}/"
+
+
+def default_workers() -> int:
+    """Web worker processes: one per core (each serves one page at a time: Django's views run
+    on one thread per process), at most 4."""
+    return max(1, min(4, len(os.sched_getaffinity(0))))
 
 
 class ServeError(RuntimeError):
@@ -141,19 +149,27 @@ class Supervisor:
         self.runner: subprocess.Popen | None = None
         self.stop_signal: int | None = None
         self.restarts = 0
+        self.season_group: SeasonGroup | None = None
 
-    def _start(self, argv: list[str]) -> subprocess.Popen:
+    def _start(self, argv: list[str], group: SeasonGroup | None = None) -> subprocess.Popen:
         # Under the guard (referee.bots.guard), which the kernel tells when this process dies,
         # SIGKILL included: the child then gets SIGTERM (and its STOP_WAIT_S to finish) instead
         # of living on unseen, holding the port and playing the season beside the next start.
         command, env = guarded(argv, self.env, STOP_WAIT_S)
-        return subprocess.Popen(command, env=env, start_new_session=True)
+        if group is None:
+            return subprocess.Popen(command, env=env, start_new_session=True)
+        # The child enters the season's group before it runs anything (after its setsid), so
+        # nothing it starts ever runs outside it.
+        env[AUTOGROUP_NICE_ENV] = str(SEASON_NICE)
+        return subprocess.Popen(command, env=env, start_new_session=True,
+                                preexec_fn=group.join)
 
     def start_web(self) -> None:
         o = self.options
         argv = [sys.executable, "-m", "uvicorn", "referee.server.asgi:application",
                 "--host", o.host, "--port", str(o.port), "--log-level", "warning",
-                "--no-access-log", "--timeout-graceful-shutdown", "20"]
+                "--no-access-log", "--timeout-graceful-shutdown", "20",
+                "--workers", str(o.workers)]
         if o.behind_proxy:
             argv += ["--proxy-headers", "--forwarded-allow-ips", "127.0.0.1,::1"]
         else:
@@ -166,7 +182,11 @@ class Supervisor:
                 "--season", str(o.season_file)]
         if o.cluster:
             argv += ["--cluster", o.cluster]
-        self.runner = self._start(argv)
+        if self.season_group is None:
+            self.season_group = season_group()
+            self.say(f"scheduling: {self.season_group.how}; the web server has "
+                     f"{o.workers} worker process(es)")
+        self.runner = self._start(argv, self.season_group)
 
     def on_signal(self, signum: int, _frame: object) -> None:
         self.stop_signal = self.stop_signal or signum
@@ -228,6 +248,8 @@ class Supervisor:
                 self.say(f"a child (pid {proc.pid}) did not stop in {STOP_WAIT_S} s; killing it")
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
+        if self.season_group is not None:
+            self.season_group.remove()
 
 
 OWNER_ONLY = 0o077   # the umask of `referee serve` and every process it starts

@@ -149,5 +149,6 @@ def recent_games(names: list[str], want: str = "", limit: int = 50,
     for game in games:
         seat = mine(game)
         game.update(seat=seat, place=game["places"][seat],
-                    struck=sum(game["strikes"][seat].values()))
+                    struck=sum(game["strikes"][seat].values()),
+                    finished=f"{game['finished_at']:.0f}")   # as text: no filter per row
     return games

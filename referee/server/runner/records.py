@@ -256,11 +256,15 @@ def house_checking() -> bool:
 def house_names() -> set[str]:
     """The league names of the house bots' versions."""
     return set(BotVersion.objects.filter(bot__house=True).values_list("league_name", flat=True))
+STANDINGS_KEPT = 5   # pages read only the newest; a few older ones for the organiser's admin
 
 
 def write_standing(games: int, data: dict) -> None:
-    """A new snapshot of the table (the leaderboard shows the newest)."""
-    Standing.objects.create(games=games, data=data)
+    """A new snapshot of the table (the leaderboard shows the newest); all but the newest
+    STANDINGS_KEPT are removed, so a season's age costs no page anything."""
+    with transaction.atomic():
+        newest = Standing.objects.create(games=games, data=data)
+        Standing.objects.filter(pk__lte=newest.pk - STANDINGS_KEPT).delete()
 
 
 def set_report(path: str) -> None:
