@@ -15,7 +15,8 @@ from runner_support import Club, RunnerProcess, sample, wait_for, write_season
 
 pytestmark = pytest.mark.sandbox   # fails in CI if the sandbox cannot start (conftest.py)
 
-# Version 1's build leaves a link to / in its own folder; its bot exits at once.
+# Version 1's build leaves a link to / in its own folder; its bot is the random sample bot, so
+# its check passes and its folder stays (a failed version's folder is removed).
 LINK_BUILD = "import os\nos.symlink('/', 'evil')\n"
 EXITS = "import sys\nsys.exit(3)\n"
 
@@ -86,7 +87,7 @@ def test_a_spec_naming_a_program_through_an_earlier_versions_link_reads_nothing(
     try:
         (data / "build.py").write_text(LINK_BUILD)
         (data / "exits.py").write_text(EXITS)
-        first = club.version(alice, "alice-bot", data / "exits.py",
+        first = club.version(alice, "alice-bot", sample("random"),
                              files={"build.py": data / "build.py"},
                              spec_text='name = "alice-bot"\ncommand = ["{python}", "main.py"]\n'
                                        'build = ["{python}", "build.py"]\n')
