@@ -127,11 +127,13 @@ class _Finished:
 
 
 class Interrupted(Exception):
-    """The person stopped the game (Ctrl-C, or the input ended); `record` is what was played."""
+    """The person stopped the game (Ctrl-C, or the input ended); `record` is what was played
+    and `by_ctrl_c` tells which."""
 
-    def __init__(self, record: GameRecord, why: str) -> None:
-        super().__init__(why)
+    def __init__(self, record: GameRecord, by_ctrl_c: bool) -> None:
+        super().__init__("interrupted" if by_ctrl_c else "input ended")
         self.record = record
+        self.by_ctrl_c = by_ctrl_c
 
 
 @dataclass
@@ -148,6 +150,7 @@ class PlaySession:
     read: Callable[[str], str]
     write: Callable[[str], None]
     sandbox: bool | None = None
+    limits: Limits = HUMAN_LIMITS
     inbox: queue.Queue[Any] = field(default_factory=queue.Queue)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _events: list[tuple] = field(default_factory=list)
@@ -161,7 +164,7 @@ class PlaySession:
 
     def specs(self, address: str) -> list[BotSpec]:
         """The seats' specs: the human bot's at `address` in `seat`, the opponents around it."""
-        human = BotSpec(name=self.name, address=address, limits=HUMAN_LIMITS)
+        human = BotSpec(name=self.name, address=address, limits=self.limits)
         specs = list(self.opponents)
         specs.insert(self.seat, human)
         return specs
@@ -187,6 +190,11 @@ class PlaySession:
                 if event[0] == "score" and event[1] == 1:
                     lines.insert(-1, SCORING)
             self.inbox.put(lines)
+
+    def decisions(self) -> list[dict[str, Any]]:
+        """The decisions played so far (each seat's, with its strike if it had one)."""
+        with self._lock:
+            return list(self._decisions)
 
     def ask(self, view: View) -> Action:
         """The human bot's choose(): ask the terminal thread and wait for its answer."""
@@ -227,9 +235,7 @@ class PlaySession:
                     for line in item:
                         self.write(printable(line))
         except (KeyboardInterrupt, EOFError) as exc:
-            record = self.snapshot()
-            why = "interrupted" if isinstance(exc, KeyboardInterrupt) else "input ended"
-            raise Interrupted(record, why) from None
+            raise Interrupted(self.snapshot(), isinstance(exc, KeyboardInterrupt)) from None
         finally:
             with self._lock:
                 self._stopped = True
@@ -265,7 +271,7 @@ class PlaySession:
         """Show the board, the roll and the numbered choices; ask until a number is legal."""
         for line in board_lines(view, self.names()) + choice_lines(view):
             self.write(line)
-        question = f"  your move (1-{len(view.legal)}; {describe_limits(HUMAN_LIMITS)}): "
+        question = f"  your move (1-{len(view.legal)}; {describe_limits(self.limits)}): "
         while True:
             answer = read_choice(self.read(question), view.legal)
             if answer is not None:

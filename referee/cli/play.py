@@ -89,8 +89,10 @@ def play(bots: tuple[str, ...], players: int | None, seat: int, name: str, rules
         record = session.run().record
     except Interrupted as stop:
         save_record(stop.record, replay)
-        interrupted(f"{stop}: the game so far ({len(stop.record.actions())} moves) is saved "
-                    f"in {replay}")
+        said = f"{stop}: the game so far ({len(stop.record.actions())} moves) is saved in {replay}"
+        if stop.by_ctrl_c:
+            interrupted(said)
+        raise click.ClickException(said) from None
     save_record(record, replay)
     if html is not None:
         from referee.report.site import single_game_html
