@@ -142,3 +142,17 @@ def test_the_human_seat_is_held_to_the_referees_clock_like_any_bot() -> None:
     assert sum("[timeout strike: no decision within 1 ms; substitute move]" in line
                for line in lines) == 3
     assert any("[forfeited]" in line for line in lines)
+
+
+def test_bad_options_get_one_line_each(tmp_path: Path) -> None:
+    greedy = ROOT / "sample_bots" / "greedy.toml"
+    cases = {("--seat", "3", "--players", "3"): "Invalid value for --seat: 3 is not a seat "
+                                                "of 3 (0-2)",
+             ("--name", "a b"): "Invalid value for --name: letters, digits",
+             ("--name", "greedy", str(greedy)): "'greedy' is a bot's name here",
+             ("--players", "9"): "Invalid value for '--players'",
+             (str(tmp_path / "none.toml"),): "none.toml"}
+    for args, said in cases.items():
+        done = referee("play", *args, check=False)
+        assert done.returncode in (1, 2) and said in done.stderr, (args, done.stderr)
+        assert "Traceback" not in done.stderr and done.stdout == ""
