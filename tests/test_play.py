@@ -99,7 +99,7 @@ def test_ctrl_c_leaves_with_the_record_of_what_was_played(tmp_path: Path) -> Non
         terminal.close()
     # One line, exit status 130, no traceback; every bot process stopped.
     after = terminal.screen[terminal.seen:].replace("^C", "")
-    assert after == "interrupted: the game so far (9 moves) is saved in part.json\n"
+    assert after == "\ninterrupted: the game so far (9 moves) is saved in part.json\n"
     assert code == 130
     assert running(*bots) == set()
     record = json.loads((tmp_path / "part.json").read_text())

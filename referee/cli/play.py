@@ -89,6 +89,7 @@ def play(bots: tuple[str, ...], players: int | None, seat: int, name: str, rules
         record = session.run().record
     except Interrupted as stop:
         save_record(stop.record, replay)
+        click.echo("", err=True)   # off the line of the question (or the terminal's ^C)
         said = f"{stop}: the game so far ({len(stop.record.actions())} moves) is saved in {replay}"
         if stop.by_ctrl_c:
             interrupted(said)
