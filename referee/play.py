@@ -216,10 +216,10 @@ class PlaySession:
         address = f"unix:{folder.name}/human.sock"
         human = _Loop(lambda stop: serve(HumanBot(self.name, self.ask), address, stop=stop))
         referee = _Loop(lambda stop: self._referee(play_one, address, stop))
-        human.start()
-        referee.start()
         asked: _Ask | None = None
         try:
+            human.start()
+            referee.start()
             while True:
                 item = self.inbox.get()
                 if isinstance(item, _Finished):
@@ -331,8 +331,9 @@ class _Loop:
             self.loop.call_soon_threadsafe(self.event.set)
 
     def join(self) -> None:
-        """Wait for the thread to end."""
-        self.thread.join()
+        """Wait for the thread to end (if it started)."""
+        if self.thread.ident is not None:
+            self.thread.join()
 
 
 def save_record(record: GameRecord, path: Path) -> None:

@@ -146,13 +146,17 @@ def test_the_human_seat_is_held_to_the_referees_clock_like_any_bot() -> None:
 
 def test_bad_options_get_one_line_each(tmp_path: Path) -> None:
     greedy = ROOT / "sample_bots" / "greedy.toml"
+    broken = tmp_path / "broken.toml"   # a bot that exits at once: it cannot start
+    broken.write_text('name = "broken"\ncommand = ["{python}", "-c", "pass"]\n'
+                      'workdir = "."\n')
     cases = {("--seat", "3", "--players", "3"): "Invalid value for --seat: 3 is not a seat "
                                                 "of 3 (0-2)",
              ("--name", "a b"): "Invalid value for --name: letters, digits",
              ("--name", "greedy", str(greedy)): "'greedy' is a bot's name here",
              ("--players", "9"): "Invalid value for '--players'",
-             (str(tmp_path / "none.toml"),): "none.toml"}
+             (str(tmp_path / "none.toml"),): "none.toml",
+             (str(broken),): "broken"}
     for args, said in cases.items():
         done = referee("play", *args, check=False)
         assert done.returncode in (1, 2) and said in done.stderr, (args, done.stderr)
-        assert "Traceback" not in done.stderr and done.stdout == ""
+        assert "Traceback" not in done.stderr + done.stdout
