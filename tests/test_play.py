@@ -85,7 +85,7 @@ def test_a_whole_game_in_a_terminal_verifies_and_opens_in_show_and_the_viewer(
 
 @pytest.mark.sandbox
 def test_ctrl_c_leaves_with_the_record_of_what_was_played(tmp_path: Path) -> None:
-    terminal = play(tmp_path, "--replay", "part.json")
+    terminal = play(tmp_path, "--replay", "part.json", "--html", "part.html")
     try:
         for _ in range(3):
             terminal.expect(PROMPT)
@@ -109,6 +109,7 @@ def test_ctrl_c_leaves_with_the_record_of_what_was_played(tmp_path: Path) -> Non
     assert verified.returncode == 0 and "1 match their replay" in verified.stdout
     shown = referee("show", tmp_path / "part.json")
     assert shown.returncode == 0 and shown.stdout.count("you (seat 0) rolls") == 4
+    assert record["game_id"] in (tmp_path / "part.html").read_text()
 
 
 @pytest.mark.sandbox

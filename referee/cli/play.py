@@ -15,7 +15,7 @@ from referee.cli import (
     interrupted,
     main,
 )
-from referee.engine import RuleSet
+from referee.engine import GameRecord, RuleSet
 
 SAMPLE_OPPONENTS = ("greedy.toml", "random.toml")   # in sample_bots/, cycled over the seats
 
@@ -58,7 +58,7 @@ def play(bots: tuple[str, ...], players: int | None, seat: int, name: str, rules
     The record is saved even when you stop with Ctrl-C; open it with `referee show FILE`.
     """
     from referee.bots.spec import NAME_PATTERN, load_spec
-    from referee.play import Interrupted, PlaySession, save_record
+    from referee.play import Interrupted, PlaySession
     from referee.seeds import draw_secret
 
     if not NAME_PATTERN.match(name):
@@ -88,17 +88,24 @@ def play(bots: tuple[str, ...], players: int | None, seat: int, name: str, rules
     try:
         record = session.run().record
     except Interrupted as stop:
-        save_record(stop.record, replay)
+        save(stop.record, replay, html)
         click.echo("", err=True)   # off the line of the question (or the terminal's ^C)
         said = f"{stop}: the game so far ({len(stop.record.actions())} moves) is saved in {replay}"
         if stop.by_ctrl_c:
             interrupted(said)
         raise click.ClickException(said) from None
+    save(record, replay, html)
+    if drawn:
+        click.echo(f"seed {seed} (give --seed {seed} to play this game again)")
+    click.echo(f"record saved in {replay} (referee show {replay})")
+
+
+def save(record: GameRecord, replay: Path, html: Path | None) -> None:
+    """Write the record to `replay` and, with `html`, the viewer's page of it there."""
+    from referee.play import save_record
+
     save_record(record, replay)
     if html is not None:
         from referee.report.site import single_game_html
 
         html.write_text(single_game_html(record.to_json()), encoding="utf-8")
-    if drawn:
-        click.echo(f"seed {seed} (give --seed {seed} to play this game again)")
-    click.echo(f"record saved in {replay} (referee show {replay})")
