@@ -3,14 +3,22 @@ far (the text of the screen, without the \\r a terminal adds), typing a line, Ct
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pty
 import re
 import select
 import signal
 import subprocess
+import termios
 import time
 from collections.abc import Sequence
+
+
+def _take_terminal() -> None:
+    """In the child, after its new session began: make its stdin (the pty) its controlling
+    terminal, so that the pty's ^C is a SIGINT to it."""
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
 class Terminal:
@@ -23,8 +31,7 @@ class Terminal:
         # group, so Ctrl-C reaches it as a terminal's would.
         self.process = subprocess.Popen(
             list(argv), stdin=follower, stdout=follower, stderr=follower, env=env, cwd=cwd,
-            start_new_session=True,
-            preexec_fn=lambda: __import__("fcntl").ioctl(0, __import__("termios").TIOCSCTTY, 0))
+            start_new_session=True, preexec_fn=_take_terminal)
         os.close(follower)
         self.screen = ""
         self.seen = 0   # how much of `screen` expect() has consumed
