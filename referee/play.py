@@ -32,6 +32,7 @@ from referee.render import Narrator, money, notes_text, target_name
 from referee.report.narrate import printable
 from referee.sdk.bot import Bot, serve
 from referee.seeds import keyed_seed, opaque_id
+from referee.single import play_one
 
 # A person thinks in seconds to minutes: 5 minutes per decision plus a 30-minute bank, stated
 # in the prompt. Past them the referee's usual timeout strike and substitute move apply.
@@ -156,6 +157,7 @@ class PlaySession:
     _events: list[tuple] = field(default_factory=list)
     _decisions: list[dict[str, Any]] = field(default_factory=list)
     _stopped: bool = False
+    narrator: Narrator = field(init=False)   # tells the events (set by run)
 
     @property
     def game_id(self) -> str:
@@ -207,15 +209,13 @@ class PlaySession:
 
     def run(self) -> MatchResult:
         """Play the game, talking to the person on this thread; Interrupted if they stop."""
-        from referee.single import play_one
-
         self.narrator = Narrator(self.names(), details=True, rules=self.rules)
         # The human bot's "listening on" notice is the referee's business, not the player's.
         logging.getLogger("referee.sdk").setLevel(logging.WARNING)
         folder = tempfile.TemporaryDirectory(prefix="referee-play-")
         address = f"unix:{folder.name}/human.sock"
         human = _Loop(lambda stop: serve(HumanBot(self.name, self.ask), address, stop=stop))
-        referee = _Loop(lambda stop: self._referee(play_one, address, stop))
+        referee = _Loop(lambda stop: self._referee(address, stop))
         asked: _Ask | None = None
         try:
             human.start()
@@ -247,7 +247,7 @@ class PlaySession:
             human.join()
             folder.cleanup()
 
-    async def _referee(self, play_one: Any, address: str, stop: asyncio.Event) -> None:
+    async def _referee(self, address: str, stop: asyncio.Event) -> None:
         """Play the game until it ends or `stop` is set; tell the terminal thread."""
         game = asyncio.ensure_future(play_one(
             self.specs(address), self.rules, self.seed, observer=self.observe,
