@@ -53,9 +53,13 @@ def describe_limits(limits: Limits) -> str:
 def board_lines(view: View, names: Sequence[str]) -> list[str]:
     """The casinos as `referee show` draws the dice before scoring: each target's notes and
     the dice on it per seat (big dice count 2), then every seat's money and dice left."""
+    # A bot that sits at the table twice is told apart by its seat.
+    labels = [name if names.count(name) == 1 else f"{name} (seat {seat})"
+              for seat, name in enumerate(names)]
     lines = ["  board:"]
     for casino in view.casinos:
-        present = [f"{names[s]} {casino.count(s)}" for s in range(view.players) if casino.count(s)]
+        present = [f"{labels[s]} {casino.count(s)}" for s in range(view.players)
+                   if casino.count(s)]
         if casino.neutral:
             present.append(f"neutral {casino.neutral}")
         lines.append(f"    {target_name(casino.target)} ({notes_text(casino.notes) or 'no notes'})"
@@ -63,7 +67,7 @@ def board_lines(view: View, names: Sequence[str]) -> list[str]:
     for seat in view.seats:
         big = f" + {seat.big_dice} big" if seat.big_dice else ""
         dice = "die" if seat.dice + seat.big_dice == 1 else "dice"
-        lines.append(f"    {names[seat.seat]}: {money(seat.money)} in {seat.notes} notes, "
+        lines.append(f"    {labels[seat.seat]}: {money(seat.money)} in {seat.notes} notes, "
                      f"{seat.dice}{big} {dice} left")
     return [printable(line) for line in lines]
 
