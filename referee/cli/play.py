@@ -32,8 +32,7 @@ def default_opponents() -> list[Path]:
 @main.command()
 @click.argument("bots", nargs=-1, metavar="[BOT.toml...]")
 @click.option("--players", type=click.IntRange(2, 8), default=None,
-              help="Seats in the game, yours included (default: you and one per bot given, "
-                   "or the rule set's smallest table).")
+              help="Seats in the game, yours included (default: you and one per bot).")
 @click.option("--seat", type=click.IntRange(min=0), default=0, show_default=True,
               help="Your seat (0 plays first in round 1).")
 @click.option("--name", default="you", show_default=True,
@@ -68,7 +67,8 @@ def play(bots: tuple[str, ...], players: int | None, seat: int, name: str, rules
     specs = [load_spec(path) for path in paths]
     if name in {spec.name for spec in specs}:
         raise click.BadParameter(f"{name!r} is a bot's name here", param_hint="--name")
-    players = players or (len(specs) + 1 if bots else max(rules.min_players, 2))
+    # By default one seat per bot besides yours, within what the rule set allows.
+    players = players or min(max(len(specs) + 1, rules.min_players), rules.max_players)
     rules.check_players(players)
     if seat >= players:
         raise click.BadParameter(f"{seat} is not a seat of {players} (0-{players - 1})",
