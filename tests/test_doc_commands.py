@@ -53,6 +53,10 @@ RUNS: dict[str, dict[str, tuple[str | None, str]]] = {
             "referee match sample_bots/greedy.toml sample_bots/greedy-js.toml --rules boulevard "
             "--replay game.json -v", "greedy-js"),
         "referee check mybot.toml": ("referee check bots/greedy.toml", "greedy conforms"),
+        # a person's answers from a pipe: the first choice every time (docs/play.md)
+        "referee play [BOT.toml...] [--players 3] [--seed SEED]": (
+            "referee play sample_bots/greedy.toml --players 3 --seed 7 < <(yes 1)",
+            "record saved in play-g"),
         "referee league sample_bots/*.toml [--games N] [--players 2-4] [--seed SEED] "
         "[--duplicate] [-j J] [--out DIR] [--resume]": (
             f"referee league sample_bots/*.toml --games 8 --players 2-4 --seed {SEED} "
