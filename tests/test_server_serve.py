@@ -95,7 +95,7 @@ def runner_pids(parent: int) -> set[int]:
     """The season runners `referee serve` (pid `parent`) has running now (each under its
     guard: python -m referee.server.runner ...)."""
     return {pid for pid, line in descendants(parent).items()
-            if " -m referee.server.runner" in line}
+            if line.split()[1:3] == ["-m", "referee.server.runner"]}
 
 
 def wait_for(what: str, test, timeout: float = 300):  # noqa: ANN001, ANN201

@@ -60,7 +60,8 @@ def standing_payload() -> dict[str, Any]:
 def leaderboard(request: HttpRequest) -> HttpResponse:
     board = newest_board()
     return render(request, "club/leaderboard.html", {"board": board.payload,
-                                                     "rows_html": board.rows_html})
+                                                     "rows_html": board.rows_html,
+                                                     "retired_html": board.retired_html})
 
 
 @leaderboard_open
