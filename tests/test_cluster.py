@@ -10,6 +10,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -329,3 +330,174 @@ def test_a_file_the_bot_cannot_read_at_home_stays_unreadable_on_a_worker(
             "secret.txt", "linked.txt", "closed/inner.txt"}, (out, peeks)
         assert all(line.endswith("denied (PermissionError)") for line in peeks), (out, peeks)
     assert set(workers_of(tmp_path / "cluster")) <= {"w1", "w2"}
+
+
+PYTHON = sys.executable   # the referee's interpreter: in the sandbox's runtime on every worker
+
+
+def _bot_folder(base: Path, name: str, files: dict[str, str]) -> Path:
+    """base/NAME holding `files` (a `run...` file executable) and botlib.py, open to the
+    sandboxed bot's uid, as a league wants a bot's folder laid out."""
+    folder = base / name
+    folder.mkdir(parents=True)
+    shutil.copy(TEST_BOTS / "botlib.py", folder / "botlib.py")
+    for relative, text in files.items():
+        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+        (folder / relative).write_text(text)
+    for path in (folder, *folder.rglob("*")):
+        runs = path.is_dir() or path.name.startswith("run")
+        path.chmod(0o755 if runs else 0o644)
+    return folder
+
+
+# An honest bot whose program is a script of its own folder, as a compiled `./main` would be.
+RUN_HONEST = f'#!/bin/sh\nexec {PYTHON} play.py "$@"\n'   # run in the bot's folder
+PLAY_HONEST = """import sys
+from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import botlib
+botlib.run("honest")
+"""
+
+
+@pytest.mark.sandbox
+def test_a_bot_whose_program_is_in_its_folder_runs_on_a_worker(tmp_path: Path,
+                                                              cluster: Cluster) -> None:
+    """A spec's program inside the bot's folder (`./run`, `bin/run`) is made absolute in the
+    coordinator's folder when the spec is loaded. A worker used to run that path, which its
+    sandbox does not show (only the worker's unpacked copy): such a bot never started on a
+    worker. Now the worker runs its own copy's program (`spec.moved_to`): these bots play every
+    game there, as `{python} main.py` does."""
+    base = tmp_path / "bots"
+    specs = []
+    for name, command in (("dot-slash", '["./run"]'), ("in-bin", '["bin/run"]'),
+                          ("python-main", '["{python}", "play.py"]')):
+        program = "bin/run" if name == "in-bin" else "run"
+        _bot_folder(base, name, {program: RUN_HONEST, "play.py": PLAY_HONEST})
+        spec = base / f"{name}.toml"
+        spec.write_text(f'name = "{name}"\ncommand = {command}\nworkdir = "{name}"\n')
+        specs.append(spec)
+    done = referee("league", *specs, "--games", "4", "--seed", "9", "--quiet", "--out",
+                   tmp_path / "out", "--cluster", cluster.address)
+    assert "4/4 games recorded, finished" in done.stdout, done.stdout + done.stderr
+    assert "skipped" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+    table = json.loads((tmp_path / "out" / "table.json").read_text())["table"]
+    assert {row["bot"]: row["games"] for row in table} == {
+        "dot-slash": 4, "in-bin": 4, "python-main": 4}
+    assert all(sum(row["strikes"].values()) == 0 for row in table), table
+    assert set(workers_of(tmp_path / "out")) <= {"w1", "w2"}
+
+
+CLUSTER_SECRET = "the-club's-password-hashes-on-the-worker-51c2"
+
+# What the linker's build and bot try: each path in paths.txt as it is, and through `evil`,
+# the link to / that its build leaves in its folder. One `LINK:` line per try.
+LINK_PROBE = """from pathlib import Path
+HERE = Path(__file__).resolve().parent
+
+
+def tries(who):
+    lines = []
+    for path in (HERE / "paths.txt").read_text().split():
+        for tried in (path, str(HERE / "evil") + path):
+            try:
+                seen = Path(tried).read_bytes()[:60]
+                lines.append(f"LINK: {who} {tried} READ {seen!r}")
+            except OSError as exc:
+                lines.append(f"LINK: {who} {tried} denied ({type(exc).__name__})")
+    return lines
+"""
+LINK_BUILD = """from probe import HERE, tries
+if not (HERE / "evil").is_symlink():
+    (HERE / "evil").symlink_to("/")
+(HERE / "report.txt").write_text("\\n".join(tries("build")) + "\\n")
+"""
+LINK_MAIN = """import sys
+from probe import HERE, tries
+import botlib
+
+
+def decide(request, start, n):
+    if n == 1:
+        print((HERE / "report.txt").read_text() + "\\n".join(tries("bot")), file=sys.stderr,
+              flush=True)
+    return botlib.honest(request, start, n)
+
+
+botlib.run("linker", decide)
+"""
+
+
+@pytest.mark.sandbox
+def test_a_bot_and_its_build_read_nothing_outside_its_folder_on_a_worker(
+        tmp_path: Path, cluster: Cluster) -> None:
+    """Round 4, item 1 on a real cluster. Secrets lie on the workers' machine outside the bot's
+    folder, open to every uid: a club data folder's, one in the coordinator's copy of the bot's
+    folder that packs leave out (node_modules/), the league's database. linker's build leaves
+    `evil -> /` in its folder on the worker; build and bot read each secret directly and
+    through the link: every read is denied, and linker plays all its games. linked_program's
+    program goes through such a link made by its build on the worker; linked_workdir's folder
+    is a link to / an earlier build left: each is left out with one line. The league finishes."""
+    root = Path(tempfile.mkdtemp(prefix="cluster-escape-", dir="/tmp"))   # open to others,
+    try:                                                                  # as a club's is
+        root.chmod(0o755)
+        data, base = root / "club", root / "bots"
+        data.mkdir()
+        (data / "secret.txt").write_text(CLUSTER_SECRET + "\n")
+        linker = _bot_folder(base, "linker", {"probe.py": LINK_PROBE, "build.py": LINK_BUILD,
+                                              "main.py": LINK_MAIN,
+                                              "node_modules/secret.txt": CLUSTER_SECRET})
+        out = root / "out"
+        secrets = [data / "secret.txt", linker / "node_modules" / "secret.txt",
+                   out / "league.db"]
+        (linker / "paths.txt").write_text("\n".join(map(str, secrets)) + "\n")
+        (base / "linker.toml").write_text(
+            'name = "linker"\ncommand = ["{python}", "main.py"]\n'
+            'build = ["{python}", "build.py"]\nworkdir = "linker"\n')
+        reads = "; ".join(f"cat {secret}; cat evil{secret}" for secret in secrets)
+        _bot_folder(base, "linked_program", {"paths.txt": " ".join(map(str, secrets))})
+        (base / "linked_program.toml").write_text(
+            f'name = "linked_program"\ncommand = ["./evil/bin/sh", "-c", "{reads}; exit 3"]\n'
+            f'build = ["/bin/ln", "-s", "/", "evil"]\nworkdir = "linked_program"\n')
+        _bot_folder(base, "linked_workdir", {"paths.txt": ""})
+        (base / "linked_workdir" / "evil").symlink_to("/")
+        (base / "linked_workdir.toml").write_text(
+            f'name = "linked_workdir"\ncommand = ["/bin/sh", "-c", "{reads}; exit 3"]\n'
+            f'workdir = "linked_workdir/evil"\n')
+        bots = honest_bots(base, "ab")
+        for folder in (base, *base.glob("honest-*")):
+            folder.chmod(0o755)
+
+        done = referee("league", *bots, *(base / f"{name}.toml" for name in
+                                          ("linker", "linked_program", "linked_workdir")),
+                       "--games", "6", "--players", "3", "--seed", "4", "--skip-broken",
+                       "--quiet", "--out", out, "--cluster", cluster.address)
+        assert "6/6 games recorded, finished" in done.stdout, done.stdout + done.stderr
+        assert "Traceback" not in done.stderr, done.stderr
+        for name in ("linked_program", "linked_workdir"):
+            said = [line for line in done.stderr.splitlines() if f"'{name}'" in line]
+            assert len(said) == 1, done.stderr
+        assert "leads outside the bot's folder" in next(
+            line for line in done.stderr.splitlines() if "'linked_program'" in line)
+        db = sqlite3.connect(out / "league.db")
+        records = [json.loads(zlib.decompress(blob))
+                   for (blob,) in db.execute("SELECT record FROM games")]
+        db.close()
+        assert records and all(record["worker"] in ("w1", "w2") for record in records)
+        outputs = [output for record in records for output in record["output"]]
+        assert not any(CLUSTER_SECRET in output for output in outputs)
+        tried = {line for output in outputs for line in output.splitlines()
+                 if line.startswith("LINK: ")}
+        for who in ("build", "bot"):   # (on the worker's copy of linker's folder)
+            for secret in secrets:
+                direct = [line for line in tried if line.startswith(f"LINK: {who} {secret} ")]
+                linked = [line for line in tried if line.startswith(f"LINK: {who} /")
+                          and f"/evil{secret} " in line]
+                assert direct and linked, (who, secret, sorted(tried))
+                assert all(" denied (" in line for line in direct + linked), sorted(tried)
+        assert not any(" READ " in line for line in tried), sorted(tried)
+        table = json.loads((out / "table.json").read_text())["table"]
+        row = next(row for row in table if row["bot"] == "linker")
+        assert row["games"] == 6 and sum(row["strikes"].values()) == 0, row
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

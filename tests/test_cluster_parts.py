@@ -4,15 +4,17 @@ record, league files, and that a league without --cluster never imports dask."""
 from __future__ import annotations
 
 import io
+import shutil
 import subprocess
 import sys
 import tarfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from referee.bots.errors import BotStartError
-from referee.bots.spec import load_spec
+from referee.bots.spec import BotSpecError, load_spec, moved_to
 from referee.config import ConfigError
 from referee.league.config import load_league_file
 from referee.league.executors.packs import pack_tree, pack_version, place_archive, unpack
@@ -167,3 +169,32 @@ def test_a_bad_cluster_address_is_one_line(tmp_path: Path) -> None:
         timeout=300)
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "local:N" in done.stderr
+
+
+def test_a_spec_moved_to_a_workers_copy_runs_that_copys_programs(tmp_path: Path) -> None:
+    """A program of the bot's folder is made absolute where the spec loads (the coordinator):
+    moved to a worker's copy it is the same path in the copy, checked there as at load; the
+    runtime's programs and `{python}` stay. A link in the copy that leads out (a build's) is
+    refused with one line naming the spec's file and key."""
+    home = tmp_path / "home"
+    (home / "bot" / "bin").mkdir(parents=True)
+    (home / "bot" / "bin" / "run").write_text("#!/bin/sh\n")
+    (home / "bot.toml").write_text('name = "bot"\ncommand = ["bin/run", "--fast"]\n'
+                                   'build = ["./bin/run"]\nworkdir = "bot"\n')
+    spec = load_spec(home / "bot.toml")
+    assert spec.command == (str(home / "bot" / "bin" / "run"), "--fast")
+    copy = tmp_path / "worker" / "sha256-0123"
+    shutil.copytree(home / "bot", copy)
+    moved = moved_to(spec, copy)
+    assert moved.workdir == copy
+    assert moved.command == (str(copy / "bin" / "run"), "--fast")
+    assert moved.build == (str(copy / "bin" / "run"),)
+    for command in (("{python}", "main.py"), ("/bin/sh", "run.sh"), ("node", "main.js")):
+        assert moved_to(replace(spec, command=command), copy).command == command
+    shutil.rmtree(copy / "bin")
+    (copy / "bin").symlink_to("/usr/bin")   # as a build on the worker may leave it
+    with pytest.raises(BotSpecError) as refused:
+        moved_to(spec, copy)
+    said = str(refused.value)
+    assert said.startswith(f"{home / 'bot.toml'}: key 'command': expected a program inside "
+                           f"the bot's folder {copy}") and "\n" not in said, said

@@ -365,6 +365,33 @@ def _program_inside(argv: tuple[str, ...], workdir: Path,
     return (str(resolved), *argv[1:])
 
 
+def moved_to(spec: BotSpec, workdir: Path) -> BotSpec:
+    """`spec` run from another copy of its folder at `workdir` (a cluster worker's unpacked
+    files): a `command` or `build` program inside the spec's own folder (made absolute there
+    when the spec was loaded) becomes the same path inside `workdir`, checked there as at load
+    (`_program_inside`: a link or `..` that leads out of `workdir` is refused). A program in
+    the system's runtime, `{python}` and bare names stay. BotSpecError, naming the spec's file
+    and key, for a program refused here."""
+    assert spec.workdir is not None
+    where = spec.path or spec.name
+
+    def rebased(argv: tuple[str, ...], key: str) -> tuple[str, ...]:
+        if not argv or not argv[0].startswith("/"):
+            return argv
+        own = Path(os.path.normpath(argv[0]))
+        if not own.is_relative_to(spec.workdir):   # the runtime's: the same on every machine
+            return argv
+        # The folder's own program, run from this copy: never the path where it was loaded,
+        # which on a worker is another machine's (or, on the same machine, not the copy the
+        # sandbox shows), and checked against what this copy holds (a build's links).
+        relative = "./" + own.relative_to(spec.workdir).as_posix()
+        return _program_inside((relative, *argv[1:]), workdir, lambda why: BotSpecError(
+            f"{where}: key '{key}': expected {why}"))
+
+    return dataclasses.replace(spec, workdir=workdir, command=rebased(spec.command, "command"),
+                               build=rebased(spec.build, "build"))
+
+
 def _inside_lexically_and_resolved(folder: Path, path: str) -> bool:
     """Whether `path` (relative to `folder`, or absolute) is in `folder` both as written
     (`..` counted) and with every symlink followed."""

@@ -21,7 +21,7 @@ from referee.bots.build import cache_dir, ensure_built
 from referee.bots.errors import BotStartError
 from referee.bots.process import use_sandbox
 from referee.bots.runtime import Roster
-from referee.bots.spec import BotSpec
+from referee.bots.spec import BotSpec, BotSpecError, moved_to
 from referee.engine import RuleSet
 from referee.league.executors.local import play_on_roster
 from referee.league.executors.packs import place_archive, unpack, version_lock
@@ -49,7 +49,8 @@ class ShippedBot:
 
     def local_spec(self, sandbox: bool | None) -> BotSpec:
         """The spec to run here: a command bot's workdir is its unpacked, checked and built
-        files (`version_lock`: workers on one machine share the cache); an image archive is
+        files (`version_lock`: workers on one machine share the cache), its programs inside
+        its folder those of this copy (`moved_to`); an image archive is
         the checked copy of its bytes on this machine."""
         cache = cache_dir() / "cluster" / self.name
         if self.archive is not None:   # the worker's runtime loads it, by its digest
@@ -61,7 +62,10 @@ class ShippedBot:
             return self.spec
         with version_lock(cache, self.version):
             workdir = unpack(self.pack, self.version, cache, self.name)
-            spec = dataclasses.replace(self.spec, workdir=workdir)
+            try:   # its programs are the coordinator's paths: run this copy's
+                spec = moved_to(self.spec, workdir)
+            except BotSpecError as exc:
+                raise BotStartError(self.name, str(exc)) from None
             ensure_built(spec, sandbox=use_sandbox(spec, sandbox, warn=False))
         return spec
 
