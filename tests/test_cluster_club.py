@@ -71,10 +71,12 @@ def test_a_club_on_a_tls_cluster_checks_and_plays_every_bot_on_its_workers(
             'name = "boxed-bot"\nimage_archive = "archive.tar"\n[limits]\nstartup_ms = 60000\n'))
         runner = RunnerProcess(data)
         seen: dict[int, str] = {}     # every process ever seen below the runner
+        looks = []                    # when the tree was read (on a cluster it may be empty)
 
         def watched(test):  # noqa: ANN001, ANN202 - a wait_for test that also looks at the tree
             def look():  # noqa: ANN202
                 seen.update(descendants(runner.proc.pid))
+                looks.append(runner.proc.poll() is None)
                 return test()
             return look
 
@@ -121,7 +123,9 @@ def test_a_club_on_a_tls_cluster_checks_and_plays_every_bot_on_its_workers(
     assert record["test_game"]["seats"] == ["boxed-bot.v1", "alice-bot.v1"]
     assert record["output"][1].startswith("(another student's bot")
     # And the runner's machine ran no bot: nothing below the runner ever ran one.
-    assert seen, "the runner's process tree was never seen"
+    # The tree was read while the runner ran (it may hold no process at all: on a cluster it
+    # starts none of its own).
+    assert any(looks), "the runner's process tree was never read while it ran"
     bots = {pid: line for pid, line in seen.items() if any(m in line for m in BOT_PROCESSES)}
     assert not bots, bots
 
