@@ -7,7 +7,9 @@ Run as `python -m referee.bots.guard [--grace S] [--remove-dir DIR] [--on-exit C
 * becomes a child subreaper, so every descendant of the bot that is orphaned becomes its child
   (a bot cannot escape by double-forking or by starting a new session);
 * on SIGTERM, or when the bot's main process exits, sends SIGTERM to every remaining
-  descendant, waits `--grace` seconds, sends SIGKILL to what is left and reaps it all;
+  descendant, waits `--grace` seconds, sends SIGKILL to what is left and reaps it all, so that
+  when the guard exits nothing below it runs (but a process stuck in the kernel for more than
+  KILL_WAIT seconds);
 * then, with `--remove-dir DIR`, removes DIR (the bot instance's socket directory), after any
   `--on-exit` command: so nothing is left in the temp directory even when the referee is
   killed and cannot remove it itself.
@@ -39,6 +41,7 @@ from collections.abc import Mapping, Sequence
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
+KILL_WAIT = 5.0     # seconds the guard waits at most for SIGKILLed descendants to go
 PARENT_ENV = "REFEREE_GUARD_PARENT"   # the pid the guard watches: if it is gone, nothing runs
 
 
@@ -103,7 +106,11 @@ def terminate_descendants(grace: float) -> None:
         # as the subreaper) get their SIGTERM now rather than a SIGKILL after the whole grace.
         termed |= _signal_all(signal.SIGTERM, skip=termed)
         time.sleep(0.02)
-    for _ in range(50):  # descendants re-parented while we kill are caught on a later pass
+    # Until every descendant is reaped (re-parented ones are caught on a later pass): whoever
+    # waits for the guard knows then that nothing of it runs. Bounded, for a process stuck in
+    # the kernel that no signal ends.
+    deadline = time.monotonic() + KILL_WAIT
+    while time.monotonic() < deadline:
         _signal_all(signal.SIGKILL)
         while _reap():
             pass
