@@ -43,11 +43,12 @@ def open_to_others(data: Path) -> list[str]:
     """Every path under `data` (itself included) that another user could read, write or pass
     through, or that the server does not own; a version's bot folder may be read (not written)
     by others, since only the server and that bot's sandbox can reach it, and a running bot's
-    own folder in DATA/tmp (its socket and private /tmp) is that bot's uid's alone."""
+    own folder in DATA/tmp (its socket and private /tmp; in a check's own folder there while
+    the check runs) is that bot's uid's alone."""
     found = []
     for dirpath, dirnames, filenames in os.walk(data):
         here = Path(dirpath)
-        if here.parent == data / "tmp" and _private_to_another_uid(here):
+        if data / "tmp" in here.parents and _private_to_another_uid(here):
             dirnames.clear()          # a running bot's own folder: nobody else may enter
             continue
         for path in (here, *(here / name for name in filenames)):

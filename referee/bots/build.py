@@ -42,9 +42,7 @@ from referee.bots.spec import BotSpec, hash_tree
 
 BUILD_MEMORY_MB = 8192       # address space per process: compilers and npm need far more than bots
 BUILD_MAX_PROCESSES = 512
-# A build being stopped (its time limit, its write limit, its referee's death) is killed at
-# once: it has failed, and whatever it wrote during a grace would be unwatched.
-BUILD_GRACE = 0.0
+BUILD_GRACE = 2.0
 FAILURE_LINES = 10           # lines of a failed build's output its error shows
 
 log = logging.getLogger(__name__)
@@ -277,8 +275,9 @@ def _run_guarded(argv: list[str], timeout: float, *, cwd: Path, env: dict[str, s
                  on_line: OutputListener | None = None, watched: list[Path] | None = None,
                  write_max_mb: int = DEFAULT_WRITE_MAX_MB) -> subprocess.CompletedProcess[str]:
     """Run `argv` under the guard for at most `timeout` seconds, every process it starts
-    included: at the limit the guard is told to stop (SIGTERM: it kills every descendant, with
-    no grace, BUILD_GRACE), and is killed itself if it does not.
+    included: at the limit the guard is told to stop (SIGTERM: it ends every descendant, then
+    SIGKILLs what is left after BUILD_GRACE), and is killed itself if it does not. (The disk
+    watch goes on meanwhile; if this process dies, the guard kills the build at once.)
     Each output line goes to `on_line` as it is written. TimeoutExpired if the limit was
     reached; WriteLimitReached (after the same stop) if the `watched` folders grew by more
     than `write_max_mb` MiB."""

@@ -7,7 +7,8 @@ Run as `python -m referee.bots.guard [--grace S] [--remove-dir DIR] [--on-exit C
 * becomes a child subreaper, so every descendant of the bot that is orphaned becomes its child
   (a bot cannot escape by double-forking or by starting a new session);
 * on SIGTERM, or when the bot's main process exits, sends SIGTERM to every remaining
-  descendant, waits `--grace` seconds, sends SIGKILL to what is left and reaps it all, so that
+  descendant, waits `--grace` seconds (none when the referee is gone: nothing watches them
+  any more), sends SIGKILL to what is left and reaps it all, so that
   when the guard exits nothing below it runs (but a process stuck in the kernel for more than
   KILL_WAIT seconds);
 * then, with `--remove-dir DIR`, removes DIR (the bot instance's socket directory), after any
@@ -119,6 +120,13 @@ def terminate_descendants(grace: float) -> None:
         time.sleep(0.01)
 
 
+def orphaned(parent: int) -> bool:
+    """Whether `parent`, the process whose death ends the guard, is gone (we were re-parented).
+    Then nobody waits for a graceful end, and whatever the guarded processes did meanwhile
+    (write to disk, say) nobody watches: they are killed at once, without the grace."""
+    return bool(parent) and os.getppid() != parent
+
+
 def run_on_exit(command: str, timeout: float) -> None:
     """Run `command` (shell-like words, no shell) for at most `timeout` seconds; never raise."""
     try:
@@ -208,7 +216,7 @@ def main(argv: list[str]) -> int:
         pass
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
-    terminate_descendants(grace)
+    terminate_descendants(0.0 if orphaned(parent) else grace)
     if on_exit:
         run_on_exit(on_exit, on_exit_timeout)
     if remove_dir:
