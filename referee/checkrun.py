@@ -4,7 +4,9 @@ The check runs under the guard (referee.bots.guard), which dies with its parent 
 runner, or the dask worker that runs it for a cluster), even by SIGKILL, and takes the check's
 processes with it: no check goes on unseen, holding its build's lock. (A preexec_fn in a
 threaded process could crash the child between fork and exec.) It has a process group of its
-own (its build and its bots below it), so a check past its time limit is stopped whole. Its
+own (its build and its bots below it), so a check past its time limit is stopped whole, and
+the runner waits for the guard, which exits only once every process below it is gone. The
+check's TMPDIR is a folder of its own (its builds' and bots' folders), removed after that. Its
 output comes line by line, escaped and cut to one line each.
 """
 
@@ -13,8 +15,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
 import sys
+import tempfile
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
@@ -22,7 +26,8 @@ from referee.bots.guard import guarded
 from referee.text import safe_line
 
 LINE_LIMIT = 2000      # characters kept of one line
-STOP_GRACE = 10.0      # seconds between SIGTERM and SIGKILL of a check's process group
+STOP_GRACE = 10.0      # the check's guard's grace between SIGTERM and SIGKILL of what it runs
+GUARD_MARGIN = 10.0    # more seconds for the guard to kill and reap them before it is killed
 
 Line = Callable[[str], Awaitable[None]]
 
@@ -43,9 +48,22 @@ async def check_process(spec: Path, timeout: float, line: Line,
                         limits: Mapping[str, int] | None = None) -> int | None:
     """Run `check_command(spec, ...)`, handing each line of its output to `line`; its exit
     status, or None when it was stopped at `timeout` seconds. OSError if it cannot start;
-    cancelled, it is stopped first."""
+    cancelled, it is stopped first. However it ends, it returns (or raises) only once every
+    process the check started is gone, and the check's own temporary folder with them."""
+    scratch = Path(tempfile.mkdtemp(prefix="referee-check-"))
+    try:
+        return await _run(spec, timeout, line, write_max_mb, limits, scratch)
+    finally:
+        # Only now: nothing that could write in it runs any more. Its builds' and bots' own
+        # folders are in it, which their processes killed at once never removed.
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+async def _run(spec: Path, timeout: float, line: Line, write_max_mb: int | None,
+               limits: Mapping[str, int] | None, scratch: Path) -> int | None:
+    """`check_process` with `scratch` as the check's TMPDIR."""
     argv, env = guarded(check_command(spec, write_max_mb, limits),
-                        {**os.environ, "COLUMNS": "120"}, STOP_GRACE)
+                        {**os.environ, "COLUMNS": "120", "TMPDIR": str(scratch)}, STOP_GRACE)
     process = await asyncio.create_subprocess_exec(
         *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT, start_new_session=True, limit=1 << 22,
@@ -70,18 +88,18 @@ async def check_process(spec: Path, timeout: float, line: Line,
 
 
 async def stop_group(process: asyncio.subprocess.Process) -> None:
-    """SIGTERM to the check's process group, SIGKILL to what is left after a grace."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, sig)
-        try:
-            await asyncio.wait_for(process.wait(), STOP_GRACE)
-            if sig == signal.SIGTERM:   # the leader is gone; its group may not be
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(process.pid, signal.SIGKILL)
-            return
-        except TimeoutError:
-            continue
+    """SIGTERM to the check's process group, and wait for its guard: the guard ends every
+    process below it, those in sessions of their own too (builds, bots), and exits only once
+    they are all gone. Only a guard not gone after its grace and GUARD_MARGIN more is
+    SIGKILLed with its group (what is below it then dies with it, by its parent-death signal)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGTERM)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(process.wait()), STOP_GRACE + GUARD_MARGIN)
+    # The leader is gone, or is killed now; its group may not be gone.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    await process.wait()
 
 
 def time_limit_line(timeout: float) -> str:

@@ -463,6 +463,49 @@ def test_cli_match_shows_strikes_and_forfeits() -> None:
     assert "honest:" in out and "strikes: none" in out
 
 
+# A process under the guard that ignores SIGTERM and would run for an hour; the guard's grace
+# is ten minutes, and the test waits for it far less.
+_GUARDED_BY_A_DOOMED_PARENT = """
+import os, subprocess, sys
+from referee.bots.guard import guarded
+
+child = [sys.executable, "-c", "import os, signal, time; "
+         "signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+         "print('child', os.getpid(), flush=True); time.sleep(3600)"]
+argv, env = guarded(child, os.environ, grace=600)
+guard = subprocess.Popen(argv, env=env, start_new_session=True)
+print("guard", guard.pid, flush=True)
+guard.wait()
+"""
+
+
+def test_a_guard_whose_referee_died_kills_at_once_without_its_grace() -> None:
+    """When the process that started the guard dies, the guard kills what it runs at once: its
+    grace is for a referee that waits, and nobody watches (a build's disk use, say) any more.
+    The guarded process ignores SIGTERM; it is gone long before the grace of 600 s."""
+    from proc_support import running
+    from runner_support import wait_for
+
+    parent = subprocess.Popen([sys.executable, "-c", _GUARDED_BY_A_DOOMED_PARENT],
+                              stdout=subprocess.PIPE, text=True)
+    guard = child = 0
+    try:
+        assert parent.stdout is not None
+        pids = dict(parent.stdout.readline().split() for _ in range(2))
+        guard, child = int(pids["guard"]), int(pids["child"])
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(timeout=60)
+        wait_for("the guarded process and its guard gone", lambda: not running(guard, child),
+                 timeout=120)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
+        for pid in running(guard, child):   # never leak processes from a failed test
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
 def test_no_bot_survives_a_sigkilled_referee(tmp_path: Path) -> None:
     shutil.copytree(BOTS / "hang", tmp_path / "hang")
     shutil.copy(BOTS / "botlib.py", tmp_path / "botlib.py")

@@ -43,11 +43,12 @@ def open_to_others(data: Path) -> list[str]:
     """Every path under `data` (itself included) that another user could read, write or pass
     through, or that the server does not own; a version's bot folder may be read (not written)
     by others, since only the server and that bot's sandbox can reach it, and a running bot's
-    own folder in DATA/tmp (its socket and private /tmp) is that bot's uid's alone."""
+    own folder in DATA/tmp (its socket and private /tmp; in a check's own folder there while
+    the check runs) is that bot's uid's alone."""
     found = []
     for dirpath, dirnames, filenames in os.walk(data):
         here = Path(dirpath)
-        if here.parent == data / "tmp" and _private_to_another_uid(here):
+        if data / "tmp" in here.parents and _private_to_another_uid(here):
             dirnames.clear()          # a running bot's own folder: nobody else may enter
             continue
         for path in (here, *(here / name for name in filenames)):
@@ -215,3 +216,74 @@ def test_a_bot_cannot_fill_the_disk_through_its_tmp(tmp_path: Path,
     assert "wrote more than 32 MiB in its /tmp and was stopped" in text, (status, text)
     assert "wrote 200 MiB" not in text and status != 0
     assert own is not None and not own.exists()
+
+
+# A build that ignores SIGTERM and never ends, writing small files into its folder and its
+# /tmp again and again (a bounded set of names), and through any error (its folder removed).
+KEEPS_WRITING = """import os, signal, time
+
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+tmp = os.environ.get("TMPDIR", "/tmp")
+print("writing", flush=True)
+i = 0
+while True:
+    for where in ("junk", tmp):
+        try:
+            os.makedirs(where, exist_ok=True)
+            with open(os.path.join(where, f"f{i % 500}"), "wb") as out:
+                out.write(b"x" * 4096)
+        except OSError:
+            pass
+    i += 1
+    time.sleep(0.01)
+"""
+
+
+def test_a_check_stopped_at_its_time_limit_leaves_no_process_and_nothing_on_disk(
+        tmp_path: Path) -> None:
+    """A build that ignores SIGTERM, keeps writing and never ends is stopped at the check's
+    time limit: when its failure is recorded no process of the check is left, its version's
+    folder is gone and stays gone, and nothing of it is left in DATA/tmp."""
+    from proc_support import descendants
+
+    data = tmp_path / "data"
+    data.mkdir()
+    write_season(data, """
+        check_timeout_s = 30
+    """)
+
+    def of_the_check() -> dict[int, str]:
+        """Every process of the check: its guard and `referee check`, the build's guard, its
+        sandbox (both name the version's folder) and the build itself."""
+        return {pid: command for pid, command in descendants(1).items()
+                if str(data / "uploads") in command or "keeps_writing.py" in command}
+
+    server = ServerProcess(data)
+    try:
+        token = make_student(data, "kim")
+        folder = student_bot(tmp_path / "src" / "kim", "kim-bot", "kim")
+        (folder / "keeps_writing.py").write_text(KEEPS_WRITING)
+        spec = (folder / "bot.toml").read_text()
+        (folder / "bot.toml").write_text(spec.replace(
+            'workdir = "."\n', 'workdir = "."\nbuild = ["{python}", "keeps_writing.py"]\n'))
+        submit(folder, server.url, token)
+        wait_for("the build running", lambda: any("keeps_writing.py" in command
+                                                  for command in of_the_check().values()))
+        club = Club(data)
+        try:
+            summary = wait_for("the check stopped", lambda: club.value(
+                "CheckRun.objects.filter(state='failed').values_list('summary', flat=True)"
+                ".first()"))
+            left = of_the_check()      # as the verdict is recorded: nothing runs any more
+            version = data / club.value("BotVersion.objects.get().folder")
+        finally:
+            club.close()
+        assert "stopped after the check's time limit of 30 s" in summary, summary
+        assert left == {}, left
+        # Whatever ran on would have had its grace by now: the folder is still gone.
+        wait_for("no process of the check", lambda: not of_the_check())
+        assert not version.exists(), sorted(version.rglob("*"))
+        assert [p.name for p in (data / "tmp").iterdir()
+                if p.name.startswith("referee-build-")] == []
+    finally:
+        assert server.stop() == 0, server.output()

@@ -276,7 +276,8 @@ def _run_guarded(argv: list[str], timeout: float, *, cwd: Path, env: dict[str, s
                  write_max_mb: int = DEFAULT_WRITE_MAX_MB) -> subprocess.CompletedProcess[str]:
     """Run `argv` under the guard for at most `timeout` seconds, every process it starts
     included: at the limit the guard is told to stop (SIGTERM: it ends every descendant, then
-    SIGKILLs what is left after BUILD_GRACE), and is killed itself if it does not.
+    SIGKILLs what is left after BUILD_GRACE), and is killed itself if it does not. (The disk
+    watch goes on meanwhile; if this process dies, the guard kills the build at once.)
     Each output line goes to `on_line` as it is written. TimeoutExpired if the limit was
     reached; WriteLimitReached (after the same stop) if the `watched` folders grew by more
     than `write_max_mb` MiB."""

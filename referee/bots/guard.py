@@ -7,7 +7,10 @@ Run as `python -m referee.bots.guard [--grace S] [--remove-dir DIR] [--on-exit C
 * becomes a child subreaper, so every descendant of the bot that is orphaned becomes its child
   (a bot cannot escape by double-forking or by starting a new session);
 * on SIGTERM, or when the bot's main process exits, sends SIGTERM to every remaining
-  descendant, waits `--grace` seconds, sends SIGKILL to what is left and reaps it all;
+  descendant, waits `--grace` seconds (none when the referee is gone: nothing watches them
+  any more), sends SIGKILL to what is left and reaps it all, so that
+  when the guard exits nothing below it runs (but a process stuck in the kernel for more than
+  KILL_WAIT seconds);
 * then, with `--remove-dir DIR`, removes DIR (the bot instance's socket directory), after any
   `--on-exit` command: so nothing is left in the temp directory even when the referee is
   killed and cannot remove it itself.
@@ -39,6 +42,7 @@ from collections.abc import Mapping, Sequence
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
+KILL_WAIT = 5.0     # seconds the guard waits at most for SIGKILLed descendants to go
 PARENT_ENV = "REFEREE_GUARD_PARENT"   # the pid the guard watches: if it is gone, nothing runs
 # The autogroup nice of a session the guard leads (referee.server.priority: the club's season
 # runs below its pages; a new session would otherwise start again at nice 0).
@@ -113,13 +117,24 @@ def terminate_descendants(grace: float) -> None:
         # as the subreaper) get their SIGTERM now rather than a SIGKILL after the whole grace.
         termed |= _signal_all(signal.SIGTERM, skip=termed)
         time.sleep(0.02)
-    for _ in range(50):  # descendants re-parented while we kill are caught on a later pass
+    # Until every descendant is reaped (re-parented ones are caught on a later pass): whoever
+    # waits for the guard knows then that nothing of it runs. Bounded, for a process stuck in
+    # the kernel that no signal ends.
+    deadline = time.monotonic() + KILL_WAIT
+    while time.monotonic() < deadline:
         _signal_all(signal.SIGKILL)
         while _reap():
             pass
         if not _children():
             return
         time.sleep(0.01)
+
+
+def orphaned(parent: int) -> bool:
+    """Whether `parent`, the process whose death ends the guard, is gone (we were re-parented).
+    Then nobody waits for a graceful end, and whatever the guarded processes did meanwhile
+    (write to disk, say) nobody watches: they are killed at once, without the grace."""
+    return bool(parent) and os.getppid() != parent
 
 
 def run_on_exit(command: str, timeout: float) -> None:
@@ -216,7 +231,7 @@ def main(argv: list[str]) -> int:
         pass
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
-    terminate_descendants(grace)
+    terminate_descendants(0.0 if orphaned(parent) else grace)
     if on_exit:
         run_on_exit(on_exit, on_exit_timeout)
     if remove_dir:
