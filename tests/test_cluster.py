@@ -480,7 +480,7 @@ def test_a_bot_and_its_build_read_nothing_outside_its_folder_on_a_worker(
         assert "leads outside the bot's folder" in next(
             line for line in done.stderr.splitlines() if "'linked_program'" in line)
         db = sqlite3.connect(out / "league.db")
-        records = [json.loads(zlib.decompress(blob))
+        records = [load_record(blob)
                    for (blob,) in db.execute("SELECT record FROM games")]
         db.close()
         assert records and all(record["worker"] in ("w1", "w2") for record in records)
