@@ -395,3 +395,26 @@ def test_the_season_files_house_keys_are_checked_in_one_line(tmp_path: Path) -> 
             raise AssertionError(f"{text} was taken")
         assert message.startswith(f"{season}: key 'house_") and said in message, message
         assert "\n" not in message
+
+
+def test_a_house_bot_that_fails_its_check_keeps_the_organisers_folder(tmp_path: Path) -> None:
+    """A failed check removes the version's own upload folder, never a house bot's folder: that
+    is the organiser's (the spec's own folder, with every other spec beside it)."""
+    data = tmp_path / "club"
+    club = Club(data)
+    house = tmp_path / "house"
+    (house / "broken").mkdir(parents=True)
+    (house / "broken" / "main.py").write_text("import sys\nsys.exit(3)\n")
+    (house / "broken.toml").write_text('name = "broken"\ncommand = ["{python}", "main.py"]\n'
+                                       'workdir = "broken"\n')
+    (house / "beside.txt").write_text("the organiser's\n")
+    (data / "season.toml").write_text(f"seed = 5\nplayers = 2\n"
+                                      f"house_bots = [{str(house / 'broken.toml')!r}]\n")
+    runner = RunnerProcess(data)
+    try:
+        wait_for("the house bot's check failed", lambda: club.value(
+            "list(CheckRun.objects.values_list('state', flat=True))") == ["failed"], runner)
+    finally:
+        runner.stop()
+        club.close()
+    assert (house / "broken" / "main.py").exists() and (house / "beside.txt").exists()

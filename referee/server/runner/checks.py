@@ -55,7 +55,7 @@ async def record_verdict(db: Db, claimed: records.Claimed, passed: bool, summary
     """Record a check's verdict. A version that failed keeps only what its page needs: its folder
     (the upload as unpacked, and what its build wrote) is removed before the verdict is stored;
     the uploaded archive and the check's lines stay."""
-    if not passed:
+    if not passed and claimed.uploaded:   # never a folder outside DIR/uploads (house bots')
         await asyncio.to_thread(shutil.rmtree, claimed.folder, True)
     await db(records.finish_check, claimed.id, passed, summary)
 

@@ -37,6 +37,13 @@ class Claimed:
     spec: Path                 # absolute path of the version's spec
     owner_id: int
     folder: Path               # absolute path of the version's bot folder
+    uploaded: bool = True      # the folder is the upload's own, under DIR/uploads (a house
+                               # bot's is the organiser's: never removed or changed)
+
+
+def inside(path: Path, folder: Path) -> bool:
+    """True when `path` lies inside `folder` (both resolved: no link leads it out)."""
+    return path.resolve().is_relative_to(folder.resolve()) and path.resolve() != folder.resolve()
 
 
 def spec_path(data: Path, version: BotVersion) -> Path:
@@ -81,8 +88,9 @@ def claim_check(data: Path) -> Claimed | None:
         version = check.version
         version.check_state = BotVersion.RUNNING
         version.save(update_fields=["check_state"])
+        folder = data / version.folder
         return Claimed(check.pk, version.pk, version.league_name, spec_path(data, version),
-                       version.bot.owner_id, data / version.folder)
+                       version.bot.owner_id, folder, inside(folder, data / "uploads"))
 
 
 def next_check() -> CheckRun | None:
