@@ -544,3 +544,27 @@ def test_no_bot_survives_a_sigkilled_referee(tmp_path: Path) -> None:
         for pid in processes_with_run_id(run_id):   # never leak processes from a failed test
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_a_bots_socket_fits_the_kernels_limit_however_deep_tmpdir_is(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A club's check runs with TMPDIR deep in its data folder: a bot's socket there could pass
+    the 107 bytes of a Unix socket's path (gRPC then cannot listen); the instance folder goes
+    to the system's /tmp instead. A shallow TMPDIR is kept."""
+    import tempfile
+
+    from referee.bots.process import SOCKET_PATH_MAX, instance_dir
+
+    shallow = Path(tempfile.mkdtemp(prefix="s-", dir="/tmp"))
+    for deep, kept in ((shallow, True),
+                       (tmp_path.joinpath(*["a-rather-long-folder"] * 12), False)):
+        deep.mkdir(parents=True, exist_ok=True)
+        monkeypatch.setenv("TMPDIR", str(deep))
+        monkeypatch.setattr(tempfile, "tempdir", None)   # read TMPDIR again
+        folder = instance_dir()
+        try:
+            assert len(os.fsencode(folder / "bot.sock")) <= SOCKET_PATH_MAX
+            assert folder.parent == (deep if kept else Path("/tmp")), folder
+        finally:
+            folder.rmdir()
+    shallow.rmdir()

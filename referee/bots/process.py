@@ -133,6 +133,20 @@ class OutputLog:
         return " | ".join(line.strip() for line in text.strip().split("\n")[-lines:])
 
 
+
+SOCKET_PATH_MAX = 107   # bytes of a Unix socket's path (sun_path, less its NUL)
+
+
+def instance_dir() -> Path:
+    """A bot instance's own folder (its socket and private /tmp), in TMPDIR; in the system's
+    temporary folder when TMPDIR is so deep that the socket's path would pass the kernel's limit
+    (a club's check runs with TMPDIR in its data folder)."""
+    folder = Path(tempfile.mkdtemp(prefix="referee-"))
+    if len(os.fsencode(folder / "bot.sock")) <= SOCKET_PATH_MAX:
+        return folder
+    folder.rmdir()
+    return Path(tempfile.mkdtemp(prefix="referee-", dir="/tmp"))
+
 @dataclass
 class Launch:
     """Where a launched bot listens and what runs it."""
@@ -256,7 +270,7 @@ class BotProcess(GuardedProcess):
             argv[0] = str(resolved)
         elif shutil.which(program, path=self.spec.env.get("PATH", os.environ.get("PATH"))) is None:
             raise BotStartError(self.spec.name, f"command not found: {program}")
-        self._dir = Path(tempfile.mkdtemp(prefix="referee-"))
+        self._dir = instance_dir()
         address = f"unix:{self._dir / 'bot.sock'}"
         env = {**os.environ, **protocol_env(), **self.spec.env, "REFEREE_BOT_ADDRESS": address,
                "REFEREE_RUN_ID": RUN_ID, "PYTHONUNBUFFERED": "1"}
