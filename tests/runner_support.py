@@ -129,7 +129,7 @@ def write_season(data: Path, text: str) -> None:
     """The season file; without house bots unless `text` names them (a test's own bots)."""
     text = textwrap.dedent(text)
     if "house_bots" not in text:
-        text += "\nhouse_bots = []\n"
+        text = "house_bots = []\n" + text   # first: after a [table] it would land in it
     (data / "season.toml").write_text(text)
 
 
