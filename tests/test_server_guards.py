@@ -14,14 +14,13 @@ from __future__ import annotations
 import re
 import signal
 import sqlite3
-import zlib
 from collections.abc import Iterator
 
 import pytest
 from runner_support import Club, wait_for, write_season
 from server_support import ServerProcess, WebClient, make_student
 
-from referee.league.store import games_stored
+from referee.league.store import games_stored, unpack_record
 
 PASSWORD = "a long password 1"          # runner_support.Club.student's
 NEW_PASSWORD = "another-long-password-9"
@@ -229,7 +228,7 @@ def first_game(season: Season) -> int:
         index, blob = store.execute("SELECT idx, record FROM games ORDER BY idx").fetchone()
     finally:
         store.close()
-    raw = zlib.decompress(blob).decode()
+    raw = unpack_record(blob).decode()
     assert "NOTE-OF-ANN" in raw and "NOTE-OF-BEN" in raw and "value_of_BEN" in raw
     return index
 
