@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from orphans import stops_with_pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # The helper: Django set up on one data folder, then one JSON request per line: code to exec,
@@ -142,7 +144,8 @@ class RunnerProcess:
         handle = self.log.open("w")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "referee.server.runner", "--data", str(data)],
-            stdout=handle, stderr=subprocess.STDOUT, env=club_env(data), start_new_session=True)
+            stdout=handle, stderr=subprocess.STDOUT, env=club_env(data), start_new_session=True,
+            preexec_fn=stops_with_pytest)
 
     def output(self) -> str:
         return self.log.read_text()

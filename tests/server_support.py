@@ -17,6 +17,8 @@ import urllib.request
 import uuid
 from pathlib import Path
 
+from orphans import stops_with_pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PASSWORD = "a-long-club-password-7"   # every student make_student makes
 _DATA: Path | None = None
@@ -77,7 +79,8 @@ class ServerProcess:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "referee.cli", "serve", "--data", str(data),
              "--port", str(self.port), *extra],
-            stdout=handle, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+            stdout=handle, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+            preexec_fn=stops_with_pytest)
         self.wait_ready()
 
     def output(self) -> str:
