@@ -23,7 +23,7 @@ import os
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +69,11 @@ def default_opponents() -> list[Path]:
     honest = ROOT / "tests" / "bots" / "honest.toml"
     return [honest] if honest.is_file() else []
 
+
+# The default opponents are the referee's own sample bots: how long they take to start on a
+# busy machine says nothing of the bot under check, so they get this much (a check failed when
+# a loaded machine took the sample bot past its 15 s).
+DEFAULT_OPPONENT_STARTUP_MS = 120_000
 
 NAME_COLUMN = 30   # the check's name is padded to this; longer names push the detail along
 HANG = 8           # indent of a report line's continuation (under the name)
@@ -279,6 +284,9 @@ class Checker:
                 if spec.path == self.spec.path or (spec.name == self.spec.name
                                                    and self.options.opponents is None):
                     continue
+                if self.options.opponents is None:
+                    spec = replace(spec, limits=replace(spec.limits, startup_ms=max(
+                        spec.limits.startup_ms, DEFAULT_OPPONENT_STARTUP_MS)))
                 check_unique_names([self.spec, spec])
                 runners.append(BotRunner(spec, sandbox=self.options.sandbox))
             results = await asyncio.gather(*(r.start() for r in runners), return_exceptions=True)

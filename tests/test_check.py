@@ -130,3 +130,27 @@ def test_a_flooding_bot_gets_its_fail_lines_and_a_summary() -> None:
         assert any(line.startswith("FAIL  game classic 2p seat 0") for line in failed)
         assert all("protocol" in line for line in failed), failed
         assert lines[-1].startswith("flood does NOT conform: "), lines[-1]
+
+
+def test_the_default_opponents_slow_start_is_not_the_checked_bots_fault(tmp_path: Path,
+                                                                          monkeypatch) -> None:
+    """The default opponents are the referee's own: on a busy machine one took longer than its
+    spec's start-up limit and failed a student's check. Here a default opponent that needs 3 s
+    to start under a 1 s limit (a stand-in for the sample bot on a loaded machine) still plays."""
+    from league_support import install_test_bot
+
+    import referee.check
+
+    spec = install_test_bot(tmp_path, "slow-start", source="honest")
+    folder = spec.parent / "slow-start"
+    (folder / "slow_start.py").write_text(
+        "import runpy, time\ntime.sleep(3)\n"
+        "runpy.run_path('honest/main.py', run_name='__main__')\n")
+    (folder / "slow_start.py").chmod(0o644)
+    spec.write_text('name = "slow-start"\ncommand = ["{python}", "slow_start.py"]\n'
+                    'workdir = "slow-start"\n[limits]\nstartup_ms = 1000\n')
+    monkeypatch.setattr(referee.check, "default_opponents", lambda: [spec])
+    report = run_check(HONEST, CheckOptions())
+    opponents = next(check for check in report.checks if check.name == "opponents")
+    assert opponents.status == "PASS" and "slow-start" in opponents.detail, report.lines()
+    assert report.ok, "\n".join(report.lines())
