@@ -154,7 +154,14 @@ async def serve(data: Path, season_file: Path, settings: Any, cluster: str | Non
         house = await db(records.add_house_bots, settings.house_bots)
         if house:
             log(f"house bots queued for their checks: {', '.join(house)}")
-    loop_ = SeasonLoop(db, data, season, settings, cluster, connection=connection)
+    else:   # later starts: the season file's house bots, as it says them now
+        added, removed = await db(records.sync_house_bots, settings.house_bots)
+        if added or removed:
+            log(f"house bots as the season file names them: "
+                f"{', '.join([*(f'+{n}' for n in added), *(f'-{n}' for n in removed)])}")
+    loop_ = SeasonLoop(db, data, season, settings, cluster, connection=connection,
+                       season_file=season_file)
+    await loop_.apply_limits()   # a [limits] changed while the runner was stopped
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -162,9 +169,11 @@ async def serve(data: Path, season_file: Path, settings: Any, cluster: str | Non
     tasks = [
         asyncio.create_task(check_queue(db, data, settings.check_concurrency,
                                         settings.check_timeout_s, settings.write_max_mb,
-                                        cluster=connection, limits=season.settings["limits"]),
+                                        cluster=connection, limits=loop_.limits),
                             name="checks"),
-        asyncio.create_task(test_game_queue(db, data, season.settings,
+        # The stored settings with the loop's live [limits] (changed in place).
+        asyncio.create_task(test_game_queue(db, data, {**season.settings,
+                                                       "limits": loop_.limits},
                                             settings.test_game_timeout_s, cluster=connection),
                             name="test games"),
         asyncio.create_task(refit_loop(db, loop_, settings.refit_games,
