@@ -187,7 +187,7 @@ def change_season_file(form: dict[str, str]) -> str:
         old_text = path.read_text()
     except FileNotFoundError:
         old_text = ""
-    old, _ = file_settings()
+    old, problem = file_settings()
     text = new_file_text(old_text, form)
     # Beside the file: a house bot's spec path is relative to the file's folder.
     trial = path.with_name(f".{path.name}.{os.getpid()}.new")
@@ -200,6 +200,8 @@ def change_season_file(form: dict[str, str]) -> str:
         os.replace(trial, path)
     finally:
         trial.unlink(missing_ok=True)
+    if problem:   # what it held was never applied: no change to tell from it
+        return f"season file written: it can be used again (it could not: {problem})"
     said = changes(old, new)
     if not said:
         return "the season file is unchanged"
