@@ -151,7 +151,7 @@ def test_the_pace_holds_the_next_round_back_and_the_organiser_changes_it(
 
         waits = wait_for("the pace's wait", lambda: said("pace: round 1 done"))
         # Round 1: 2 bots, 2 games each at tables of 2 = 2 games; the next starts in 2 hours.
-        assert "round 2 starts at" in waits[0] and "about 1 games per bot per hour" in waits[0]
+        assert "round 2 starts at" in waits[0] and "about 1 game per bot per hour" in waits[0]
         assert re.search(r"in (7[01]\d\d) s", waits[0]), waits[0]
         assert rounds_and_games(db) == (1, 2, 2)
 

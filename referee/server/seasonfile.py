@@ -209,7 +209,7 @@ def pace_words(per_hour: int) -> str:
     """The pace as the season page and the runner say it."""
     if per_hour == 0:
         return "as fast as the machine goes"
-    return f"about {per_hour} games per bot per hour"
+    return f"about {per_hour} game{'' if per_hour == 1 else 's'} per bot per hour"
 
 
 def changes(old: Any, new: Any) -> list[str]:
