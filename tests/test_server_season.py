@@ -6,6 +6,7 @@ the next round back at the season's pace, applying a changed pace between rounds
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import tomllib
@@ -13,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from proc_support import descendants
 from runner_support import Club, sample, wait_for, write_season
 from server_support import ServerProcess, WebClient
 
@@ -107,6 +109,37 @@ def test_a_bad_value_from_the_organiser_is_one_line_and_changes_nothing(
     assert not list(path.parent.glob(".season.toml.*"))   # no trial file left
 
 
+def test_the_organiser_changes_the_limits_and_the_house_bots(first_start: ServerProcess) -> None:
+    """The runner applies the form's new ceiling and house bots between rounds (once the house
+    bots' checks are done) and says so in one line: the left-out house bot is disabled with
+    its games kept, the ceiling is the season's from its next game on."""
+    client = organiser(first_start)
+    form = {"games_per_bot_per_hour": "60", "house_bots": "random, greedy",
+            "house_in_final_table": "on", "decision_ms": "500"}
+    assert client.post_form("/organiser/settings", form).status == 302
+    shown = re.findall(r'<li class="success">([^<]*)</li>', client.get("/organiser/").text)
+    assert shown == ["season file changed: house bots: -montecarlo; limits: decision_ms none "
+                     "-&gt; 500 (the runner applies it between rounds)"], shown
+    text = (first_start.data / "season.toml").read_text()
+    assert "# the pace: rounds start no faster" in text   # the comments stay
+
+    def said() -> list[str]:
+        running(first_start)
+        return log_lines(first_start, "season file changed")
+
+    line = wait_for("the runner's line", said)
+    assert len(line) == 1 and line[0].endswith(
+        "season file changed: house bots: -montecarlo; limits: decision_ms none -> 500"), line
+    store = LeagueStore.open_readonly(first_start.data / "season" / "league.db")
+    try:
+        assert store.settings()["limits"] == {"decision_ms": 500}
+    finally:
+        store.close()
+    page = re.sub(r"<[^>]+>", "", client.get("/season/").text)
+    assert "at most 500 (the bot's own if lower)" in page
+    assert "house-montecarlo (out: no longer a house bot of the season file)" in page, page
+
+
 def log_lines(server: ServerProcess, text: str) -> list[str]:
     return [line for line in server.output().splitlines() if text in line]
 
@@ -154,6 +187,12 @@ def test_the_pace_holds_the_next_round_back_and_the_organiser_changes_it(
         assert "round 2 starts at" in waits[0] and "about 1 game per bot per hour" in waits[0]
         assert re.search(r"in (7[01]\d\d) s", waits[0]), waits[0]
         assert rounds_and_games(db) == (1, 2, 2)
+        # A runner killed and started again keeps the pace: the round's start is stored.
+        (runner,) = [pid for pid, line in descendants(server.proc.pid).items()
+                     if line.split()[1:3] == ["-m", "referee.server.runner"]]
+        os.kill(runner, signal.SIGKILL)
+        wait_for("the new runner's wait", lambda: len(said("pace: round 1 done")) == 2)
+        assert rounds_and_games(db) == (1, 2, 2)
 
         client = organiser(server)
         form = {"games_per_bot_per_hour": "2", "house_bots": "", "house_in_final_table": "on"}
@@ -182,6 +221,6 @@ def test_the_pace_holds_the_next_round_back_and_the_organiser_changes_it(
         wait_for("round 2", lambda: said("season file changed: pace: 2 -> 0 games per bot "
                                          "per hour"))
         wait_for("round 2's games", lambda: rounds_and_games(db)[2] >= 4)
-        assert len(said("pace: round 1 done")) == 1
+        assert len(said("pace: round 1 done")) == 2
     finally:
         assert server.stop(signal.SIGTERM) == 0, server.output()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import fcntl
 import math
 import os
@@ -148,8 +149,11 @@ async def serve(data: Path, season_file: Path, settings: Any, cluster: str | Non
     checks, games = await db(records.requeue_interrupted)
     if checks or games:
         log(f"queued again after an interruption: {checks} checks, {games} test games")
-    season = open_season(data / "season", settings.league, settings.round_games,
-                         settings.max_rounds or None, settings.max_catch_up)
+    # A copy: a new season draws its seed into the settings it is given, and the runner's
+    # settings must stay what the file says (compared with the file when it changes).
+    season = open_season(data / "season", dataclasses.replace(settings.league),
+                         settings.round_games, settings.max_rounds or None,
+                         settings.max_catch_up)
     if not season.states():   # the season's first start: the house bots join it
         house = await db(records.add_house_bots, settings.house_bots)
         if house:
