@@ -65,6 +65,19 @@ def test_the_first_start_writes_every_key_explained_and_it_loads_back_identical(
     assert path.stat().st_mode & 0o077 == 0   # owner-only, as the rest of the data folder
 
 
+def test_every_key_the_server_reads_is_in_the_one_table() -> None:
+    """The written file cannot miss a key: the runner's and the web's keys are all in KEYS,
+    and every key of KEYS is one the season file accepts."""
+    from referee.league.config import LEAGUE_KEYS
+    from referee.server.runner.settings import RUNNER_KEYS, WEB_KEYS
+    from referee.server.seasonfile import KEYS
+
+    top = {key.name for key in KEYS if not key.table}
+    assert top >= RUNNER_KEYS | WEB_KEYS
+    assert top <= RUNNER_KEYS | WEB_KEYS | LEAGUE_KEYS
+    assert {key.table for key in KEYS} == {"", "limits", "ratings"}
+
+
 def test_the_season_page_shows_each_setting(first_start: ServerProcess) -> None:
     client = organiser(first_start)
     assert 'href="/season/"' in client.get("/leaderboard/").text   # in the nav

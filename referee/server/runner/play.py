@@ -111,6 +111,8 @@ class SeasonLoop:
             return
         self.file_stamp = stamp
         try:
+            if stamp is None:   # gone (or being replaced by hand): no reason to go back to
+                raise ConfigError(f"{self.season_file}: no such file")   # the defaults
             new = load_runner_settings(self.season_file)
         except ConfigError as exc:
             text = f"season file not applied, the settings stay as they were: {exc}"
