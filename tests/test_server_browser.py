@@ -306,7 +306,7 @@ def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) 
             wait(f"the season {state}",
                  lambda state=state: text_of(organiser, "#organiser-season-state") == state, 60)
         screenshot(organiser, "server-organiser.png", tmp_path)
-        assert_fits(organiser, url, ["/organiser/", "/leaderboard/"])
+        assert_fits(organiser, url, ["/organiser/", "/leaderboard/", "/season/"])
 
         def report_link() -> bool:
             organiser.get(f"{url}/organiser/")
