@@ -422,9 +422,10 @@ def main() -> None:
     print(f"  (the standing: {cpu_alone['standing bytes']} bytes of JSON)", flush=True)
 
     data = Path(tempfile.mkdtemp(prefix="bench-server-"))
-    # The runner's defaults otherwise: a refit after 50 new games or 30 s.
+    # The runner's defaults otherwise: a refit after 50 new games or 30 s. Unpaced: the
+    # bench measures how fast games go.
     (data / "season.toml").write_text(f"seed = {args.seed}\nplayers = 4\nround_games = 2\n"
-                                      "uploads_per_hour = 1000\n")
+                                      "games_per_bot_per_hour = 0\nuploads_per_hour = 1000\n")
     env = {**os.environ, "REFEREE_SERVER_DATA": str(data),
            "REFEREE_SEASON_FILE": str(data / "season.toml"),
            "DJANGO_SETTINGS_MODULE": "referee.server.settings"}

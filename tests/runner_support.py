@@ -128,10 +128,14 @@ def sample(name: str) -> Path:
 
 
 def write_season(data: Path, text: str) -> None:
-    """The season file; without house bots unless `text` names them (a test's own bots)."""
+    """The season file; without house bots unless `text` names them (a test's own bots), and
+    unpaced (rounds at once) unless `text` sets `games_per_bot_per_hour`."""
     text = textwrap.dedent(text)
+    # First: after a [table] they would land in it.
+    if "games_per_bot_per_hour" not in text:
+        text = "games_per_bot_per_hour = 0\n" + text
     if "house_bots" not in text:
-        text = "house_bots = []\n" + text   # first: after a [table] it would land in it
+        text = "house_bots = []\n" + text
     (data / "season.toml").write_text(text)
 
 

@@ -37,9 +37,11 @@ PASSWORD = "a-long-club-password-7"
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     root = tmp_path_factory.mktemp("club")
     (root / "data").mkdir()
-    # Small rounds and frequent refits: the leaderboard fills within the test's patience.
+    # Small unpaced rounds and frequent refits: the leaderboard fills within the test's
+    # patience.
     (root / "data" / "season.toml").write_text(
-        'name = "browser season"\nround_games = 4\nrefit_games = 8\nrefit_seconds = 2\n')
+        'name = "browser season"\nround_games = 4\ngames_per_bot_per_hour = 0\n'
+        'refit_games = 8\nrefit_seconds = 2\n')
     process = ServerProcess(root / "data")
     try:
         yield process
@@ -304,7 +306,7 @@ def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) 
             wait(f"the season {state}",
                  lambda state=state: text_of(organiser, "#organiser-season-state") == state, 60)
         screenshot(organiser, "server-organiser.png", tmp_path)
-        assert_fits(organiser, url, ["/organiser/", "/leaderboard/"])
+        assert_fits(organiser, url, ["/organiser/", "/leaderboard/", "/season/"])
 
         def report_link() -> bool:
             organiser.get(f"{url}/organiser/")

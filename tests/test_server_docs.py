@@ -78,6 +78,9 @@ def test_the_season_file_shown_is_what_the_server_reads(tmp_path: Path,
 
     runner = load_runner_settings(tmp_path / "season.toml")
     assert runner.round_games == data["round_games"]
+    from referee.server.runner.settings import DEFAULT_PACE
+
+    assert runner.games_per_bot_per_hour == data["games_per_bot_per_hour"] == DEFAULT_PACE
     assert runner.check_timeout_s == data["check_timeout_s"]
     from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB
 

@@ -100,6 +100,15 @@ class Season:
         """Rounds appended so far."""
         return int(self.settings["season_rounds"])
 
+    def round_started(self) -> float | None:
+        """When the last round was appended (seconds since the epoch); None before the first."""
+        value = self.settings.get("season_round_started")
+        return None if value is None else float(value)
+
+    def set_limits(self, limits: dict[str, int]) -> None:
+        """A new `[limits]` ceiling for the games from now on (the games played keep theirs)."""
+        self.store.extend({"limits": dict(limits)}, {}, [])
+
     def outcome(self) -> LeagueOutcome:
         """Ratings and tables of every recorded game (the league's own `load_outcome`)."""
         return load_outcome(self.store)
@@ -167,8 +176,9 @@ class Season:
         number = self.rounds() + 1
         games = more_games(schedule, active, count, tuple(stored["players"]),
                            int(stored["seed"]), stored["duplicate"], number)
-        self.store.extend({"season_rounds": number, "games": len(schedule) + len(games)}, {},
-                          games)
+        # When it started: a paced season's next round waits for it (the club's runner).
+        self.store.extend({"season_rounds": number, "games": len(schedule) + len(games),
+                           "season_round_started": time.time()}, {}, games)
         return games
 
     def _playable(self, bots: int) -> bool:

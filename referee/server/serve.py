@@ -23,6 +23,7 @@ from pathlib import Path
 from referee.bots.guard import AUTOGROUP_NICE_ENV, guarded
 from referee.server import DATA_ENV
 from referee.server.priority import SEASON_NICE, SeasonGroup, season_group
+from referee.server.seasonfile import write_default
 
 STOP_WAIT_S = 120          # games in flight may finish; then the children are killed
 RESTART_DELAYS_S = (1, 2, 5, 10, 30)
@@ -265,6 +266,10 @@ def serve(options: ServeOptions, say: Callable[[str], None]) -> int:
     password = prepare(options)
     say(f"club server at {options.address} (data {options.data}, season "
         f"{options.season_file}); Ctrl-C stops it")
+    if write_default(options.season_file):
+        say(f"first start: wrote the season file {options.season_file} with every key at its "
+            f"default, each explained (the season page shows them; change them there or in "
+            f"the file)")
     if password is not None:
         say(f"first start: sign in at {options.address}login/ as '{ORGANISER}' with password "
             f"{password} (change it in the admin: {options.address}admin/password_change/)")

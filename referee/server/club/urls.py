@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib.auth.views import LogoutView
 from django.urls import path, register_converter
 
-from referee.server.club.views import accounts, api, organiser, pages, results
+from referee.server.club.views import accounts, api, organiser, pages, results, season
 
 
 class IdConverter:
@@ -37,6 +37,7 @@ urlpatterns = [
     path("upload", pages.upload, name="upload"),
     path("leaderboard/", pages.leaderboard, name="leaderboard"),
     path("leaderboard.json", pages.leaderboard_json, name="leaderboard-json"),
+    path("season/", season.season_page, name="season"),
     path("bots/<str:name>/", pages.bot_page, name="bot"),
     path("versions/<id:version_id>/", pages.version_page, name="version"),
     path("versions/<id:version_id>/download", pages.download, name="download"),
@@ -52,6 +53,7 @@ urlpatterns = [
     path("api/games/<id:index>", results.game, name="api-game"),
     path("organiser/", organiser.organiser, name="organiser"),
     path("organiser/season/<str:action>", organiser.season_action, name="season-action"),
+    path("organiser/settings", season.season_settings, name="season-settings"),
     path("organiser/codes/new", organiser.join_code_new, name="code-new"),
     path("organiser/codes/<id:code_id>/withdraw", organiser.join_code_withdraw,
          name="code-withdraw"),

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import fcntl
 import math
 import os
@@ -148,13 +149,23 @@ async def serve(data: Path, season_file: Path, settings: Any, cluster: str | Non
     checks, games = await db(records.requeue_interrupted)
     if checks or games:
         log(f"queued again after an interruption: {checks} checks, {games} test games")
-    season = open_season(data / "season", settings.league, settings.round_games,
-                         settings.max_rounds or None, settings.max_catch_up)
+    # A copy: a new season draws its seed into the settings it is given, and the runner's
+    # settings must stay what the file says (compared with the file when it changes).
+    season = open_season(data / "season", dataclasses.replace(settings.league),
+                         settings.round_games, settings.max_rounds or None,
+                         settings.max_catch_up)
     if not season.states():   # the season's first start: the house bots join it
         house = await db(records.add_house_bots, settings.house_bots)
         if house:
             log(f"house bots queued for their checks: {', '.join(house)}")
-    loop_ = SeasonLoop(db, data, season, settings, cluster, connection=connection)
+    else:   # later starts: the season file's house bots, as it says them now
+        added, removed = await db(records.sync_house_bots, settings.house_bots)
+        if added or removed:
+            log(f"house bots as the season file names them: "
+                f"{', '.join([*(f'+{n}' for n in added), *(f'-{n}' for n in removed)])}")
+    loop_ = SeasonLoop(db, data, season, settings, cluster, connection=connection,
+                       season_file=season_file)
+    await loop_.apply_limits()   # a [limits] changed while the runner was stopped
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -162,9 +173,11 @@ async def serve(data: Path, season_file: Path, settings: Any, cluster: str | Non
     tasks = [
         asyncio.create_task(check_queue(db, data, settings.check_concurrency,
                                         settings.check_timeout_s, settings.write_max_mb,
-                                        cluster=connection, limits=season.settings["limits"]),
+                                        cluster=connection, limits=loop_.limits),
                             name="checks"),
-        asyncio.create_task(test_game_queue(db, data, season.settings,
+        # The stored settings with the loop's live [limits] (changed in place).
+        asyncio.create_task(test_game_queue(db, data, {**season.settings,
+                                                       "limits": loop_.limits},
                                             settings.test_game_timeout_s, cluster=connection),
                             name="test games"),
         asyncio.create_task(refit_loop(db, loop_, settings.refit_games,

@@ -12,10 +12,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import time
 from pathlib import Path
 from typing import Any
 
 from referee.bots.spec import BotSpecError, load_spec
+from referee.config import ConfigError
 from referee.league.executors import Executor, make_executor
 from referee.league.runner import LeagueOutcome, write_outputs
 from referee.league.schedule import ScheduledGame
@@ -23,7 +25,8 @@ from referee.league.season import ACTIVE, DISABLED, Season, play_pending, season
 from referee.match import MatchResult
 from referee.server.runner import log, records
 from referee.server.runner.checks import Db
-from referee.server.runner.settings import RunnerSettings
+from referee.server.runner.settings import RunnerSettings, load_runner_settings
+from referee.server.seasonfile import changes, pace_words
 
 RUNNING, PAUSED, CLOSED = "running", "paused", "closed"
 REPORT = "season/report/index.html"   # the closed season's static report, relative to DIR
@@ -33,9 +36,17 @@ class SeasonLoop:
     """Plays the season in `data`/season until it is closed."""
 
     def __init__(self, db: Db, data: Path, season: Season, settings: RunnerSettings,
-                 cluster: str | None, poll: float = 1.0, connection: Any = None) -> None:
-        """`connection`: the runner's dask.Cluster when it has one (the executors use it)."""
+                 cluster: str | None, poll: float = 1.0, connection: Any = None,
+                 season_file: Path | None = None) -> None:
+        """`connection`: the runner's dask.Cluster when it has one (the executors use it);
+        `season_file`: the file `settings` came from, read again when it changes."""
         self.db, self.data, self.season, self.settings = db, data, season, settings
+        self.season_file = season_file
+        self.file_stamp = file_stamp(season_file)
+        # The season's [limits] as the checks and test games read them: updated in place when
+        # the organiser changes them, so every queue applies the change from its next item.
+        self.limits: dict[str, int] = dict(season.settings["limits"])
+        self.waiting_told = -1               # the round whose pace wait was said
         self.cluster = cluster or settings.league.cluster
         self.connection = connection
         self.poll = poll
@@ -66,8 +77,10 @@ class SeasonLoop:
                     await asyncio.sleep(self.poll)
                     continue
                 if not self.season.pending() and not await self.db(records.house_checking):
-                    await self.enter_waiting()
-                    self.season.next_round()
+                    await self.reread()   # between rounds: the organiser's changes
+                    await self.enter_waiting()   # newcomers' first games are never held back
+                    if self.pace_wait() <= 0:
+                        self.season.next_round()
                 pending = self.season.pending()
                 if not pending:
                     await asyncio.sleep(self.poll)
@@ -86,6 +99,66 @@ class SeasonLoop:
         if state != CLOSED:
             await self.db(records.notify, None, f"play is {words[state]}: {count} games "
                                                 f"recorded")
+
+    # ------------------------------------------------------------------ the season file
+
+    async def reread(self) -> None:
+        """Read the season file again if it changed since it was read; apply what the runner
+        applies between rounds (the pace, the limits, the house bots) and say in one line
+        what changed. A file the runner cannot use changes nothing: one line says why."""
+        stamp = file_stamp(self.season_file)
+        if stamp == self.file_stamp or self.season_file is None:
+            return
+        self.file_stamp = stamp
+        try:
+            if stamp is None:   # gone (or being replaced by hand): no reason to go back to
+                raise ConfigError(f"{self.season_file}: no such file")   # the defaults
+            new = load_runner_settings(self.season_file)
+        except ConfigError as exc:
+            text = f"season file not applied, the settings stay as they were: {exc}"
+            log(text)
+            await self.db(records.notify, None, text)
+            return
+        said = changes(self.settings, new)
+        old, self.settings = self.settings, new
+        await self.apply_limits()
+        if [str(p) for p in old.house_bots] != [str(p) for p in new.house_bots]:
+            await self.db(records.sync_house_bots, new.house_bots)
+        if said:
+            text = "season file changed: " + "; ".join(said)
+            log(text)
+            await self.db(records.notify, None, text)
+
+    async def apply_limits(self) -> None:
+        """Make the season file's `[limits]` the season's from its next game on (a runner
+        started after the file changed applies it too)."""
+        wanted = dict(self.settings.league.limits)
+        if wanted == self.season.settings["limits"]:
+            return
+        self.season.set_limits(wanted)
+        self.limits.clear()
+        self.limits.update(wanted)
+        await self.close_executor()   # the bots start again under the new limits
+
+    def pace_wait(self) -> float:
+        """Seconds before the next round may start at the season's pace (0: now). A round
+        gives each active bot `round_games` games, so at P games per bot per hour rounds start
+        at least round_games * 3600 / P seconds apart. Says once per round that it waits."""
+        per_hour = self.settings.games_per_bot_per_hour
+        started = self.season.round_started()
+        if per_hour <= 0 or started is None:
+            return 0.0
+        gap = int(self.season.settings["season_round_games"]) * 3600 / per_hour
+        wait = started + gap - time.time()
+        rounds = self.season.rounds()
+        limit = self.season.settings.get("season_max_rounds")
+        if wait > 0 and self.waiting_told != rounds and not (limit and rounds >= limit):
+            self.waiting_told = rounds
+            when = time.strftime("%H:%M:%S", time.localtime(started + gap))
+            log(f"pace: round {rounds} done with {self.season.store.count()} games recorded; "
+                f"round {rounds + 1} starts at {when}, in {wait:.0f} s "
+                f"({pace_words(per_hour)})")
+        return wait
 
     # ------------------------------------------------------------------ entrants
 
@@ -232,6 +305,15 @@ def without_entrants(outcome: LeagueOutcome, names: set[str]) -> LeagueOutcome:
             for rank, row in enumerate(kept, start=1)]
     h2h = {pair: record for pair, record in outcome.h2h.items() if not set(pair) & names}
     return dataclasses.replace(outcome, rows=rows, h2h=h2h, standings=standings)
+
+
+def file_stamp(path: Path | None) -> tuple[int, int] | None:
+    """What tells that the season file changed: its mtime and size (None: no file)."""
+    try:
+        info = path.stat() if path is not None else None
+    except OSError:
+        return None
+    return None if info is None else (info.st_mtime_ns, info.st_size)
 
 
 def _report_written() -> bool:

@@ -189,35 +189,75 @@ def mark_entered(entry: Entry) -> None:
         notify(version.bot.owner_id, f"{_label(version)} entered the season", version.pk)
 
 
+HOUSE_REMOVED = "no longer a house bot of the season file"
+
+
 def add_house_bots(specs: list[Path]) -> list[str]:
     """The house bots (owned by nobody) from their specs, each a version with its check queued
     like any upload's, unless the club has house bots already; their league names. A name a
     student's bot holds already is left out."""
+    if Bot.objects.filter(house=True).exists():
+        return []
+    with transaction.atomic():
+        named = [(spec, _house_name(spec)) for spec in specs]
+        return [added for spec, name in named if name and (added := _add_house_bot(spec, name))]
+
+
+def sync_house_bots(specs: list[Path]) -> tuple[list[str], list[str]]:
+    """Make the club's house bots those the season file names (`specs`): one named anew is
+    added (or, removed before, enabled with a new version), its check queued; one no longer
+    named is disabled (its recorded games stay). (league names added, bot names removed)."""
+    wanted: set[str] = set()
+    added, removed = [], []
+    with transaction.atomic():
+        for spec in specs:
+            name = _house_name(spec)
+            if name is not None:
+                wanted.add(name)
+                league_name = _add_house_bot(spec, name)
+                if league_name:
+                    added.append(league_name)
+        for bot in Bot.objects.filter(house=True, disabled=False).exclude(name__in=wanted):
+            bot.disabled, bot.disabled_reason = True, HOUSE_REMOVED
+            bot.save(update_fields=["disabled", "disabled_reason"])
+            removed.append(bot.name)
+    return added, removed
+
+
+def _house_name(spec: Path) -> str | None:
+    """A house bot's name from its spec (`house-NAME`); None, with a notice, for a spec that
+    cannot be read."""
     from referee.bots.spec import BotSpecError, load_spec
     from referee.server.club.uploads import bot_name_from
 
-    if Bot.objects.filter(house=True).exists():
-        return []
-    added = []
-    with transaction.atomic():
-        for spec in specs:
-            try:
-                name = "house-" + bot_name_from(load_spec(spec).name)
-            except (BotSpecError, OSError) as exc:
-                notify(None, f"house bot {spec} left out: its spec cannot be read: {exc}")
-                continue
-            if Bot.objects.filter(name=name).exists():
-                notify(None, f"house bot {name} left out: a bot of that name exists")
-                continue
-            bot = Bot.objects.create(owner=None, house=True, name=name)
-            # The version's folder is the spec's own (absolute: DIR / it is it).
-            version = BotVersion.objects.create(
-                bot=bot, number=1, kind=BotVersion.FOLDER, archive_name=spec.name,
-                archive_sha256="", archive_size=0, folder=str(spec.parent), spec=spec.name,
-                league_name=f"{name}.v1")
-            CheckRun.objects.create(version=version)
-            added.append(version.league_name)
-    return added
+    try:
+        return "house-" + bot_name_from(load_spec(spec).name)
+    except (BotSpecError, OSError) as exc:
+        notify(None, f"house bot {spec} left out: its spec cannot be read: {exc}")
+        return None
+
+
+def _add_house_bot(spec: Path, name: str) -> str | None:
+    """The house bot `name` from its spec, unless it plays already: a new bot, or a new
+    version of one the season file named before; its league name (None: nothing added)."""
+    bot = Bot.objects.filter(name=name).first()
+    if bot is not None and not (bot.house and bot.disabled_reason == HOUSE_REMOVED):
+        if not bot.house:
+            notify(None, f"house bot {name} left out: a bot of that name exists")
+        return None
+    if bot is None:
+        bot = Bot.objects.create(owner=None, house=True, name=name)
+    else:   # named again: it comes back as a new version
+        bot.disabled, bot.disabled_reason = False, ""
+        bot.save(update_fields=["disabled", "disabled_reason"])
+    number = bot.versions.count() + 1
+    # The version's folder is the spec's own (absolute: DIR / it is it).
+    version = BotVersion.objects.create(
+        bot=bot, number=number, kind=BotVersion.FOLDER, archive_name=spec.name,
+        archive_sha256="", archive_size=0, folder=str(spec.parent), spec=spec.name,
+        league_name=f"{name}.v{number}")
+    CheckRun.objects.create(version=version)
+    return version.league_name
 
 
 def to_disable() -> list[tuple[int, str, str]]:

@@ -13,6 +13,9 @@ from referee.check import ROOT
 from referee.config import ConfigError, read_toml
 from referee.league.config import LeagueSettings, league_from_table
 
+DEFAULT_PACE = 60   # games per bot per hour
+ZERO_ALLOWED = frozenset({"max_rounds", "games_per_bot_per_hour"})   # 0: no bound
+
 # Keys the web process reads (referee.server.club.limits): known here so that they are no typo.
 WEB_KEYS = frozenset({"max_bots_per_student", "test_games_per_hour", "upload_max_bytes",
                       "unpacked_max_bytes", "max_files", "uploads_per_hour", "name",
@@ -28,6 +31,9 @@ class RunnerSettings:
     check_concurrency: int = 1        # checks at once
     check_timeout_s: int = 600        # a check (its build included) is killed after this
     round_games: int = 4              # games per active bot in each round
+    # The pace: rounds start no faster than this (0: at once). An evening of 3 hours with 30
+    # bots at 60 stores about 30 * 60 * 3 / 4 = 1,350 games of four (docs/server.md).
+    games_per_bot_per_hour: int = DEFAULT_PACE
     max_rounds: int = 0               # 0: rounds go on until the season is closed
     max_catch_up: int = 40            # most games a newcomer is given before the next round
     refit_games: int = 50             # refit after this many new games...
@@ -67,7 +73,7 @@ def load_runner_settings(path: Path) -> RunnerSettings:
         values["house_in_final_table"] = data["house_in_final_table"]
     for key in (RUNNER_KEYS - SPECIAL) & set(data):
         value = data[key]
-        low = 0 if key == "max_rounds" else 1
+        low = 0 if key in ZERO_ALLOWED else 1
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise ConfigError(f"{path}: key {key!r}: expected a whole number of at least {low}, "
                               f"got {value!r}")

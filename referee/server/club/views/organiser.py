@@ -1,4 +1,5 @@
-"""The organiser's page: the season's state, join codes, bots to disable, notices."""
+"""The organiser's page: the season's state and settings, join codes, bots to disable,
+notices."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from referee.server.club.limits import season_file
 from referee.server.club.models import Bot, JoinCode, Notice, Season
 from referee.server.club.people import make_join_code
 from referee.server.club.seasonstate import move_season
 from referee.server.club.views.common import organiser_only
+from referee.server.club.views.season import FORM_LIMITS, LIMIT_WORDS, file_settings, form_initial
 from referee.server.csp import allow_style_attributes
 
 
@@ -24,8 +27,12 @@ class JoinCodeForm(forms.Form):
 @organiser_only
 def organiser(request: HttpRequest) -> HttpResponse:
     season, _ = Season.objects.get_or_create(pk=1)
+    runner, problem = file_settings()
+    initial = form_initial(runner)
     return render(request, "club/organiser.html", {
         "season_row": season, "codes": JoinCode.objects.order_by("-created_at")[:50],
+        "settings_form": initial, "settings_problem": problem, "season_file": season_file(),
+        "form_limits": [(name, LIMIT_WORDS[name], initial[name]) for name in FORM_LIMITS],
         "code_form": JoinCodeForm(),
         "bots": Bot.objects.select_related("owner").order_by("name"),
         "students": User.objects.filter(is_superuser=False).select_related("profile")
