@@ -26,7 +26,9 @@ from django.template.loader import render_to_string
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from referee.server.club.models import Bot, BotVersion, Standing
+from referee.server.club.history import chart_svg
+from referee.server.club.models import Bot, BotVersion, RatingHistory, Standing
+from referee.server.club.templatetags.club import local_time
 
 EMPTY = {"standing": None, "games": 0, "rows": [], "retired": [], "facts": {}}
 
@@ -51,6 +53,8 @@ class Board:
     head_to_head: dict[str, Any]
     # league names of a bot -> its table against each opponent, rendered on first use
     _opponents: dict[tuple[str, ...], SafeString] = field(default_factory=dict, compare=False)
+    # a bot's name -> its rating chart, drawn on first use (its history grows with standings)
+    _charts: dict[str, SafeString] = field(default_factory=dict, compare=False)
 
     def rows_of(self, bot: str) -> list[dict[str, Any]]:
         """The leaderboard's rows of one bot (one per version in the season)."""
@@ -67,17 +71,37 @@ class Board:
             html = self._opponents[key] = opponents_table(rows) if rows else SafeString("")
         return html
 
+    def chart_html(self, bot: str) -> SafeString:
+        """A bot's rating over the season (history.chart_svg) with the moments it spans,
+        drawn once per standing; empty before its first rated games."""
+        html = self._charts.get(bot)
+        if html is None:
+            points = (RatingHistory.objects.filter(bot=bot).values_list("points", flat=True)
+                      .first())
+            html = self._charts[bot] = rating_chart(points if isinstance(points, list) else [])
+        return html
+
+
+def rating_chart(points: list[list[float]]) -> SafeString:
+    """The chart of `points` and a line saying from when to when, or nothing without points."""
+    if not points:
+        return SafeString("")
+    return format_html('{}<p class="hint">Strength (line) and its 95% interval (band) at each '
+                       'refit, one colour per version, from {} to {}.</p>',
+                       chart_svg(points), local_time(points[0][0]), local_time(points[-1][0]))
+
 
 def opponents_table(rows: list[tuple[str, dict[str, Any]]]) -> SafeString:
     """The opponents' table as HTML, every value escaped (format_html_join: a hundred rows
     through the template engine cost more than the rest of the bot page)."""
     body = format_html_join("", '<tr><td><a href="{}">{}</a></td><td>{}</td><td>{}</td>'
-                                '<td>{}</td></tr>',
-                            ((rec["url"], name, rec["games"], rec["ahead"], rec["behind"])
+                                '<td>{}</td><td>{}</td></tr>',
+                            ((rec["url"], name, rec["games"], rec["ahead"], rec["behind"],
+                              rec["games"] - rec["ahead"] - rec["behind"])
                              for name, rec in rows))
     return format_html('<table id="opponents"><thead><tr><th>opponent</th><th>games</th>'
-                       '<th>ahead</th><th>behind</th></tr></thead><tbody>{}</tbody></table>',
-                       body)
+                       '<th>ahead</th><th>behind</th><th>even</th></tr></thead><tbody>{}'
+                       '</tbody></table>', body)
 
 
 def opponents(h2h: dict[str, Any], league_names: list[str]) -> list[tuple[str, dict[str, Any]]]:

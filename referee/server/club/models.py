@@ -202,6 +202,16 @@ class Standing(models.Model):
         get_latest_by = ["created_at", "id"]
 
 
+class RatingHistory(models.Model):
+    """A bot's strength over the season, for its page's chart: one point per version and refit
+    that rated new games of it, `[time, version, games, strength, low, high]` (time in seconds
+    since the epoch; the 95% interval), oldest first. The runner appends them as it stores a
+    standing and thins them, so a season's length never grows a row past HISTORY_POINTS."""
+
+    bot = models.CharField(max_length=32, unique=True)   # a bot's name (its versions' points)
+    points = models.JSONField(default=list)
+
+
 class Notice(models.Model):
     """A message from the runner to one student (or, with no user, to the organiser)."""
 

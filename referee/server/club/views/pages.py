@@ -6,6 +6,7 @@ Standing row (the runner's last fit), games from the season's league store (read
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from django.contrib.auth.models import User
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.templatetags.static import static
-from django.utils.html import format_html_join
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_POST
@@ -158,9 +159,12 @@ def bot_page(request: HttpRequest, name: str) -> HttpResponse:
     show = show if show in ("losses", "strikes") else ""
     recent = games.recent_games(names, show) if names else []
     played = bool(recent) or bool(show and games.recent_games(names, "", limit=1))
+    spans = games.version_spans(names) if names else {}
+    for version in versions:
+        version.first_game, version.last_game = spans.get(version.league_name, (None, None))
     return render(request, "club/bot.html", {
         "bot": bot, "versions": versions, "mine": may_see_code(request.user, bot),
-        "rows": board.rows_of(bot.name),
+        "rows": board.rows_of(bot.name), "chart": board.chart_html(bot.name),
         "opponents": board.opponents_html(names), "show": show, "recent": recent,
         "recent_rows": recent_rows(recent), "waiting": waiting_for(bot, versions, played)})
 
@@ -171,7 +175,20 @@ def recent_rows(recent: list[dict[str, Any]]) -> SafeString:
     return format_html_join("", '<tr><td><a href="/games/{}/">{}</a></td><td>{}</td><td>{}</td>'
                                 '<td>{}</td><td>{}</td></tr>',
                             ((g["index"], g["index"], ", ".join(map(str, g["bots"])), g["place"],
-                              g["struck"], local_time(g["finished_at"])) for g in recent))
+                              strike_links(g), local_time(g["finished_at"])) for g in recent))
+
+
+def strike_links(game: dict[str, Any]) -> SafeString | int:
+    """A recent game's strikes: its count, then a link per strike and forfeit to the replay
+    at its move (the game page passes `move` on to the viewer); the bare count for a game
+    stored before the moves were kept."""
+    if not game["marks"]:
+        return game["struck"]
+    links = format_html_join(" ", '<a class="strike" href="/games/{}/?move={}">{} at move {}</a>',
+                             ((game["index"], move, kind, move) for move, kind in game["marks"]
+                              if move > 0))
+    unplayed = " forfeit from the start" if (0, "forfeit") in game["marks"] else ""
+    return format_html("{} {}{}", game["struck"], links, unplayed)
 
 
 @login_required
@@ -223,6 +240,12 @@ def _season_game(user: User, index: int) -> tuple[dict[str, Any], list[str], dic
     return record, names, games.visible_record(user, record, names)
 
 
+def at_move(request: HttpRequest) -> str:
+    """The replay viewer's anchor for the page's `?move=N` (a placement, from 1), or ""."""
+    move = request.GET.get("move", "")
+    return f"#move={int(move)}" if re.fullmatch("[0-9]{1,6}", move) else ""
+
+
 @login_required
 def game_page(request: HttpRequest, index: int) -> HttpResponse:
     record, names, shown = _season_game(request.user, index)
@@ -230,7 +253,7 @@ def game_page(request: HttpRequest, index: int) -> HttpResponse:
     return render(request, "club/game.html", {
         "title": f"Game {index}", "record": record, "seats": _seat_rows(record, names),
         "outputs": outputs, "others_hidden": others,
-        "viewer_url": f"/games/{index}/viewer"})
+        "viewer_url": f"/games/{index}/viewer{at_move(request)}"})
 
 
 @login_required

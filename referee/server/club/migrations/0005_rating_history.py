@@ -1,0 +1,19 @@
+"""A bot's strength over the season (its page's chart), kept by the runner at each standing."""
+
+from django.db import migrations, models
+
+
+class Migration(migrations.Migration):
+    dependencies = [("club", "0004_house_bots")]
+
+    operations = [
+        migrations.CreateModel(
+            name="RatingHistory",
+            fields=[
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False,
+                                           verbose_name="ID")),
+                ("bot", models.CharField(max_length=32, unique=True)),
+                ("points", models.JSONField(default=list)),
+            ],
+        ),
+    ]
