@@ -26,9 +26,7 @@ from django.template.loader import render_to_string
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from referee.server.club.history import chart_svg
 from referee.server.club.models import Bot, BotVersion, RatingHistory, Standing
-from referee.server.club.templatetags.club import local_time
 
 EMPTY = {"standing": None, "games": 0, "rows": [], "retired": [], "facts": {}}
 
@@ -72,23 +70,14 @@ class Board:
         return html
 
     def chart_html(self, bot: str) -> SafeString:
-        """A bot's rating over the season (history.chart_svg) with the moments it spans,
-        drawn once per standing; empty before its first rated games."""
+        """A bot's rating chart as the runner drew it with its history (empty before its
+        first rated games), read once per standing."""
         html = self._charts.get(bot)
         if html is None:
-            points = (RatingHistory.objects.filter(bot=bot).values_list("points", flat=True)
-                      .first())
-            html = self._charts[bot] = rating_chart(points if isinstance(points, list) else [])
+            chart = RatingHistory.objects.filter(bot=bot).values_list("chart", flat=True).first()
+            # Drawn by the runner from numbers only (history.rating_chart): no bot's text.
+            html = self._charts[bot] = SafeString(chart or "")
         return html
-
-
-def rating_chart(points: list[list[float]]) -> SafeString:
-    """The chart of `points` and a line saying from when to when, or nothing without points."""
-    if not points:
-        return SafeString("")
-    return format_html('{}<p class="hint">Strength (line) and its 95% interval (band) at each '
-                       'refit, one colour per version, from {} to {}.</p>',
-                       chart_svg(points), local_time(points[0][0]), local_time(points[-1][0]))
 
 
 def opponents_table(rows: list[tuple[str, dict[str, Any]]]) -> SafeString:

@@ -10,7 +10,8 @@ detail in the past).
 The chart is an inline SVG drawn on the server (the pages' Content-Security-Policy runs no
 script but the club's own files, and no library is needed for a line and a band): the strength
 as a line with a dot per point, its 95% interval as a band, one colour per version; its colours
-come from club.css (no style attribute). It is drawn once per standing and bot (board.Board).
+come from club.css (no style attribute). The runner draws it when a standing adds points (a
+few ms for 200 points), and pages show it as drawn: no request draws it.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from django.utils.html import format_html, format_html_join
+from django.utils.html import format_html
 from django.utils.safestring import SafeString
+
+from referee.server.club.templatetags.club import local_time
 
 HISTORY_POINTS = 200     # at most this many points per bot
 WIDTH, HEIGHT = 360, 160   # the chart's drawing units; it scales down to a phone's 390 px
@@ -59,12 +62,26 @@ def thinned(points: list[Point]) -> list[Point]:
     return points
 
 
+def rating_chart(points: list[Point]) -> str:
+    """The chart of `points` with a line saying from when to when (times for club/times.js),
+    or "" without points: what a bot page shows under "Rating over the season"."""
+    valid = _valid(points)
+    if not valid:
+        return ""
+    return str(format_html('{}<p class="hint">Strength (line) and its 95% interval (band) at '
+                           'each refit, one colour per version, from {} to {}.</p>',
+                           chart_svg(valid), local_time(valid[0][0]),
+                           local_time(valid[-1][0])))
+
+
 def chart_svg(points: list[Point]) -> SafeString:
     """The chart of a bot's points as an inline <svg> (empty without points): per version, its
-    interval as a band and its strength as a line with a dot (and a tooltip) per point."""
+    interval as a band and its strength as a line with a dot (and a tooltip) per point. Only
+    numbers reach it (`_valid`), so it is written without escaping, for speed."""
+    points = _valid(points)
     if not points:
         return SafeString("")
-    t0, t1 = min(p[0] for p in points), max(p[0] for p in points)
+    t0, t1 = points[0][0], points[-1][0]
     low = min(min(p[4] for p in points), 0.0)
     high = max(max(p[5] for p in points), 0.0)
     pad = max((high - low) * 0.05, 1.0)
@@ -82,31 +99,44 @@ def chart_svg(points: list[Point]) -> SafeString:
     for n, version in enumerate(versions):
         mine = [p for p in points if int(p[1]) == version]
         parts.append(_version(mine, version, f"v{n % VERSION_COLOURS}", x, y))
-    return format_html(
-        '<svg class="chart" id="rating-chart" viewBox="0 0 {} {}" role="img" '
-        'aria-label="strength over the season, with its 95% interval">{}</svg>',
-        WIDTH, HEIGHT, SafeString("".join(parts)))
+    return SafeString(f'<svg class="chart" id="rating-chart" viewBox="0 0 {WIDTH} {HEIGHT}" '
+                      f'role="img" aria-label="strength over the season, with its 95% '
+                      f'interval">{"".join(parts)}</svg>')
+
+
+def _valid(points: Any) -> list[Point]:
+    """The well-formed points of a stored history, as finite floats, in time order (a row
+    written by anything but `grown` loses what is not a point, never reaching the page as
+    text: only numbers formatted as numbers are written)."""
+    kept = []
+    for point in points if isinstance(points, list) else []:
+        try:
+            values = [float(v) for v in point]
+        except (TypeError, ValueError):
+            continue
+        if len(values) == 6 and math.isfinite(sum(values)):
+            kept.append(values)
+    return sorted(kept, key=lambda p: p[0])
 
 
 def _axis(y: Any, low: float, high: float) -> str:
     """The zero line and the strength axis' labels (its ends, rounded)."""
     marks = [(math.floor(high), "edge"), (0, "zero"), (math.ceil(low), "edge")]
-    return format_html_join("", '<line class="{}" x1="{}" x2="{}" y1="{:.1f}" y2="{:.1f}"/>'
-                                '<text class="axis" x="{}" y="{:.1f}" text-anchor="end">{}'
-                                '</text>',
-                            ((kind, LEFT, WIDTH - RIGHT, y(v), y(v), LEFT - 3, y(v) + 3,
-                              f"{v:+d}" if v else "0") for v, kind in marks))
+    return "".join(f'<line class="{kind}" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(v):.1f}" '
+                   f'y2="{y(v):.1f}"/><text class="axis" x="{LEFT - 3}" y="{y(v) + 3:.1f}" '
+                   f'text-anchor="end">{v:+d}</text>' for v, kind in marks)
 
 
 def _version(points: list[Point], version: int, colour: str, x: Any, y: Any) -> str:
     """One version's band, line and dots."""
-    band = " ".join(f"{x(p[0]):.1f},{y(p[5]):.1f}" for p in points)
-    band += " " + " ".join(f"{x(p[0]):.1f},{y(p[4]):.1f}" for p in reversed(points))
-    line = " ".join(f"{x(p[0]):.1f},{y(p[3]):.1f}" for p in points)
-    dots = format_html_join(
-        "", '<circle class="point" cx="{:.1f}" cy="{:.1f}" r="2.5"><title>v{}: {} games, '
-            '{:+.0f} [{:+.0f}, {:+.0f}]</title></circle>',
-        ((x(p[0]), y(p[3]), version, int(p[2]), p[3], p[4], p[5]) for p in points))
-    return format_html('<g class="version {}" data-version="{}"><polygon class="band" '
-                       'points="{}"/><polyline class="line" points="{}"/>{}</g>',
-                       colour, version, band, line, dots)
+    xs = [f"{x(p[0]):.1f}" for p in points]
+    ys = [f"{y(p[3]):.1f}" for p in points]
+    band = " ".join(f"{px},{y(p[5]):.1f}" for px, p in zip(xs, points, strict=True))
+    band += " " + " ".join(f"{px},{y(p[4]):.1f}"
+                           for px, p in zip(reversed(xs), reversed(points), strict=True))
+    line = " ".join(f"{px},{py}" for px, py in zip(xs, ys, strict=True))
+    dots = "".join(f'<circle class="point" cx="{px}" cy="{py}" r="2.5"><title>v{version}: '
+                   f'{p[2]:.0f} games, {p[3]:+.0f} [{p[4]:+.0f}, {p[5]:+.0f}]</title></circle>'
+                   for px, py, p in zip(xs, ys, points, strict=True))
+    return (f'<g class="version {colour}" data-version="{version}"><polygon class="band" '
+            f'points="{band}"/><polyline class="line" points="{line}"/>{dots}</g>')

@@ -206,10 +206,12 @@ class RatingHistory(models.Model):
     """A bot's strength over the season, for its page's chart: one point per version and refit
     that rated new games of it, `[time, version, games, strength, low, high]` (time in seconds
     since the epoch; the 95% interval), oldest first. The runner appends them as it stores a
-    standing and thins them, so a season's length never grows a row past HISTORY_POINTS."""
+    standing and thins them, so a season's length never grows a row past HISTORY_POINTS; and
+    it draws their chart then, once (history.rating_chart), so that no page request does."""
 
     bot = models.CharField(max_length=32, unique=True)   # a bot's name (its versions' points)
     points = models.JSONField(default=list)
+    chart = models.TextField(blank=True, default="")     # HTML drawn from numbers only
 
 
 class Notice(models.Model):

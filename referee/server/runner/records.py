@@ -14,7 +14,7 @@ from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
-from referee.server.club.history import grown
+from referee.server.club.history import grown, rating_chart
 from referee.server.club.models import (
     Bot,
     BotVersion,
@@ -281,7 +281,8 @@ def write_standing(games: int, data: dict) -> None:
 
 def grow_histories(rows: list[dict], when: float) -> None:
     """Append a standing's rows (each with its `bot` and `version`) to their bots' rating
-    histories; a bot whose rows rated no new games is not written."""
+    histories and draw their charts again; a bot whose rows rated no new games is left as
+    it was."""
     by_bot: dict[str, list[dict]] = {}
     for row in rows:
         if isinstance(row, dict) and isinstance(row.get("bot"), str):
@@ -292,7 +293,7 @@ def grow_histories(rows: list[dict], when: float) -> None:
         old = history.points if isinstance(history.points, list) else []
         points = grown(old, mine, when)
         if points is not old:
-            history.points = points
+            history.points, history.chart = points, rating_chart(points)
             history.save()
 
 

@@ -14,6 +14,7 @@ class Migration(migrations.Migration):
                                            verbose_name="ID")),
                 ("bot", models.CharField(max_length=32, unique=True)),
                 ("points", models.JSONField(default=list)),
+                ("chart", models.TextField(blank=True, default="")),
             ],
         ),
     ]
