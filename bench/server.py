@@ -42,6 +42,7 @@ import os
 import random
 import shutil
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -263,6 +264,34 @@ def season_standing(folder: Path, names: list[str], seed: int) -> dict:
     return {"rows": rows, "facts": facts, "head_to_head": head}
 
 
+def struck_seats(db_path: Path) -> None:
+    """Every game's first seat struck three times and forfeited (the store's strike marks, as
+    `LeagueStore.save` keeps them): the bot pages' worst case, a link per mark."""
+    db = sqlite3.connect(db_path)
+    try:
+        with db:
+            db.executemany("INSERT INTO game_strikes VALUES (?, 0, ?, ?)",
+                           [(idx, move, kind) for (idx,) in db.execute("SELECT idx FROM games")
+                            for move, kind in ((1, "timeout"), (5, "timeout"), (9, "timeout"),
+                                               (9, "forfeit"))])
+    finally:
+        db.close()
+
+
+def full_history(seed: int) -> list[list[float]]:
+    """A bot's rating history at its longest (HISTORY_POINTS points over three versions)."""
+    from referee.server.club.history import grown
+
+    rng = random.Random(seed)
+    points: list[list[float]] = []
+    for refit in range(1000):
+        strength = rng.uniform(-100, 100)
+        points = grown(points, [{"version": 1 + refit // 400, "games": 10 * refit + 4,
+                                 "strength": strength, "lo": strength - 40,
+                                 "hi": strength + 40}], 1.7e9 + 30 * refit)
+    return points
+
+
 def pages_alone(bots: int, count: int, seed: int, requests: int, profile: Path | None) -> None:
     """Each page's CPU per request with nobody else on the server, in this process (Django's
     test client through the whole middleware), on a club of `bots` bots whose season holds
@@ -281,13 +310,20 @@ def pages_alone(bots: int, count: int, seed: int, requests: int, profile: Path |
     from django.contrib.auth.models import User
     from django.test import Client
 
-    from referee.server.club.models import Bot, BotVersion, Profile, Standing
+    from referee.server.club.history import HISTORY_POINTS, rating_chart
+    from referee.server.club.models import Bot, BotVersion, Profile, RatingHistory, Standing
 
     try:
         names = [f"b{n:03d}.v1" for n in range(bots)]
         record = sample_record(data / "sample", seed)
         big_season(data / "season", bots, count, seed, record, names)
+        struck_seats(data / "season" / "league.db")
         standing = season_standing(data / "fit", names, seed)
+        history = full_history(seed)
+        RatingHistory.objects.bulk_create(
+            RatingHistory(bot=name.split(".")[0], points=history, chart=rating_chart(history))
+            for name in names)
+        assert len(history) == HISTORY_POINTS
         for name in names:
             user = User.objects.create(username=name.split(".")[0])   # signed in by force_login
             Profile.objects.create(user=user, display_name=user.username, max_bots=3)
