@@ -369,9 +369,8 @@ def pages_alone(bots: int, count: int, seed: int, requests: int, profile: Path |
 def bytes_per_game(season: Path) -> float:
     """What a game takes in a season's store: the pages of everything that grows with the
     games (their rows, the seats' index, the schedule), per game stored."""
-    import sqlite3
 
-    tables = ("games", "game_seats", "schedule", "game_workers")
+    tables = ("games", "game_seats", "schedule", "game_workers", "game_strikes")
     marks = ", ".join("?" * len(tables))
     db = sqlite3.connect(f"file:{season / 'league.db'}?mode=ro", uri=True)
     try:
