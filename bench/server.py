@@ -267,9 +267,15 @@ def season_standing(folder: Path, names: list[str], seed: int) -> dict:
 def struck_seats(db_path: Path) -> None:
     """Every game's first seat struck three times and forfeited (the store's strike marks, as
     `LeagueStore.save` keeps them): the bot pages' worst case, a link per mark."""
+    from referee.bots.errors import STRIKE_TYPES
+
+    struck = [{**dict.fromkeys(STRIKE_TYPES, 0), "timeout": 3}] + \
+        [dict.fromkeys(STRIKE_TYPES, 0)] * 3
     db = sqlite3.connect(db_path)
     try:
         with db:
+            db.execute("UPDATE games SET strikes = ?, forfeited = ?",
+                       (json.dumps(struck), json.dumps([True, False, False, False])))
             db.executemany("INSERT INTO game_strikes VALUES (?, 0, ?, ?)",
                            [(idx, move, kind) for (idx,) in db.execute("SELECT idx FROM games")
                             for move, kind in ((1, "timeout"), (5, "timeout"), (9, "timeout"),

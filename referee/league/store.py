@@ -322,22 +322,23 @@ class LeagueStore:
                  before: int | None = None) -> list[dict[str, Any]]:
         """The newest recorded games (newest first, at most `limit`, with an index below
         `before` if given) in which any of `names` sat and that `keep` accepts: index,
-        game_id, bots, places, money, strikes (per seat) and finished_at (seconds since the
-        epoch). For pages: the games are found in the game_seats index, newest first, and only
-        their short columns are read, never records."""
+        game_id, bots, places, money, strikes and forfeited (per seat) and finished_at
+        (seconds since the epoch). For pages: the games are found in the game_seats index,
+        newest first, and only their short columns are read, never records."""
         wanted = set(names)
         if not wanted:
             return []
         found: list[dict[str, Any]] = []
         for idx in self._indexes_of(sorted(wanted), before):
-            row = self.db.execute("SELECT game_id, bots, places, money, strikes, finished_at "
-                                  "FROM games WHERE idx = ?", (idx,)).fetchone()
+            row = self.db.execute("SELECT game_id, bots, places, money, strikes, forfeited, "
+                                  "finished_at FROM games WHERE idx = ?", (idx,)).fetchone()
             if row is None:
                 continue
-            game_id, bots, places, money, strikes, finished = row
+            game_id, bots, places, money, strikes, forfeited, finished = row
             game = {"index": idx, "game_id": game_id, "bots": json.loads(bots),
                     "places": json.loads(places), "money": json.loads(money),
-                    "strikes": json.loads(strikes), "finished_at": finished}
+                    "strikes": json.loads(strikes), "forfeited": json.loads(forfeited),
+                    "finished_at": finished}
             if wanted.intersection(game["bots"]) and (keep is None or keep(game)):
                 found.append(game)
                 if len(found) >= limit:
@@ -345,16 +346,17 @@ class LeagueStore:
         return found
 
     def strikes_in(self, indexes: Collection[int]) -> dict[int, list[tuple[int, int, str]]]:
-        """Game index -> its strikes and forfeits as (seat, move, kind), in move order, for
-        these games (an index search each; none for games stored before the marks were kept,
-        or in a store written before them that is open read-only)."""
+        """Game index -> its strikes and forfeits as (seat, move, kind), each seat's in move
+        order, for these games (an index search each; none for games stored before the marks
+        were kept, or in a store written before them that is open read-only)."""
         wanted = sorted(set(indexes))
         if not wanted or not self.db.execute(
                 "SELECT 1 FROM sqlite_master WHERE name = 'game_strikes'").fetchone():
             return {}
         found: dict[int, list[tuple[int, int, str]]] = {}
+        # In the primary key's order (idx, seat, move): a seat's marks come in move order.
         rows = self.db.execute(f"SELECT idx, seat, move, kind FROM game_strikes WHERE idx IN "
-                               f"({', '.join('?' * len(wanted))}) ORDER BY idx, move", wanted)
+                               f"({', '.join('?' * len(wanted))})", wanted)
         for idx, seat, move, kind in rows:
             found.setdefault(idx, []).append((seat, move, kind))
         return found

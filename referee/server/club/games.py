@@ -147,14 +147,17 @@ def recent_games(names: list[str], want: str = "", limit: int = 50,
     with season_store() as store:
         games = [] if store is None else store.games_of(names, limit=limit, keep=keep,
                                                           before=before)
-        marks = store.strikes_in([g["index"] for g in games]) if store is not None else {}
+        for game in games:
+            seat = mine(game)
+            game.update(seat=seat, place=game["places"][seat],
+                        struck=sum(game["strikes"][seat].values()),
+                        finished=f"{game['finished_at']:.0f}")   # as text: no filter per row
+        # Marks only of the games it struck or forfeited in (most games have none).
+        marks = {} if store is None else store.strikes_in(
+            [g["index"] for g in games if g["struck"] or g["forfeited"][g["seat"]]])
     for game in games:
-        seat = mine(game)
-        game.update(seat=seat, place=game["places"][seat],
-                    struck=sum(game["strikes"][seat].values()),
-                    marks=[(move, kind) for at, move, kind in marks.get(game["index"], ())
-                           if at == seat],
-                    finished=f"{game['finished_at']:.0f}")   # as text: no filter per row
+        game["marks"] = [(move, kind) for at, move, kind in marks.get(game["index"], ())
+                         if at == game["seat"]]
     return games
 
 
