@@ -325,11 +325,6 @@ def pages_alone(bots: int, count: int, seed: int, requests: int, profile: Path |
         big_season(data / "season", bots, count, seed, record, names)
         struck_seats(data / "season" / "league.db")
         standing = season_standing(data / "fit", names, seed)
-        history = full_history(seed)
-        RatingHistory.objects.bulk_create(
-            RatingHistory(bot=name.split(".")[0], points=history, chart=rating_chart(history))
-            for name in names)
-        assert len(history) == HISTORY_POINTS
         for name in names:
             user = User.objects.create(username=name.split(".")[0])   # signed in by force_login
             Profile.objects.create(user=user, display_name=user.username, max_bots=3)
@@ -339,6 +334,11 @@ def pages_alone(bots: int, count: int, seed: int, requests: int, profile: Path |
                 archive_sha256="0" * 64, archive_size=1, folder=f"uploads/{bot.name}/1/bot",
                 spec="bot.toml", league_name=name, check_state="passed", season_state="active")
         Standing.objects.create(games=count, data=standing)
+        history = full_history(seed)
+        assert len(history) == HISTORY_POINTS
+        RatingHistory.objects.bulk_create(
+            RatingHistory(bot=bot, points=history, chart=rating_chart(history))
+            for bot in Bot.objects.all())
         client = Client()
         client.force_login(User.objects.get(username="b000"))
         rng = random.Random(seed)

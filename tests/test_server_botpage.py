@@ -95,7 +95,7 @@ def test_the_rating_chart_shows_every_stored_point_with_its_band(club: dict) -> 
                       page, re.S)
     assert chart, page
     assert int(chart.group(1)) <= 390   # drawn to fit a phone; CSS scales it to its card
-    points = club["club"].value("RatingHistory.objects.get(bot='ann-bot').points")
+    points = club["club"].value("RatingHistory.objects.get(bot__name='ann-bot').points")
     assert len(points) >= 3 and {p[1] for p in points} == {1, 2}
     assert chart.group(0).count('<circle class="point"') == len(points)
     assert re.findall(r'data-version="(\d+)"><polygon class="band" points="[^"]+"/>',

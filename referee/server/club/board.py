@@ -26,7 +26,7 @@ from django.template.loader import render_to_string
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from referee.server.club.models import Bot, BotVersion, RatingHistory, Standing
+from referee.server.club.models import Bot, BotVersion, Standing
 
 EMPTY = {"standing": None, "games": 0, "rows": [], "retired": [], "facts": {}}
 
@@ -51,8 +51,6 @@ class Board:
     head_to_head: dict[str, Any]
     # league names of a bot -> its table against each opponent, rendered on first use
     _opponents: dict[tuple[str, ...], SafeString] = field(default_factory=dict, compare=False)
-    # a bot's name -> its rating chart, drawn on first use (its history grows with standings)
-    _charts: dict[str, SafeString] = field(default_factory=dict, compare=False)
 
     def rows_of(self, bot: str) -> list[dict[str, Any]]:
         """The leaderboard's rows of one bot (one per version in the season)."""
@@ -67,16 +65,6 @@ class Board:
         if html is None:
             rows = opponents(self.head_to_head, league_names)
             html = self._opponents[key] = opponents_table(rows) if rows else SafeString("")
-        return html
-
-    def chart_html(self, bot: str) -> SafeString:
-        """A bot's rating chart as the runner drew it with its history (empty before its
-        first rated games), read once per standing."""
-        html = self._charts.get(bot)
-        if html is None:
-            chart = RatingHistory.objects.filter(bot=bot).values_list("chart", flat=True).first()
-            # Drawn by the runner from numbers only (history.rating_chart): no bot's text.
-            html = self._charts[bot] = SafeString(chart or "")
         return html
 
 

@@ -209,7 +209,8 @@ class RatingHistory(models.Model):
     standing and thins them, so a season's length never grows a row past HISTORY_POINTS; and
     it draws their chart then, once (history.rating_chart), so that no page request does."""
 
-    bot = models.CharField(max_length=32, unique=True)   # a bot's name (its versions' points)
+    # A bot's page reads its chart with the bot (select_related): no query of its own.
+    bot = models.OneToOneField(Bot, on_delete=models.CASCADE, related_name="history")
     points = models.JSONField(default=list)
     chart = models.TextField(blank=True, default="")     # HTML drawn from numbers only
 

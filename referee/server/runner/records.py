@@ -287,11 +287,11 @@ def grow_histories(rows: list[dict], when: float) -> None:
     for row in rows:
         if isinstance(row, dict) and isinstance(row.get("bot"), str):
             by_bot.setdefault(row["bot"], []).append(row)
-    kept = {h.bot: h for h in RatingHistory.objects.filter(bot__in=list(by_bot))}
-    for bot, mine in by_bot.items():
-        history = kept.get(bot) or RatingHistory(bot=bot, points=[])
+    bots = Bot.objects.filter(name__in=list(by_bot)).select_related("history")
+    for bot in bots:
+        history = getattr(bot, "history", None) or RatingHistory(bot=bot, points=[])
         old = history.points if isinstance(history.points, list) else []
-        points = grown(old, mine, when)
+        points = grown(old, by_bot[bot.name], when)
         if points is not old:
             history.points, history.chart = points, rating_chart(points)
             history.save()

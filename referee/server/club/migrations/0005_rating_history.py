@@ -1,5 +1,6 @@
 """A bot's strength over the season (its page's chart), kept by the runner at each standing."""
 
+import django.db.models.deletion
 from django.db import migrations, models
 
 
@@ -12,7 +13,8 @@ class Migration(migrations.Migration):
             fields=[
                 ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False,
                                            verbose_name="ID")),
-                ("bot", models.CharField(max_length=32, unique=True)),
+                ("bot", models.OneToOneField(on_delete=django.db.models.deletion.CASCADE,
+                                             related_name="history", to="club.bot")),
                 ("points", models.JSONField(default=list)),
                 ("chart", models.TextField(blank=True, default="")),
             ],

@@ -152,7 +152,8 @@ def upload(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def bot_page(request: HttpRequest, name: str) -> HttpResponse:
-    bot = get_object_or_404(Bot.objects.select_related("owner"), name=name)
+    bot = get_object_or_404(Bot.objects.select_related("owner", "history")
+                            .defer("history__points"), name=name)
     versions = list(bot.versions.select_related("checkrun").order_by("-number"))
     names = [v.league_name for v in versions]
     board = newest_board()
@@ -165,9 +166,16 @@ def bot_page(request: HttpRequest, name: str) -> HttpResponse:
         version.first_game, version.last_game = spans.get(version.league_name, (None, None))
     return render(request, "club/bot.html", {
         "bot": bot, "versions": versions, "mine": may_see_code(request.user, bot),
-        "rows": board.rows_of(bot.name), "chart": board.chart_html(bot.name),
+        "rows": board.rows_of(bot.name), "chart": rating_chart_of(bot),
         "opponents": board.opponents_html(names), "show": show, "recent": recent,
         "recent_rows": recent_rows(recent), "waiting": waiting_for(bot, versions, played)})
+
+
+def rating_chart_of(bot: Bot) -> SafeString:
+    """The bot's rating chart as the runner drew it with its history (history.rating_chart:
+    numbers and times only, no bot's text); empty before its first rated games."""
+    history = getattr(bot, "history", None)
+    return SafeString(history.chart if history is not None else "")
 
 
 def recent_rows(recent: list[dict[str, Any]]) -> SafeString:
