@@ -74,3 +74,22 @@ def test_a_store_from_before_the_marks_answers_none(tmp_path: Path) -> None:
         assert store.strikes_in([0, 1]) == {}
     finally:
         store.close()
+
+
+def test_the_bot_pages_fast_tables_escape_every_name() -> None:
+    """The opponents' table and the recent games are written without the template engine:
+    names still reach the page escaped, numbers as numbers."""
+    from referee.server.club.board import opponents, opponents_table
+    from referee.server.club.views.pages import recent_rows
+
+    hostile = '<img src=x onerror="alert(1)">.v1'
+    table = str(opponents_table(opponents(
+        {"mine.v1": {hostile: {"games": 5, "ahead": 3, "behind": 1}}}, ["mine.v1"])))
+    assert "<img" not in table and "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in table
+    assert "<td>5</td><td>3</td><td>1</td><td>1</td>" in table
+    rows = str(recent_rows([{"index": 7, "bots": ["mine.v1", hostile], "place": "<b>",
+                             "struck": 3, "marks": [(4, "timeout"), (9, "<i>")],
+                             "finished_at": 0.0}]))
+    assert "<img" not in rows and "<b>" not in rows and "<i>" not in rows
+    assert '<a class="strike" href="/games/7/?move=4">timeout at move 4</a>' in rows
+    assert '<a class="strike" href="/games/7/?move=9">strike at move 9</a>' in rows

@@ -7,6 +7,7 @@ Standing row (the runner's last fit), games from the season's league store (read
 from __future__ import annotations
 
 import re
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,6 @@ from django.contrib.auth.models import User
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.templatetags.static import static
-from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_POST
@@ -179,12 +179,14 @@ def rating_chart_of(bot: Bot) -> SafeString:
 
 
 def recent_rows(recent: list[dict[str, Any]]) -> SafeString:
-    """A bot's recent games as table rows, every value escaped (format_html_join: cheaper
-    than fifty rows through the template engine); times as `local_time` shows them."""
-    return format_html_join("", '<tr><td><a href="/games/{}/">{}</a></td><td>{}</td><td>{}</td>'
-                                '<td>{}</td><td>{}</td></tr>',
-                            ((g["index"], g["index"], ", ".join(map(str, g["bots"])), g["place"],
-                              strike_links(g), local_time(g["finished_at"])) for g in recent))
+    """A bot's recent games as table rows: the seats' names and the place escaped, the index
+    a whole number (cheaper than fifty rows through the template engine, or through
+    format_html escaping every number); times as `local_time` shows them."""
+    return SafeString("".join(
+        f'<tr><td><a href="/games/{int(g["index"])}/">{int(g["index"])}</a></td>'
+        f'<td>{escape(", ".join(map(str, g["bots"])))}</td><td>{escape(str(g["place"]))}</td>'
+        f'<td>{strike_links(g)}</td><td>{local_time(g["finished_at"])}</td></tr>'
+        for g in recent))
 
 
 MARK_WORDS = frozenset((*STRIKE_TYPES, "forfeit"))   # what a store's strike mark may say
