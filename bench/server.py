@@ -42,6 +42,7 @@ import os
 import random
 import shutil
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -263,6 +264,40 @@ def season_standing(folder: Path, names: list[str], seed: int) -> dict:
     return {"rows": rows, "facts": facts, "head_to_head": head}
 
 
+def struck_seats(db_path: Path) -> None:
+    """Every game's first seat struck three times and forfeited (the store's strike marks, as
+    `LeagueStore.save` keeps them): the bot pages' worst case, a link per mark."""
+    from referee.bots.errors import STRIKE_TYPES
+
+    struck = [{**dict.fromkeys(STRIKE_TYPES, 0), "timeout": 3}] + \
+        [dict.fromkeys(STRIKE_TYPES, 0)] * 3
+    db = sqlite3.connect(db_path)
+    try:
+        with db:
+            db.execute("UPDATE games SET strikes = ?, forfeited = ?",
+                       (json.dumps(struck), json.dumps([True, False, False, False])))
+            db.executemany("INSERT INTO game_strikes VALUES (?, 0, ?, ?)",
+                           [(idx, move, kind) for (idx,) in db.execute("SELECT idx FROM games")
+                            for move, kind in ((1, "timeout"), (5, "timeout"), (9, "timeout"),
+                                               (9, "forfeit"))])
+    finally:
+        db.close()
+
+
+def full_history(seed: int) -> list[list[float]]:
+    """A bot's rating history at its longest (HISTORY_POINTS points over three versions)."""
+    from referee.server.club.history import grown
+
+    rng = random.Random(seed)
+    points: list[list[float]] = []
+    for refit in range(1000):
+        strength = rng.uniform(-100, 100)
+        points = grown(points, [{"version": 1 + refit // 400, "games": 10 * refit + 4,
+                                 "strength": strength, "lo": strength - 40,
+                                 "hi": strength + 40}], 1.7e9 + 30 * refit)
+    return points
+
+
 def pages_alone(bots: int, count: int, seed: int, requests: int, profile: Path | None) -> None:
     """Each page's CPU per request with nobody else on the server, in this process (Django's
     test client through the whole middleware), on a club of `bots` bots whose season holds
@@ -281,12 +316,14 @@ def pages_alone(bots: int, count: int, seed: int, requests: int, profile: Path |
     from django.contrib.auth.models import User
     from django.test import Client
 
-    from referee.server.club.models import Bot, BotVersion, Profile, Standing
+    from referee.server.club.history import HISTORY_POINTS, rating_chart
+    from referee.server.club.models import Bot, BotVersion, Profile, RatingHistory, Standing
 
     try:
         names = [f"b{n:03d}.v1" for n in range(bots)]
         record = sample_record(data / "sample", seed)
         big_season(data / "season", bots, count, seed, record, names)
+        struck_seats(data / "season" / "league.db")
         standing = season_standing(data / "fit", names, seed)
         for name in names:
             user = User.objects.create(username=name.split(".")[0])   # signed in by force_login
@@ -297,6 +334,11 @@ def pages_alone(bots: int, count: int, seed: int, requests: int, profile: Path |
                 archive_sha256="0" * 64, archive_size=1, folder=f"uploads/{bot.name}/1/bot",
                 spec="bot.toml", league_name=name, check_state="passed", season_state="active")
         Standing.objects.create(games=count, data=standing)
+        history = full_history(seed)
+        assert len(history) == HISTORY_POINTS
+        RatingHistory.objects.bulk_create(
+            RatingHistory(bot=bot, points=history, chart=rating_chart(history))
+            for bot in Bot.objects.all())
         client = Client()
         client.force_login(User.objects.get(username="b000"))
         rng = random.Random(seed)
@@ -333,9 +375,8 @@ def pages_alone(bots: int, count: int, seed: int, requests: int, profile: Path |
 def bytes_per_game(season: Path) -> float:
     """What a game takes in a season's store: the pages of everything that grows with the
     games (their rows, the seats' index, the schedule), per game stored."""
-    import sqlite3
 
-    tables = ("games", "game_seats", "schedule", "game_workers")
+    tables = ("games", "game_seats", "schedule", "game_workers", "game_strikes")
     marks = ", ".join("?" * len(tables))
     db = sqlite3.connect(f"file:{season / 'league.db'}?mode=ro", uri=True)
     try:

@@ -17,8 +17,9 @@ from referee.league.store import LeagueStore, load_record, pack_record, unpack_r
 
 GAMES = 60
 BYTES_PER_GAME = 4096
-# Everything that grows with the games: their rows, the seats' index, the schedule.
-PER_GAME_TABLES = ("games", "game_seats", "schedule", "game_workers")
+# Everything that grows with the games: their rows, the seats' index, the strike marks, the
+# schedule.
+PER_GAME_TABLES = ("games", "game_seats", "schedule", "game_workers", "game_strikes")
 
 
 @pytest.fixture(scope="module")

@@ -66,6 +66,14 @@ CREATE TABLE IF NOT EXISTS game_seats (
     idx   INTEGER NOT NULL,           -- the game's schedule index
     PRIMARY KEY (name, idx)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS game_strikes (
+    idx   INTEGER NOT NULL,           -- the game's schedule index
+    seat  INTEGER NOT NULL,
+    move  INTEGER NOT NULL,           -- the placement it happened at, from 1 (record `decisions`)
+    kind  TEXT NOT NULL,              -- a strike type, or "forfeit" (at the strike that caused
+                                      -- it; move 0 for a seat that never played)
+    PRIMARY KEY (idx, seat, move, kind)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS game_workers (
     idx          INTEGER PRIMARY KEY REFERENCES games(idx),
     worker       TEXT NOT NULL        -- the cluster worker that played the game (cluster.md)
@@ -272,6 +280,10 @@ class LeagueStore:
             self.db.execute(f"INSERT INTO games VALUES ({', '.join('?' * len(row))})", row)
             self.db.executemany("INSERT OR IGNORE INTO game_seats VALUES (?, ?)",
                                 [(name, game.index) for name in set(game.bots)])
+            self.db.executemany("INSERT OR IGNORE INTO game_strikes VALUES (?, ?, ?, ?)",
+                                [(game.index, *mark) for mark in strike_moves(
+                                    result.record.meta.get("decisions", ()),
+                                    result.record.meta.get("forfeits", ()))])
             if worker is not None:
                 self.db.execute("INSERT INTO game_workers VALUES (?, ?)", (game.index, worker))
 
@@ -310,26 +322,59 @@ class LeagueStore:
                  before: int | None = None) -> list[dict[str, Any]]:
         """The newest recorded games (newest first, at most `limit`, with an index below
         `before` if given) in which any of `names` sat and that `keep` accepts: index,
-        game_id, bots, places, money, strikes (per seat) and finished_at (seconds since the
-        epoch). For pages: the games are found in the game_seats index, newest first, and only
-        their short columns are read, never records."""
+        game_id, bots, places, money, strikes and forfeited (per seat) and finished_at
+        (seconds since the epoch). For pages: the games are found in the game_seats index,
+        newest first, and only their short columns are read, never records."""
         wanted = set(names)
         if not wanted:
             return []
         found: list[dict[str, Any]] = []
         for idx in self._indexes_of(sorted(wanted), before):
-            row = self.db.execute("SELECT game_id, bots, places, money, strikes, finished_at "
-                                  "FROM games WHERE idx = ?", (idx,)).fetchone()
+            row = self.db.execute("SELECT game_id, bots, places, money, strikes, forfeited, "
+                                  "finished_at FROM games WHERE idx = ?", (idx,)).fetchone()
             if row is None:
                 continue
-            game_id, bots, places, money, strikes, finished = row
+            game_id, bots, places, money, strikes, forfeited, finished = row
             game = {"index": idx, "game_id": game_id, "bots": json.loads(bots),
                     "places": json.loads(places), "money": json.loads(money),
-                    "strikes": json.loads(strikes), "finished_at": finished}
+                    "strikes": json.loads(strikes), "forfeited": json.loads(forfeited),
+                    "finished_at": finished}
             if wanted.intersection(game["bots"]) and (keep is None or keep(game)):
                 found.append(game)
                 if len(found) >= limit:
                     break
+        return found
+
+    def strikes_in(self, indexes: Collection[int]) -> dict[int, list[tuple[int, int, str]]]:
+        """Game index -> its strikes and forfeits as (seat, move, kind), each seat's in move
+        order, for these games (an index search each; none for games stored before the marks
+        were kept, or in a store written before them that is open read-only)."""
+        wanted = sorted(set(indexes))
+        if not wanted or not self.db.execute(
+                "SELECT 1 FROM sqlite_master WHERE name = 'game_strikes'").fetchone():
+            return {}
+        found: dict[int, list[tuple[int, int, str]]] = {}
+        # In the primary key's order (idx, seat, move): a seat's marks come in move order.
+        rows = self.db.execute(f"SELECT idx, seat, move, kind FROM game_strikes WHERE idx IN "
+                               f"({', '.join('?' * len(wanted))})", wanted)
+        for idx, seat, move, kind in rows:
+            found.setdefault(idx, []).append((seat, move, kind))
+        return found
+
+    def spans(self, names: Collection[str]) -> dict[str, tuple[int, int]]:
+        """League name -> (first, last) schedule index of the games it sat at, for those of
+        `names` that played (two index searches each, in game_seats)."""
+        if not self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'game_seats'").fetchone():
+            return {}
+        found = {}
+        for name in names:
+            # Two queries: SQLite answers a lone min() or max() from the index's ends.
+            first = self.db.execute("SELECT min(idx) FROM game_seats WHERE name = ?",
+                                    (name,)).fetchone()[0]
+            if first is not None:
+                last = self.db.execute("SELECT max(idx) FROM game_seats WHERE name = ?",
+                                       (name,)).fetchone()[0]
+                found[name] = (first, last)
         return found
 
     def _indexes_of(self, names: list[str], before: int | None = None) -> Iterator[int]:
@@ -367,6 +412,29 @@ class _Transaction:
 
     def __exit__(self, kind: object, *rest: object) -> None:
         self.db.execute("ROLLBACK" if kind else "COMMIT")
+
+
+def strike_moves(decisions: Any, forfeits: Any) -> list[tuple[int, int, str]]:
+    """(seat, move, kind) of each strike in a record's `decisions` (move: the placement, from
+    1) and of each seat's forfeit in its `forfeits`: at the seat's last strike (the one that
+    made it forfeit), else at its first move played for it, else 0 (it never had a move)."""
+    marks: list[tuple[int, int, str]] = []
+    last_strike: dict[int, int] = {}
+    first_auto: dict[int, int] = {}
+    for move, decision in enumerate(decisions, start=1):
+        seat = decision.get("seat")
+        if not isinstance(seat, int):
+            continue
+        if decision.get("strike"):
+            marks.append((seat, move, str(decision["strike"])))
+            last_strike[seat] = move
+        elif decision.get("auto") == "forfeited":
+            first_auto.setdefault(seat, move)
+    for forfeit in forfeits:
+        seat = forfeit.get("seat")
+        if isinstance(seat, int):
+            marks.append((seat, last_strike.get(seat, first_auto.get(seat, 0)), "forfeit"))
+    return marks
 
 
 def _note_values(decisions: Any, seats: int) -> list[dict[str, list[float]]]:

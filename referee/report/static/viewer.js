@@ -26,9 +26,9 @@
 
   // The decision of each place event (same order), and the event index of each decision.
   const decisionOf = {};
-  let placed = 0;
+  const placeEvents = [];   // the event index of each move (placement), in order
   events.forEach((e, i) => {
-    if (e.type === "place") { decisionOf[i] = decisions[placed] || null; placed += 1; }
+    if (e.type === "place") { decisionOf[i] = decisions[placeEvents.length] || null; placeEvents.push(i); }
   });
 
   // Control, format and bidi characters of bot text are shown as escapes (as the terminal
@@ -494,7 +494,19 @@
   // neutral dice pre-rolled), not the empty table before it.
   let opening = events.findIndex((e) => e.type === "round") + 1;
   while (opening > 0 && opening < events.length && events[opening].type === "preroll") opening += 1;
-  const fromHash = /^#event-(\d+)$/.exec(location.hash);
+  // #event-K opens after the first K events; #move=N (the club's links to a strike) on the
+  // N-th move (placement, from 1) of the game, as the current event.
+  function fromHash() {
+    const event = /^#event-(\d+)$/.exec(location.hash);
+    if (event) return Number(event[1]);
+    const move = /^#move=(\d+)$/.exec(location.hash);
+    if (move && Number(move[1]) >= 1 && Number(move[1]) <= placeEvents.length) {
+      return placeEvents[Number(move[1]) - 1] + 1;
+    }
+    return null;
+  }
+  window.addEventListener("hashchange", () => { const k = fromHash(); if (k !== null) go(k); });
   step = -1;
-  go(fromHash ? Number(fromHash[1]) : opening);
+  const start = fromHash();
+  go(start === null ? opening : start);
 })();

@@ -18,12 +18,12 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass, field
+from html import escape
 from typing import Any
 from urllib.parse import quote
 
 from django.core.serializers.json import DjangoJSONEncoder
 from django.template.loader import render_to_string
-from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from referee.server.club.models import Bot, BotVersion, Standing
@@ -69,15 +69,17 @@ class Board:
 
 
 def opponents_table(rows: list[tuple[str, dict[str, Any]]]) -> SafeString:
-    """The opponents' table as HTML, every value escaped (format_html_join: a hundred rows
-    through the template engine cost more than the rest of the bot page)."""
-    body = format_html_join("", '<tr><td><a href="{}">{}</a></td><td>{}</td><td>{}</td>'
-                                '<td>{}</td></tr>',
-                            ((rec["url"], name, rec["games"], rec["ahead"], rec["behind"])
-                             for name, rec in rows))
-    return format_html('<table id="opponents"><thead><tr><th>opponent</th><th>games</th>'
-                       '<th>ahead</th><th>behind</th></tr></thead><tbody>{}</tbody></table>',
-                       body)
+    """The opponents' table as HTML: names escaped, counts written as the whole numbers
+    `opponents` made them, paths as it quoted them (a hundred rows through the template engine
+    cost more than the rest of the bot page; through format_html, escaping every count, a
+    millisecond)."""
+    body = "".join(f'<tr><td><a href="{rec["url"]}">{escape(name)}</a></td>'
+                   f'<td>{rec["games"]:d}</td><td>{rec["ahead"]:d}</td><td>{rec["behind"]:d}</td>'
+                   f'<td>{rec["games"] - rec["ahead"] - rec["behind"]:d}</td></tr>'
+                   for name, rec in rows)
+    return SafeString('<table id="opponents"><thead><tr><th>opponent</th><th>games</th>'
+                      '<th>ahead</th><th>behind</th><th>even</th></tr></thead><tbody>'
+                      f'{body}</tbody></table>')
 
 
 def opponents(h2h: dict[str, Any], league_names: list[str]) -> list[tuple[str, dict[str, Any]]]:

@@ -129,7 +129,8 @@ def recent_games(names: list[str], want: str = "", limit: int = 50,
                  before: int | None = None) -> list[dict[str, Any]]:
     """The newest season games of these league names (with an index below `before`, if
     given); `want` "losses" (not first) or "strikes" (any strike) keeps only those. Each
-    game gains `seat` and `place` of the (first) seat of these names, and `struck`."""
+    game gains `seat` and `place` of the (first) seat of these names, `struck` (its strike
+    count) and `marks`: (move, kind) of its strikes and forfeit (LeagueStore.strikes_in)."""
     wanted = set(names)
 
     def mine(game: dict[str, Any]) -> int:
@@ -146,9 +147,21 @@ def recent_games(names: list[str], want: str = "", limit: int = 50,
     with season_store() as store:
         games = [] if store is None else store.games_of(names, limit=limit, keep=keep,
                                                           before=before)
+        for game in games:
+            seat = mine(game)
+            game.update(seat=seat, place=game["places"][seat],
+                        struck=sum(game["strikes"][seat].values()),
+                        finished=f"{game['finished_at']:.0f}")   # as text: no filter per row
+        # Marks only of the games it struck or forfeited in (most games have none).
+        marks = {} if store is None else store.strikes_in(
+            [g["index"] for g in games if g["struck"] or g["forfeited"][g["seat"]]])
     for game in games:
-        seat = mine(game)
-        game.update(seat=seat, place=game["places"][seat],
-                    struck=sum(game["strikes"][seat].values()),
-                    finished=f"{game['finished_at']:.0f}")   # as text: no filter per row
+        game["marks"] = [(move, kind) for at, move, kind in marks.get(game["index"], ())
+                         if at == game["seat"]]
     return games
+
+
+def version_spans(names: list[str]) -> dict[str, tuple[int, int]]:
+    """League name -> (first, last) season game of each of these versions that played."""
+    with season_store() as store:
+        return {} if store is None else store.spans(names)

@@ -202,6 +202,19 @@ class Standing(models.Model):
         get_latest_by = ["created_at", "id"]
 
 
+class RatingHistory(models.Model):
+    """A bot's strength over the season, for its page's chart: one point per version and refit
+    that rated new games of it, `[time, version, games, strength, low, high]` (time in seconds
+    since the epoch; the 95% interval), oldest first. The runner appends them as it stores a
+    standing and thins them, so a season's length never grows a row past HISTORY_POINTS; and
+    it draws their chart then, once (history.rating_chart), so that no page request does."""
+
+    # A bot's page reads its chart with the bot (select_related): no query of its own.
+    bot = models.OneToOneField(Bot, on_delete=models.CASCADE, related_name="history")
+    points = models.JSONField(default=list)
+    chart = models.TextField(blank=True, default="")     # HTML drawn from numbers only
+
+
 class Notice(models.Model):
     """A message from the runner to one student (or, with no user, to the organiser)."""
 

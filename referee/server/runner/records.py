@@ -14,12 +14,14 @@ from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
+from referee.server.club.history import grown, rating_chart
 from referee.server.club.models import (
     Bot,
     BotVersion,
     CheckLine,
     CheckRun,
     Notice,
+    RatingHistory,
     Season,
     Standing,
     TestGame,
@@ -309,10 +311,30 @@ STANDINGS_KEPT = 5   # pages read only the newest; a few older ones for the orga
 
 def write_standing(games: int, data: dict) -> None:
     """A new snapshot of the table (the leaderboard shows the newest); all but the newest
-    STANDINGS_KEPT are removed, so a season's age costs no page anything."""
+    STANDINGS_KEPT are removed, so a season's age costs no page anything. Each bot's rating
+    history gains the standing's points in the same transaction."""
     with transaction.atomic():
         newest = Standing.objects.create(games=games, data=data)
         Standing.objects.filter(pk__lte=newest.pk - STANDINGS_KEPT).delete()
+        grow_histories(data.get("rows", []), newest.created_at.timestamp())
+
+
+def grow_histories(rows: list[dict], when: float) -> None:
+    """Append a standing's rows (each with its `bot` and `version`) to their bots' rating
+    histories and draw their charts again; a bot whose rows rated no new games is left as
+    it was."""
+    by_bot: dict[str, list[dict]] = {}
+    for row in rows:
+        if isinstance(row, dict) and isinstance(row.get("bot"), str):
+            by_bot.setdefault(row["bot"], []).append(row)
+    bots = Bot.objects.filter(name__in=list(by_bot)).select_related("history")
+    for bot in bots:
+        history = getattr(bot, "history", None) or RatingHistory(bot=bot, points=[])
+        old = history.points if isinstance(history.points, list) else []
+        points = grown(old, by_bot[bot.name], when)
+        if points is not old:
+            history.points, history.chart = points, rating_chart(points)
+            history.save()
 
 
 def set_report(path: str) -> None:

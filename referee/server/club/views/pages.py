@@ -6,6 +6,8 @@ Standing row (the runner's last fit), games from the season's league store (read
 
 from __future__ import annotations
 
+import re
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +19,11 @@ from django.contrib.auth.models import User
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.templatetags.static import static
-from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_POST
 
+from referee.bots.errors import STRIKE_TYPES
 from referee.report.site import single_game_html
 from referee.server.club import games
 from referee.server.club.board import league_bot, newest_board
@@ -150,7 +152,8 @@ def upload(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def bot_page(request: HttpRequest, name: str) -> HttpResponse:
-    bot = get_object_or_404(Bot.objects.select_related("owner"), name=name)
+    bot = get_object_or_404(Bot.objects.select_related("owner", "history")
+                            .defer("history__points"), name=name)
     versions = list(bot.versions.select_related("checkrun").order_by("-number"))
     names = [v.league_name for v in versions]
     board = newest_board()
@@ -158,20 +161,50 @@ def bot_page(request: HttpRequest, name: str) -> HttpResponse:
     show = show if show in ("losses", "strikes") else ""
     recent = games.recent_games(names, show) if names else []
     played = bool(recent) or bool(show and games.recent_games(names, "", limit=1))
+    spans = games.version_spans(names) if names else {}
+    for version in versions:
+        version.first_game, version.last_game = spans.get(version.league_name, (None, None))
     return render(request, "club/bot.html", {
         "bot": bot, "versions": versions, "mine": may_see_code(request.user, bot),
-        "rows": board.rows_of(bot.name),
+        "rows": board.rows_of(bot.name), "chart": rating_chart_of(bot),
         "opponents": board.opponents_html(names), "show": show, "recent": recent,
         "recent_rows": recent_rows(recent), "waiting": waiting_for(bot, versions, played)})
 
 
+def rating_chart_of(bot: Bot) -> SafeString:
+    """The bot's rating chart as the runner drew it with its history (history.rating_chart:
+    numbers and times only, no bot's text); empty before its first rated games."""
+    history = getattr(bot, "history", None)
+    return SafeString(history.chart if history is not None else "")
+
+
 def recent_rows(recent: list[dict[str, Any]]) -> SafeString:
-    """A bot's recent games as table rows, every value escaped (format_html_join: cheaper
-    than fifty rows through the template engine); times as `local_time` shows them."""
-    return format_html_join("", '<tr><td><a href="/games/{}/">{}</a></td><td>{}</td><td>{}</td>'
-                                '<td>{}</td><td>{}</td></tr>',
-                            ((g["index"], g["index"], ", ".join(map(str, g["bots"])), g["place"],
-                              g["struck"], local_time(g["finished_at"])) for g in recent))
+    """A bot's recent games as table rows: the seats' names and the place escaped, the index
+    a whole number (cheaper than fifty rows through the template engine, or through
+    format_html escaping every number); times as `local_time` shows them."""
+    return SafeString("".join(
+        f'<tr><td><a href="/games/{int(g["index"])}/">{int(g["index"])}</a></td>'
+        f'<td>{escape(", ".join(map(str, g["bots"])))}</td><td>{escape(str(g["place"]))}</td>'
+        f'<td>{strike_links(g)}</td><td>{local_time(g["finished_at"])}</td></tr>'
+        for g in recent))
+
+
+MARK_WORDS = frozenset((*STRIKE_TYPES, "forfeit"))   # what a store's strike mark may say
+
+
+def strike_links(game: dict[str, Any]) -> SafeString | int:
+    """A recent game's strikes: its count, then a link per strike and forfeit to the replay
+    at its move (the game page passes `move` on to the viewer); the bare count for a game
+    stored before the moves were kept. Written without escaping (fifty rows of links through
+    format_html cost a page's budget): only whole numbers and the words of MARK_WORDS."""
+    if not game["marks"]:
+        return game["struck"]
+    index = int(game["index"])
+    links = " ".join(f'<a class="strike" href="/games/{index}/?move={int(move)}">'
+                     f'{kind if kind in MARK_WORDS else "strike"} at move {int(move)}</a>'
+                     for move, kind in game["marks"] if move > 0)
+    unplayed = " forfeit from the start" if (0, "forfeit") in game["marks"] else ""
+    return SafeString(f"{int(game['struck'])} {links}{unplayed}")
 
 
 @login_required
@@ -223,6 +256,12 @@ def _season_game(user: User, index: int) -> tuple[dict[str, Any], list[str], dic
     return record, names, games.visible_record(user, record, names)
 
 
+def at_move(request: HttpRequest) -> str:
+    """The replay viewer's anchor for the page's `?move=N` (a placement, from 1), or ""."""
+    move = request.GET.get("move", "")
+    return f"#move={int(move)}" if re.fullmatch("[0-9]{1,6}", move) else ""
+
+
 @login_required
 def game_page(request: HttpRequest, index: int) -> HttpResponse:
     record, names, shown = _season_game(request.user, index)
@@ -230,7 +269,7 @@ def game_page(request: HttpRequest, index: int) -> HttpResponse:
     return render(request, "club/game.html", {
         "title": f"Game {index}", "record": record, "seats": _seat_rows(record, names),
         "outputs": outputs, "others_hidden": others,
-        "viewer_url": f"/games/{index}/viewer"})
+        "viewer_url": f"/games/{index}/viewer{at_move(request)}"})
 
 
 @login_required
