@@ -12,8 +12,9 @@ fresh clone with empty caches:
 
 Then each takes the other way in: Ben's and Cal's guide archives on the web page, Ann's second
 version with her guide's `referee submit`, which replaces her first. The leaderboard ranks
-current versions only, the retired one a click away; the leaderboard, a bot page and a replay
-fit a phone and a desktop.
+current versions only, the retired one a click away; the bot page charts its rating; the
+season page says the season's pace and house bots; they and a replay fit a phone and a
+desktop.
 With REFEREE_DOCS_SCREENSHOTS=1 it retakes the screenshots docs/server.md shows.
 """
 
@@ -199,8 +200,13 @@ def test_a_clubs_first_evening(tmp_path: Path) -> None:
         screenshot(ann.browser, "server-evening-leaderboard.png", tmp_path)
         phone_screenshot(ann.browser, "server-evening-leaderboard-phone.png", tmp_path)
 
-        # Her bot's page and one of its replays, on a phone and a desktop.
-        ann.browser.get(f"{url}/bots/mine/")
+        # Her bot's page: its rating over the season as a chart with its interval, once a
+        # refit has rated her games; then one of its replays, on a phone and a desktop.
+        def chart() -> bool:
+            ann.browser.get(f"{url}/bots/mine/")
+            return bool(ann.browser.find_elements("css selector", "#rating svg"))
+
+        wait("her bot's rating chart", chart, every=3)
         game_url = wait("a game on her page", lambda: [
             a.get_attribute("href") for a in ann.browser.find_elements("css selector",
                                                                        "#recent a")
@@ -209,8 +215,16 @@ def test_a_clubs_first_evening(tmp_path: Path) -> None:
         phone_screenshot(ann.browser, "server-evening-bot-phone.png", tmp_path)
         ann.browser.get(game_url)
         wait("the replay", lambda: ann.browser.find_elements("css selector", "#replay"), 60)
-        assert_fits(ann.browser, url, ["/leaderboard/", "/bots/mine/", "/bots/mine-cpp/",
-                                       game_url.removeprefix(url), f"/versions/{second}/"])
+        # The season page says what the season is: its pace and its house bots among the rest.
+        ann.browser.get(f"{url}/season/")
+        assert "60" in text_of(ann.browser, "#pace"), text_of(ann.browser, "#pace")
+        houses = text_of(ann.browser, "#season-house")
+        assert all(name in houses for name in ("random", "greedy", "montecarlo")), houses
+        screenshot(ann.browser, "server-evening-season.png", tmp_path)
+        phone_screenshot(ann.browser, "server-evening-season-phone.png", tmp_path)
+        assert_fits(ann.browser, url, ["/season/", "/leaderboard/", "/bots/mine/",
+                                       "/bots/mine-cpp/", game_url.removeprefix(url),
+                                       f"/versions/{second}/"])
         for student in students:
             assert not csp_refusals(student.browser), student.name
     finally:
