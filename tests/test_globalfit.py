@@ -237,3 +237,84 @@ def test_the_fit_reaches_the_maximum_with_shared_places_forfeits_and_sizes():
     other, other_scale = design.fit_scaled(weights, start=np.linspace(-2, 2, len(BOTS)),
                                            start_scale=np.full(len(log_scale), 0.3) * [0, 1, 1, 1])
     assert np.max(np.abs(other - theta)) < 1e-9 and np.max(np.abs(other_scale - log_scale)) < 1e-9
+
+
+def exact_resample_fits(design, weight_rows, start, start_scale):
+    """The bootstrap's fits the way they were made before `fit_resamples`: each resample by
+    `fit_scaled` (Newton with a line search) from the point estimate."""
+    for row in weight_rows:
+        yield design.fit_scaled(row, start=start, start_scale=start_scale)
+
+
+@pytest.mark.parametrize("sizes", [(2,), (3,), (4,), (2, 3, 4, 5)])
+def test_resample_fits_give_the_exact_fits_and_intervals(sizes, monkeypatch):
+    """The bootstrap's resamples, fitted with one Hessian each (`Design.fit_resamples`), land
+    on the maximum the exact fit finds (within 1e-8 of a strength, 2e-6 Elo) at tables of 2,
+    3, 4 and mixed sizes, and the table's intervals and rank ranges are the exact ones."""
+    import numpy as np
+
+    from referee.ratings.plackett import ELO, Design
+
+    games = []
+    for k, size in enumerate(sizes):
+        games += scaled_games(600 // len(sizes), 40 + size, size, 1.0 - 0.1 * k, 1000 * size)
+    design = Design(games, BOTS)
+    theta, log_scale = design.fit_scaled()
+    rows = np.random.default_rng(7).multinomial(len(games), np.full(len(games), 1 / len(games)),
+                                                size=60).astype(np.float64)
+    fast = list(design.fit_resamples(rows, theta, log_scale))
+    assert design.fallbacks == 0           # every resample took the one-Hessian way
+    for (got, got_scale), (want, want_scale) in zip(
+            fast, exact_resample_fits(design, rows, theta, log_scale), strict=True):
+        assert np.max(np.abs(got - want)) < 1e-8
+        assert np.max(np.abs(got_scale - want_scale)) < 1e-8
+    table = standings(games, BOTS, seed=4, resamples=120)
+    monkeypatch.setattr(Design, "fit_resamples", exact_resample_fits)
+    exact = standings(games, BOTS, seed=4, resamples=120)
+    assert table.order == exact.order and table.strength == exact.strength
+    for bot in BOTS:
+        assert table.low[bot] == pytest.approx(exact.low[bot], abs=1e-8 * ELO)
+        assert table.high[bot] == pytest.approx(exact.high[bot], abs=1e-8 * ELO)
+    assert (table.rank_low, table.rank_high) == (exact.rank_low, exact.rank_high)
+    assert table.separated_from_next() == exact.separated_from_next()
+
+
+def test_a_resample_far_from_the_point_estimate_gets_the_exact_fit():
+    """A tiny league whose resamples move strengths a lot: the steps that do not settle hand
+    the resample to the exact fit, and the result is still the exact one."""
+    import numpy as np
+
+    from referee.ratings.plackett import Design
+
+    games = [game(i, ("a", "b"), (1, 2) if i % 5 else (2, 1)) for i in range(10)]
+    design = Design(games, ["a", "b"])
+    theta, log_scale = design.fit_scaled()
+    # one game weighted 1000 times: its winner's strength goes from 0.6 to about 3.5
+    rows = np.array([[1.0] * 8 + [2.0, 0.0], [1000.0] + [0.0] * 9, [0.0] * 9 + [1000.0]])
+    fast = list(design.fit_resamples(rows, theta, log_scale))
+    assert design.fallbacks == 2
+    for (got, _), (want, _) in zip(fast, exact_resample_fits(design, rows, theta, log_scale),
+                                   strict=True):
+        assert np.max(np.abs(got - want)) < 1e-8
+
+
+def test_the_bootstrap_takes_one_hessian_per_resample(monkeypatch):
+    """The bootstrap's work is bounded: beyond the point fit's, one Hessian shared by every
+    resample and one of each resample's own (counted, so that the bound does not depend on
+    the machine's speed)."""
+    from referee.ratings.plackett import Design
+
+    games = plackett_luce_games(3000, seed=11, size=4)
+    hessians = {"count": 0}
+    newton = Design._theta_newton
+
+    def counted(self, *args, **kwargs):
+        hessians["count"] += 1
+        return newton(self, *args, **kwargs)
+
+    monkeypatch.setattr(Design, "_theta_newton", counted)
+    fit_games(games, BOTS)
+    point_fit = hessians["count"]
+    hessians["count"] = 0
+    standings(games, BOTS, seed=2, resamples=50)
+    assert hessians["count"] <= point_fit + 1 + 50

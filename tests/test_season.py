@@ -202,3 +202,27 @@ def test_the_refit_resumes_trueskill_and_gives_the_table_of_a_refit_from_scratch
     assert json.loads(done.stdout) == resumed
     assert done.stderr.count("\n") == 1 and "ignored, rating every game again" in done.stderr
     season.close()
+
+
+def test_the_runners_refit_runs_blas_in_one_thread(monkeypatch, tmp_path):
+    """The refit's subprocess gets BLAS in one thread: a second thread only busy-waits for
+    the core a game or a page needs (bench/README.md)."""
+    from referee.server.runner import refit as refit_module
+
+    seen = {}
+
+    class Done:
+        returncode = 0
+
+        async def communicate(self):
+            return b"{}", b""
+
+    async def spawn(*args, **kwargs):
+        seen.update(kwargs.get("env") or {})
+        return Done()
+
+    monkeypatch.setattr(refit_module.asyncio, "create_subprocess_exec", spawn)
+    monkeypatch.setenv("REFEREE_PROBE", "kept")
+    assert asyncio.run(refit_module.refit(tmp_path)) == {}
+    assert seen.get("OPENBLAS_NUM_THREADS") == "1" and seen.get("OMP_NUM_THREADS") == "1"
+    assert seen.get("REFEREE_PROBE") == "kept"

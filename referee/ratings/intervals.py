@@ -156,9 +156,8 @@ def standings(games: Sequence[PlayedGame], bots: Sequence[str], seed: int,
     if units and any(id(g) in kept for unit in units for g in unit):
         rng = np.random.Generator(np.random.PCG64(keyed_seed(seed, "bootstrap")))
         draws = rng.multinomial(len(units), np.full(len(units), 1 / len(units)), size=resamples)
-        for b in range(resamples):
-            fitted, _ = design.fit_scaled(draws[b][game_unit].astype(np.float64),
-                                          start=theta, start_scale=log_scale)
+        weights = (draws[b][game_unit].astype(np.float64) for b in range(resamples))
+        for b, (fitted, _) in enumerate(design.fit_resamples(weights, theta, log_scale)):
             samples[b] = to_elo(fitted, design.played)
     else:
         samples[:] = point
