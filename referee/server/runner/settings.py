@@ -9,15 +9,19 @@ from pathlib import Path
 from typing import Any
 
 from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB
-from referee.check import ROOT
 from referee.config import ConfigError, read_toml
 from referee.league.config import LeagueSettings, league_from_table
+from referee.resources import sample_bots
 
 # Keys the web process reads (referee.server.club.limits): known here so that they are no typo.
 WEB_KEYS = frozenset({"max_bots_per_student", "test_games_per_hour", "upload_max_bytes",
                       "unpacked_max_bytes", "max_files", "uploads_per_hour", "name",
                       "sign_in_failures_per_address", "sign_in_failures_per_name_and_address",
                       "sign_in_failures_per_name", "public_leaderboard"})
+
+
+SAMPLES = sample_bots()
+DEFAULT_HOUSE = ("random", "greedy", "montecarlo")
 
 
 @dataclass
@@ -41,8 +45,6 @@ class RunnerSettings:
     house_in_final_table: bool = True  # False: the tables written at close leave them out
 
 
-SAMPLES = ROOT / "sample_bots"
-DEFAULT_HOUSE = ("random", "greedy", "montecarlo")
 SPECIAL = {"league", "house_bots", "house_in_final_table"}   # not whole numbers
 RUNNER_KEYS = frozenset(f.name for f in fields(RunnerSettings) if f.name != "league")
 
