@@ -89,8 +89,9 @@ class Check:
         return (f"{self.status}  {self.name:<{NAME_COLUMN}} "
                 f"{safe_line(self.detail, limit=REASON_LIMIT)}")
 
-    def lines(self, width: int) -> list[str]:
-        """The report line wrapped to `width` columns, continuations indented under the name."""
+    def lines(self, width: int | None) -> list[str]:
+        """The report line wrapped to `width` columns (None: the terminal's, or no wrapping),
+        continuations indented under the name."""
         return fit(self.line(), width, hang=HANG)
 
     def to_json(self) -> dict[str, Any]:
