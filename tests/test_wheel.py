@@ -119,17 +119,14 @@ def test_installed_wheel_plays_a_league_with_the_js_bot_and_serves(
          timeout=INSTALL_TIMEOUT_S, env=env, cwd=tmp_path)
     work = tmp_path / "work"
     work.mkdir()
-    found = _run([python, "-c", "import referee.resources as r; print(r.sample_bots()); "
-                  "print(r.proto_file())"], timeout=120, env=env, cwd=work).stdout.split()
-    samples, proto = Path(found[0]), Path(found[1])
-    assert samples.is_relative_to(venv) and proto.is_relative_to(venv) and proto.is_file()
-
-    # As docs/league.md has it: the JavaScript sample copied, spec and folder (no bot.proto
-    # beside them: the bot loads the one $LASVEGAS_PROTO names).
-    shutil.copytree(samples / "greedy-js", work / "greedy-js")
-    shutil.copy(samples / "greedy-js.toml", work / "greedy-js.toml")
-    league = _run([referee, "league", "greedy-js.toml", str(samples / "random.toml"),
-                   "--games", "4", "--seed", "11", "--out", "out", "--quiet"],
+    # As docs/league.md has it: sample bots copied, spec and folder (no bot.proto beside the
+    # JavaScript bot: it loads the one $LASVEGAS_PROTO names, the installed package's).
+    for name in ("greedy-js", "random"):
+        shutil.copytree(ROOT / "sample_bots" / name, work / name,
+                        ignore=shutil.ignore_patterns("node_modules", "__pycache__"))
+        shutil.copy(ROOT / "sample_bots" / f"{name}.toml", work / f"{name}.toml")
+    league = _run([referee, "league", "greedy-js.toml", "random.toml", "--games", "4",
+                   "--seed", "11", "--out", "out", "--quiet"],
                   timeout=INSTALL_TIMEOUT_S, env=env, cwd=work)
     table = json.loads((work / "out" / "table.json").read_text())["table"]
     rows = {row["bot"]: row for row in table}
@@ -137,6 +134,14 @@ def test_installed_wheel_plays_a_league_with_the_js_bot_and_serves(
     for row in rows.values():
         assert row["games"] == 4 and row["forfeits"] == 0, row
         assert sum(row["strikes"].values()) == 0, row
+
+    # The defaults that name sample bots (house bots, `referee check`'s opponents) and the
+    # protocol file resolve inside the installation.
+    found = _run([python, "-c", "import referee.resources as r; print(r.sample_bots()); "
+                  "print(r.proto_file())"], timeout=120, env=env, cwd=work).stdout.split()
+    samples, proto = Path(found[0]), Path(found[1])
+    assert samples.is_relative_to(venv) and proto.is_relative_to(venv) and proto.is_file()
+    assert (samples / "montecarlo.toml").is_file()
 
     # The club server: its pages (templates, static files) and its database (migrations).
     server = ServerProcess(work / "club", program=(referee,), cwd=work, env=env)
