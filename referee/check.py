@@ -53,6 +53,7 @@ from referee.engine import PRESETS, Action, Game, RuleSet, preset
 from referee.match import MatchOptions, MatchResult, play_match
 from referee.protocol import PROTOCOL_VERSION, convert, pb
 from referee.render import fit
+from referee.resources import sample_bots
 from referee.seeds import derive_seed, request_id
 from referee.text import safe_line
 
@@ -63,7 +64,7 @@ UNANSWERED = (TIMEOUT, CRASH)  # strikes whose latency is the referee's waiting,
 
 def default_opponents() -> list[Path]:
     """The sample bots random and greedy if both exist, else the `honest` test bot."""
-    samples = [ROOT / "sample_bots" / "random.toml", ROOT / "sample_bots" / "greedy.toml"]
+    samples = [sample_bots() / "random.toml", sample_bots() / "greedy.toml"]
     if all(path.is_file() for path in samples):
         return samples
     honest = ROOT / "tests" / "bots" / "honest.toml"
@@ -93,8 +94,9 @@ class Check:
         return (f"{self.status}  {self.name:<{NAME_COLUMN}} "
                 f"{safe_line(self.detail, limit=REASON_LIMIT)}")
 
-    def lines(self, width: int) -> list[str]:
-        """The report line wrapped to `width` columns, continuations indented under the name."""
+    def lines(self, width: int | None) -> list[str]:
+        """The report line wrapped to `width` columns (None: the terminal's, or no wrapping),
+        continuations indented under the name."""
         return fit(self.line(), width, hang=HANG)
 
     def to_json(self) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import random
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import grpc
 
@@ -31,9 +31,15 @@ from referee.text import safe_line
 class SeatBot(Protocol):
     """What a seat needs from a bot: identity, limits and a Play stream per game."""
 
-    name: str
-    version: str
-    limits: Limits
+    # Read-only: a Lease answers them with properties, a plain object with attributes.
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def version(self) -> str: ...
+
+    @property
+    def limits(self) -> Limits: ...
 
     def open_game(self, handler: Handler | None = None) -> GameStream: ...
 
@@ -131,7 +137,7 @@ class _Match:
     task started by the request's deadline timer. Only one request is outstanding at a time,
     and `pending` says which: whoever resolves it first clears it, anyone later drops out."""
 
-    def __init__(self, rules: RuleSet, bots: Sequence[SeatBot], seed: int,
+    def __init__(self, rules: RuleSet, bots: Sequence[SeatBot | AbsentBot], seed: int,
                  options: MatchOptions, observer: Observer | None) -> None:
         self.options = options
         self.observer = observer
@@ -154,8 +160,10 @@ class _Match:
         self.loop = asyncio.get_running_loop()
         self.done: asyncio.Future[None] = self.loop.create_future()
         self.tasks: set[asyncio.Task[None]] = set()
-        self.streams = [bot.open_game(functools.partial(self.on_item, seat))
-                        for seat, bot in enumerate(bots)]
+        # An AbsentBot's seat (None here) is forfeited below, before play: its stream is never
+        # read, so the list is typed as the live seats' streams.
+        self.streams = cast("list[GameStream]", [
+            bot.open_game(functools.partial(self.on_item, seat)) for seat, bot in enumerate(bots)])
         for seat, bot in enumerate(bots):
             if isinstance(bot, AbsentBot):
                 self.seats[seat].forfeited = True
@@ -367,7 +375,7 @@ class _Match:
 
 async def play_match(
     rules: RuleSet,
-    bots: Sequence[SeatBot],
+    bots: Sequence[SeatBot | AbsentBot],
     seed: int,
     game_id: str,
     options: MatchOptions | None = None,

@@ -68,19 +68,21 @@ def free_port() -> int:
 
 
 class ServerProcess:
-    """A real `referee serve` on a free loopback port, in a data folder."""
+    """A real `referee serve` on a free loopback port, in a data folder: this checkout's, or
+    that of `program` (another installation's `referee` command, run in `cwd` with `env`)."""
 
-    def __init__(self, data: Path, *extra: str, port: int | None = None) -> None:
+    def __init__(self, data: Path, *extra: str, port: int | None = None,
+                 program: tuple[str, ...] = (sys.executable, "-m", "referee.cli"),
+                 cwd: Path | None = None, env: dict[str, str] | None = None) -> None:
         self.data = data
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = data.parent / f"{data.name}-serve-{self.port}.log"
         handle = self.log.open("w")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "referee.cli", "serve", "--data", str(data),
-             "--port", str(self.port), *extra],
+            [*program, "serve", "--data", str(data), "--port", str(self.port), *extra],
             stdout=handle, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-            preexec_fn=stops_with_pytest)
+            preexec_fn=stops_with_pytest, cwd=cwd, env=env)
         self.wait_ready()
 
     def output(self) -> str:

@@ -286,7 +286,8 @@ def _run_guarded(argv: list[str], timeout: float, *, cwd: Path, env: dict[str, s
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                           errors="replace", start_new_session=True) as process:
         # The last lines only: a build that floods its output cannot fill the referee's memory.
-        captured = {"stdout": deque(maxlen=KEPT_LINES), "stderr": deque(maxlen=KEPT_LINES)}
+        captured: dict[str, deque[str]] = {"stdout": deque(maxlen=KEPT_LINES),
+                                           "stderr": deque(maxlen=KEPT_LINES)}
 
         def read(name: str, stream: IO[str]) -> None:
             for line in iter(lambda: stream.readline(8192), ""):   # a long line in pieces

@@ -25,6 +25,7 @@ from referee.bots.errors import BotStartError
 from referee.bots.guard import guarded
 from referee.bots.sandbox import SandboxError
 from referee.bots.spec import BotSpec, resolve_inside
+from referee.resources import proto_file, resource
 from referee.text import safe_block
 
 GRACE_SECONDS = 2.0
@@ -34,13 +35,13 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 def referee_paths() -> list[Path]:
     """What every sandbox (a bot's and its build's) shows of the referee, read-only: the
     `referee` package (the Python SDK) and `proto/` (bot.proto, for bots that load or compile
-    it), those of them that exist."""
-    return [path for path in (PACKAGE_ROOT / "referee", PACKAGE_ROOT / "proto") if path.exists()]
+    it; inside the package when installed from a wheel), those of them that exist."""
+    return [path for path in (PACKAGE_ROOT / "referee", resource("proto")) if path.exists()]
 
 
 # The protocol file, which every sandbox shows (`referee_paths`): a bot that loads it at run
 # time (JavaScript with @grpc/proto-loader) finds it at $LASVEGAS_PROTO wherever its folder is.
-PROTO_FILE = PACKAGE_ROOT / "proto" / "lasvegas" / "v1" / "bot.proto"
+PROTO_FILE = proto_file()
 
 
 def protocol_env() -> dict[str, str]:

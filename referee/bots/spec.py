@@ -373,18 +373,19 @@ def moved_to(spec: BotSpec, workdir: Path) -> BotSpec:
     the system's runtime, `{python}` and bare names stay. BotSpecError, naming the spec's file
     and key, for a program refused here."""
     assert spec.workdir is not None
+    loaded_in = spec.workdir   # the folder where the spec was loaded (narrowed for `rebased`)
     where = spec.path or spec.name
 
     def rebased(argv: tuple[str, ...], key: str) -> tuple[str, ...]:
         if not argv or not argv[0].startswith("/"):
             return argv
         own = Path(os.path.normpath(argv[0]))
-        if not own.is_relative_to(spec.workdir):   # the runtime's: the same on every machine
+        if not own.is_relative_to(loaded_in):   # the runtime's: the same on every machine
             return argv
         # The folder's own program, run from this copy: never the path where it was loaded,
         # which on a worker is another machine's (or, on the same machine, not the copy the
         # sandbox shows), and checked against what this copy holds (a build's links).
-        relative = "./" + own.relative_to(spec.workdir).as_posix()
+        relative = "./" + own.relative_to(loaded_in).as_posix()
         return _program_inside((relative, *argv[1:]), workdir, lambda why: BotSpecError(
             f"{where}: key '{key}': expected {why}"))
 

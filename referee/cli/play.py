@@ -16,13 +16,15 @@ from referee.cli import (
     main,
 )
 from referee.engine import GameRecord, RuleSet
+from referee.resources import sample_bots
 
 SAMPLE_OPPONENTS = ("greedy.toml", "random.toml")   # in sample_bots/, cycled over the seats
 
 
 def default_opponents() -> list[Path]:
-    """The sample bots beside the package (a source checkout), as `referee check` finds them."""
-    folder = Path(__file__).resolve().parents[2] / "sample_bots"
+    """The sample bots (the checkout's, or the installed wheel's), as `referee check` finds
+    them."""
+    folder = sample_bots()
     found = [folder / name for name in SAMPLE_OPPONENTS if (folder / name).is_file()]
     if not found:
         raise click.UsageError("no sample bots here: give the opponents' BOT.toml files")

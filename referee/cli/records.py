@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -85,7 +86,7 @@ def verify(sources: tuple[Path, ...]) -> None:
         for stored in records_from(source):
             checked += 1
             try:
-                found = differences(stored)
+                found: Sequence[object] = differences(stored)
             except (ValueError, KeyError, TypeError) as exc:
                 found = [f"not a valid record: {exc}"]
             if found:

@@ -65,7 +65,7 @@ class Game:
         self.money = [0] * n
         self.notes_won: list[list[int]] = [[] for _ in range(n)]
         self.discard: list[int] = []
-        self._deck: list[int] = []
+        self._deck = []
         self._deck_pos = 0
         self._targets_slot = self.rules.slot
         # Plain rules (no big, no neutral dice) take a shorter path through apply().
@@ -88,7 +88,7 @@ class Game:
         self._dice.append(DiceStream(self.seed, "dice/neutral"))
         self._roll_own = self._roll_big = self._roll_neu = self._roll_all = b""
         # Parts of views that are still valid (see view.make_view): None until a view is made.
-        self._view_parts: dict[object, object] | None = None
+        self._view_parts: dict[object, Any] | None = None
 
     # ----------------------------------------------------------------- queries
 

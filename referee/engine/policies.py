@@ -173,7 +173,8 @@ def _rollout_step(
     if len(values) == 1 and not slot_on:
         return values[0], False
     slot_state = None
-    best, best_gain, best_dice, ties = None, 0, 0, 0
+    best: tuple[int, bool] | None = None
+    best_gain, best_dice, ties = 0, 0, 0
     for v in values:
         if plain:
             ordinary = dice = roll.count(v)
@@ -225,6 +226,7 @@ def _rollout_step(
             ties += 1
             if random_() * ties < 1:
                 best = (v, True)
+    assert best is not None   # set by the first value: a roll always has dice
     return best
 
 

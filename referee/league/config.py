@@ -277,13 +277,13 @@ def league_from_table(data: dict[str, Any], path: Path,
         settings.give("limits", dict(data["limits"]), key("limits"))
     if "ratings" in data:
         table = data["ratings"]
-        known = [f.name for f in dataclasses.fields(RatingParams)]
+        parameters = [f.name for f in dataclasses.fields(RatingParams)]
         if not isinstance(table, dict):
             raise ConfigError(f"{key('ratings')}: expected a table")
-        unknown = sorted(set(table) - set(known))
+        unknown = sorted(set(table) - set(parameters))
         if unknown:
             raise ConfigError(f"{key('ratings')}: unknown parameter {unknown[0]!r}; known "
-                              f"parameters: {', '.join(known)}")
+                              f"parameters: {', '.join(parameters)}")
         params = RatingParams(**table)
         check_ratings(params, key("ratings"))
         settings.give("ratings", params, key("ratings"))

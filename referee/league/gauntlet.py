@@ -22,7 +22,7 @@ import json
 import random
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -86,9 +86,10 @@ class GauntletOutcome:
     state: SprtState
     games_stored: int
     played_now: int = 0
-    trail: list[SprtState] = field(default_factory=list)   # the test after each pair
-    sizes: list[SizeResult] = field(default_factory=list)  # the pairs per table size
-    renamed: dict[str, str] = field(default_factory=dict)  # name played under -> spec's name
+    # dataclasses.field in full: in this class `field` is the attribute above
+    trail: list[SprtState] = dataclasses.field(default_factory=list)   # the test after each pair
+    sizes: list[SizeResult] = dataclasses.field(default_factory=list)  # pairs per table size
+    renamed: dict[str, str] = dataclasses.field(default_factory=dict)  # played as -> spec's name
 
     def to_json(self) -> dict[str, Any]:
         """The outcome as plain data (written to gauntlet.json)."""

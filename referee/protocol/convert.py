@@ -188,7 +188,7 @@ def _seat_pb(s: SeatView) -> pb.SeatState:
 
 _by_value = attrgetter("value")
 # The Action message of each of the 12 actions, shared by every request that offers it.
-_ACTION_PB = {a: pb.Action(value=a.value, slot=a.slot)
+_ACTION_PB: dict[tuple[int, bool], pb.Action] = {a: pb.Action(value=a.value, slot=a.slot)
               for table in (CASINO_ACTIONS, SLOT_ACTIONS) for a in table.values()}
 
 

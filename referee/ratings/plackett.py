@@ -86,7 +86,10 @@ def _positions(games: Sequence[PlayedGame], index: dict[str, int], width: int
     chooses at a stage that says something (all but a last group of one), and the first and
     last position of its group."""
     count = len(games)
-    names, places, forfeits, sizes = [], [], [], []
+    names: list[int] = []
+    places: list[int] = []
+    forfeits: list[bool] = []
+    sizes: list[int] = []
     for game in games:
         for name in game.bots:
             if name not in index:
@@ -101,7 +104,7 @@ def _positions(games: Sequence[PlayedGame], index: dict[str, int], width: int
     # forfeits share the last group whatever their place; empty positions go after it
     group_key = np.full((width, count), np.iinfo(np.int64).max)
     flat_bot = np.array(names, dtype=np.int64)
-    flat_key = np.where(np.array(forfeits, dtype=bool), np.iinfo(np.int64).max - 1,
+    flat_key = np.where(np.array(forfeits, dtype=np.bool_), np.iinfo(np.int64).max - 1,
                         np.array(places, dtype=np.int64))
     bot.T[real.T] = flat_bot
     group_key.T[real.T] = flat_key
@@ -296,6 +299,7 @@ class Design:
                               self._theta_newton(theta, weights, log_scale))
             else:
                 grad = self._gradient(theta, weights, log_scale, joint)
+            assert info is not None   # the first step's Newton call set it (with the Hessian)
             step = _ascent(grad, info) if joint else np.linalg.solve(info, grad)
             x, current, moved, full = self._line_search(current, objective, x, step)
             # A full step this small leaves an error of about its square (below 1e-10)

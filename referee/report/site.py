@@ -243,7 +243,8 @@ class _Pages:
         strikes = [sum(kinds.values()) for kinds in game.strikes]
         for number_, decision in enumerate(decisions):
             seat = decision.get("seat")
-            if decision.get("strike") and seat in range(len(names)) and names[seat] in self.facts:
+            if (decision.get("strike") and isinstance(seat, int) and seat in range(len(names))
+                    and names[seat] in self.facts):
                 self.facts[names[seat]].strikes.append(
                     {"game": index, "game_id": game_id, "decision": number_ + 1,
                      "type": decision["strike"], "detail": decision.get("detail", "")})

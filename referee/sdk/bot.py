@@ -230,6 +230,7 @@ class _Service(rpc.BotServicer):
                     game = _game_info(decoded.start)
                 except ValueError as exc:
                     await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"bad GameStart: {exc}")
+                    return   # abort raises: no game to start
                 rules, players, seat = game.rules, game.players, game.seat
                 _hook(bot, "on_game_start", game)
             elif decoded.end is not None:
@@ -260,7 +261,7 @@ async def serve(bot: Bot, address: str, *, stop: asyncio.Event | None = None) ->
     if not port:
         raise OSError(f"cannot listen on {address}")
     loop = asyncio.get_running_loop()
-    signals = ()
+    signals: tuple[signal.Signals, ...] = ()
     if stop is None:
         stop = asyncio.Event()
         signals = (signal.SIGTERM, signal.SIGINT)

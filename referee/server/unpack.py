@@ -31,7 +31,7 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
 from referee.bots.archive import ArchiveError, archive_image_id
 from referee.bots.folder import open_to_bot
@@ -260,7 +260,7 @@ class _Writer:
         if name:
             self._parent(name + "/x")   # the folder and those above it
 
-    def file(self, name: str, source: BinaryIO, executable: bool, shown: str) -> None:
+    def file(self, name: str, source: IO[bytes], executable: bool, shown: str) -> None:
         """Copy `source` to `name` in chunks, stopping at the unpacked-size cap."""
         if not name:
             raise UploadRefused(f"entry {shown!r} has no name")

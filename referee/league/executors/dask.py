@@ -70,8 +70,10 @@ def security_for(address: str) -> Security:
     for any other address a warning, once, that the cluster is open to whoever reaches it."""
     security = Security()   # distributed.comm.tls.* from dask's config files or environment
     if address.startswith("tls://"):
-        missing = [key for key, value in (("ca-file", security.tls_ca_file),
-                                          ("client.cert", security.tls_client_cert))
+        # Security sets its tls_* attributes from dask's config at run time: its types lack them.
+        ca_file = security.tls_ca_file  # type: ignore[attr-defined]
+        client_cert = security.tls_client_cert  # type: ignore[attr-defined]
+        missing = [key for key, value in (("ca-file", ca_file), ("client.cert", client_cert))
                    if not value]
         if missing:
             raise ConfigError(
@@ -172,7 +174,9 @@ class Cluster:
     async def _close_cluster(self) -> None:
         if self.cluster is not None:
             with contextlib.suppress(Exception):
-                await self.cluster.close()
+                closing = self.cluster.close()   # an awaitable: the cluster is asynchronous
+                if closing is not None:
+                    await closing
 
 
 class DaskExecutor:

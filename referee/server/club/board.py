@@ -28,7 +28,7 @@ from django.utils.safestring import SafeString
 
 from referee.server.club.models import Bot, BotVersion, Standing
 
-EMPTY = {"standing": None, "games": 0, "rows": [], "retired": [], "facts": {}}
+EMPTY: dict[str, Any] = {"standing": None, "games": 0, "rows": [], "retired": [], "facts": {}}
 
 
 def league_bot(league_name: str) -> str:
@@ -112,7 +112,8 @@ def board_rows(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[d
                 .filter(league_name__in=[str(row.get("league_name", "")) for row in rows])}
     bots = {b.name: b for b in Bot.objects.select_related("owner")
             .filter(name__in=[str(row.get("bot", "")) for row in rows])}
-    ranked, retired = [], []
+    ranked: list[dict[str, Any]] = []
+    retired: list[dict[str, Any]] = []
     for row in rows:
         version = versions.get(str(row.get("league_name", "")))
         bot = version.bot if version else bots.get(str(row.get("bot", "")))

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB
-from referee.check import ROOT
 from referee.config import ConfigError, read_toml
 from referee.league.config import LeagueSettings, league_from_table
+from referee.resources import sample_bots
 
 DEFAULT_PACE = 60   # games per bot per hour
 ZERO_ALLOWED = frozenset({"max_rounds", "games_per_bot_per_hour"})   # 0: no bound
@@ -21,6 +21,10 @@ WEB_KEYS = frozenset({"max_bots_per_student", "test_games_per_hour", "upload_max
                       "unpacked_max_bytes", "max_files", "uploads_per_hour", "name",
                       "sign_in_failures_per_address", "sign_in_failures_per_name_and_address",
                       "sign_in_failures_per_name", "public_leaderboard"})
+
+
+SAMPLES = sample_bots()
+DEFAULT_HOUSE = ("random", "greedy", "montecarlo")
 
 
 @dataclass
@@ -47,8 +51,6 @@ class RunnerSettings:
     house_in_final_table: bool = True  # False: the tables written at close leave them out
 
 
-SAMPLES = ROOT / "sample_bots"
-DEFAULT_HOUSE = ("random", "greedy", "montecarlo")
 SPECIAL = {"league", "house_bots", "house_in_final_table"}   # not whole numbers
 RUNNER_KEYS = frozenset(f.name for f in fields(RunnerSettings) if f.name != "league")
 

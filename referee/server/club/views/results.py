@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, overload
 
 from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -50,6 +50,11 @@ def reader(*, public: bool = False) -> Callable[[ReadView], ReadView]:
     return decorate
 
 
+@overload
+def whole_number(request: HttpRequest, key: str, default: int, low: int, high: int) -> int: ...
+@overload
+def whole_number(request: HttpRequest, key: str, default: None, low: int,
+                 high: int) -> int | None: ...
 def whole_number(request: HttpRequest, key: str, default: int | None, low: int,
                  high: int) -> int | None:
     """The query parameter `key` as a whole number from `low` to `high` (`default` when it
