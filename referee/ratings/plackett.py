@@ -334,6 +334,7 @@ class Design:
         ones = np.ones(len(self.games))
         _, info = (self._joint_newton(start, ones, start_scale) if joint else
                    self._theta_newton(start, ones, start_scale))
+        assert info is not None   # a Newton call with its Hessian
         shared = _inverse(info)
         self._state(start, start_scale)
         pinned = self._cached                  # every resample's first gradient is taken here
@@ -366,6 +367,7 @@ class Design:
                 if own is None:
                     grad, info = (self._joint_newton(theta, weights, log_scale) if joint else
                                   self._theta_newton(theta, weights, log_scale))
+                    assert info is not None   # a Newton call with its Hessian
                     own, last = _inverse(info), None
                     if own is None:
                         return None

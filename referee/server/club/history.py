@@ -46,11 +46,12 @@ def grown(points: list[Point], rows: list[dict[str, Any]], when: float) -> list[
     added = []
     for row in rows:
         version, games = row.get("version"), _number(row.get("games"))
-        values = [_number(row.get(key)) for key in ("strength", "lo", "hi")]
-        if not isinstance(version, int) or games is None or None in values:
+        strength, lo, hi = (_number(row.get(key)) for key in ("strength", "lo", "hi"))
+        if not isinstance(version, int) or games is None or strength is None or lo is None \
+                or hi is None:
             continue
         if games > 0 and last_games.get(version) != games:
-            added.append([when, version, games, *values])
+            added.append([when, version, games, strength, lo, hi])
     return thinned(points + sorted(added, key=lambda p: p[1])) if added else points
 
 
