@@ -97,10 +97,12 @@ def phone_screenshot(browser, name: str, tmp: Path) -> None:  # noqa: ANN001
 
 
 def rows(browser, table: str) -> list[tuple[str, str, str]]:  # noqa: ANN001
-    """(rank, bot, version) of each row of a leaderboard table, shown or folded away."""
-    return [tuple(cell.get_attribute("textContent").strip() for cell in (
-        row.find_elements("tag name", "td")[i] for i in (0, 1, 3)))
-        for row in browser.find_elements("css selector", f"{table} tbody tr")]
+    """(rank, bot, version) of each row of a leaderboard table, shown or folded away, read in
+    one script: the live table replaces its rows as new standings arrive."""
+    found = browser.execute_script(
+        "return [...document.querySelectorAll(arguments[0] + ' tbody tr')].map(row => "
+        "[0, 1, 3].map(i => (row.cells[i] ? row.cells[i].textContent : '').trim()));", table)
+    return [tuple(cells) for cells in found]
 
 
 @pytest.mark.skipif(shutil.which("npm") is None, reason="node/npm are not installed")
