@@ -97,12 +97,12 @@ def phone_screenshot(browser, name: str, tmp: Path) -> None:  # noqa: ANN001
 
 
 def rows(browser, table: str) -> list[tuple[str, str, str]]:  # noqa: ANN001
-    """(rank, bot, version) of each row of a leaderboard table, shown or folded away, read in
+    """(rank, bot, version number) of each row of a leaderboard table, shown or folded away, read in
     one script: the live table replaces its rows as new standings arrive."""
     found = browser.execute_script(
         "return [...document.querySelectorAll(arguments[0] + ' tbody tr')].map(row => "
         "[0, 1, 3].map(i => (row.cells[i] ? row.cells[i].textContent : '').trim()));", table)
-    return [tuple(cells) for cells in found]
+    return [(rank, bot, version.removeprefix("v")) for rank, bot, version in found]
 
 
 @pytest.mark.skipif(shutil.which("npm") is None, reason="node/npm are not installed")
@@ -189,8 +189,8 @@ def test_a_clubs_first_evening(tmp_path: Path) -> None:
             board = rows(ann.browser, "#leaderboard")
             bots = {bot: version for _, bot, version in board}
             retired = {(bot, version) for _, bot, version in rows(ann.browser, "#retired")}
-            settled = bots.get("mine") == "v2" and {"mine-js", "mine-cpp"} <= set(bots) and \
-                {("mine", "v1"), ("mine-js", "v1"), ("mine-cpp", "v2")} <= retired
+            settled = bots.get("mine") == "2" and {"mine-js", "mine-cpp"} <= set(bots) and \
+                {("mine", "1"), ("mine-js", "1"), ("mine-cpp", "2")} <= retired
             return board if settled else []
 
         board = wait("every student's current bot on the leaderboard", everybody_ranked,
