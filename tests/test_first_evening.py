@@ -115,17 +115,23 @@ def test_a_clubs_first_evening(tmp_path: Path) -> None:
                                       'refit_seconds = 2\n')
     server = ServerProcess(data)
     url = server.url
-    organiser = browser_at(tmp_path, "organiser")
-    students = [Student("ann", "python.md", tmp_path), Student("ben", "javascript.md", tmp_path),
-                Student("cal", "cpp.md", tmp_path)]
-    ann, ben, cal = students
+    students: list[Student] = []
     try:
-        sign_in(organiser, url, "organiser", server.organiser_password())
-        organiser.get(f"{url}/organiser/")
-        fill(organiser, {"note": "first evening", "max_uses": "30"})
-        click(organiser, "#make-code")
-        code = wait("a join code", lambda: re.search(r"new join code: ([a-z0-9-]+)",
-                                                     organiser.page_source), 60).group(1)
+        # The organiser's browser closes once the code is made: fewer browsers at once on a
+        # busy machine (one's renderer was lost with four open beside two CPU burners).
+        organiser = browser_at(tmp_path, "organiser")
+        try:
+            sign_in(organiser, url, "organiser", server.organiser_password())
+            organiser.get(f"{url}/organiser/")
+            fill(organiser, {"note": "first evening", "max_uses": "30"})
+            click(organiser, "#make-code")
+            code = wait("a join code", lambda: re.search(r"new join code: ([a-z0-9-]+)",
+                                                         organiser.page_source), 60).group(1)
+        finally:
+            organiser.quit()
+        students += [Student("ann", "python.md", tmp_path),
+                     Student("ben", "javascript.md", tmp_path), Student("cal", "cpp.md", tmp_path)]
+        ann, ben, cal = students
         for student in students:
             join(student.browser, url, code, student.name)
 
@@ -230,6 +236,6 @@ def test_a_clubs_first_evening(tmp_path: Path) -> None:
         for student in students:
             assert not csp_refusals(student.browser), student.name
     finally:
-        for browser in [organiser] + [s.browser for s in students]:
-            browser.quit()
+        for student in students:
+            student.browser.quit()
         assert server.stop(signal.SIGTERM) == 0, server.output()
