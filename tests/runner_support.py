@@ -81,6 +81,12 @@ class Club:
             result = user.pk
         """)
 
+    def ann_and_ben_passed(self) -> None:
+        """ann-bot (the sample random bot) and ben-bot (greedy), each a student's passed
+        version: the smallest season that plays."""
+        for name, bot in (("ann", "random"), ("ben", "greedy")):
+            self.version(self.student(name), f"{name}-bot", sample(bot), passed=True)
+
     def version(self, owner: int, bot: str, sample: str | Path, *, passed: bool = False,
                 spec_text: str | None = None, disabled: bool = False,
                 files: dict[str, Path] | None = None) -> int:

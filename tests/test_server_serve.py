@@ -147,8 +147,7 @@ def test_sigkill_of_the_server_takes_its_processes_along_and_a_restart_loses_not
         round_games = 4
         refit_seconds = 1
     """)
-    for name, bot in (("ann", "random"), ("ben", "greedy")):
-        club.version(club.student(name), f"{name}-bot", sample(bot), passed=True)
+    club.ann_and_ben_passed()
     club.close()
     db = data / "season" / "league.db"
     server = ServerProcess(data)
@@ -222,8 +221,7 @@ def test_the_season_and_its_checks_run_below_the_pages(tmp_path: Path, monkeypat
         players = 2
         round_games = 4
     """)
-    for name, bot in (("ann", "random"), ("ben", "greedy")):
-        club.version(club.student(name), f"{name}-bot", sample(bot), passed=True)
+    club.ann_and_ben_passed()
     club.version(club.student("cid"), "cid-bot", sample("random"))   # its check is queued
     club.close()
     server = ServerProcess(data)

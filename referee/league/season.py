@@ -205,6 +205,12 @@ def open_season(out: Path, settings: LeagueSettings | None = None,
         raise
 
 
+def season_table_sizes(settings: LeagueSettings) -> tuple[int, int]:
+    """The table sizes a season plays: its settings' `players`, else tables of 4 (of fewer
+    where the rules allow fewer)."""
+    return settings.players or (min(4, settings.rules.max_players),) * 2
+
+
 def _create(store: LeagueStore, settings: LeagueSettings, round_games: int,
             max_rounds: int | None, max_catch_up: int) -> None:
     settings.validate()
@@ -214,7 +220,7 @@ def _create(store: LeagueStore, settings: LeagueSettings, round_games: int,
     if settings.seed is None:
         settings.seed = draw_secret()
     rules = settings.rules
-    low, high = settings.players or (min(4, rules.max_players),) * 2
+    low, high = season_table_sizes(settings)
     if low < rules.min_players or high > rules.max_players or low > high:
         raise SeasonError(f"{settings.where('players')}: tables of {low}-{high} players do not "
                           f"fit rules {rules.preset!r} ({rules.min_players}-"

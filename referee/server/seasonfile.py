@@ -18,6 +18,7 @@ import tomli_w
 
 from referee.bots.spec import Limits
 from referee.league.config import LeagueSettings
+from referee.league.season import season_table_sizes
 from referee.ratings.trueskill import RatingParams
 
 HEADER = """\
@@ -121,7 +122,7 @@ def defaults() -> dict[str, Any]:
     rules = league.rules
     top: dict[str, Any] = {
         "name": "", "rules": rules.preset,
-        "players": min(4, rules.max_players),   # what a season makes of no `players`
+        "players": season_table_sizes(league)[0],   # what a season makes of no `players`
         "strikes_to_forfeit": league.strikes_to_forfeit,
         "autoplay_forced": league.autoplay_forced, "duplicate": league.duplicate,
         "house_bots": list(DEFAULT_HOUSE), "public_leaderboard": False,
@@ -193,7 +194,7 @@ def runner_values(settings: Any) -> dict[str, Any]:
     values = {item.name: getattr(settings, item.name) for item in dataclasses.fields(settings)
               if item.name != "league"}
     rules = league.rules
-    low, high = league.players or (min(4, rules.max_players),) * 2
+    low, high = season_table_sizes(league)
     values.update(
         house_bots=[house_label(spec) for spec in settings.house_bots],
         rules=rules.to_dict(), players=f"{low}-{high}" if low != high else str(low),
