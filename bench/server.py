@@ -488,7 +488,7 @@ def main() -> None:
 
         students = setup_club(data, args.bots)[: args.students]
         wait("every bot in the season", lambda: BotVersion.objects.filter(
-            season_state="active").count() == args.bots)
+            season_state="active", bot__house=False).count() == args.bots)
         wait("a fitted table and 100 games",
              lambda: Standing.objects.exists() and games(data) >= 100)
         print(f"season: {args.bots} bots, 4-player tables, rounds of 2 games per bot; "
