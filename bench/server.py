@@ -91,6 +91,7 @@ def bot_zip(sample: str, name: str) -> bytes:
 
 def setup_club(data: Path, bots: int) -> list[dict]:
     """Students, their bots as passed versions, sessions and tokens (through the ORM here)."""
+    from django.conf import settings
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
     from django.contrib.auth.models import User
     from django.contrib.sessions.backends.db import SessionStore
@@ -116,7 +117,7 @@ def setup_club(data: Path, bots: int) -> list[dict]:
         CheckRun.objects.create(version=version, state="passed")
         session = SessionStore()
         session[SESSION_KEY] = str(user.pk)
-        session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+        session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]   # the club's own
         session[HASH_SESSION_KEY] = user.get_session_auth_hash()
         session.create()
         token, _ = new_token(user)

@@ -614,6 +614,27 @@ def test_the_leaderboard_ranks_only_current_versions_and_marks_by_the_rule(
     assert retired.count("<tr class=\"state-retired\">") == 2
 
 
+def test_rank_ranges_read_as_the_tables_print_them(folder: Path) -> None:
+    """A held rank reads `1`, a range `2–4`, and a version the fit has not ranked yet `-`
+    (never `None–None`), on the leaderboard and on the bot page."""
+    ann = student()
+    bots = [Bot.objects.create(owner=ann, name=unique(f"r{n}")) for n in range(3)]
+    versions = [board_version(bot, 1, "active") for bot in bots]
+    rows = [fit_row(version, 50 - 40 * n, 90 - 40 * n, None) for n, version in enumerate(versions)]
+    for row, (low, high) in zip(rows, [(1, 1), (2, 4), (None, None)], strict=True):
+        row["rank_lo"], row["rank_hi"] = low, high
+    Standing.objects.create(games=40, data={"rows": rows, "facts": {}, "head_to_head": {}})
+    client = signed_in(ann)
+    board = client.get("/leaderboard/").content.decode().split('id="leaderboard"')[1]
+    assert "None" not in board
+    after_interval = r"\](?: ~)?</td><td>([^<]*)</td>"   # the cell after the strength's
+    assert re.findall(after_interval, board.split("</table>")[0]) == ["1", "2–4", "-"]
+    for bot, shown in zip(bots, ["1", "2–4", "-"], strict=True):
+        table = client.get(f"/bots/{bot.name}/").content.decode().split("In the table")[1]
+        table = table.split("</table>")[0]
+        assert re.findall(after_interval, table) == [shown] and "None" not in table, table
+
+
 def test_a_bot_page_says_what_its_bot_waits_for(folder: Path) -> None:
     """A queued check with its place in the queue, a running check, a passed version entering,
     an entered one waiting for its first game, a paused season; a house bot is marked as such

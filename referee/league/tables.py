@@ -300,10 +300,16 @@ def _interval(row: Row) -> str:
     return f"{_signed(row.strength_low)}..{_signed(row.strength_high)}"
 
 
-def _ranks(row: Row) -> str:
-    if row.rank_low is None or row.rank_high is None:
+def rank_text(low: int | None, high: int | None, dash: str = "-") -> str:
+    """The ranks a bot holds at 95% as the tables print them: `3`, `2-5` (joined by `dash`),
+    or `-` before the bot has a rank."""
+    if low is None or high is None:
         return "-"
-    return str(row.rank_low) if row.rank_low == row.rank_high else f"{row.rank_low}-{row.rank_high}"
+    return str(low) if low == high else f"{low}{dash}{high}"
+
+
+def _ranks(row: Row) -> str:
+    return rank_text(row.rank_low, row.rank_high)
 
 
 def _apart(row: Row) -> str:

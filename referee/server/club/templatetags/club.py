@@ -8,6 +8,8 @@ from typing import Any
 from django import template
 from django.utils.html import format_html
 
+from referee.league.tables import rank_text
+
 register = template.Library()
 
 
@@ -17,6 +19,12 @@ def signed(value: Any) -> str:
     if not isinstance(value, int | float):
         return "-"
     return f"{round(value):+d}" if round(value) else "0"
+
+
+@register.filter
+def ranks(row: Any) -> str:
+    """A standing row's rank range as the league's tables print it (`3`, `2–5`, `-`)."""
+    return rank_text(row.get("rank_lo"), row.get("rank_hi"), dash="\u2013")
 
 
 @register.filter

@@ -19,6 +19,12 @@ function fixed(value, digits) {
   return typeof value === "number" ? value.toFixed(digits) : "";
 }
 
+// The tables' rule for a rank range: 3, 2\u20135, or - before a bot has a rank.
+function ranks(r) {
+  if (r.rank_lo == null || r.rank_hi == null) return "-";
+  return r.rank_lo === r.rank_hi ? String(r.rank_lo) : r.rank_lo + "\u2013" + r.rank_hi;
+}
+
 function boardRow(r) {
   const tr = document.createElement("tr");
   tr.className = "state-" + (r.state || "");
@@ -43,7 +49,7 @@ function boardRow(r) {
   // The tables' rule: ~ when this row's interval overlaps the NEXT row's (never the last).
   cell(tr, signed(r.strength) + " [" + signed(r.lo) + ", " + signed(r.hi) + "]" +
     (r.overlaps_next ? " ~" : ""));
-  cell(tr, r.rank_lo + "\u2013" + r.rank_hi);
+  cell(tr, ranks(r));
   cell(tr, fixed(r.mu, 1) + " \u00b1 " + fixed(r.sigma, 1));
   cell(tr, r.games);
   cell(tr, r.wins);
