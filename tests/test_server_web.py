@@ -747,3 +747,37 @@ def test_the_replay_viewer_builds_its_template_and_assets_once(monkeypatch) -> N
     first, second = site.single_game_html(record), site.single_game_html(record)
     assert first == second and "viewer" in first
     assert calls == {"environment": 0, "asset_text": 0}
+
+
+def test_the_pages_read_the_season_store_that_is_there_now(folder: Path) -> None:
+    """The pages keep one read-only connection to the season's store per thread: it sees each
+    game committed after it opened, and a store made anew at the same path (a new season) is
+    read, not the old one's unlinked file."""
+    from referee.server.club.games import season_store
+
+    path = folder / "season" / "league.db"
+    path.parent.mkdir()
+
+    def write(rows: list[int], fresh: bool = False) -> None:
+        if fresh:
+            path.unlink()
+        with sqlite3.connect(path) as db:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("CREATE TABLE IF NOT EXISTS t (n INTEGER)")
+            db.executemany("INSERT INTO t VALUES (?)", [(n,) for n in rows])
+        db.close()
+
+    def seen() -> list[int]:
+        with season_store() as store:
+            assert store is not None
+            return [n for (n,) in store.db.execute("SELECT n FROM t ORDER BY n")]
+
+    write([1])
+    with season_store() as first:
+        assert seen() == [1]
+    write([2])
+    assert seen() == [1, 2]
+    with season_store() as again:
+        assert again is first          # kept open across requests
+    write([7], fresh=True)
+    assert seen() == [7]

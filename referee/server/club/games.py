@@ -12,7 +12,9 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 
 from referee.league.store import LeagueStore
+from referee.server.club.board import league_bot
 from referee.server.club.models import BotVersion, TestGame
 from referee.server.club.people import is_organiser
 
@@ -31,18 +34,31 @@ def season_db() -> Path:
     return Path(settings.DATA_DIR) / "season" / "league.db"
 
 
+_open = threading.local()   # this thread's read-only store: (path, file identity, store)
+
+
 @contextlib.contextmanager
 def season_store() -> Iterator[LeagueStore | None]:
-    """The season's league store, opened read-only; None before the first game is stored."""
+    """The season's league store, opened read-only; None before the first game is stored.
+
+    Each thread keeps its connection open across requests (opening one costs more than most
+    pages' reads); it is reopened when the file may be another one (a new season's store: its
+    inode, or its change time, which a checkpoint also moves, so a reused inode is caught). A
+    read-only connection in autocommit mode sees every game the runner has committed."""
     path = season_db()
-    if not path.is_file():
+    try:
+        found = path.stat()
+    except FileNotFoundError:
         yield None
         return
-    store = LeagueStore.open_readonly(path)
-    try:
-        yield store
-    finally:
-        store.close()
+    identity = (found.st_dev, found.st_ino, found.st_ctime_ns)
+    kept = getattr(_open, "store", None)
+    if kept is None or kept[0] != path or kept[1] != identity:
+        if kept is not None:
+            kept[2].close()
+        kept = (path, identity, LeagueStore.open_readonly(path))
+        _open.store = kept
+    yield kept[2]
 
 
 def own_names(user: User, names: list[str]) -> set[str]:
@@ -107,22 +123,36 @@ def test_game_record(game: TestGame) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def seat_outputs(user: User, record: dict[str, Any], seat_names: list[str]
-                 ) -> tuple[list[tuple[str, str]], bool]:
-    """(seat name, its output) of each seat whose output `user` may see (their own bots' seats;
-    every seat for the organiser), the text empty for a bot that printed nothing; and whether
-    other seats' output is someone else's (so the page can tell "printed nothing" from "not
-    yours to see")."""
+@dataclass(frozen=True)
+class Seats:
+    """What a game's page shows of its seats, from one query: the table's rows (seat, name,
+    bot, house, place), each seat's output that `user` may see (their own bots' seats; every
+    seat for the organiser; the text empty for a bot that printed nothing), and whether other
+    seats' output is someone else's (so the page can tell "printed nothing" from "not yours
+    to see")."""
+
+    rows: list[dict[str, Any]]
+    outputs: list[tuple[str, str]]
+    others_hidden: bool
+
+
+def seats(user: User, record: dict[str, Any], seat_names: list[str]) -> Seats:
+    """The seats of a game `record` as `user` may see them (see `Seats`)."""
+    known = {name: (house, owner) for name, house, owner in BotVersion.objects.filter(
+        league_name__in=seat_names).values_list("league_name", "bot__house", "bot__owner_id")}
+    everyone = is_organiser(user)
+    places = record.get("places") or []
     output = record.get("output")
     output = output if isinstance(output, list) else []
-    everyone = is_organiser(user)
-    mine = own_names(user, seat_names)
-    rows = []
+    rows, outputs = [], []
     for i, name in enumerate(seat_names):
-        if everyone or name in mine:
+        house, owner = known.get(name, (False, None))
+        rows.append({"seat": i, "name": name, "bot": league_bot(name), "house": house,
+                     "place": places[i] if i < len(places) else None})
+        if everyone or (owner is not None and owner == user.pk):
             text = output[i] if i < len(output) and isinstance(output[i], str) else ""
-            rows.append((name, text))
-    return rows, len(rows) < len(seat_names)
+            outputs.append((name, text))
+    return Seats(rows, outputs, len(outputs) < len(seat_names))
 
 
 def recent_games(names: list[str], want: str = "", limit: int = 50,

@@ -26,7 +26,7 @@ from django.views.decorators.http import require_POST
 from referee.bots.errors import STRIKE_TYPES
 from referee.report.site import single_game_html
 from referee.server.club import games
-from referee.server.club.board import league_bot, newest_board
+from referee.server.club.board import newest_board
 from referee.server.club.limits import server_limits
 from referee.server.club.models import Bot, BotVersion, Notice, TestGame
 from referee.server.club.people import is_organiser
@@ -239,21 +239,12 @@ def replay_html(record: dict[str, Any]) -> str:
     return single_game_html(record, assets_url=static("report/"))
 
 
-def _seat_rows(record: dict[str, Any], names: list[str]) -> list[dict[str, Any]]:
-    places = record.get("places") or []
-    house = set(BotVersion.objects.filter(league_name__in=names, bot__house=True)
-                .values_list("league_name", flat=True))
-    return [{"seat": i, "name": name, "bot": league_bot(name), "house": name in house,
-             "place": places[i] if i < len(places) else None} for i, name in enumerate(names)]
-
-
-def _season_game(user: User, index: int) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
-    """A season game's record, its seats' names, and the record as `user` may see it."""
+def _season_game(index: int) -> tuple[dict[str, Any], list[str]]:
+    """A season game's record and its seats' names (404 for no such game)."""
     found = games.season_game(index)
     if found is None:
         raise Http404("no such game")
-    record, names = found
-    return record, names, games.visible_record(user, record, names)
+    return found
 
 
 def at_move(request: HttpRequest) -> str:
@@ -264,11 +255,11 @@ def at_move(request: HttpRequest) -> str:
 
 @login_required
 def game_page(request: HttpRequest, index: int) -> HttpResponse:
-    record, names, shown = _season_game(request.user, index)
-    outputs, others = games.seat_outputs(request.user, shown, names)
+    record, names = _season_game(index)
+    seats = games.seats(request.user, record, names)
     return render(request, "club/game.html", {
-        "title": f"Game {index}", "record": record, "seats": _seat_rows(record, names),
-        "outputs": outputs, "others_hidden": others,
+        "title": f"Game {index}", "seats": seats.rows,
+        "outputs": seats.outputs, "others_hidden": seats.others_hidden,
         "viewer_url": f"/games/{index}/viewer{at_move(request)}"})
 
 
@@ -276,7 +267,8 @@ def game_page(request: HttpRequest, index: int) -> HttpResponse:
 @xframe_options_sameorigin
 def game_viewer(request: HttpRequest, index: int) -> HttpResponse:
     """The project's replay viewer (the report's one-game page) for a season game."""
-    return HttpResponse(replay_html(_season_game(request.user, index)[2]))
+    record, names = _season_game(index)
+    return HttpResponse(replay_html(games.visible_record(request.user, record, names)))
 
 
 # ------------------------------------------------------------------------- test games
@@ -339,12 +331,10 @@ def test_game_page(request: HttpRequest, game_id: int) -> HttpResponse:
     game = _own_test_game(request.user, game_id)
     record = games.test_game_record(game) if game.state == TestGame.DONE else None
     names = games.record_seat_names(record) if record else []
-    shown = games.visible_record(request.user, record, names) if record else None
-    outputs, others = games.seat_outputs(request.user, shown, names) if shown else ([], False)
+    seats = games.seats(request.user, record, names) if record else games.Seats([], [], False)
     return render(request, "club/game.html", {
-        "title": f"Test game {game.pk}", "test_game": game, "record": record,
-        "seats": _seat_rows(record, names) if record else [],
-        "outputs": outputs, "others_hidden": others,
+        "title": f"Test game {game.pk}", "test_game": game,
+        "seats": seats.rows, "outputs": seats.outputs, "others_hidden": seats.others_hidden,
         "viewer_url": f"/testgames/{game.pk}/viewer" if record else None})
 
 
