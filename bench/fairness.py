@@ -62,14 +62,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from simulated import hashed_greedy, noisy_greedy, pair_pool, play_scheduled  # noqa: E402
+
 from referee.engine import preset  # noqa: E402
 from referee.league.schedule import make_schedule  # noqa: E402
-from referee.league.simulated import (  # noqa: E402
-    hashed_greedy,
-    noisy_greedy,
-    pair_pool,
-    play_scheduled,
-)
 from referee.ratings.intervals import look_z, standings  # noqa: E402
 from referee.ratings.plackett import ELO, Design, GlobalFit, fit_games, to_elo  # noqa: E402
 from referee.ratings.results import PlayedGame  # noqa: E402

@@ -28,8 +28,7 @@ from referee.engine import Game, GameRecord, RuleSet
 from referee.engine.actions import Action
 from referee.engine.view import View
 from referee.match import MatchOptions, MatchResult
-from referee.render import Narrator, money, notes_text, target_name
-from referee.report.narrate import printable
+from referee.render import Narrator, money, notes_text, printable, target_name
 from referee.sdk.bot import Bot, serve
 from referee.seeds import keyed_seed, opaque_id
 from referee.single import play_one

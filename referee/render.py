@@ -14,6 +14,14 @@ from typing import Any
 from referee.engine import SLOT
 from referee.text import safe_line
 
+NARRATION_LIMIT = 4096   # characters of one narrated line: a strike detail quotes the legal moves
+
+
+def printable(text: str) -> str:
+    """`text` with control and format characters shown as escapes: bot names and notes are
+    bot-supplied and must not drive the terminal (a whole narration line is kept)."""
+    return safe_line(text, limit=NARRATION_LIMIT)
+
 
 def money(amount: int) -> str:
     """$50k style amounts."""
@@ -45,7 +53,8 @@ SEPARATORS = ("; ", ", ", " ")   # where `fit` prefers to break a line, best fir
 
 
 def fit(line: str, width: int | None = None, hang: int | None = None) -> list[str]:
-    """`line` wrapped to `width` columns (default `terminal_width()`): between its
+    """`line` wrapped to `width` columns (default `terminal_width()`; the one wrapping rule of
+    the referee's terminal output): between its
     "; "-separated parts where it has them (a casino's notes stay together), else after its
     commas, else at spaces; a continuation is
     indented `hang` spaces (default: four more than the line, so it reads as part of it), and

@@ -11,10 +11,9 @@ such character visibly (`\\x1b`, `\\u202e`), so nothing is hidden and nothing is
 from __future__ import annotations
 
 import re
-import textwrap
 import unicodedata
 
-__all__ = ["LINE_LIMIT", "BLOCK_LIMIT", "safe_line", "safe_block", "is_safe", "wrap"]
+__all__ = ["LINE_LIMIT", "BLOCK_LIMIT", "safe_line", "safe_block"]
 
 LINE_LIMIT = 300          # characters kept of one line of bot text
 BLOCK_LIMIT = 64 * 1024   # characters kept of a block (the newest part: output tails matter)
@@ -79,16 +78,3 @@ def safe_block(value: object, limit: int = BLOCK_LIMIT) -> str:
         text = text[cut:]
     text = _escape(text, keep="\n\t")
     return f"[{cut} characters cut]\n{text}" if cut else text
-
-
-def is_safe(text: str) -> bool:
-    """True if `text` holds no character `safe_block` would escape (for tests and asserts)."""
-    return _escape(text, keep="\n\t") == text
-
-
-def wrap(line: str, width: int = 80) -> list[str]:
-    """`line` broken at spaces into terminal lines of at most `width` characters (a word longer
-    than that, such as a long path, stays whole); continuations are indented."""
-    indent = "    " if line.startswith("  ") else "  "
-    return textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False,
-                         break_long_words=False) or [""]

@@ -18,7 +18,6 @@ from report_support import referee
 
 from referee.engine import preset
 from referee.league.gauntlet import gauntlet_schedule, pair_differences, pair_scores
-from referee.league.simulated import noisy_greedy, simulate_gauntlet
 from referee.league.store import games_stored
 from referee.ratings.results import PlayedGame
 from referee.ratings.sprt import (
@@ -32,6 +31,9 @@ from referee.ratings.sprt import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))   # bench/simulated.py: engine policies in process
+from simulated import noisy_greedy, simulate_gauntlet  # noqa: E402
+
 GREEDY, RANDOM = ROOT / "sample_bots" / "greedy.toml", ROOT / "sample_bots" / "random.toml"
 
 

@@ -1,4 +1,4 @@
-"""Notes from bots (referee/notes.py): what a record keeps of a decision's note and values."""
+"""Notes from bots (referee/notes.py): what a record keeps of a decision's note, values."""
 
 from __future__ import annotations
 

@@ -108,14 +108,6 @@ def detect_runtime(preferred: str | None = None) -> str:
     raise RuntimeError(f"{what} ({'; '.join(reasons)})")
 
 
-def available_runtime() -> str | None:
-    """The runtime a spec without `runtime` would use, or None."""
-    try:
-        return detect_runtime()
-    except RuntimeError:
-        return None
-
-
 def image_id(runtime: str, image: str) -> str | None:
     """The local image's id (64 hex digits, no 'sha256:'), or None if it is not stored here."""
     done = _run([runtime, "image", "inspect", "--format", "{{.Id}}", image])

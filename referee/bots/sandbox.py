@@ -68,6 +68,9 @@ __all__ = [
 ]
 
 NOBODY = 65534
+# The club server's data folder (`referee serve` sets it for its runner and all it starts): no
+# bot may see it. Defined here, where it is enforced; the server reads it from here.
+DATA_ENV = "REFEREE_SERVER_DATA"
 
 # Top-level directories that are (on merged-usr systems) symlinks into /usr, or
 # real directories on older layouts.
@@ -161,8 +164,6 @@ def in_runtime(path: str) -> bool:
 def protected_folder() -> str | None:
     """The club server's data folder ($REFEREE_SERVER_DATA, set by `referee serve` for its
     runner and everything it starts), or None outside a server."""
-    from referee.server import DATA_ENV
-
     given = os.environ.get(DATA_ENV)
     return os.path.realpath(given) if given else None
 

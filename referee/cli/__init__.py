@@ -290,8 +290,7 @@ def match(bots: tuple[str, ...], rules: RuleSet, seed: int | None, replay: Path 
     from referee.bots.spec import load_spec
     from referee.engine.record import event_to_dict
     from referee.match import MatchOptions
-    from referee.render import Narrator, fit
-    from referee.report.narrate import printable
+    from referee.render import Narrator, fit, printable
     from referee.seeds import draw_secret, weak_secret_warning
     from referee.single import run_match
 
@@ -490,9 +489,9 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
         else:
             said = (f"settled: every pair of neighbours separated ({rule}) after "
                     f"{len(outcome.schedule)} games ({settled.blocks} blocks)")
-        from referee.text import wrap
+        from referee.render import fit
 
-        for line in wrap(said):
+        for line in fit(said, 80):
             click.echo(line)
     if not no_report:
         from referee.cli.report import write_report
@@ -502,9 +501,9 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
 
 def _announce(line: str) -> None:
     """A line about what the league does next, on stderr within 80 columns."""
-    from referee.text import wrap
+    from referee.render import fit
 
-    for piece in wrap(line):
+    for piece in fit(line, 80):
         click.echo(piece, err=True)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from referee.cli import RULES, SECRET, _players_option, friendly_errors, main
-from referee.text import wrap
+from referee.render import fit
 
 
 @main.command()
@@ -113,7 +113,7 @@ def header_lines(outcome) -> list[str]:
                  f"('for') and that it is not better by {params.delta:g} Elo ('against'); it "
                  f"decides when 'for' reaches {params.better_at:.1f} or 'against' "
                  f"{params.not_better_at:.1f}; no decision before {params.min_pairs} pairs")
-    return [piece for line in lines for piece in wrap(line)]
+    return [piece for line in lines for piece in fit(line, 80)]
 
 
 def progress_line(state) -> str:
@@ -143,4 +143,4 @@ def verdict_lines(outcome) -> list[str]:
                      f"{signed(size.mean)} [{signed(size.low)}, {signed(size.high)}], "
                      f"about {signed(size.elo, 0)} Elo")
     lines.append(f"result in {outcome.out}/gauntlet.json")
-    return [piece for line in lines for piece in wrap(line)]
+    return [piece for line in lines for piece in fit(line, 80)]

@@ -9,10 +9,11 @@
 
 from referee.engine.actions import SLOT, Action, Roll
 from referee.engine.errors import EngineError, GameOverError, IllegalActionError, RulesError
-from referee.engine.game import Game
-from referee.engine.record import Divergence, GameRecord, replay
+from referee.engine.game import Game, determinize
+from referee.engine.record import GameRecord
+from referee.engine.replay import Divergence, replay
 from referee.engine.rules import PRESET_NOTES, PRESETS, RuleSet, preset
-from referee.engine.view import CasinoView, SeatView, SlotPlacement, View, determinize
+from referee.engine.view import CasinoView, SeatView, SlotPlacement, View
 
 __all__ = [
     "SLOT", "Action", "CasinoView", "Divergence", "EngineError", "Game", "GameOverError",

@@ -11,17 +11,17 @@ playouts fast enough for bots to use the engine for look-ahead.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from itertools import filterfalse
+from typing import Any
 
 from referee.engine.actions import CASINO_ACTIONS, SLOT, SLOT_ACTIONS, Action, Roll
 from referee.engine.errors import GameOverError, IllegalActionError
+from referee.engine.record import GameRecord
 from referee.engine.rng import DiceStream, check_seed, shuffled_deck
 from referee.engine.rules import RuleSet
-from referee.engine.view import View, make_view
-
-if TYPE_CHECKING:
-    from referee.engine.record import GameRecord
+from referee.engine.view import CasinoView, SeatView, SlotPlacement, View, make_frozen
 
 Event = tuple
 
@@ -87,7 +87,7 @@ class Game:
         self._dice = [DiceStream(self.seed, f"dice/{s}") for s in range(n)]
         self._dice.append(DiceStream(self.seed, "dice/neutral"))
         self._roll_own = self._roll_big = self._roll_neu = self._roll_all = b""
-        # Parts of views that are still valid (see view.make_view): None until a view is made.
+        # Parts of views that are still valid (see public_parts): None until a view is made.
         self._view_parts: dict[object, Any] | None = None
 
     # ----------------------------------------------------------------- queries
@@ -374,13 +374,98 @@ class Game:
     # ----------------------------------------------------------------- views
 
     def view(self, seat: int) -> View:
-        """The public state as `seat` sees it (R24, R51): no deck order, no seeds."""
-        return make_view(self, seat)
+        """The public state as `seat` sees it (R24, R51): no deck order, no seeds. Its parts
+        are shared with earlier views (see public_parts)."""
+        if not 0 <= seat < self.players:
+            raise ValueError(f"seat must be from 0 to {self.players - 1}, got {seat}")
+        casinos, seats, deck, slot = self.public_parts()
+        return make_frozen(View, rules=self.rules, players=self.players, seat=seat,
+                           round=self.round, start_seat=self.start_seat, current_seat=self.seat,
+                           casinos=casinos, seats=seats, deck_notes=deck, slot=slot,
+                           roll=self.roll, legal=self.legal_actions(), is_over=self.is_over)
+
+    def public_parts(self) -> tuple[tuple[CasinoView, ...], tuple[SeatView, ...],
+                                    tuple[int, ...], tuple[SlotPlacement, ...]]:
+        """The casinos, seats, deck notes and slot placements as this game's views show them.
+
+        Parts that did not change since the last call are the same objects: a placement
+        changes one casino and one seat, so a referee asking every turn rebuilds little, and
+        encoders can cache by identity.
+        """
+        parts = self._view_parts
+        if parts is None:
+            parts = self._view_parts = {}
+        get = parts.get
+        notes = get("notes")   # notes change only between rounds, when all parts are dropped
+        if notes is None:
+            notes = parts["notes"] = {t: tuple(sorted(self._notes[t], reverse=True))
+                                      for t in self._targets}
+        # Usually one casino and one seat changed since the last call: find the missing ones
+        # without a Python loop over all of them.
+        targets = self._targets
+        for t in filterfalse(parts.__contains__, targets):
+            parts[t] = make_frozen(
+                CasinoView, target=t, notes=notes[t], ordinary=tuple(self._own[t]),
+                big=tuple(self._big[t]), neutral=self._neu[t])
+        seat_keys = range(-1, -1 - self.players, -1)   # seat s is key -1 - s
+        for key in filterfalse(parts.__contains__, seat_keys):
+            s = -1 - key
+            parts[key] = make_frozen(
+                SeatView, seat=s, dice=self._hand_own[s], big_dice=self._hand_big[s],
+                neutral_dice=self._hand_neu[s], money=self.money[s],
+                notes=len(self.notes_won[s]))
+        # Every key is there now: indexing, not get, says so (to the reader and to mypy).
+        casinos = tuple(map(parts.__getitem__, targets))
+        seats = tuple(map(parts.__getitem__, seat_keys))
+        deck = get("deck")
+        if deck is None:
+            deck = parts["deck"] = tuple(sorted(self._deck[self._deck_pos:]))
+        slot = get("slot")
+        if slot is None:
+            slot = parts["slot"] = tuple(SlotPlacement(*p) for p in self._slot_log)
+        return casinos, seats, deck, slot
+
+    @classmethod
+    def from_view(cls, view: View, seed: int) -> Game:
+        """A playable game that agrees with everything `view` shows, for look-ahead
+        (`determinize`); see there for what is drawn from `seed`."""
+        game = cls.__new__(cls)
+        game.rules, game.players, game.seed = view.rules, view.players, seed
+        game.events = None
+        game._setup_empty()
+        if game._plain:
+            game._hand_own = game._held
+        n = view.players
+        game.round, game.start_seat, game.seat = view.round, view.start_seat, view.current_seat
+        game.is_over = view.is_over
+        for c in view.casinos:
+            game._notes[c.target] = list(c.notes)
+            game._own[c.target] = list(c.ordinary)
+            game._big[c.target] = list(c.big)
+            game._neu[c.target] = c.neutral
+        for p in view.slot:
+            game._slot_values.add(p.value)
+            game._slot_log.append((p.value, p.seat, p.ordinary, p.big, p.neutral))
+            game._slot_sum[p.seat] += p.value * (p.ordinary + p.big)
+            game._slot_sum[n] += p.value * p.neutral
+        for s in view.seats:
+            game._hand_big[s.seat], game._hand_neu[s.seat] = s.big_dice, s.neutral_dice
+            game._held[s.seat] = s.dice + s.big_dice + s.neutral_dice
+            if not game._plain:
+                game._hand_own[s.seat] = s.dice
+            game.money[s.seat] = s.money
+            game.notes_won[s.seat] = [0] * s.notes
+        deck = list(view.deck_notes)
+        random.Random(seed).shuffle(deck)
+        game._deck = deck
+        roll = view.roll
+        game._roll_own, game._roll_big = bytes(roll.own), bytes(roll.big)
+        game._roll_neu = bytes(roll.neutral)
+        game._roll_all = game._roll_own + game._roll_big + game._roll_neu
+        return game
 
     def record(self, **meta: Any) -> GameRecord:
         """The complete game record of this game so far (needs record=True)."""
-        from referee.engine.record import GameRecord
-
         if self.events is None:
             raise ValueError("this game was created with record=False")
         return GameRecord(rules=self.rules, players=self.players, seed=self.seed,
@@ -390,3 +475,13 @@ class Game:
         """Apply several actions in turn."""
         for action in actions:
             self.apply(action)
+
+
+def determinize(view: View, seed: int) -> Game:
+    """A playable game that agrees with everything `view` shows, for look-ahead.
+
+    What the view hides is drawn from `seed`: the deck's order and every future roll. The game
+    keeps no record. Players' won notes are known by count only, so they hold zeros of that
+    count; money and ranking are exact.
+    """
+    return Game.from_view(view, seed)

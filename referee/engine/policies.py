@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from referee.engine.actions import SLOT, Action
-from referee.engine.game import Game
-from referee.engine.view import View, determinize
+from referee.engine.game import Game, determinize
+from referee.engine.view import View
 
 __all__ = [
     "DENY_WEIGHT", "action_gains", "casino_payouts", "greedy_policy", "greedy_score",

@@ -38,7 +38,6 @@ from referee.engine.view import (
     SlotPlacement,
     View,
     make_frozen,
-    public_parts,
 )
 from referee.protocol import pb
 
@@ -235,7 +234,7 @@ def request_message(
 class GameRequests:
     """The decision requests of one game, built in one `RefereeMessage` that is reused: each
     request changes in place only the parts of the state the last moves changed (casinos and
-    seats by identity, as `public_parts` shares unchanged parts between calls), so the
+    seats by identity, as `Game.public_parts` shares unchanged parts between calls), so the
     referee's per-decision work does not grow with the table.
 
     The message `build` returns is the same object every time: serialize it (or copy it)
@@ -254,7 +253,7 @@ class GameRequests:
               last_latency_us: int = 0) -> pb.RefereeMessage:
         """The RefereeMessage asking `game.current_seat` to choose, as `request_message` of
         that seat's view gives it."""
-        casinos, seats, deck, slot = public_parts(game)
+        casinos, seats, deck, slot = game.public_parts()
         request = self._request
         state = request.state
         state.round = game.round

@@ -7,10 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from referee.engine import GameRecord
-from referee.render import Narrator
-from referee.text import safe_line
-
-NARRATION_LIMIT = 4096   # characters of one line: a strike detail quotes the legal moves
+from referee.render import Narrator, printable
 
 
 def seat_names(data: dict[str, Any]) -> list[str]:
@@ -37,9 +34,3 @@ def narrate(data: dict[str, Any]) -> list[str]:
             placed += 1
         lines += narrator.lines(event, decision)
     return [printable(line) for line in lines]
-
-
-def printable(text: str) -> str:
-    """`text` with control and format characters shown as escapes: bot names and notes are
-    bot-supplied and must not drive the terminal (a whole narration line is kept)."""
-    return safe_line(text, limit=NARRATION_LIMIT)

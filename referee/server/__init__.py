@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-DATA_ENV = "REFEREE_SERVER_DATA"
+from referee.bots.sandbox import DATA_ENV  # the sandbox keeps every bot out of it
+
 DEFAULT_DATA = Path("club-data")
 
 

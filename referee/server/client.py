@@ -19,7 +19,6 @@ from referee.bots.spec import LAYOUT_HELP, BotSpec, BotSpecError, load_spec, spe
 
 # Caches, tool state and build output (`target/`: the server builds the bot itself).
 SKIP_DIRS = {".git", "__pycache__", "node_modules", ".venv", "build", ".pytest_cache", "target"}
-TOKEN_ENV = "REFEREE_TOKEN"
 
 
 class SubmitError(RuntimeError):

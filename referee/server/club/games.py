@@ -27,7 +27,7 @@ from referee.server.club.models import BotVersion, TestGame
 from referee.server.club.people import is_organiser
 
 HIDDEN = ""   # the viewer shows no output box for an empty string
-NOTE_KEYS = ("note", "values", "note_cut")   # a decision's notes (referee.notes.record_notes)
+NOTE_KEYS = ("note", "values", "note_cut")   # a decision's notes (see record_notes)
 
 
 def season_db() -> Path:

@@ -1,7 +1,7 @@
 """The check queue: `referee check` on each new version, in the sandbox, a few at a time.
 
-Each check is a subprocess (referee.checkrun: under the guard, in a process group of its own,
-stopped whole at its time limit), here or, with a cluster, on one of its workers
+Each check is a subprocess (referee.checkrun: under the guard, in a process group of its
+own, stopped whole at its time limit), here or, with a cluster, on one of its workers
 (referee.server.runner.remote). Its output is stored line by line, for the owner to watch.
 """
 

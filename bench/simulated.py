@@ -1,6 +1,8 @@
 """In-process stand-ins for bots: leagues and gauntlets of engine policies, no gRPC.
 
-Used to check the statistics (tests, bench/fairness.py) on thousands of games in seconds.
+Used to check the statistics (bench/fairness.py, tests/test_gauntlet.py) on thousands of games in
+seconds. Bench support, not part of the installed package.
+
 A *policy* here is a function from a seed to a chooser (a function from a Game to an action):
 each seat of each game gets a chooser seeded from the game seed, the seat and the policy's own
 salt, so a game is a pure function of its schedule entry, as in a league of real bots.

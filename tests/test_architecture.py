@@ -1,0 +1,235 @@
+"""The house shows the architecture (docs/architecture.md): every module of the package lives in a
+room, and every import between rooms runs the way the table below allows, so no room depends on
+one above it and no two rooms depend on each other.
+
+Imports are read from the source (ast), every one of them: at module level, inside functions
+and under TYPE_CHECKING. A module's room comes from its name; the table knows the grouped
+layout (referee/game/, referee/checking/, referee/present/, referee/util/) and the top-level
+modules the grouping moves there, so it holds before and after the move.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Module name (a dotted prefix) -> room. The longest prefix wins.
+ROOM_OF: dict[str, str] = {
+    "referee.engine": "engine",
+    "referee.cache": "engine",          # only the engine uses it: referee/engine/cache.py
+    "referee.util": "util",
+    "referee.seeds": "util",
+    "referee.resources": "util",
+    "referee.extras": "util",
+    "referee.config": "util",
+    "referee.outdir": "util",
+    "referee.quiet": "util",
+    "referee.present": "present",
+    "referee.text": "present",
+    "referee.render": "present",
+    "referee.notes": "present",
+    "referee.protocol": "protocol",
+    "referee.sdk": "sdk",
+    "referee.bots": "bots",
+    "referee.game": "game",
+    "referee.match": "game",
+    "referee.single": "game",
+    "referee.play": "game",
+    "referee.simulate": "game",
+    "referee.checking": "checking",
+    "referee.check": "checking",
+    "referee.checkrun": "checking",
+    "referee.ratings": "ratings",
+    "referee.league": "league",
+    "referee.report": "report",
+    "referee.server": "server",
+    "referee.cli": "cli",
+}
+PACKAGE_ROOM = "util"   # `referee` itself holds only __version__
+
+# Room -> the rooms it may import. Lower rooms never import higher ones; cli sits on top.
+BELOW_GAME = {"engine", "util", "present", "protocol", "bots"}
+ALLOWED: dict[str, set[str]] = {
+    "engine": set(),
+    "util": {"engine"},
+    "present": {"engine", "util"},
+    "protocol": {"engine"},
+    "sdk": {"engine", "protocol"},
+    "bots": {"engine", "util", "present", "protocol"},
+    "game": BELOW_GAME | {"sdk"},
+    "checking": BELOW_GAME | {"game"},
+    "ratings": {"util"},
+    "league": BELOW_GAME | {"game", "checking", "ratings"},
+    "report": {"engine", "util", "present", "game", "ratings", "league"},
+    "server": BELOW_GAME | {"game", "checking", "ratings", "league", "report"},
+    "cli": BELOW_GAME | {"sdk", "game", "checking", "ratings", "league", "report", "server"},
+}
+
+
+def room_of(module: str) -> str | None:
+    """The room of a dotted module name, or None if no room claims it."""
+    if module == "referee":
+        return PACKAGE_ROOM
+    parts = module.split(".")
+    for end in range(len(parts), 1, -1):
+        room = ROOM_OF.get(".".join(parts[:end]))
+        if room is not None:
+            return room
+    return None
+
+
+def module_name(path: Path, root: Path) -> str:
+    """`referee/league/store.py` -> `referee.league.store` (a package is its folder's name)."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports(path: Path, module: str) -> Iterator[tuple[int, str]]:
+    """(line, imported module) for every import of `referee...` in the file, at any depth,
+    relative imports resolved (`from x import y` counts as `x.y`: y may be a module)."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*up, base] if base else up)
+            for alias in node.names:
+                yield node.lineno, f"{base}.{alias.name}"
+
+
+def package_modules(root: Path) -> dict[str, Path]:
+    """Every module of the package below `root` (generated protobuf code included)."""
+    return {module_name(path, root): path for path in sorted((root / "referee").rglob("*.py"))}
+
+
+def wrong_way_imports(root: Path, allowed: Mapping[str, set[str]] = ALLOWED) -> list[str]:
+    """One line per import that crosses rooms against `allowed` (file:line, both modules and
+    rooms), and per module that no room claims."""
+    problems = []
+    modules = package_modules(root)
+    for module, path in modules.items():
+        room = room_of(module)
+        where = path.relative_to(root)
+        if room is None:
+            problems.append(f"{where}: {module} is in no room (add it to ROOM_OF)")
+            continue
+        for line, imported in imports(path, module):
+            if imported != "referee" and not imported.startswith("referee."):
+                continue
+            target = room_of(nearest_module(imported, modules))
+            if target is None:
+                problems.append(f"{where}:{line}: imports {imported}, which is in no room")
+            elif target != room and target not in allowed[room]:
+                problems.append(f"{where}:{line}: {room} imports {target} ({imported})")
+    return problems
+
+
+def nearest_module(name: str, modules: Mapping[str, Path]) -> str:
+    """The module `name` is, or is in (`referee.engine.Game` is in `referee.engine`); `name`
+    itself if no module holds it."""
+    found = name
+    while found and found not in modules:
+        found = found.rpartition(".")[0]
+    return found or name
+
+
+def circles(graph: Mapping[str, set[str]]) -> list[list[str]]:
+    """The strongly connected parts of more than one node (import circles), Tarjan's way."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            part = []
+            while True:
+                top = stack.pop()
+                part.append(top)
+                if top == node:
+                    break
+            if len(part) > 1:
+                found.append(sorted(part))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def module_graph(root: Path, prefix: str) -> dict[str, set[str]]:
+    """Which modules below `prefix` (the package itself included) import which others there."""
+    modules = {m: p for m, p in package_modules(root).items()
+               if m == prefix or m.startswith(prefix + ".")}
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        targets = set()
+        for _, imported in imports(path, module):
+            name = nearest_module(imported, modules)
+            if name in modules and name != module:
+                targets.add(name)
+        graph[module] = targets
+    return graph
+
+
+def test_every_import_between_rooms_runs_the_allowed_way() -> None:
+    problems = wrong_way_imports(ROOT)
+    assert not problems, "imports against docs/architecture.md:\n" + "\n".join(problems)
+
+
+def test_the_rooms_have_no_circle() -> None:
+    assert set(ALLOWED) == set(ROOM_OF.values()) | {PACKAGE_ROOM}
+    assert all(room not in below for room, below in ALLOWED.items())
+    assert circles(ALLOWED) == []
+
+
+def test_the_engine_modules_import_one_way() -> None:
+    """The engine's modules form no circle (the game builds views, and games from views)."""
+    graph = module_graph(ROOT, "referee.engine")
+    assert "referee.engine.game" in graph
+    assert circles(graph) == []
+
+
+@pytest.mark.parametrize(("where", "line", "expected"), [
+    ("referee/engine/extra.py", "from referee.league.store import LeagueStore",
+     "engine imports league"),
+    ("referee/ratings/extra.py", "import referee.league.runner", "ratings imports league"),
+    ("referee/report/extra.py", "from referee.server import data_dir", "report imports server"),
+    ("referee/league/extra.py", "from ..cli import main", "league imports cli"),
+    ("referee/extra.py", "import os", "is in no room"),
+])
+def test_a_wrong_way_import_is_named(tmp_path: Path, where: str, line: str,
+                                     expected: str) -> None:
+    """The check itself: a planted import against the table is reported with its place."""
+    for package in ("referee", "referee/engine", "referee/ratings", "referee/report",
+                    "referee/league", "referee/cli", "referee/server"):
+        (tmp_path / package).mkdir(parents=True, exist_ok=True)
+        (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / where).write_text(f"{line}\n")
+    problems = wrong_way_imports(tmp_path)
+    assert len(problems) == 1 and expected in problems[0], problems
+    assert problems[0].startswith(where)
+
+
+def test_circles_are_found() -> None:
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
