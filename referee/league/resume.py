@@ -58,9 +58,9 @@ def _show(key: str, value: Any) -> str:
     return str(value)
 
 
-def _rules_difference(stored: dict[str, Any], given: dict[str, Any]) -> str:
-    changed = [f"{key} {_show(key, stored.get(key))} (given {_show(key, given[key])})"
-               for key in given if stored.get(key) != given[key]]
+def _rules_difference(kept: dict[str, Any], given: dict[str, Any]) -> str:
+    changed = [f"{key} {_show(key, kept.get(key))} (given {_show(key, given[key])})"
+               for key in given if kept.get(key) != given[key]]
     return "rules: " + ", ".join(changed)
 
 

@@ -296,7 +296,7 @@ async def _start(settings: LeagueSettings, progress: Progress) -> LeagueOutcome:
                          {name: (versions[name], paths[name]) for name in working}, schedule)
             outcome = await _play(store, read_settings(store), executor, progress)
     except BaseException:
-        if store is None or store.settings() is None:
+        if store is None or not store.holds_league():
             if store is not None:
                 store.close()
                 store = None

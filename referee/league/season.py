@@ -204,7 +204,7 @@ def open_season(out: Path, settings: LeagueSettings | None = None,
     folder = LeagueFolder(out)
     store = folder.open_store()
     try:
-        if store.settings() is None:
+        if not store.holds_league():
             if settings is None:
                 raise SeasonError(f"{folder.store_path}: no season here")
             _create(store, settings, round_games, max_rounds, max_catch_up)

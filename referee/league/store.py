@@ -232,6 +232,10 @@ class LeagueStore:
         rows = self.db.execute("SELECT key, value FROM settings").fetchall()
         return {key: json.loads(value) for key, value in rows} or None
 
+    def holds_league(self) -> bool:
+        """True once a league's settings are stored (False for a new store)."""
+        return self.db.execute("SELECT 1 FROM settings LIMIT 1").fetchone() is not None
+
     def create(self, settings: dict[str, Any], bots: dict[str, tuple[str, str | None]],
                schedule: list[ScheduledGame]) -> None:
         """Store a new league's settings, bots (name -> (version, spec path)) and schedule."""

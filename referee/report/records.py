@@ -35,7 +35,7 @@ def open_league(directory: Path) -> LeagueStore:
     if not folder.has_store():
         raise RecordSourceError(f"{directory}: no league here ({name} missing)")
     store = folder.open_store()
-    if store.settings() is None:
+    if not store.holds_league():
         store.close()
         raise RecordSourceError(f"{directory}: {name} holds no league")
     return store
