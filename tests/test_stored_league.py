@@ -122,7 +122,7 @@ def test_a_seasons_settings_read_back_typed(tmp_path: Path) -> None:
 
 def test_a_gauntlets_settings_read_back_typed(tmp_path: Path) -> None:
     specs = [install_test_bot(tmp_path, name, "honest") for name in ("new", "old", "f1", "f2")]
-    params = SprtParams(max_pairs=40)
+    params = SprtParams(delta=80.0, max_games=80)
     settings = GauntletSettings(specs[0], specs[1], specs[2:], seed=SECRET, params=params,
                                 players=(3, 3), strikes_to_forfeit=4)
     store = LeagueStore(tmp_path / "g" / "gauntlet.db")
