@@ -27,6 +27,7 @@ from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB, WRITE_MAX_ENV
 from referee.bots.errors import BotError
 from referee.engine import PRESET_NOTES, PRESETS, RuleSet, preset
 from referee.engine.errors import EngineError
+from referee.league.folder import STORE_NAME, LeagueFolder
 from referee.text import safe_line
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -365,7 +366,7 @@ def _players_option(ctx: Any, param: Any, value: str | None) -> tuple[int, int] 
 @click.option("--concurrency", "-j", type=click.IntRange(min=1),
               help="Games in flight (default: from the cores and the table size).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              help="Output directory: league.db and tables (default league-out).")
+              help=f"Output directory: {STORE_NAME} and tables (default league-out).")
 @click.option("--duplicate", is_flag=True, default=None,
               help="Play each table and seed in every seat rotation (R50): no seat's dice "
                    "favour a bot. It does not narrow the strengths' spread (measured: "
@@ -412,7 +413,7 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
 
     from referee.league.config import LeagueSettings, expand_bots, is_league_file, load_league_file
     from referee.league.progress import make_progress
-    from referee.league.runner import DB_NAME, run_league
+    from referee.league.runner import run_league
     from referee.league.store import games_stored
     from referee.seeds import weak_secret_warning
 
@@ -462,7 +463,8 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
             outcome = asyncio.run(run_league(settings, progress, resume=resume,
                                              accept_changed=accept_changed))
     except KeyboardInterrupt:
-        saved = games_stored(settings.out / DB_NAME)
+        store_path = LeagueFolder(settings.out).store_path
+        saved = games_stored(store_path)
         command = ["referee", "league", "--resume", "--out", str(settings.out)]
         if until_settled:
             command.append("--until-settled")
@@ -470,7 +472,7 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
             command += ["--max-games", str(max_games)]
         if no_sandbox:
             command.append("--no-sandbox")
-        interrupted(f"interrupted: {saved} games saved in {settings.out / DB_NAME}; resume "
+        interrupted(f"interrupted: {saved} games saved in {store_path}; resume "
                     f"with: {shlex.join(command)}")
     for error in outcome.broken:
         echo_fitted(f"skipped {error}", err=True)
@@ -513,11 +515,12 @@ def _announce(line: str) -> None:
 @friendly_errors
 def table(out: Path) -> None:
     """Reprint a league's tables from its store (and rewrite the table files)."""
-    from referee.league.runner import load_outcome, open_store, write_outputs
+    from referee.league.runner import load_outcome, write_outputs
 
-    if not (out / "league.db").exists():
-        raise click.UsageError(f"{out}: no league here (no league.db)")
-    store = open_store(out)
+    folder = LeagueFolder(out)
+    if not folder.store_path.exists():
+        raise click.UsageError(f"{out}: no league here (no {STORE_NAME})")
+    store = folder.open_store()
     try:
         outcome = load_outcome(store)
     finally:
@@ -531,7 +534,7 @@ def _print_outcome(outcome: Any, quiet: bool) -> None:
 
     if not quiet:
         echo_fitted(f"schedule: {len(outcome.schedule)} games; {outcome.balance.describe()}")
-        echo_fitted(f"league seed {outcome.facts.get('seed')} (stored in league.db); give it "
+        echo_fitted(f"league seed {outcome.facts.get('seed')} (stored in {STORE_NAME}); give it "
                     f"to --seed to play the same league again")
     fit = outcome.standings
     render_terminal(outcome.rows, outcome.h2h, pairwise=outcome.pairwise,

@@ -6,6 +6,7 @@ import dataclasses
 import glob
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 from referee.bots.spec import LIMIT_NAMES
 from referee.config import ConfigError, read_toml, rules_from_value
 from referee.engine import RuleSet, preset
+from referee.league.stored import StoredLeague, stored_league
 from referee.ratings.trueskill import RatingParams
 from referee.seeds import parse_secret
 
@@ -310,23 +312,23 @@ def _shared_folders(value: Any, base: Path, bots: list[Path], where: str
     return groups
 
 
-def league_file_text(settings: dict[str, Any]) -> str:
-    """A stored league's settings (`LeagueStore.settings()`) as the league file an organiser
-    writes (docs/league.md): the keys of LEAGUE_KEYS that define its games, with the table
-    sizes as written (`players = 4`, `players = "2-5"`) and the rating parameters rounded as
-    one types them. The bots and the secret seed are left out."""
+def league_file_text(stored: StoredLeague | Mapping[str, Any]) -> str:
+    """A stored league (or its settings as stored, `LeagueStore.settings()`) as the league
+    file an organiser writes (docs/league.md): the keys of LEAGUE_KEYS that define its games,
+    with the table sizes as written (`players = 4`, `players = "2-5"`) and the rating
+    parameters rounded as one types them. The bots and the secret seed are left out."""
     import tomli_w
 
-    text: dict[str, Any] = {}
-    for key in ("games", "players", "duplicate", "strikes_to_forfeit", "autoplay_forced"):
-        if key in settings:
-            text[key] = settings[key]
-    players = settings.get("players")
-    if isinstance(players, list | tuple) and len(players) == 2:
-        low, high = players
-        text["players"] = low if low == high else f"{low}-{high}"
-    for table in ("rules", "limits", "ratings"):
-        values = settings.get(table) or {}
+    if not isinstance(stored, StoredLeague):
+        stored = stored_league(stored)
+    low, high = stored.players
+    text: dict[str, Any] = {
+        "games": stored.games, "players": low if low == high else f"{low}-{high}",
+        "duplicate": stored.duplicate, "strikes_to_forfeit": stored.strikes_to_forfeit,
+        "autoplay_forced": stored.autoplay_forced,
+    }
+    for table, values in (("rules", stored.rules_table), ("limits", stored.limits),
+                          ("ratings", stored.ratings_table)):
         if values:
             text[table] = {k: round(v, 3) if isinstance(v, float) else v
                            for k, v in values.items()}

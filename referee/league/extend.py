@@ -16,17 +16,19 @@ from referee.bots.runtime import Roster
 from referee.bots.spec import BotSpec, load_spec
 from referee.league.config import LeagueSettings
 from referee.league.entrants import more_games, newcomer_games
+from referee.league.folder import LeagueFolder
 from referee.league.progress import Progress
 from referee.league.runner import (
-    DB_NAME,
     LeagueOutcome,
     LeagueStateError,
     load_outcome,
     open_store,
+    read_settings,
     run_league,
     separation_rule,
     write_outputs,
 )
+from referee.league.stored import GAUNTLET, read_league
 from referee.ratings.intervals import Standings
 
 BLOCKS = 10   # default budget of --until-settled: this many blocks of --games
@@ -61,12 +63,11 @@ async def run_until_settled(settings: LeagueSettings, progress: Progress | None 
     while True:
         store = open_store(outcome.out)
         try:
-            stored = store.settings()
-            assert stored is not None
-            block = int(stored.get("games_asked") or stored["games"])
+            stored = read_settings(store)
+            block = stored.games_asked or stored.games
             budget = max_games if max_games is not None else BLOCKS * block
             looks = max(1, math.ceil(budget / block))
-            if int(stored.get("looks", 1)) != looks:   # the first check: rate as the rule does
+            if stored.looks != looks:   # the first check: rate as the rule does
                 store.extend({"looks": looks}, {}, [])
                 reloaded = load_outcome(store, outcome.played_now)
                 reloaded.broken, reloaded.notes = outcome.broken, outcome.notes
@@ -76,13 +77,12 @@ async def run_until_settled(settings: LeagueSettings, progress: Progress | None 
             unresolved = outcome.standings.unresolved()
             schedule = store.schedule()
             room = budget - len(schedule)
-            blocks = int(stored.get("blocks", 1))
+            blocks = stored.blocks
             if not unresolved or room <= 0:
                 return Settled(outcome, unresolved, blocks, looks)
             blocks += 1
-            games = more_games(schedule, stored["bot_names"], min(block, room),
-                               tuple(stored["players"]), int(stored["seed"]),
-                               stored["duplicate"], blocks - 1)
+            games = more_games(schedule, list(stored.bot_names), min(block, room),
+                               stored.players, stored.secret, stored.duplicate, blocks - 1)
             announce(block_reason(outcome.standings, unresolved, blocks, looks, len(games),
                                   len(schedule)))
             store.extend({"blocks": blocks, "games": len(schedule) + len(games)}, {}, games)
@@ -115,12 +115,14 @@ async def add_bots(settings: LeagueSettings, paths: list[Path],
     started once before anything is stored, so a bot that cannot start changes nothing.
     """
     out = settings.out
-    if not (out / DB_NAME).exists():
-        raise LeagueStateError(f"--add: {out} holds no league ({DB_NAME}); start one first")
-    store = open_store(out)
+    folder = LeagueFolder(out)
+    if not folder.store_path.exists():
+        raise LeagueStateError(f"--add: {out} holds no league ({folder.store_path.name}); "
+                               f"start one first")
+    store = folder.open_store()
     try:
-        stored = store.settings()
-        if stored is None or stored.get("kind") == "gauntlet":
+        stored = read_league(store)
+        if stored is None or stored.kind == GAUNTLET:
             raise LeagueStateError(f"--add: {out} holds no league")
         known = store.bots()
         newcomers = _entries(paths, known)
@@ -132,11 +134,11 @@ async def add_bots(settings: LeagueSettings, paths: list[Path],
             raise refused[0][1]
         versions = await _versions(newcomers, settings.sandbox)
         schedule = store.schedule()
-        additions = int(stored.get("additions", 0)) + 1
+        additions = stored.additions + 1
         names = [spec.name for spec in newcomers]
-        games = newcomer_games(schedule, stored["bot_names"], names, tuple(stored["players"]),
-                               int(stored["seed"]), stored["duplicate"], additions)
-        store.extend({"bot_names": [*stored["bot_names"], *names], "additions": additions,
+        games = newcomer_games(schedule, list(stored.bot_names), names, stored.players,
+                               stored.secret, stored.duplicate, additions)
+        store.extend({"bot_names": [*stored.bot_names, *names], "additions": additions,
                       "games": len(schedule) + len(games)},
                      {spec.name: (versions[spec.name], str(spec.path)) for spec in newcomers},
                      games)

@@ -36,7 +36,8 @@ from referee.league.entrants import entrant_tables
 from referee.league.executors.local import play_on_roster
 from referee.league.schedule import ScheduledGame, table_sizes
 from referee.league.store import LeagueStore, remove_database
-from referee.match import MatchOptions, MatchResult
+from referee.league.stored import GAUNTLET, StoredGauntlet, StoredLeague, read_league
+from referee.match import MatchResult
 from referee.outdir import missing_folders, remove_if_empty
 from referee.ratings.plackett import finishing_groups
 from referee.ratings.results import PlayedGame
@@ -208,27 +209,33 @@ def unique_names(specs: Sequence[tuple[str, BotSpec]]) -> list[BotSpec]:
 
 def load_gauntlet(store: LeagueStore, played_now: int = 0) -> GauntletOutcome:
     """Where the gauntlet in `store` stands, from its records alone."""
-    stored = store.settings()
-    if stored is None or stored.get("kind") != "gauntlet":
-        raise ConfigError(f"{store.path}: no gauntlet here")
-    params = stored_params(stored, store.path)
+    gauntlet = stored_gauntlet(store)
+    params = stored_params(gauntlet, store.path)
     games = {game.index: game for game in store.played()}
-    scores = pair_scores(games, stored["candidate"], stored["baseline"])
+    scores = pair_scores(games, gauntlet.candidate, gauntlet.baseline)
     states = trail(scores, params)
     current = states[-1] if states else SprtState(0, 0.0, 0.0, 0.0, None)
-    return GauntletOutcome(store.path.parent, stored["candidate"], stored["baseline"],
-                           stored["field"], params, current, len(games), played_now, states,
-                           by_table_size(games, scores[:current.pairs]),
-                           stored.get("renamed", {}))
+    return GauntletOutcome(store.path.parent, gauntlet.candidate, gauntlet.baseline,
+                           list(gauntlet.field), params, current, len(games), played_now,
+                           states, by_table_size(games, scores[:current.pairs]),
+                           gauntlet.renamed)
 
 
-def stored_params(stored: dict[str, Any], where: Path) -> SprtParams:
+def stored_gauntlet(store: LeagueStore) -> StoredGauntlet:
+    """The gauntlet's own settings in `store`; ConfigError if it holds no gauntlet."""
+    stored = read_league(store)
+    if stored is None or stored.gauntlet is None:
+        raise ConfigError(f"{store.path}: no gauntlet here")
+    return stored.gauntlet
+
+
+def stored_params(gauntlet: StoredGauntlet, where: Path) -> SprtParams:
     """The test's parameters of a stored gauntlet; ConfigError for one made with another test
     (before --delta was in Elo), whose verdict this version cannot reproduce."""
-    if stored.get("test") != TEST_NAME:
+    if gauntlet.test != TEST_NAME:
         raise ConfigError(f"{where}: this gauntlet was made by an older referee with another "
                           f"sequential test (--delta in score); start a new one")
-    return SprtParams(**stored["params"])
+    return SprtParams(**gauntlet.params)
 
 
 def write_result(outcome: GauntletOutcome) -> Path:
@@ -251,7 +258,7 @@ async def run_gauntlet(settings: GauntletSettings,
     created = missing_folders(settings.out)
     store = LeagueStore(settings.out / DB_NAME)
     try:
-        stored = store.settings()
+        stored = read_league(store)
         if stored is None:
             try:
                 specs = _create(store, settings)
@@ -261,7 +268,7 @@ async def run_gauntlet(settings: GauntletSettings,
                 remove_if_empty(created)
                 raise
         else:
-            if stored.get("kind") != "gauntlet":
+            if stored.kind != GAUNTLET:
                 raise ConfigError(f"{settings.out} holds a league, not a gauntlet")
             if not resume:
                 raise ConfigError(f"{settings.out} holds a gauntlet already: add --resume to "
@@ -271,10 +278,10 @@ async def run_gauntlet(settings: GauntletSettings,
             if outcome.state.verdict is not None:
                 write_result(outcome)
                 return outcome
-            specs = _stored_specs(store, stored)
+            specs = _stored_specs(store)
         if start is not None:
             start(load_gauntlet(store))
-        stored = store.settings()
+        stored = read_league(store)
         assert stored is not None
         played = await _play(store, stored, specs, settings, report)
         outcome = load_gauntlet(store, played)
@@ -306,7 +313,7 @@ def _create(store: LeagueStore, settings: GauntletSettings) -> list[BotSpec]:
     renamed = {spec.name: original.name for spec, (_, original) in
                zip(specs, loaded, strict=True) if spec.name != original.name}
     defining = {
-        "kind": "gauntlet", "test": TEST_NAME, "renamed": renamed,
+        "kind": GAUNTLET, "test": TEST_NAME, "renamed": renamed,
         "rules": settings.rules.to_dict(), "seed": str(secret),
         "players": [low, high], "params": settings.params.to_dict(),
         "candidate": candidate.name, "baseline": baseline.name, "field": field_names,
@@ -317,7 +324,7 @@ def _create(store: LeagueStore, settings: GauntletSettings) -> list[BotSpec]:
     return specs
 
 
-def _stored_specs(store: LeagueStore, stored: dict[str, Any]) -> list[BotSpec]:
+def _stored_specs(store: LeagueStore) -> list[BotSpec]:
     specs = []
     for name, (_, path) in store.bots().items():
         if path is None or not Path(path).exists():
@@ -326,17 +333,18 @@ def _stored_specs(store: LeagueStore, stored: dict[str, Any]) -> list[BotSpec]:
     return specs
 
 
-async def _play(store: LeagueStore, stored: dict[str, Any], specs: list[BotSpec],
+async def _play(store: LeagueStore, stored: StoredLeague, specs: list[BotSpec],
                 settings: GauntletSettings, report: Callable[[SprtState], None]) -> int:
     """Play pending games in schedule order until the test decides; the number played."""
-    params = stored_params(stored, store.path)
-    rules = RuleSet.from_dict(stored["rules"])
-    options = MatchOptions(stored["strikes_to_forfeit"], stored["autoplay_forced"])
-    candidate, baseline = stored["candidate"], stored["baseline"]
+    gauntlet = stored.gauntlet
+    assert gauntlet is not None
+    params = stored_params(gauntlet, store.path)
+    rules, options, secret = stored.rules, stored.options, stored.secret
+    candidate, baseline = gauntlet.candidate, gauntlet.baseline
     games = {game.index: game for game in store.played()}
     done = set(games)
     pending = deque(game for game in store.schedule() if game.index not in done)
-    size = max(stored["players"])
+    size = max(stored.players)
     concurrency = settings.concurrency or LeagueSettings(bots=[]).default_concurrency(size)
     test = SequentialTest(params)
     for scores in pair_scores(games, candidate, baseline):
@@ -356,7 +364,7 @@ async def _play(store: LeagueStore, stored: dict[str, Any], specs: list[BotSpec]
             while pending and not decided:
                 game = pending.popleft()
                 result = await play_on_roster(roster, rules, game,
-                                           pair_game_id(int(stored["seed"]), game), options)
+                                              pair_game_id(secret, game), options)
                 store.save(game, result)
                 played += 1
                 games[game.index] = _played(game, result)

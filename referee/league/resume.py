@@ -11,6 +11,7 @@ import dataclasses
 from typing import Any
 
 from referee.league.config import DEFINING_KEYS, LeagueSettings
+from referee.league.stored import StoredLeague
 
 
 def _given_value(settings: LeagueSettings, key: str, bot_names: list[str]) -> Any:
@@ -28,17 +29,21 @@ def _given_value(settings: LeagueSettings, key: str, bot_names: list[str]) -> An
     return getattr(settings, key)
 
 
-def _stored_value(stored: dict[str, Any], key: str) -> Any:
+def _stored_value(stored: StoredLeague, key: str) -> Any:
     """A stored setting in the form `_given_value` gives."""
     if key == "bots":
-        return sorted(stored.get("bots_given", stored["bot_names"]))
+        return sorted(stored.bots_given)
     if key == "games":
-        return stored.get("games_asked", stored["games"])
+        return stored.games_asked
     if key == "players":
-        return stored.get("players_asked", stored["players"])
+        return list(stored.players_asked) if stored.players_asked else None
     if key == "seed":
-        return int(stored["seed"])
-    return stored[key]
+        return stored.secret
+    if key == "rules":
+        return stored.rules_table
+    if key == "ratings":
+        return stored.ratings_table
+    return getattr(stored, key)
 
 
 def _show(key: str, value: Any) -> str:
@@ -53,13 +58,13 @@ def _show(key: str, value: Any) -> str:
     return str(value)
 
 
-def _rules_difference(stored: dict[str, Any], given: dict[str, Any]) -> str:
-    changed = [f"{key} {_show(key, stored.get(key))} (given {_show(key, given[key])})"
-               for key in given if stored.get(key) != given[key]]
+def _rules_difference(kept: dict[str, Any], given: dict[str, Any]) -> str:
+    changed = [f"{key} {_show(key, kept.get(key))} (given {_show(key, given[key])})"
+               for key in given if kept.get(key) != given[key]]
     return "rules: " + ", ".join(changed)
 
 
-def differences(settings: LeagueSettings, stored: dict[str, Any],
+def differences(settings: LeagueSettings, stored: StoredLeague,
                 bot_names: list[str]) -> list[str]:
     """One phrase per defining setting that was given and differs from the stored league,
     e.g. "games: stored 40, given 60"; empty when they all agree. `bot_names` are the names in

@@ -13,30 +13,30 @@ import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from referee import __version__
 from referee.bots.errors import BotStartError
 from referee.bots.lineup import refusals
 from referee.bots.spec import BotSpec, BotSpecError, capped_limits, load_spec
 from referee.config import ConfigError
-from referee.engine import RuleSet
 from referee.league.config import LeagueSettings
 from referee.league.executors import Executor, make_executor
+from referee.league.folder import LeagueFolder
 from referee.league.live import LiveTable
 from referee.league.progress import Progress
 from referee.league.resume import differences
 from referee.league.schedule import Balance, ScheduledGame, balance, make_schedule
 from referee.league.store import LeagueStore, remove_database
+from referee.league.stored import StoredLeague, read_league
 from referee.league.tables import Row, head_to_head, league_table, write_tables
 from referee.league.workers import WorkerRow, worker_health, write_worker_tables
-from referee.match import MatchOptions, MatchResult
+from referee.match import MatchResult
 from referee.outdir import missing_folders, remove_if_empty
 from referee.ratings.intervals import Standings, standings
 from referee.ratings.results import PlayedGame
-from referee.ratings.trueskill import RatingParams, Ratings, RatingState, rate_games
+from referee.ratings.trueskill import Ratings, RatingState, rate_games
 from referee.seeds import draw_secret
-
-DB_NAME = "league.db"
 
 
 @dataclass
@@ -87,28 +87,36 @@ def _with_limits(spec: BotSpec, ceiling: dict[str, int]) -> BotSpec:
 
 def open_store(out: Path) -> LeagueStore:
     """The store of the league in `out`."""
-    return LeagueStore(out / DB_NAME)
+    return LeagueFolder(out).open_store()
 
 
-def league_facts(store: LeagueStore, settings: dict) -> dict:
+def read_settings(store: LeagueStore) -> StoredLeague:
+    """The league in `store`; LeagueStateError if it holds none."""
+    stored = read_league(store)
+    if stored is None:
+        raise LeagueStateError(f"{store.path}: no league here")
+    return stored
+
+
+def league_facts(store: LeagueStore, stored: StoredLeague) -> dict:
     """The facts of a league for its table files: everything needed to read the table and to
     reproduce the league (the seed is the league's secret: tables are for the organiser)."""
     versions = store.versions()
-    low, high = settings["players"]
+    low, high = stored.players
     return {
-        "seed": settings["seed"],
-        "rules": settings["rules"],
+        "seed": str(stored.secret),
+        "rules": stored.rules_table,
         "table_sizes": list(range(low, high + 1)),
-        "games_scheduled": settings["games"],
-        "duplicate": settings["duplicate"],
-        "strikes_to_forfeit": settings["strikes_to_forfeit"],
-        "autoplay_forced": settings["autoplay_forced"],
-        "limits": settings["limits"],
-        "ratings": settings["ratings"],
-        "bots": {name: versions.get(name, ["?"])[-1] for name in settings["bot_names"]},
-        "bot_versions": {name: versions[name] for name in settings["bot_names"]
+        "games_scheduled": stored.games,
+        "duplicate": stored.duplicate,
+        "strikes_to_forfeit": stored.strikes_to_forfeit,
+        "autoplay_forced": stored.autoplay_forced,
+        "limits": stored.limits,
+        "ratings": stored.ratings_table,
+        "bots": {name: versions.get(name, ["?"])[-1] for name in stored.bot_names},
+        "bot_versions": {name: versions[name] for name in stored.bot_names
                          if len(versions.get(name, [])) > 1},
-        "started": settings.get("started", ""),
+        "started": stored.started or "",
         "referee_version": __version__,
     }
 
@@ -119,23 +127,19 @@ def load_outcome(store: LeagueStore, played_now: int = 0, resume: RatingState | 
     from `resume` when it still holds (the same ratings, sooner) and, given the `cancelled`
     games (a season's; () for a league), keeps its state after the `settled` games in
     `outcome.ratings.state` for the next call to resume from (rate_games)."""
-    settings = store.settings()
-    if settings is None:
-        raise LeagueStateError(f"{store.path}: no league here")
-    bots = settings["bot_names"]
+    stored = read_settings(store)
+    bots = list(stored.bot_names)
     schedule = store.schedule()
     games = store.played()
-    params = RatingParams(**settings["ratings"])
     checkpoint = None if cancelled is None else settled(schedule, games, cancelled)
-    ratings = rate_games(games, bots, params, resume, checkpoint)
-    fit = league_standings(games, bots, schedule, int(settings["seed"]),
-                           int(settings.get("looks", 1)))
+    ratings = rate_games(games, bots, stored.ratings, resume, checkpoint)
+    fit = league_standings(games, bots, schedule, stored.secret, stored.looks)
     rows = league_table(games, bots, ratings, fit)
     outcome = LeagueOutcome(store.path.parent, bots, schedule, games, ratings, rows,
                             head_to_head(games, bots), balance(schedule, bots),
-                            settings["rules"], played_now, standings=fit,
+                            stored.rules_table, played_now, standings=fit,
                             workers=worker_health(games, store.workers()))
-    outcome.facts = league_facts(store, settings)
+    outcome.facts = league_facts(store, stored)
     return outcome
 
 
@@ -186,8 +190,9 @@ def write_outputs(outcome: LeagueOutcome) -> None:
     extra = {**outcome.facts, "games_recorded": len(outcome.games),
              "games_all_forfeited": sum(game.void for game in outcome.games),
              "schedule_balance": outcome.balance.describe(), **fit_facts(outcome.standings)}
-    write_tables(outcome.out, outcome.rows, outcome.h2h, extra, outcome.pairwise)
-    write_worker_tables(outcome.out, outcome.workers)
+    tables = LeagueFolder(outcome.out).tables
+    write_tables(tables, outcome.rows, outcome.h2h, extra, outcome.pairwise)
+    write_worker_tables(tables, outcome.workers)
 
 
 async def run_league(settings: LeagueSettings, progress: Progress | None = None,
@@ -202,10 +207,11 @@ async def run_league(settings: LeagueSettings, progress: Progress | None = None,
     """
     progress = progress or Progress()
     settings.validate()
-    if (settings.out / DB_NAME).exists():
-        store = open_store(settings.out)
+    folder = LeagueFolder(settings.out)
+    if folder.store_path.exists():
+        store = folder.open_store()
         try:
-            stored = store.settings()
+            stored = read_league(store)
             if stored is not None:
                 return await _continue(store, stored, settings, progress, resume,
                                        accept_changed)
@@ -213,7 +219,7 @@ async def run_league(settings: LeagueSettings, progress: Progress | None = None,
             store.close()
     if resume:
         raise LeagueStateError(f"--resume: {settings.out} holds no league to resume (no "
-                               f"{DB_NAME}); leave out --resume to start one")
+                               f"{folder.store_path.name}); leave out --resume to start one")
     return await _start(settings, progress)
 
 
@@ -233,7 +239,7 @@ def _writable_out(out: Path) -> list[Path]:
 def _remove_failed_start(out: Path, created: list[Path]) -> None:
     """Remove what a failed start left: the database files, and the folders it created that
     are empty."""
-    remove_database(out / DB_NAME)
+    remove_database(LeagueFolder(out).store_path)
     remove_if_empty(created)
 
 
@@ -283,19 +289,14 @@ async def _start(settings: LeagueSettings, progress: Progress) -> LeagueOutcome:
                 notes.append(f"--duplicate: {asked} games asked, {len(schedule)} scheduled "
                              f"(every table is played in all rotations of its seats)")
             progress.announce(intro(settings, working, schedule, asked, (low, high)))
-            defining = {**settings.defining(), "bot_names": working, "bots_given": names,
-                        "games": len(schedule), "games_asked": asked, "players": [low, high],
-                        "players_asked": list(settings.players) if settings.players else None,
-                        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
             store = open_store(settings.out)
             paths = {spec.name: str(spec.path) for spec in specs}
-            store.create(defining, {name: (versions[name], paths[name]) for name in working},
-                         schedule)
-            stored = store.settings()
-            assert stored is not None
-            outcome = await _play(store, stored, executor, progress)
+            store.create(league_definition(settings, working, names, len(schedule), asked,
+                                           (low, high)),
+                         {name: (versions[name], paths[name]) for name in working}, schedule)
+            outcome = await _play(store, read_settings(store), executor, progress)
     except BaseException:
-        if store is None or store.settings() is None:
+        if store is None or not store.holds_league():
             if store is not None:
                 store.close()
                 store = None
@@ -309,6 +310,17 @@ async def _start(settings: LeagueSettings, progress: Progress) -> LeagueOutcome:
     return outcome
 
 
+def league_definition(settings: LeagueSettings, bots: list[str], given: list[str],
+                      scheduled: int, asked: int, sizes: tuple[int, int]) -> dict[str, Any]:
+    """The settings a new league stores (read back by referee.league.stored): those that
+    define its games, its entries `bots` (of the specs `given`), the games `scheduled` of the
+    `asked`, and the table `sizes` it plays."""
+    return {**settings.defining(), "bot_names": bots, "bots_given": given,
+            "games": scheduled, "games_asked": asked, "players": list(sizes),
+            "players_asked": list(settings.players) if settings.players else None,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
 def intro(settings: LeagueSettings, bots: list[str], schedule: list[ScheduledGame],
           asked: int, sizes: tuple[int, int]) -> list[str]:
     """What a new league says before its first game: where it plays, its seed, its schedule's
@@ -316,7 +328,8 @@ def intro(settings: LeagueSettings, bots: list[str], schedule: list[ScheduledGam
     low, high = sizes
     tables = f"{low}" if low == high else f"{low}-{high}"
     lines = [f"league in {settings.out}: {len(bots)} bots, {len(schedule)} games at tables of "
-             f"{tables}", f"seed {settings.seed} (stored in league.db)",
+             f"{tables}", f"seed {settings.seed} (stored in "
+             f"{LeagueFolder(settings.out).store_path.name})",
              f"schedule: {len(schedule)} games; {balance(schedule, bots).describe()}"]
     if settings.duplicate:
         assert settings.seed is not None
@@ -326,7 +339,7 @@ def intro(settings: LeagueSettings, bots: list[str], schedule: list[ScheduledGam
     return lines
 
 
-async def _continue(store: LeagueStore, stored: dict, settings: LeagueSettings,
+async def _continue(store: LeagueStore, stored: StoredLeague, settings: LeagueSettings,
                     progress: Progress, resume: bool, accept_changed: bool) -> LeagueOutcome:
     out = settings.out
     given_names = [spec.name for spec in _load_specs(settings)[0]]
@@ -347,13 +360,13 @@ async def _continue(store: LeagueStore, stored: dict, settings: LeagueSettings,
                                f"continue it, or choose another --out")
     specs = []
     for name, (_, path) in store.bots().items():
-        if name not in stored["bot_names"]:
+        if name not in stored.bot_names:
             continue
         if path is None or not Path(path).exists():
             raise LeagueStateError(f"bot {name!r}: its spec {path} is gone; cannot resume")
         # by its stored name: a late entry may be a new version of a bot ("alice-2")
         specs.append(_with_limits(dataclasses.replace(load_spec(path), name=name),
-                                  stored["limits"]))
+                                  stored.limits))
     concurrency = settings.concurrency or settings.default_concurrency(
         max(len(g.bots) for g in schedule))
     known = store.bots()
@@ -389,18 +402,16 @@ def _free_name(out: Path) -> Path:
     return out.with_name(f"{out.name}-{n}")
 
 
-async def _play(store: LeagueStore, stored: dict, executor: Executor,
+async def _play(store: LeagueStore, stored: StoredLeague, executor: Executor,
                 progress: Progress) -> LeagueOutcome:
     """Play the schedule's games that have no record yet, storing each as it arrives."""
-    rules = RuleSet.from_dict(stored["rules"])
-    options = MatchOptions(stored["strikes_to_forfeit"], stored["autoplay_forced"])
-    secret = int(stored["seed"])
+    secret = stored.secret
     schedule = store.schedule()
     done = store.done()
     pending = [game for game in schedule if game.index not in done]
     progress.start(len(schedule), len(done))
     if progress.wants_live_table:
-        progress.live = LiveTable(stored["bot_names"], RatingParams(**stored["ratings"]),
+        progress.live = LiveTable(list(stored.bot_names), stored.ratings,
                                            [game.index for game in schedule], store.played())
 
     def save(game: ScheduledGame, result: MatchResult) -> None:
@@ -408,7 +419,8 @@ async def _play(store: LeagueStore, stored: dict, executor: Executor,
         progress.game_done(result, game.index)
 
     try:
-        await executor.play(pending, rules, options, lambda game: game.game_id(secret), save)
+        await executor.play(pending, stored.rules, stored.options,
+                            lambda game: game.game_id(secret), save)
     finally:
         progress.close()
     outcome = load_outcome(store, progress.played)

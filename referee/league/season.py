@@ -1,6 +1,6 @@
 """A season: a league that runs for as long as its organiser wants, with bots coming and going.
 
-A season lives in an ordinary league folder (its `league.db` is the one truth, so `referee
+A season lives in an ordinary league folder (its store is the one truth, so `referee
 table/show/export/verify/report` work on it) and grows in two ways:
 
 * **entries** — a bot that enters while the season runs is given its fair share of games
@@ -28,18 +28,19 @@ from typing import Any
 
 from referee.bots.spec import BotSpec, capped_limits, load_spec
 from referee.config import ConfigError
-from referee.engine import RuleSet
 from referee.league.config import LeagueSettings
 from referee.league.entrants import more_games, newcomer_games
 from referee.league.executors import Executor, Stop
-from referee.league.runner import DB_NAME, LeagueOutcome, load_outcome, open_store
+from referee.league.folder import LeagueFolder
+from referee.league.runner import LeagueOutcome, load_outcome
 from referee.league.schedule import ScheduledGame, table_sizes
 from referee.league.store import LeagueStore
-from referee.match import MatchOptions, MatchResult
+from referee.league.stored import SEASON, StoredLeague, StoredSeason, read_league
+from referee.match import MatchResult
 from referee.ratings.trueskill import RatingState
 from referee.seeds import draw_secret
 
-KIND = "season"
+KIND = SEASON
 ACTIVE, RETIRED, DISABLED = "active", "retired", "disabled"
 ROUND_GAMES = 4   # default games per active bot in a round
 # Default cap on a newcomer's first games: a late entrant of a long season would otherwise hold
@@ -56,8 +57,8 @@ class Season:
 
     def __init__(self, store: LeagueStore) -> None:
         self.store = store
-        stored = store.settings()
-        if stored is None or stored.get("kind") != KIND:
+        stored = read_league(store)
+        if stored is None or stored.season is None:
             raise SeasonError(f"{store.path}: holds no season")
 
     def close(self) -> None:
@@ -73,15 +74,22 @@ class Season:
     # ------------------------------------------------------------------ reading
 
     @property
-    def settings(self) -> dict[str, Any]:
-        """The stored settings (league keys plus the season's)."""
-        stored = self.store.settings()
-        assert stored is not None
+    def stored(self) -> StoredLeague:
+        """The stored settings, read now (the league's, with the season's in `.season`)."""
+        stored = read_league(self.store)
+        assert stored is not None and stored.season is not None
         return stored
+
+    @property
+    def part(self) -> StoredSeason:
+        """The season's own stored settings and state, read now."""
+        season = self.stored.season
+        assert season is not None
+        return season
 
     def states(self) -> dict[str, str]:
         """Every entrant in order of entry -> active, retired or disabled."""
-        return dict(self.settings["season_states"])
+        return dict(self.part.states)
 
     def active(self) -> list[str]:
         """The entrants scheduled in new rounds, in order of entry."""
@@ -89,7 +97,7 @@ class Season:
 
     def cancelled(self) -> set[int]:
         """Schedule indexes of the games cancelled (they are never played)."""
-        return set(self.settings["season_cancelled"])
+        return set(self.part.cancelled)
 
     def pending(self) -> list[ScheduledGame]:
         """The scheduled games neither recorded nor cancelled, in schedule order."""
@@ -98,12 +106,11 @@ class Season:
 
     def rounds(self) -> int:
         """Rounds appended so far."""
-        return int(self.settings["season_rounds"])
+        return self.part.rounds
 
     def round_started(self) -> float | None:
         """When the last round was appended (seconds since the epoch); None before the first."""
-        value = self.settings.get("season_round_started")
-        return None if value is None else float(value)
+        return self.part.round_started
 
     def set_limits(self, limits: dict[str, int]) -> None:
         """A new `[limits]` ceiling for the games from now on (the games played keep theirs)."""
@@ -122,8 +129,9 @@ class Season:
         field: as many as the rounds so far gave each bot there from the start (`round_games`
         per round), at most `max_catch_up` (none before the first round). Returns the games
         added."""
-        stored = self.settings
-        states = dict(stored["season_states"])
+        stored = self.stored
+        part = self.part
+        states = dict(part.states)
         if name in states:
             raise SeasonError(f"{name!r} has entered this season already")
         for old in retire:
@@ -132,15 +140,15 @@ class Season:
         field = [bot for bot, state in states.items() if state == ACTIVE]
         states[name] = ACTIVE
         schedule = self.store.schedule()
-        entries = int(stored["season_entries"]) + 1
+        entries = part.entries + 1
         games: list[ScheduledGame] = []
-        share = min(self.rounds() * int(stored["season_round_games"]),
-                    int(stored.get("season_max_catch_up", MAX_CATCH_UP)))
+        catch_up = MAX_CATCH_UP if part.max_catch_up is None else part.max_catch_up
+        share = min(part.rounds * part.round_games, catch_up)
         if field and share > 0 and self._playable(len(field) + 1):
-            games = newcomer_games(schedule, field, [name], tuple(stored["players"]),
-                                   int(stored["seed"]), stored["duplicate"], entries, share)
+            games = newcomer_games(schedule, field, [name], stored.players, stored.secret,
+                                   stored.duplicate, entries, share)
         self.store.extend({"season_states": states, "season_entries": entries,
-                           "bot_names": [*stored["bot_names"], name],
+                           "bot_names": [*stored.bot_names, name],
                            "games": len(schedule) + len(games)},
                           {name: (version, spec_path)}, games)
         return games
@@ -148,14 +156,14 @@ class Season:
     def disable(self, name: str) -> list[int]:
         """Disable `name`: its recorded games stay, its unplayed games are cancelled, and it is
         never scheduled again. Returns the cancelled indexes."""
-        stored = self.settings
-        states = dict(stored["season_states"])
+        part = self.part
+        states = dict(part.states)
         if name not in states:
             raise SeasonError(f"{name!r} is not in this season")
         states[name] = DISABLED
         gone = [game.index for game in self.pending() if name in game.bots]
         self.store.extend({"season_states": states,
-                           "season_cancelled": sorted({*stored["season_cancelled"], *gone})},
+                           "season_cancelled": sorted({*part.cancelled, *gone})},
                           {}, [])
         return gone
 
@@ -163,19 +171,20 @@ class Season:
         """Append a round between the active entrants (`round_games` games per bot, balanced
         as a league's schedule) and return it; nothing while games are pending, fewer entrants
         are active than a table needs, or the season's `max_rounds` are played."""
-        stored = self.settings
-        limit = stored.get("season_max_rounds")
+        stored = self.stored
+        assert stored.season is not None
+        limit = stored.season.max_rounds
         active = self.active()
         if self.pending() or not self._playable(len(active)) or \
                 (limit is not None and self.rounds() >= limit):
             return []
-        sizes = table_sizes(len(active), tuple(stored["players"]))
+        sizes = table_sizes(len(active), stored.players)
         mean_size = sum(sizes) / len(sizes)
-        count = math.ceil(int(stored["season_round_games"]) * len(active) / mean_size)
+        count = math.ceil(stored.season.round_games * len(active) / mean_size)
         schedule = self.store.schedule()
         number = self.rounds() + 1
-        games = more_games(schedule, active, count, tuple(stored["players"]),
-                           int(stored["seed"]), stored["duplicate"], number)
+        games = more_games(schedule, active, count, stored.players, stored.secret,
+                           stored.duplicate, number)
         # When it started: a paced season's next round waits for it (the club's runner).
         self.store.extend({"season_rounds": number, "games": len(schedule) + len(games),
                            "season_round_started": time.time()}, {}, games)
@@ -183,8 +192,7 @@ class Season:
 
     def _playable(self, bots: int) -> bool:
         """True when `bots` entrants can fill a table under the season's rules."""
-        rules = RuleSet.from_dict(self.settings["rules"])
-        return bots >= max(2, rules.min_players)
+        return bots >= max(2, self.stored.rules.min_players)
 
 
 def open_season(out: Path, settings: LeagueSettings | None = None,
@@ -193,11 +201,12 @@ def open_season(out: Path, settings: LeagueSettings | None = None,
     """The season in `out`, created from `settings` (its league keys: rules, players, seed,
     duplicate, strikes, limits, ratings; its bots are ignored) if `out` holds none yet. An
     existing season keeps its stored settings. SeasonError if `out` holds a plain league."""
-    store = open_store(out)
+    folder = LeagueFolder(out)
+    store = folder.open_store()
     try:
-        if store.settings() is None:
+        if not store.holds_league():
             if settings is None:
-                raise SeasonError(f"{out / DB_NAME}: no season here")
+                raise SeasonError(f"{folder.store_path}: no season here")
             _create(store, settings, round_games, max_rounds, max_catch_up)
         return Season(store)
     except BaseException:
@@ -238,7 +247,7 @@ def _create(store: LeagueStore, settings: LeagueSettings, round_games: int,
 def season_specs(season: Season, names: Sequence[str]) -> list[BotSpec]:
     """The specs of entrants `names`, under their season names and with the season's limits."""
     bots = season.store.bots()
-    limits = season.settings["limits"]
+    limits = season.stored.limits
     specs = []
     for name in names:
         path = bots[name][1]
@@ -253,10 +262,8 @@ async def play_pending(season: Season, executor: Executor, stop: Stop | None = N
     """Play the season's pending games on `executor` (started, holding every bot they need)
     in schedule order, storing each as it ends, until they are done or `stop()` turns true
     (the games in flight finish). `saved` hears of each stored game. Returns games stored."""
-    stored = season.settings
-    rules = RuleSet.from_dict(stored["rules"])
-    options = MatchOptions(stored["strikes_to_forfeit"], stored["autoplay_forced"])
-    secret = int(stored["seed"])
+    stored = season.stored
+    secret = stored.secret
     count = 0
 
     def save(game: ScheduledGame, result: MatchResult) -> None:
@@ -266,8 +273,8 @@ async def play_pending(season: Season, executor: Executor, stop: Stop | None = N
         if saved is not None:
             saved(game, result)
 
-    await executor.play(season.pending(), rules, options, lambda game: game.game_id(secret),
-                        save, stop)
+    await executor.play(season.pending(), stored.rules, stored.options,
+                        lambda game: game.game_id(secret), save, stop)
     return count
 
 

@@ -2,7 +2,8 @@
 
 A game is committed the moment it ends, so a referee killed at any point (SIGKILL included)
 loses at most the games in flight; `--resume` plays exactly the games with no row yet.
-Seeds are stored as text because they are unsigned 64-bit numbers.
+Seeds are stored as text because they are unsigned 64-bit numbers. The store carries its
+schema version (SQLite's `user_version`), checked on every open.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from referee.config import ConfigError
 from referee.league.schedule import ScheduledGame
 from referee.match import MatchResult
 from referee.ratings.results import PlayedGame
@@ -79,6 +81,27 @@ CREATE TABLE IF NOT EXISTS game_workers (
     worker       TEXT NOT NULL        -- the cluster worker that played the game (cluster.md)
 );
 """
+
+
+# The schema this referee reads and writes, kept in SQLite's `user_version`. A store written
+# before the version was kept says 0; its tables are this schema's (what was added since came
+# with a migration on open, below), so it is read as version 1 and marked so when opened to write.
+SCHEMA_VERSION = 1
+
+
+class StoreVersionError(ConfigError):
+    """A store written by a referee with another schema: this one cannot say what it holds."""
+
+
+def check_version(db: sqlite3.Connection, path: Path) -> int:
+    """The schema version of the store open in `db` (0: none kept yet); StoreVersionError
+    naming `path` for a store of another version."""
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version not in (0, SCHEMA_VERSION):
+        raise StoreVersionError(f"{path}: a league store of schema version {version}; this "
+                                f"referee reads version {SCHEMA_VERSION} (use the referee that "
+                                f"wrote it, or start a new league)")
+    return version
 
 
 # A new store's page size: a compressed record (about 1.5-2.5 KB) and its row's other columns
@@ -152,6 +175,11 @@ class LeagueStore:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(path, isolation_level=None)  # explicit transactions
+        try:
+            version = check_version(self.db, path)   # before anything is written to it
+        except BaseException:
+            self.db.close()
+            raise
         self.db.execute(f"PRAGMA page_size={PAGE_SIZE}")   # only a new, empty file takes it
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
@@ -160,6 +188,8 @@ class LeagueStore:
         columns = {row[1] for row in self.db.execute("PRAGMA table_info(games)")}
         if "note_values" not in columns:   # a league stored before bots sent notes
             self.db.execute("ALTER TABLE games ADD COLUMN note_values TEXT NOT NULL DEFAULT '[]'")
+        if version == 0:   # a new store, or one written before versions: now says what it is
+            self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         self._index_seats()
 
     def _index_seats(self) -> None:
@@ -177,11 +207,17 @@ class LeagueStore:
     @classmethod
     def open_readonly(cls, path: Path) -> LeagueStore:
         """The store at `path` opened for reading only (the club server's pages): nothing is
-        created or changed, and a missing file is an error (sqlite3.OperationalError)."""
+        created or changed, and a missing file is an error (sqlite3.OperationalError);
+        StoreVersionError for a store of another schema version."""
         store = cls.__new__(cls)
         store.path = path
         store.db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
                                    isolation_level=None, check_same_thread=False)
+        try:
+            check_version(store.db, path)
+        except BaseException:
+            store.db.close()
+            raise
         return store
 
     def close(self) -> None:
@@ -191,9 +227,14 @@ class LeagueStore:
     # ---------------------------------------------------------------- settings and schedule
 
     def settings(self) -> dict[str, Any] | None:
-        """The stored league settings, or None for a new store."""
+        """The stored league settings as stored (JSON values by key), or None for a new store.
+        Code reads them typed, through referee.league.stored.read_league."""
         rows = self.db.execute("SELECT key, value FROM settings").fetchall()
         return {key: json.loads(value) for key, value in rows} or None
+
+    def holds_league(self) -> bool:
+        """True once a league's settings are stored (False for a new store)."""
+        return self.db.execute("SELECT 1 FROM settings LIMIT 1").fetchone() is not None
 
     def create(self, settings: dict[str, Any], bots: dict[str, tuple[str, str | None]],
                schedule: list[ScheduledGame]) -> None:

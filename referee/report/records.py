@@ -9,9 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from referee.league.folder import LeagueFolder
 from referee.league.store import LeagueStore
-
-DB_NAME = "league.db"
 
 
 class RecordSourceError(ValueError):
@@ -29,14 +28,16 @@ class StoredRecord:
 
 
 def open_league(directory: Path) -> LeagueStore:
-    """The store of the league in `directory`; RecordSourceError if there is none."""
-    path = Path(directory) / DB_NAME
-    if not path.is_file():
-        raise RecordSourceError(f"{directory}: no league here ({DB_NAME} missing)")
-    store = LeagueStore(path)
-    if store.settings() is None:
+    """The store of the league in `directory`; RecordSourceError if there is none
+    (StoreVersionError, a ConfigError, for a store of another schema version)."""
+    folder = LeagueFolder(Path(directory))
+    name = folder.store_path.name
+    if not folder.has_store():
+        raise RecordSourceError(f"{directory}: no league here ({name} missing)")
+    store = folder.open_store()
+    if not store.holds_league():
         store.close()
-        raise RecordSourceError(f"{directory}: {DB_NAME} holds no league")
+        raise RecordSourceError(f"{directory}: {name} holds no league")
     return store
 
 

@@ -21,8 +21,10 @@ from markupsafe import Markup, escape
 
 from referee.engine import RuleSet
 from referee.league.config import league_file_text
+from referee.league.folder import LeagueFolder
 from referee.league.runner import LeagueOutcome, load_outcome
 from referee.league.store import LeagueStore, unpack_record
+from referee.league.stored import StoredLeague, read_league
 from referee.league.tables import percentile, to_json
 from referee.notes import NAMES_PER_BOT
 from referee.outdir import missing_folders, remove_if_empty
@@ -122,7 +124,7 @@ def build_report(directory: Path, out: Path | None = None,
     being rebuilt is never half old and half new (and no file is rewritten in place, which some
     file systems flush to disk one by one)."""
     directory = Path(directory)
-    out = Path(out) if out is not None else directory / "report"
+    out = Path(out) if out is not None else LeagueFolder(directory).report
     _check_replaceable(out)
     created = missing_folders(out.parent)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -134,7 +136,9 @@ def build_report(directory: Path, out: Path | None = None,
         store = open_league(directory)
         try:
             outcome = outcome or load_outcome(store)
-            pages = _Pages(environment(), building, outcome, store.settings() or {})
+            stored = read_league(store)
+            assert stored is not None   # open_league refuses a store without a league
+            pages = _Pages(environment(), building, outcome, stored)
             for sub in ("games", "bots", "assets"):
                 (building / sub).mkdir()
             for name in ASSETS:
@@ -188,7 +192,7 @@ class _Marks(dict):
 
 class _Pages:
     def __init__(self, env: jinja2.Environment, out: Path, outcome: LeagueOutcome,
-                 settings: dict[str, Any]) -> None:
+                 settings: StoredLeague) -> None:
         self.env, self.out, self.outcome, self.settings = env, out, outcome, settings
         self.bot_file = {bot: f"bot-{n}.html" for n, bot in enumerate(outcome.bots)}
         self.facts = {bot: _BotFacts() for bot in outcome.bots}
@@ -211,7 +215,7 @@ class _Pages:
             game=marks, record_text=marks["record"], root="../", inline_assets=None,
             assets_url=None,
             games_link="../games.html").split("\x00")
-        rules = RuleSet.from_dict(self.settings["rules"]) if self.settings else None
+        rules = self.settings.rules
         played = {game.index: game for game in self.outcome.games}
         workers = store.workers()
         rows = store.db.execute("SELECT idx, game_id, seed, seconds, record FROM games "
@@ -221,10 +225,9 @@ class _Pages:
             if game is None:
                 continue
             raw = unpack_record(blob)
-            hand = (rules.dice, rules.big_dice, rules.neutral_per_player(game.players)) \
-                if rules else (0, 0, 0)
+            hand = (rules.dice, rules.big_dice, rules.neutral_per_player(game.players))
             values = {
-                "game_id": escape(game_id), "preset": escape(self.settings["rules"]["preset"]),
+                "game_id": escape(game_id), "preset": escape(rules.preset),
                 "players": str(game.players), "seed": escape(seed),
                 "worker_note": worker_note(workers.get(index)), "hand": ",".join(map(str, hand)),
                 "record": script_text(raw),
@@ -271,7 +274,7 @@ class _Pages:
     def bot_pages(self) -> None:
         rows = {r["bot"]: r for r in to_json(self.outcome.rows, {})["table"]}
         history = _history(self.outcome)
-        prior = self.settings.get("ratings", {})
+        prior = self.settings.ratings_table
         for bot, facts in self.facts.items():
             n = history["bots"].index(bot) if bot in history["bots"] else None
             chart = {"games": history["games"], "bots": [bot], "prior": prior,
@@ -302,9 +305,9 @@ class _Pages:
             fitted=fitted, fit_scale=_fit_scale(rows) if fitted else None, by_size=by_size,
             chances=_chances(outcome),
             seats=max((len(row["seat_win_pct"]) for row in rows), default=0),
-            history={**_history(outcome), "prior": settings.get("ratings", {})},
+            history={**_history(outcome), "prior": settings.ratings_table},
             settings=settings, versions=versions,
-            league_toml=league_file_text(settings) if settings else "",
+            league_toml=league_file_text(settings),
             balance=outcome.balance, recorded=len(outcome.games),
             scheduled=len(outcome.schedule), workers=dict(self.workers),
             worker_health={row.worker: row for row in outcome.workers}, root="",

@@ -21,6 +21,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import User
 
+from referee.league.folder import LeagueFolder
 from referee.league.store import LeagueStore
 from referee.server.club.board import league_bot
 from referee.server.club.models import BotVersion, TestGame
@@ -30,8 +31,14 @@ HIDDEN = ""   # the viewer shows no output box for an empty string
 NOTE_KEYS = ("note", "values", "note_cut")   # a decision's notes (see record_notes)
 
 
+def season_folder() -> LeagueFolder:
+    """The season's league folder in the club's data folder."""
+    return LeagueFolder(Path(settings.DATA_DIR) / "season")
+
+
 def season_db() -> Path:
-    return Path(settings.DATA_DIR) / "season" / "league.db"
+    """The season's store."""
+    return season_folder().store_path
 
 
 _open = threading.local()   # this thread's read-only store: (path, file identity, store)

@@ -176,8 +176,8 @@ async def serve(data: Path, season_file: Path, settings: Any, cluster: str | Non
                                         cluster=connection, limits=loop_.limits),
                             name="checks"),
         # The stored settings with the loop's live [limits] (changed in place).
-        asyncio.create_task(test_game_queue(db, data, {**season.settings,
-                                                       "limits": loop_.limits},
+        asyncio.create_task(test_game_queue(db, data, dataclasses.replace(
+                                                season.stored, limits=loop_.limits),
                                             settings.test_game_timeout_s, cluster=connection),
                             name="test games"),
         asyncio.create_task(refit_loop(db, loop_, settings.refit_games,

@@ -45,7 +45,7 @@ class SeasonLoop:
         self.file_stamp = file_stamp(season_file)
         # The season's [limits] as the checks and test games read them: updated in place when
         # the organiser changes them, so every queue applies the change from its next item.
-        self.limits: dict[str, int] = dict(season.settings["limits"])
+        self.limits: dict[str, int] = dict(season.stored.limits)
         self.waiting_told = -1               # the round whose pace wait was said
         self.cluster = cluster or settings.league.cluster
         self.connection = connection
@@ -133,7 +133,7 @@ class SeasonLoop:
         """Make the season file's `[limits]` the season's from its next game on (a runner
         started after the file changed applies it too)."""
         wanted = dict(self.settings.league.limits)
-        if wanted == self.season.settings["limits"]:
+        if wanted == self.season.stored.limits:
             return
         self.season.set_limits(wanted)
         self.limits.clear()
@@ -148,10 +148,11 @@ class SeasonLoop:
         started = self.season.round_started()
         if per_hour <= 0 or started is None:
             return 0.0
-        gap = int(self.season.settings["season_round_games"]) * 3600 / per_hour
+        part = self.season.part
+        gap = part.round_games * 3600 / per_hour
         wait = started + gap - time.time()
         rounds = self.season.rounds()
-        limit = self.season.settings.get("season_max_rounds")
+        limit = part.max_rounds
         if wait > 0 and self.waiting_told != rounds and not (limit and rounds >= limit):
             self.waiting_told = rounds
             when = time.strftime("%H:%M:%S", time.localtime(started + gap))

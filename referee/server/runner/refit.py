@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from referee.league.runner import DB_NAME
+from referee.league.folder import LeagueFolder
 from referee.ratings.trueskill import RatingState
 
 STATE_FILE = "refit-state.json"
@@ -72,10 +72,9 @@ def save_state(path: Path, state: RatingState) -> None:
 def main(argv: list[str]) -> int:
     """Print the snapshot of the season in argv[0], resuming from and updating its state."""
     from referee.league.season import Season, refit
-    from referee.league.store import LeagueStore
 
     out = Path(argv[0])
-    with Season(LeagueStore(out / DB_NAME)) as season:
+    with Season(LeagueFolder(out).open_store()) as season:
         data, state = refit(season, load_state(out / STATE_FILE))
     if state is not None:
         save_state(out / STATE_FILE, state)

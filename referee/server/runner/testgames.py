@@ -1,6 +1,6 @@
 """Test games on demand: one unrated game of a student's version against bots they picked.
 
-Never stored in the season's league.db: the record goes to DIR/testgames/<id>.json, with the
+Never stored in the season's league store: the record goes to DIR/testgames/<id>.json, with the
 output of every seat but the requester's own bots left out (a student sees only their own
 bots' stderr), so the web can show the file as it is.
 """
@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.bots.spec import capped_limits, load_spec
-from referee.engine import RuleSet
-from referee.match import MatchOptions
+from referee.league.stored import StoredLeague
 from referee.seeds import draw_secret
 from referee.server.runner import records
 from referee.server.runner.checks import Db
@@ -27,16 +26,15 @@ HIDDEN = "(another student's bot: its output is not shown)"
 
 
 async def play_test_game(db: Db, data: Path, request: records.TestRequest,
-                         stored: dict[str, Any], timeout: float, cluster: Any = None) -> None:
-    """Play one claimed test game (here, or on a worker of `cluster`, a dask.Cluster) and
-    record it (or say why it could not be played)."""
+                         stored: StoredLeague, timeout: float, cluster: Any = None) -> None:
+    """Play one claimed test game (here, or on a worker of `cluster`, a dask.Cluster) under
+    the season's `stored` settings, and record it (or say why it could not be played)."""
     owned = await db(_owned_names, request)
     try:
         # The season's [limits] are a ceiling here as in its games (capped_limits).
-        specs = [capped_limits(dataclasses.replace(load_spec(path), name=name), stored["limits"])
+        specs = [capped_limits(dataclasses.replace(load_spec(path), name=name), stored.limits)
                  for name, path in request.seats]
-        rules = RuleSet.from_dict(stored["rules"])
-        options = MatchOptions(stored["strikes_to_forfeit"], stored["autoplay_forced"])
+        rules, options = stored.rules, stored.options
         if cluster is not None:
             from referee.server.runner.remote import play_on_cluster
 
@@ -78,7 +76,7 @@ def _owned_names(request: records.TestRequest) -> set[str]:
             if owners.get(name, ("", 0, -1))[2] == request.requester_id}
 
 
-async def test_game_queue(db: Db, data: Path, stored: dict[str, Any], timeout: float,
+async def test_game_queue(db: Db, data: Path, stored: StoredLeague, timeout: float,
                           idle: float = 1.0, cluster: Any = None) -> None:
     """Claim and play queued test games forever, one at a time (on `cluster` if given)."""
     while True:

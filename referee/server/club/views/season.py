@@ -21,7 +21,8 @@ from django.views.decorators.http import require_POST
 
 from referee.bots.spec import Limits
 from referee.config import ConfigError
-from referee.server.club.games import season_db, season_store
+from referee.league.stored import StoredLeague, read_league
+from referee.server.club.games import season_folder, season_store
 from referee.server.club.limits import season_file
 from referee.server.club.models import Bot
 from referee.server.club.views.common import leaderboard_open, organiser_only
@@ -46,21 +47,19 @@ def file_settings() -> tuple[Any, str]:
         return RunnerSettings(), str(exc)
 
 
-def stored_season() -> dict[str, Any] | None:
-    """The season as its store holds it (settings, rounds, games recorded), or None before
-    the runner first started it."""
+def stored_season() -> tuple[StoredLeague | None, int] | None:
+    """The season as its store holds it (its settings, None while it holds none yet) and the
+    games recorded, or None before the runner first started it."""
     with season_store() as store:
         if store is None:
             return None
-        stored = store.settings() or {}
-        return {**stored, "recorded": store.count()}
+        return read_league(store), store.count()
 
 
 def store_bytes() -> int:
-    """What the season's store takes on disk: league.db and its write-ahead log."""
-    path = season_db()
+    """What the season's store takes on disk: the store and its write-ahead log."""
     total = 0
-    for part in (path, path.with_name(path.name + "-wal")):
+    for part in season_folder().store_parts:
         with contextlib.suppress(OSError):   # no store yet, or no log at the moment
             total += part.stat().st_size
     return total
@@ -81,20 +80,12 @@ def season_facts() -> dict[str, Any]:
     store once it started (what it plays); the others from the season file (what applies)."""
     runner, problem = file_settings()
     values = runner_values(runner)
-    stored = stored_season()
+    found = stored_season()
+    stored, recorded = found if found is not None else (None, 0)
     if stored is not None:
-        low, high = stored.get("players") or (0, 0)
-        values.update({key: stored[key] for key in ("rules", "limits", "strikes_to_forfeit",
-                                                    "autoplay_forced", "duplicate")
-                       if key in stored})
-        values.update({key: stored[f"season_{key}"] or 0 for key in
-                       ("round_games", "max_rounds", "max_catch_up")
-                       if f"season_{key}" in stored})
-        if low:
-            values["players"] = f"{low}-{high}" if low != high else str(low)
+        values.update(_stored_values(stored))
     pace = runner.games_per_bot_per_hour
     size = store_bytes()
-    recorded = stored["recorded"] if stored else 0
     return {
         "values": values, "problem": problem, "stored": stored,
         "name": _file_name(), "file": season_file(),
@@ -102,10 +93,27 @@ def season_facts() -> dict[str, Any]:
         "pace_words": pace_words(pace),
         "round_gap_minutes": round(values["round_games"] * 60 / pace, 1) if pace else 0,
         "house": Bot.objects.filter(house=True).order_by("name"),
-        "rounds": stored.get("season_rounds", 0) if stored else 0,
+        "rounds": stored.season.rounds if stored is not None and stored.season else 0,
         "recorded": recorded, "store_bytes": size,
         "bytes_per_game": size // recorded if recorded else None,
     }
+
+
+def _stored_values(stored: StoredLeague) -> dict[str, Any]:
+    """The page's values that define the season's games, as its store holds them."""
+    low, high = stored.players
+    values: dict[str, Any] = {
+        "rules": stored.rules_table, "limits": stored.limits,
+        "strikes_to_forfeit": stored.strikes_to_forfeit,
+        "autoplay_forced": stored.autoplay_forced, "duplicate": stored.duplicate}
+    if stored.season is not None:
+        season = stored.season
+        values.update(round_games=season.round_games or 0, max_rounds=season.max_rounds or 0)
+        if season.max_catch_up is not None:   # a season stored before it was kept: the file's
+            values["max_catch_up"] = season.max_catch_up or 0
+    if low:
+        values["players"] = f"{low}-{high}" if low != high else str(low)
+    return values
 
 
 def _file_name() -> str:
