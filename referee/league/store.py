@@ -18,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from referee.errors import StoreError
 from referee.league.schedule import ScheduledGame
 from referee.match import MatchResult
 from referee.ratings.results import PlayedGame
@@ -123,7 +124,7 @@ def load_record(blob: bytes) -> dict[str, Any]:
     return json.loads(unpack_record(blob))
 
 
-class GameAlreadyStored(ValueError):
+class GameAlreadyStored(StoreError, ValueError):
     """A second record for one schedule index: a league stores each game once."""
 
 

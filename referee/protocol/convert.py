@@ -40,6 +40,7 @@ from referee.engine.view import (
     make_frozen,
     public_parts,
 )
+from referee.errors import BotFailure
 from referee.protocol import pb
 
 __all__ = [
@@ -50,7 +51,7 @@ __all__ = [
 ]
 
 
-class MalformedMessage(ValueError):
+class MalformedMessage(BotFailure, ValueError):
     """A protocol message that lacks a required part or does not fit the table
     (docs/protocol.md, "malformed")."""
 

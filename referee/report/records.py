@@ -9,12 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from referee.errors import UserError
 from referee.league.store import LeagueStore
 
 DB_NAME = "league.db"
 
 
-class RecordSourceError(ValueError):
+class RecordSourceError(UserError, ValueError):
     """A league directory, record file or game selection that cannot be read."""
 
 
