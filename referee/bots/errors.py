@@ -14,7 +14,8 @@ ILLEGAL = FailureKind.ILLEGAL
 MALFORMED = FailureKind.MALFORMED
 PROTOCOL = FailureKind.PROTOCOL
 CRASH = FailureKind.CRASH
-STRIKE_TYPES: tuple[FailureKind, ...] = tuple(FailureKind)
+# Typed as strings: tables count strikes by the kind strings that stores and records hold.
+STRIKE_TYPES: tuple[str, ...] = tuple(FailureKind)
 REASON_LIMIT = 1000   # characters kept of an error's reason
 
 
