@@ -8,9 +8,10 @@ from typing import Any
 
 from referee.engine import RuleSet
 from referee.engine.errors import RulesError
+from referee.errors import UserError
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError, ValueError):
     """A configuration file that cannot be used; the message names the file and the key."""
 
 

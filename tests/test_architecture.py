@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Module name (a dotted prefix) -> room. The longest prefix wins.
 ROOM_OF: dict[str, str] = {
+    "referee.errors": "errors",
     "referee.engine": "engine",
     "referee.cache": "engine",          # only the engine uses it: referee/engine/cache.py
     "referee.util": "util",
@@ -55,6 +56,7 @@ PACKAGE_ROOM = "util"   # `referee` itself holds only __version__
 # Room -> the rooms it may import. Lower rooms never import higher ones; cli sits on top.
 BELOW_GAME = {"engine", "util", "present", "protocol", "bots"}
 ALLOWED: dict[str, set[str]] = {
+    "errors": set(),
     "engine": set(),
     "util": {"engine"},
     "present": {"engine", "util"},
@@ -69,6 +71,10 @@ ALLOWED: dict[str, set[str]] = {
     "server": BELOW_GAME | {"game", "checking", "ratings", "league", "report"},
     "cli": BELOW_GAME | {"sdk", "game", "checking", "ratings", "league", "report", "server"},
 }
+# The errors (referee/errors.py: the root and its branches) are the foundation: every room,
+# the engine included, raises and catches them, and they import nothing.
+ALLOWED = {room: below | {"errors"} if room != "errors" else below
+           for room, below in ALLOWED.items()}
 
 
 def room_of(module: str) -> str | None:

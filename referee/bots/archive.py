@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from referee.errors import UserError
+
 LOAD_TIMEOUT = 600.0            # bound on `podman load` of a large archive
 MAX_INDEX_BYTES = 1 << 20       # manifest.json / index.json / an OCI manifest larger than this
 _HEX = re.compile(r"^[0-9a-f]{64}$")
@@ -28,7 +30,7 @@ _lock = threading.Lock()
 _loaded: dict[tuple[str, str], str] = {}   # (runtime, file digest) -> image id, loaded here
 
 
-class ArchiveError(Exception):
+class ArchiveError(UserError):
     """An image archive that cannot be used; the message says why, in one line."""
 
 

@@ -18,8 +18,9 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from referee import __version__
-from referee.bots.errors import CRASH, MALFORMED, PROTOCOL, TIMEOUT, BotStartError
+from referee.bots.errors import CRASH, MALFORMED, PROTOCOL, TIMEOUT, BotStartError, Failure
 from referee.engine.actions import Action
+from referee.errors import FailureKind
 from referee.notes import record_notes
 from referee.protocol import PROTOCOL_VERSION, pb, rpc
 from referee.protocol.convert import MalformedMessage, action_from_pb
@@ -83,7 +84,7 @@ class Reply:
     """The outcome of one decision request."""
 
     action: Action | None         # the bot's action, if it answered in time and well formed
-    strike: str | None            # the strike type otherwise
+    strike: FailureKind | None    # the strike's kind otherwise
     detail: str                   # why, for a strike
     latency_us: int               # measured by the referee, from send to receive
     notes: dict[str, Any] | None = None   # the answer's notes as the record keeps them
@@ -267,7 +268,7 @@ class GameStream:
         else:
             await handler(item)
 
-    async def failure(self, detail: str) -> tuple[str, str]:
+    async def failure(self, detail: str) -> Failure:
         """Classify a broken stream: a crash if the bot's process ended or the connection to
         it is gone, a protocol error if the bot is up and serving (it broke the stream itself).
 
@@ -276,14 +277,14 @@ class GameStream:
         loaded machine), so what decides is whether the bot still answers a Hello.
         """
         if detail == STALLED:
-            return TIMEOUT, detail
+            return Failure(TIMEOUT, detail)
         if detail == FLOODED:
-            return PROTOCOL, detail
+            return Failure(PROTOCOL, detail)
         client = self.client
         connection_lost = "unavailable" in detail or "connect" in detail
         if (client.process_alive() and not connection_lost
                 and await client.answers_hello(PROBE_S)):
-            return PROTOCOL, detail
+            return Failure(PROTOCOL, detail)
         client.lost = True
         if client.has_process and not self._settled:
             # Only the record's wording depends on this: "process ended" tells a bot's author
@@ -293,8 +294,8 @@ class GameStream:
             while client.process_alive() and time.monotonic() < deadline:
                 await asyncio.sleep(0.01)
         if not client.process_alive():
-            return CRASH, f"the bot's process ended ({detail})"
-        return CRASH, f"the connection to the bot is gone ({detail})"
+            return Failure(CRASH, f"the bot's process ended ({detail})")
+        return Failure(CRASH, f"the connection to the bot is gone ({detail})")
 
     async def send(self, message: pb.RefereeMessage, timeout: float = 0.0) -> str | None:
         """Write a message; return None, or why the stream is broken. The message is serialized

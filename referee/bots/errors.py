@@ -2,19 +2,32 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+from referee.errors import BotFailure, FailureKind
 from referee.text import safe_line
 
-# Strike types (docs/protocol.md, "Failure policy").
-TIMEOUT = "timeout"        # no decision before the deadline (decision time + bank left)
-ILLEGAL = "illegal"        # a well-formed decision the rules do not allow
-MALFORMED = "malformed"    # a message without an action or with out-of-range values
-PROTOCOL = "protocol"      # a wrong request id, a closed stream, an unexpected message
-CRASH = "crash"            # the process died or the connection was lost
-STRIKE_TYPES = (TIMEOUT, ILLEGAL, MALFORMED, PROTOCOL, CRASH)
+# Strike types (docs/protocol.md, "Failure policy"): the members of FailureKind, by their
+# older names.
+TIMEOUT = FailureKind.TIMEOUT
+ILLEGAL = FailureKind.ILLEGAL
+MALFORMED = FailureKind.MALFORMED
+PROTOCOL = FailureKind.PROTOCOL
+CRASH = FailureKind.CRASH
+# Typed as strings: tables count strikes by the kind strings that stores and records hold.
+STRIKE_TYPES: tuple[str, ...] = tuple(FailureKind)
 REASON_LIMIT = 1000   # characters kept of an error's reason
 
 
-class BotError(Exception):
+class Failure(NamedTuple):
+    """What a bot did wrong in answer to one request: the strike's kind and why (the detail may
+    quote the bot)."""
+
+    kind: FailureKind
+    detail: str
+
+
+class BotError(BotFailure):
     """Base class of the errors about one bot; `bot` names it."""
 
     def __init__(self, bot: str, message: str) -> None:

@@ -58,6 +58,8 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from referee.errors import UserError
+
 __all__ = [
     "NOBODY",
     "SandboxError",
@@ -134,7 +136,7 @@ def _is_system_path(path: str) -> bool:
     return any(_under(path, p) for p in _SYSTEM_PREFIXES)
 
 
-class SandboxError(Exception):
+class SandboxError(UserError):
     """A bind the sandbox refuses: its source is reached through a symbolic link, is not a
     folder or file, or lies in (or holds) the server's data folder (the message says which)."""
 

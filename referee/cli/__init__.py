@@ -11,12 +11,12 @@ from referee.quiet import quiet_transport
 
 quiet_transport()   # before anything imports grpc: the C core reads its settings at import
 
-import functools
+import contextlib
 import json
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -24,49 +24,108 @@ import click
 
 from referee import __version__
 from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB, WRITE_MAX_ENV
-from referee.bots.errors import BotError
 from referee.engine import PRESET_NOTES, PRESETS, RuleSet, preset
-from referee.engine.errors import EngineError
+from referee.errors import UserError, is_users_error
 from referee.league.folder import STORE_NAME, LeagueFolder
 from referee.text import safe_line
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-# Errors a user can cause; each is reported as one line, never a traceback.
-USER_ERRORS: tuple[type[BaseException], ...] = (EngineError, ValueError, OSError, BotError)
+EX_SOFTWARE = 70   # sysexits.h: an internal software error (a fault of the referee)
 
 
 def friendly_errors(func: F) -> F:
-    """Report user errors as one line ("error: ...") and exit with status 2."""
+    """Mark a command whose errors are reported the referee's way. Every command of `main` is
+    (RefereeGroup.invoke reports them, once, for all): kept for the commands that name it."""
+    return func
 
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except (click.exceptions.Exit, click.ClickException):  # click's own: usage errors
-            raise
-        except BrokenPipeError:
-            # The reader went away (`referee show DIR 3 | head`): stop quietly, as Unix tools
-            # do; stdout goes to /dev/null so the interpreter's final flush cannot fail again.
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            raise click.exceptions.Exit(141) from None
-        except USER_ERRORS as exc:
+
+@contextlib.contextmanager
+def reported_errors() -> Iterator[None]:
+    """Report what a command raises by whose fault it is: the user's (a RefereeError that is
+    not an InternalError, or an OSError about a file) as one line, "Error: ..." with status 1;
+    anything else as an internal error (`report_internal`), with status 70. Click's own
+    exceptions (usage errors, exits) pass through."""
+    try:
+        yield
+    except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
+        raise
+    except BrokenPipeError:
+        # The reader went away (`referee show DIR 3 | head`): stop quietly, as Unix tools
+        # do; stdout goes to /dev/null so the interpreter's final flush cannot fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise click.exceptions.Exit(141) from None
+    except KeyboardInterrupt:
+        interrupted("interrupted")
+    except Exception as exc:
+        if is_users_error(exc):
             raise click.ClickException(safe_line(str(exc), limit=2000)) from None
-        except KeyboardInterrupt:
-            interrupted("interrupted")
-        except Exception as exc:  # a bug: one line, the traceback only on request
-            if os.environ.get("REFEREE_DEBUG"):
-                raise
-            from referee.extras import missing_extra_message
+        if os.environ.get("REFEREE_DEBUG"):   # the traceback asked for, on the terminal
+            raise
+        from referee.extras import missing_extra_message
 
-            if isinstance(exc, ModuleNotFoundError) and \
-                    (message := missing_extra_message(exc.name or "")):
-                raise click.ClickException(message) from None
-            raise click.ClickException(
-                f"internal error: {type(exc).__name__}: {exc} (REFEREE_DEBUG=1 shows details)"
-            ) from None
+        if isinstance(exc, ModuleNotFoundError) and \
+                (message := missing_extra_message(exc.name or "")):
+            raise click.ClickException(message) from None
+        report_internal(exc)
 
-    return wrapper  # type: ignore[return-value]
+
+def report_internal(exc: BaseException) -> NoReturn:
+    """Say on stderr that the referee failed (not its user): the error in one line, where to
+    report it, and the file holding its traceback; exit with status 70."""
+    click.echo(f"internal error: {type(exc).__name__}: {safe_line(str(exc), limit=2000)}",
+               err=True)
+    tracker = issue_tracker()
+    where = f"at {tracker} " if tracker else ""
+    click.echo(f"this is a fault of the referee, not of your input: please report it {where}"
+               f"with the command and this message", err=True)
+    try:
+        saved = save_traceback(exc)
+    except OSError as problem:
+        click.echo(f"(its traceback could not be saved: {problem})", err=True)
+    else:
+        click.echo(f"the traceback is in {saved}", err=True)
+    raise click.exceptions.Exit(EX_SOFTWARE)
+
+
+def issue_tracker() -> str | None:
+    """The project's issue tracker (a [project.urls] entry named like "Issues" or "Bug
+    Tracker" in the installed metadata), or None if it names none."""
+    from importlib import metadata
+
+    try:
+        urls = metadata.metadata("referee").get_all("Project-URL") or []
+    except metadata.PackageNotFoundError:
+        return None
+    for entry in urls:
+        label, _, url = entry.partition(",")
+        if any(word in label.lower() for word in ("issue", "bug", "tracker")):
+            return url.strip() or None
+    return None
+
+
+def save_traceback(exc: BaseException) -> Path:
+    """Write the command line, the referee's version and `exc`'s traceback to a new file in
+    the temporary folder; return its path."""
+    import shlex
+    import tempfile
+    import traceback
+
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", prefix="referee-internal-error-",
+                                     suffix=".txt", delete=False) as out:
+        out.write(f"command: referee {shlex.join(sys.argv[1:])}\n")
+        out.write(f"referee {__version__}, Python {sys.version.split()[0]}\n\n")
+        out.write("".join(traceback.format_exception(exc)))
+    return Path(out.name)
+
+
+class RefereeGroup(click.Group):
+    """The `referee` group: whatever a command raises, from parsing its options to its last
+    line, is reported here once (`reported_errors`)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with reported_errors():
+            return super().invoke(ctx)
 
 
 def echo_fitted(line: str, err: bool = False) -> None:
@@ -104,14 +163,14 @@ class RulesParam(click.ParamType):
 
                 return load_rules_file(path)
             return preset(value)
-        except (EngineError, ValueError, OSError) as exc:
+        except UserError as exc:   # an unknown preset, a rules file that cannot be used
             self.fail(str(exc), param, ctx)
 
 
 RULES = RulesParam()
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=RefereeGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="referee")
 def main() -> None:
     """Run tournaments of Las Vegas bots written in any language.
@@ -351,7 +410,7 @@ def _players_option(ctx: Any, param: Any, value: str | None) -> tuple[int, int] 
 
     try:
         return parse_players(value, "--players")
-    except ValueError as exc:
+    except UserError as exc:
         raise click.BadParameter(str(exc)) from None
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from referee.cache import BoundedCache
 from referee.engine.actions import Action
+from referee.engine.errors import RecordError
 from referee.engine.rules import RuleSet
 
 RECORD_FORMAT = "referee-game-record"
@@ -90,17 +91,17 @@ _PLACE_TEXTS = BoundedCache(event_json)
 
 
 def event_from_dict(data: dict[str, Any]) -> tuple:
-    """The tuple form of one JSON event; ValueError if it is not a known event."""
+    """The tuple form of one JSON event; RecordError (a ValueError) if it is not a known event."""
     kind = data.get("type")
     if kind not in EVENT_FIELDS:
-        raise ValueError(f"unknown event type {kind!r}")
+        raise RecordError(f"unknown event type {kind!r}")
     try:
         if kind == "roll":
             own, big, neutral = data["own"], data["big"], data["neutral"]
             return ("roll", data["seat"], bytes(own + big + neutral), len(own), len(big))
         return (kind, *(_to_tuples(data[name]) for name in EVENT_FIELDS[kind]))
     except KeyError as missing:
-        raise ValueError(f"event {kind!r} lacks the field {missing}") from None
+        raise RecordError(f"event {kind!r} lacks the field {missing}") from None
 
 
 def _to_lists(value: Any) -> Any:
@@ -162,11 +163,11 @@ class GameRecord:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> GameRecord:
-        """Read a record; ValueError naming the problem if it is not a valid one."""
+        """Read a record; RecordError (a ValueError) naming the problem if it is not a valid one."""
         if data.get("format") != RECORD_FORMAT:
-            raise ValueError(f"not a game record (format {data.get('format')!r})")
+            raise RecordError(f"not a game record (format {data.get('format')!r})")
         if data.get("version") != RECORD_VERSION:
-            raise ValueError(f"unsupported record version {data.get('version')!r}")
+            raise RecordError(f"unsupported record version {data.get('version')!r}")
         reserved = RESERVED_KEYS
         return cls(
             rules=RuleSet.from_dict(data["rules"]),

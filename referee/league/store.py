@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.config import ConfigError
+from referee.errors import StoreError
 from referee.league.schedule import ScheduledGame
 from referee.match import MatchResult
 from referee.ratings.results import PlayedGame
@@ -89,7 +90,7 @@ CREATE TABLE IF NOT EXISTS game_workers (
 SCHEMA_VERSION = 1
 
 
-class StoreVersionError(ConfigError):
+class StoreVersionError(StoreError, ConfigError):
     """A store written by a referee with another schema: this one cannot say what it holds."""
 
 
@@ -146,7 +147,7 @@ def load_record(blob: bytes) -> dict[str, Any]:
     return json.loads(unpack_record(blob))
 
 
-class GameAlreadyStored(ValueError):
+class GameAlreadyStored(StoreError, ValueError):
     """A second record for one schedule index: a league stores each game once."""
 
 

@@ -39,6 +39,7 @@ from referee.engine.view import (
     View,
     make_frozen,
 )
+from referee.errors import BotFailure
 from referee.protocol import pb
 
 __all__ = [
@@ -49,7 +50,7 @@ __all__ = [
 ]
 
 
-class MalformedMessage(ValueError):
+class MalformedMessage(BotFailure, ValueError):
     """A protocol message that lacks a required part or does not fit the table
     (docs/protocol.md, "malformed")."""
 

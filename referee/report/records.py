@@ -9,11 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from referee.errors import UserError
 from referee.league.folder import LeagueFolder
 from referee.league.store import LeagueStore
 
 
-class RecordSourceError(ValueError):
+class RecordSourceError(UserError, ValueError):
     """A league directory, record file or game selection that cannot be read."""
 
 

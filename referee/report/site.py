@@ -20,6 +20,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from referee.engine import RuleSet
+from referee.errors import InputError
 from referee.league.config import league_file_text
 from referee.league.folder import LeagueFolder
 from referee.league.runner import LeagueOutcome, load_outcome
@@ -165,7 +166,7 @@ def _check_replaceable(out: Path) -> None:
     """Refuse to replace a folder that is neither empty nor an earlier report."""
     if out.exists() and (not out.is_dir() or (any(out.iterdir())
                                               and not (out / REPORT_MARK).is_file())):
-        raise ValueError(f"{out} exists and is not a report: choose another --out")
+        raise InputError(f"{out} exists and is not a report: choose another --out")
 
 
 def _replace(new: Path, out: Path) -> None:

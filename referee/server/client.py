@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from referee.bots.spec import LAYOUT_HELP, BotSpec, BotSpecError, load_spec, spec_of_folder
+from referee.errors import UserError
 
 # Caches, tool state and build output (`target/`: the server builds the bot itself).
 SKIP_DIRS = {".git", "__pycache__", "node_modules", ".venv", "build", ".pytest_cache", "target"}
 
 
-class SubmitError(RuntimeError):
+class SubmitError(UserError, RuntimeError):
     """The server refused the upload or could not be reached; one line."""
 
 

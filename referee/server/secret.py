@@ -6,6 +6,8 @@ import os
 import secrets
 from pathlib import Path
 
+from referee.errors import InputError
+
 
 def secret_key(directory: Path) -> str:
     """Read DIR/secret_key, writing a new random one (mode 0600) on the first start.
@@ -28,5 +30,5 @@ def secret_key(directory: Path) -> str:
             tmp.unlink()
     key = path.read_text().strip()
     if len(key) < 32:
-        raise ValueError(f"{path}: the secret key is too short; delete the file to make a new one")
+        raise InputError(f"{path}: the secret key is too short; delete the file to make a new one")
     return key

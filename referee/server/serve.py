@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from referee.bots.guard import AUTOGROUP_NICE_ENV, guarded
+from referee.errors import UserError
 from referee.server import DATA_ENV
 from referee.server.priority import SEASON_NICE, SeasonGroup, season_group
 from referee.server.seasonfile import write_default
@@ -59,7 +60,7 @@ def default_workers() -> int:
     return max(1, min(4, len(os.sched_getaffinity(0))))
 
 
-class ServeError(RuntimeError):
+class ServeError(UserError, RuntimeError):
     """A reason the server cannot start, in one line."""
 
 

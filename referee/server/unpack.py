@@ -44,6 +44,7 @@ from referee.bots.spec import (
     resolve_inside,
     specs_in,
 )
+from referee.errors import UserError
 from referee.text import safe_line
 
 CHUNK = 1 << 16
@@ -52,7 +53,7 @@ SPEC_FILE = "bot.toml"
 JUNK = frozenset({"__MACOSX", ".DS_Store"})   # what desktop zip tools add at the top
 
 
-class UploadRefused(ValueError):
+class UploadRefused(UserError, ValueError):
     """An upload that cannot become a bot version; the message is one line saying why."""
 
 

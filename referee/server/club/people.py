@@ -13,6 +13,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from referee.errors import UserError
 from referee.server.club.models import ApiToken, JoinCode, Profile
 from referee.server.club.signin import find_user, sign_in_name
 
@@ -20,7 +21,7 @@ DISPLAY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{1,39}\Z")
 TOKEN_PREFIX = "rt_"
 
 
-class JoinRefused(ValueError):
+class JoinRefused(UserError, ValueError):
     """A join that cannot make an account; the message is one line for the student."""
 
 

@@ -33,6 +33,7 @@ from django.core import signing
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 
+from referee.errors import UserError
 from referee.server.club.limits import server_limits
 
 WINDOW_S = 3600
@@ -54,7 +55,7 @@ def find_user(name: str) -> User | None:
     return User.objects.filter(username__iexact=name).order_by("pk").first()
 
 
-class SignInRefused(Exception):
+class SignInRefused(UserError):
     """Too many failed sign-ins: the one line the client gets with status 429."""
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from referee.bots.spec import BotSpecError, load_spec
 from referee.config import ConfigError
+from referee.errors import FailureKind
 from referee.league.executors import Executor, make_executor
 from referee.league.runner import LeagueOutcome, write_outputs
 from referee.league.schedule import ScheduledGame
@@ -257,7 +258,7 @@ class SeasonLoop:
         for seat in result.seats:
             if seat.forfeited:
                 self.note(seat.bot, "forfeit", f"forfeited game {game.index}: {seat.reason}")
-            elif seat.strikes.get("crash"):
+            elif seat.strikes.get(FailureKind.CRASH):
                 self.note(seat.bot, "crash", f"crashed in game {game.index} (restarted)")
 
     def note(self, name: str, what: str, text: str) -> None:
