@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from report_support import referee
+from cli_support import referee
 
 from referee.engine import preset
 from referee.league.gauntlet import gauntlet_schedule, pair_differences, pair_scores

@@ -17,7 +17,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from test_league import TEST_BOTS, bot_spec, referee
+from cli_support import referee
+from test_league import TEST_BOTS, bot_spec
 
 from referee.league.store import LeagueStore, games_stored, load_record
 

@@ -8,7 +8,8 @@ import time
 from pathlib import Path
 
 import pytest
-from report_support import play_league, referee, stored_records
+from cli_support import referee
+from report_support import play_league, stored_records
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-from runner_support import Club, RunnerProcess, sample, wait_for, write_season
+from runner_support import Club, RunnerProcess, sample, write_season
+from wait_support import wait_for
 
 from referee.league.store import games_stored
 
