@@ -33,6 +33,24 @@ def fails(*args: str | Path) -> str:
     return lines[-1]
 
 
+def refused(*args: str | Path) -> str:
+    """Run a referee command that must be refused before it plays, in this process (click's
+    runner: the same command line, without an interpreter of its own to start); its one-line
+    error. A refusal must not depend on a game being played, so none is started here."""
+    from click.testing import CliRunner
+
+    from referee.cli import main
+
+    done = CliRunner().invoke(main, [str(arg) for arg in args])
+    assert done.exit_code != 0, done.output
+    # An exception that escaped the command would print a traceback in a terminal.
+    assert done.exception is None or isinstance(done.exception, SystemExit), done.exception
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines, done.output
+    return lines[-1]
+
+
 def records(out: Path) -> list[dict]:
     db = sqlite3.connect(out / "league.db")
     try:
@@ -70,11 +88,11 @@ def bots(tmp_path: Path) -> list[Path]:
 # ------------------------------------------------------------------ bad input, one line each
 
 def test_usage_errors_are_usage_errors_not_internal(tmp_path: Path) -> None:
-    line = fails("league")
+    line = refused("league")
     assert "give bot spec files, a league file, or --resume --out DIR" in line
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert "no league here" in fails("table", empty)
+    assert "no league here" in refused("table", empty)
 
 
 def test_a_reader_that_goes_away_ends_the_output_quietly() -> None:
@@ -93,19 +111,19 @@ def test_a_reader_that_goes_away_ends_the_output_quietly() -> None:
 
 def test_resume_where_there_is_no_league_creates_nothing(tmp_path: Path) -> None:
     out = tmp_path / "nothing"
-    assert "holds no league to resume" in fails("league", "--resume", "--out", out)
+    assert "holds no league to resume" in refused("league", "--resume", "--out", out)
     assert not out.exists()
 
 
 def test_an_out_that_cannot_be_written_is_named(tmp_path: Path, bots: list[Path]) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    line = fails("league", *bots, "--games", "2", "--out", blocker / "out", "-q")
+    line = refused("league", *bots, "--games", "2", "--out", blocker / "out", "-q")
     assert f"--out {blocker / 'out'}" in line and "cannot create" in line
 
 
 def test_match_checks_its_replay_file_before_playing(tmp_path: Path, bots: list[Path]) -> None:
-    line = fails("match", *bots[:2], "--replay", tmp_path / "no-such-dir" / "game.json")
+    line = refused("match", *bots[:2], "--replay", tmp_path / "no-such-dir" / "game.json")
     assert "--replay" in line and "no directory" in line
 
 
@@ -128,19 +146,19 @@ def test_league_file_values_are_checked_with_file_and_key(tmp_path: Path, bots: 
                                                           text: str, message: str) -> None:
     league = tmp_path / "season.toml"
     league.write_text(f'bots = ["honest-*.toml"]\nout = "out"\n{text}\n')
-    line = fails("league", league, "-q")
+    line = refused("league", league, "-q")
     assert str(league) in line and message in line
     assert not (tmp_path / "out").exists()
 
 
 def test_bot_count_and_directory_specs_are_checked(tmp_path: Path, bots: list[Path]) -> None:
     out = tmp_path / "out"
-    assert "a league needs at least 2 bots, got 1" in fails("league", bots[0], "--out", out)
-    line = fails("league", *bots, "--players", "4", "--out", out)
+    assert "a league needs at least 2 bots, got 1" in refused("league", bots[0], "--out", out)
+    line = refused("league", *bots, "--players", "4", "--out", out)
     assert "--players: tables of 4 players need at least 4 bots, the league has 3" in line
-    line = fails("league", *bots, "--players", "3-2", "--out", out)
+    line = refused("league", *bots, "--players", "3-2", "--out", out)
     assert "--players" in line and "not in order" in line
-    line = fails("league", bots[0], TEST_BOTS / "honest", "--out", out)
+    line = refused("league", bots[0], TEST_BOTS / "honest", "--out", out)
     assert "is a directory; give its bot spec file" in line
     assert not out.exists()
 
