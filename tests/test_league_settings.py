@@ -12,13 +12,12 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
-import uuid
 from pathlib import Path
 
 import pytest
-from cli_support import referee
+from cli_support import referee, start_referee
 from test_league import TEST_BOTS, bot_spec
+from wait_support import wait_for
 
 from referee.league.store import LeagueStore, games_stored, load_record
 
@@ -361,14 +360,13 @@ def test_a_match_reveals_no_seed(tmp_path: Path) -> None:
 def test_ctrl_c_says_how_many_games_are_saved_and_how_to_resume(tmp_path: Path,
                                                                 bots: list[Path]) -> None:
     out = tmp_path / "out"
-    env = {**os.environ, "REFEREE_RUN_ID": uuid.uuid4().hex[:12]}
-    proc = subprocess.Popen([sys.executable, "-m", "referee.cli", "league", *map(str, bots),
-                             "--games", "60", "-j", "1", "--out", str(out), "-q"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and games_stored(out / "league.db") < 3:
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
+    proc = start_referee("league", *bots, "--games", "60", "-j", "1", "--out", out, "-q",
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        wait_for("three stored games", lambda: games_stored(out / "league.db") >= 3,
+                 timeout=240, every=0.05)
+    finally:
+        proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=120)
     # 130 = 128 + SIGINT, what shells expect of an interrupt; the user asked for it: no "Error:"
     assert proc.returncode == 130 and "Traceback" not in stderr, stderr
