@@ -94,6 +94,7 @@ def test_usage_errors_are_usage_errors_not_internal(tmp_path: Path) -> None:
     assert "no league here" in refused("table", empty)
 
 
+@pytest.mark.slow
 def test_a_reader_that_goes_away_ends_the_output_quietly() -> None:
     # `referee rules | head`: the pipe's reader is gone before anything is written, so the
     # first write fails with EPIPE; the command stops with 141 (as a SIGPIPE'd tool would)
@@ -164,6 +165,7 @@ def test_bot_count_and_directory_specs_are_checked(tmp_path: Path, bots: list[Pa
 
 # ------------------------------------------------------------------ a stored league
 
+@pytest.mark.slow
 def test_a_stored_league_is_refused_other_settings_and_continued_with_its_own(
         tmp_path: Path, bots: list[Path]) -> None:
     out = tmp_path / "out"
@@ -189,6 +191,7 @@ def test_a_stored_league_is_refused_other_settings_and_continued_with_its_own(
     assert results(table_json(out)) == results(first)
 
 
+@pytest.mark.slow
 def test_a_bot_changed_since_the_league_started_needs_a_flag(tmp_path: Path) -> None:
     code = tmp_path / "code"
     shutil.copytree(TEST_BOTS / "honest", code / "honest")
@@ -220,6 +223,7 @@ def test_a_bot_changed_since_the_league_started_needs_a_flag(tmp_path: Path) -> 
     assert played[:2] == [versions["mine"][0]] * 2 and played[2] == versions["mine"][1]
 
 
+@pytest.mark.slow
 def test_a_failed_start_leaves_no_league(tmp_path: Path, bots: list[Path]) -> None:
     broken = bot_spec(tmp_path, "broken", "exit_at_start")
     out = tmp_path / "existing"
@@ -230,6 +234,7 @@ def test_a_failed_start_leaves_no_league(tmp_path: Path, bots: list[Path]) -> No
 
 # ------------------------------------------------------------------ options end to end
 
+@pytest.mark.slow
 def test_facts_of_the_league_in_every_table_file(tmp_path: Path, bots: list[Path]) -> None:
     out = tmp_path / "out"
     done = referee("league", *bots, "--games", "3", "--players", "2-3", "--out", out)
@@ -255,6 +260,7 @@ def test_facts_of_the_league_in_every_table_file(tmp_path: Path, bots: list[Path
     assert "schedule_balance: games per bot" in (quiet / "table.md").read_text()
 
 
+@pytest.mark.slow
 def test_league_options_from_a_file_and_the_command_line(tmp_path: Path) -> None:
     bot_spec(tmp_path, "spy", "spy")
     bot_spec(tmp_path, "illegal", "illegal")
@@ -289,6 +295,7 @@ def test_league_options_from_a_file_and_the_command_line(tmp_path: Path) -> None
     assert "decision_ms=4321 game_bank_ms=9876" in last["output"][seat]
 
 
+@pytest.mark.slow
 def test_a_leagues_limits_are_a_ceiling_on_a_bots_own(tmp_path: Path) -> None:
     """Each limit the league sets is the smaller of it and the bot's own: a bot asking for
     more (decision_ms) gets the league's, one asking for less (game_bank_ms) keeps its own."""
@@ -304,6 +311,7 @@ def test_a_leagues_limits_are_a_ceiling_on_a_bots_own(tmp_path: Path) -> None:
     assert "SPY start decision_ms=4321 game_bank_ms=9876 " in said["other"], said
 
 
+@pytest.mark.slow
 def test_duplicate_rounds_up_and_no_bot_process_sees_a_deal_twice(tmp_path: Path) -> None:
     specs = spy_specs(tmp_path, "spy-a", "spy-b", "spy-c")
     out = tmp_path / "out"
@@ -335,6 +343,7 @@ def spy_specs(directory: Path, *names: str) -> list[Path]:
     return [bot_spec(directory, name, "spy") for name in names]
 
 
+@pytest.mark.slow
 def test_a_small_seed_is_warned_about_because_bots_can_search_it(tmp_path: Path) -> None:
     """The spy does break a league whose seed is small: the warning is deserved, and the spy
     really can tell when it predicts (so its silence above means something)."""
@@ -346,6 +355,7 @@ def test_a_small_seed_is_warned_about_because_bots_can_search_it(tmp_path: Path)
     assert "SPY PREDICTED" in outputs
 
 
+@pytest.mark.slow
 def test_a_match_reveals_no_seed(tmp_path: Path) -> None:
     replay = tmp_path / "game.json"
     done = referee("match", *spy_specs(tmp_path, "spy-a", "spy-b"), "--replay", replay)
@@ -357,6 +367,7 @@ def test_a_match_reveals_no_seed(tmp_path: Path) -> None:
     assert outputs.count("SPY start") == 2 and "SPY PREDICTED" not in outputs
 
 
+@pytest.mark.slow
 def test_ctrl_c_says_how_many_games_are_saved_and_how_to_resume(tmp_path: Path,
                                                                 bots: list[Path]) -> None:
     out = tmp_path / "out"
@@ -380,6 +391,7 @@ def test_ctrl_c_says_how_many_games_are_saved_and_how_to_resume(tmp_path: Path,
     assert "60/60 games recorded" in resumed.stdout
 
 
+@pytest.mark.slow
 def test_games_where_every_seat_forfeits_count_apart_and_rate_nobody(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("illegal-a", "illegal-b"):
@@ -403,6 +415,7 @@ def test_games_where_every_seat_forfeits_count_apart_and_rate_nobody(
     assert "illegal-a" in shown.stdout
 
 
+@pytest.mark.slow
 def test_the_printed_secret_reproduces_the_league(tmp_path: Path, bots: list[Path]) -> None:
     first, second = tmp_path / "first", tmp_path / "second"
     referee("league", *bots, "--games", "4", "--players", "2-3", "-j", "1", "--out", first,
