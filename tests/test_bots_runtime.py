@@ -502,13 +502,14 @@ def test_a_guard_whose_referee_died_kills_at_once_without_its_grace() -> None:
 
 
 def test_no_bot_survives_a_sigkilled_referee(tmp_path: Path) -> None:
-    shutil.copytree(BOTS / "hang", tmp_path / "hang")
-    shutil.copy(BOTS / "botlib.py", tmp_path / "botlib.py")
-    (tmp_path / "hang_long.toml").write_text(
-        'name = "hang_long"\ncommand = ["{python}", "hang/main.py"]\n'
-        '[limits]\ndecision_ms = 600000\n')
+    from league_support import install_test_bot
+
+    # In a folder of its own that its sandbox uid may read (pytest's tmp_path is root's alone).
+    hang_long = install_test_bot(tmp_path, "hang_long", "hang")
+    with hang_long.open("a") as spec_file:
+        spec_file.write("[limits]\ndecision_ms = 600000\n")
     run_id = "t" + uuid.uuid4().hex[:12]
-    ref = start_referee("match", tmp_path / "hang_long.toml", "forker.toml", run_id=run_id,
+    ref = start_referee("match", hang_long, "forker.toml", run_id=run_id,
                         cwd=BOTS, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         def bots() -> list[int]:
