@@ -49,6 +49,7 @@ def _private_tmp(tmp_path: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("name", sorted(BAD))
+@pytest.mark.slow
 def test_referee_check_prints_a_fail_line_and_leaves_no_temporary_folder(
         name: str, tmp_path: Path) -> None:
     env = _private_tmp(tmp_path)
@@ -63,6 +64,7 @@ def test_referee_check_prints_a_fail_line_and_leaves_no_temporary_folder(
     assert list(Path(env["TMPDIR"]).iterdir()) == []
 
 
+@pytest.mark.slow
 def test_two_specs_with_one_name_name_both_files(tmp_path: Path) -> None:
     a, b = load_spec(BOTS / "dup_name_a.toml"), load_spec(BOTS / "dup_name_b.toml")
     with pytest.raises(BotSpecError) as info:
@@ -102,6 +104,7 @@ def _dup_league(base: Path, extra: str = "") -> Path:
 
 
 @pytest.mark.parametrize("how", ["--skip-broken", "skip_broken = true"])
+@pytest.mark.slow
 def test_skip_broken_leaves_out_the_second_spec_of_a_name_and_plays(how: str,
                                                                      tmp_path: Path) -> None:
     """Issue 22, item 5: with --skip-broken (or skip_broken = true in the league file) two
@@ -256,6 +259,7 @@ def _league(league: Path, *flags: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_a_spec_runs_only_in_its_own_submission(tmp_path: Path) -> None:
     """Issue 22, item 7: a spec in the shared bots/ folder with a plain workdir = "alice" ran in
     alice's folder and copied her code into the records and the report. Within one league a
@@ -281,6 +285,7 @@ def test_a_spec_runs_only_in_its_own_submission(tmp_path: Path) -> None:
     assert sorted(row["bot"] for row in table) == ["alice", "bob"]
 
 
+@pytest.mark.slow
 def test_one_submission_under_two_settings_may_share_its_folder(tmp_path: Path) -> None:
     """shared_folders in the league file: intruder and alice are one submission; they play
     together, and nester (whose folder holds both) is still refused."""
@@ -301,6 +306,7 @@ def test_one_submission_under_two_settings_may_share_its_folder(tmp_path: Path) 
                                       f"league's bots")
 
 
+@pytest.mark.slow
 def test_one_spec_in_two_roles_is_not_refused_and_a_gauntlet_may_rename(tmp_path: Path) -> None:
     """A gauntlet may seat one spec twice (its baseline in its field) and test a new version
     under an old name: refusals(names=False) then looks at folders only."""
