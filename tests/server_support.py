@@ -15,7 +15,7 @@ import urllib.request
 import uuid
 from pathlib import Path
 
-from cli_support import REFEREE, free_port
+from cli_support import REFEREE, free_port, referee
 from orphans import stops_with_pytest
 from wait_support import wait_for
 
@@ -115,11 +115,8 @@ def play_season(data: Path, bots: dict[str, str], games: int = 4) -> Path:
     runner would have stored it; the season folder."""
     specs = [student_bot(data / "bots-src" / name, name, marker) / "bot.toml"
              for name, marker in bots.items()]
-    done = subprocess.run(
-        [sys.executable, "-m", "referee.cli", "league", *map(str, specs), "--games", str(games),
-         "--players", "2", "--out", str(data / "season"), "--quiet"],
-        capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout + done.stderr
+    referee("league", *specs, "--games", str(games), "--players", "2", "--out",
+            data / "season", "--quiet", timeout=600)
     return data / "season"
 
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
+from cli_support import referee
 from runner_support import Club, RunnerProcess, sample, write_season
 from wait_support import wait_for
 
@@ -115,8 +114,7 @@ def test_a_version_is_checked_enters_and_plays_paused_resumed_and_closed(tmp_pat
     finally:
         runner.stop()
         club.close()
-    table = subprocess.run([sys.executable, "-m", "referee.cli", "table", str(data / "season")],
-                           capture_output=True, text=True, check=True)
+    table = referee("table", data / "season")
     assert f"{final}/{final} games recorded" in table.stdout
 
 
