@@ -3,7 +3,7 @@ bubblewrap sandbox.
 
 The tests of SLOW_MODULES (and those marked `slow` one by one elsewhere) start whole leagues,
 servers, season runners, browsers, clusters, containers or builds: seconds to minutes each.
-`python -m pytest -m "not slow"` runs the others, the quick lane (README.md, "Tests"); the CI
+`python -m pytest -m "not slow"` runs the others, the quick lane (README.md, "Two commands"); the CI
 runs them all.
 
 Where the sandbox is expected (bubblewrap is installed, or REFEREE_REQUIRE_SANDBOX=1 as .ci/run
@@ -52,7 +52,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # in each child at exec, as a terminal would have it.
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
-    # A module renamed or removed must leave the list too (else its tests turn quick unseen).
+    # A slow module renamed must be renamed here too (else its tests would turn quick unseen).
     gone = sorted(name for name in SLOW_MODULES if not (HERE / f"{name}.py").exists())
     if gone:
         raise pytest.UsageError(f"tests/conftest.py: SLOW_MODULES names no such module: {gone}")
