@@ -1,4 +1,10 @@
-"""Shared test set-up: tests marked `sandbox` need a working bubblewrap sandbox.
+"""Shared test set-up: the slow lane, and tests marked `sandbox` that need a working
+bubblewrap sandbox.
+
+The tests of SLOW_MODULES (and those marked `slow` one by one elsewhere) start whole leagues,
+servers, season runners, browsers, clusters, containers or builds: seconds to minutes each.
+`python -m pytest -m "not slow"` runs the others, the quick lane (README.md, "Two commands"); the CI
+runs them all.
 
 Where the sandbox is expected (bubblewrap is installed, or REFEREE_REQUIRE_SANDBOX=1 as .ci/run
 sets it) and it cannot start, such a test fails with the reason instead of skipping: a broken
@@ -10,10 +16,25 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+from pathlib import Path
 
 import pytest
 
 from referee.bots.sandbox import sandbox_available
+
+HERE = Path(__file__).resolve().parent
+SLOW_MODULES = frozenset({
+    "test_adversarial", "test_bots_runtime", "test_builds", "test_check", "test_cluster",
+    "test_cluster_club", "test_cluster_tls", "test_containers", "test_cpp_bot", "test_dead_ends",
+    "test_doc_commands", "test_extend", "test_fairness_bench", "test_first_evening",
+    "test_gauntlet", "test_guides", "test_league", "test_one_game", "test_play", "test_readme",
+    "test_records", "test_report_browser", "test_report_build", "test_sandbox",
+    "test_sandbox_escape", "test_sdk", "test_server_api", "test_server_bodies",
+    "test_server_botpage", "test_server_browser", "test_server_datafolder", "test_server_docs",
+    "test_server_guards", "test_server_hostile_specs", "test_server_queue", "test_server_routes",
+    "test_server_runner", "test_server_season", "test_server_serve", "test_server_signin",
+    "test_store_size", "test_submit", "test_terminal", "test_wheel", "test_wire_faults",
+})
 
 WHY = ("the bubblewrap sandbox cannot start: `bwrap` (apt-get install bubblewrap), `prlimit` "
        "or `setpriv` missing, or `bwrap ... true` failed on this machine")
@@ -31,8 +52,19 @@ def pytest_configure(config: pytest.Config) -> None:
     # in each child at exec, as a terminal would have it.
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    # A slow module renamed must be renamed here too (else its tests would turn quick unseen).
+    gone = sorted(name for name in SLOW_MODULES if not (HERE / f"{name}.py").exists())
+    if gone:
+        raise pytest.UsageError(f"tests/conftest.py: SLOW_MODULES names no such module: {gone}")
     config.addinivalue_line("markers", "sandbox: needs a working bubblewrap sandbox (fails in "
                                        "CI when it cannot start, skips elsewhere)")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test of SLOW_MODULES `slow`."""
+    for item in items:
+        if item.path.stem in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

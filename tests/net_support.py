@@ -9,10 +9,11 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from wait_support import wait_for
 
 from referee.bots.guard import guarded
 
@@ -40,12 +41,12 @@ def dask_scheduler(base: Path, *options: str) -> Iterator[str]:
             [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
              "--scheduler-file", str(file), *options],
             stdout=log, stderr=subprocess.STDOUT, cwd=base)
+    def written() -> bool:
+        assert process.poll() is None, (base / "scheduler.log").read_text()
+        return file.exists() and bool(file.read_text().strip())
+
     try:
-        deadline = time.monotonic() + START_SECONDS
-        while not file.exists() or not file.read_text().strip():
-            assert process.poll() is None and time.monotonic() < deadline, \
-                (base / "scheduler.log").read_text()
-            time.sleep(0.1)
+        wait_for("the scheduler's file", written, timeout=START_SECONDS)
         yield json.loads(file.read_text())["address"]
     finally:
         process.terminate()
@@ -62,11 +63,12 @@ def dask_worker(base: Path, address: str, name: str, *options: str) -> Iterator[
              "games=2", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1",
              "--local-directory", str(base / name), *options],
             stdout=log, stderr=subprocess.STDOUT, cwd=base)
+    def registered() -> bool:
+        assert process.poll() is None, log_path.read_text()
+        return "Registered to" in log_path.read_text()
+
     try:
-        deadline = time.monotonic() + START_SECONDS
-        while "Registered to" not in log_path.read_text():
-            assert process.poll() is None and time.monotonic() < deadline, log_path.read_text()
-            time.sleep(0.1)
+        wait_for(f"worker {name} to register", registered, timeout=START_SECONDS)
         yield
     finally:
         process.terminate()

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import uuid
 from pathlib import Path
+
+from cli_support import referee
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_BOTS = [ROOT / "sample_bots" / "greedy.toml", ROOT / "sample_bots" / "random.toml"]
@@ -22,17 +20,6 @@ def league_bots(base: Path) -> list[Path]:
     if not bots.exists():
         specs = [install_test_bot(bots, path.stem) for path in specs]
     return [*SAMPLE_BOTS, *specs]
-
-
-def referee(*args: str | Path, timeout: float = 300,
-            check: bool = True) -> subprocess.CompletedProcess[str]:
-    """Run the real CLI; AssertionError with its output when `check` and it fails."""
-    env = {**os.environ, "REFEREE_RUN_ID": uuid.uuid4().hex[:12]}
-    done = subprocess.run([sys.executable, "-m", "referee.cli", *map(str, args)], env=env,
-                          capture_output=True, text=True, timeout=timeout)
-    if check and done.returncode != 0:
-        raise AssertionError(f"referee {args} failed:\n{done.stdout}\n{done.stderr}")
-    return done
 
 
 def play_league(out: Path, *extra: str) -> Path:

@@ -173,18 +173,3 @@ class RunnerProcess:
         if self.proc.poll() is not None:
             raise AssertionError(f"the runner stopped ({self.proc.returncode}):\n"
                                  f"{self.output()}")
-
-
-def wait_for(what: str, test: Any, runner: RunnerProcess | None = None,
-             timeout: float = 900.0, every: float = 0.5) -> Any:
-    """Poll `test()` until it gives something true (a generous bound: a busy machine)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = test()
-        if found:
-            return found
-        if runner is not None:
-            runner.alive()
-        time.sleep(every)
-    raise AssertionError(f"timed out waiting for {what}" +
-                         (f":\n{runner.output()}" if runner else ""))

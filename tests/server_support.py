@@ -7,17 +7,17 @@ import http.cookiejar
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.parse
 import urllib.request
 import uuid
 from pathlib import Path
 
+from cli_support import REFEREE, free_port, referee
 from orphans import stops_with_pytest
+from wait_support import wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSWORD = "a-long-club-password-7"   # every student make_student makes
@@ -61,18 +61,12 @@ def student_bot(folder: Path, name: str, marker: str, noting: bool = False) -> P
     return folder
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 class ServerProcess:
     """A real `referee serve` on a free loopback port, in a data folder: this checkout's, or
     that of `program` (another installation's `referee` command, run in `cwd` with `env`)."""
 
     def __init__(self, data: Path, *extra: str, port: int | None = None,
-                 program: tuple[str, ...] = (sys.executable, "-m", "referee.cli"),
+                 program: tuple[str, ...] = REFEREE,
                  cwd: Path | None = None, env: dict[str, str] | None = None) -> None:
         self.data = data
         self.port = port or free_port()
@@ -88,18 +82,22 @@ class ServerProcess:
     def output(self) -> str:
         return self.log.read_text()
 
+    def alive(self) -> None:
+        """AssertionError with the server's output once it has stopped."""
+        if self.proc.poll() is not None:
+            raise AssertionError(f"referee serve stopped ({self.proc.returncode}):\n"
+                                 f"{self.output()}")
+
+    def answers(self) -> bool:
+        """True when the sign-in page answers."""
+        try:
+            with urllib.request.urlopen(f"{self.url}/login/", timeout=10) as answer:
+                return answer.status == 200
+        except OSError:
+            return False
+
     def wait_ready(self, timeout: float = 180) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"referee serve stopped:\n{self.output()}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/login/", timeout=10) as answer:
-                    if answer.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.3)
-        raise AssertionError(f"referee serve did not answer in {timeout} s:\n{self.output()}")
+        wait_for(f"referee serve to answer at {self.url}", self.answers, self, timeout=timeout)
 
     def organiser_password(self) -> str:
         found = re.search(r"as 'organiser' with password (\S+)", self.output())
@@ -117,11 +115,8 @@ def play_season(data: Path, bots: dict[str, str], games: int = 4) -> Path:
     runner would have stored it; the season folder."""
     specs = [student_bot(data / "bots-src" / name, name, marker) / "bot.toml"
              for name, marker in bots.items()]
-    done = subprocess.run(
-        [sys.executable, "-m", "referee.cli", "league", *map(str, specs), "--games", str(games),
-         "--players", "2", "--out", str(data / "season"), "--quiet"],
-        capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout + done.stderr
+    referee("league", *specs, "--games", str(games), "--players", "2", "--out",
+            data / "season", "--quiet", timeout=600)
     return data / "season"
 
 

@@ -9,8 +9,8 @@ in the game records. `docs/security.md` maps each sandbox guarantee to one of th
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
 import random
 import re
 import shutil
@@ -29,7 +29,9 @@ from pathlib import Path
 
 import net_support
 import pytest
+from cli_support import start_referee
 from league_support import hide_files
+from wait_support import wait_for
 
 from referee.bots import netns
 from referee.bots.process import GAME_LOG_CAP
@@ -202,30 +204,28 @@ def _owners(folder: Path) -> dict[str, tuple[int, int]]:
     return found
 
 
-def start_referee(league: Path, run_id: str) -> subprocess.Popen[bytes]:
+def start_league(league: Path, run_id: str) -> subprocess.Popen[str]:
     """`referee league LEAGUE -q` in a subprocess; its stdout and stderr go to files next to
     the league file (league.stdout, league.stderr), so that nothing can block on a pipe. Its
     temporary folder (TMPDIR) and build cache are private, beside the league file, so that
     anything left there is seen; a secret in its environment must reach no bot or build."""
     tmp = league.parent / "tmp"
     tmp.mkdir(exist_ok=True)
-    env = {**os.environ, "REFEREE_RUN_ID": run_id, "TMPDIR": str(tmp),
-           "XDG_CACHE_HOME": str(league.parent / "cache"), SECRET_VARIABLE: "hunter2"}
+    env = {"TMPDIR": str(tmp), "XDG_CACHE_HOME": str(league.parent / "cache"),
+           SECRET_VARIABLE: "hunter2"}
     with open(league.with_suffix(".stdout"), "wb") as out, \
             open(league.with_suffix(".stderr"), "wb") as err:
-        return subprocess.Popen([sys.executable, "-m", "referee.cli", "league", str(league),
-                                 "-q"], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
-                                stdout=out, stderr=err)
+        return start_referee("league", league, "-q", run_id=run_id, env=env, cwd=ROOT,
+                             stdin=subprocess.DEVNULL, stdout=out, stderr=err)
 
 
 def wait_for_no_processes(run_id: str, seconds: float) -> tuple[list[int], float]:
-    """Poll until no run-id process is left or `seconds` pass: (the survivors, time waited)."""
+    """Wait until no run-id process is left or `seconds` pass: (the survivors, time waited)."""
     start = time.monotonic()
-    left = processes_with_run_id(run_id)
-    while left and time.monotonic() - start < seconds:
-        time.sleep(0.05)
-        left = processes_with_run_id(run_id)
-    return left, time.monotonic() - start
+    with contextlib.suppress(AssertionError):   # the caller says what is left
+        wait_for(f"the processes of run {run_id} to end",
+                 lambda: not processes_with_run_id(run_id), timeout=seconds, every=0.05)
+    return processes_with_run_id(run_id), time.monotonic() - start
 
 
 def rss_kb(pid: int) -> int | None:
@@ -326,7 +326,7 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
     league_file = write_league(base, GAMES, SEED)
     run_id = f"adv-{uuid.uuid4().hex[:10]}"
     started = time.monotonic()
-    proc = start_referee(league_file, run_id)
+    proc = start_league(league_file, run_id)
     samples: list[int] = []
     rss_at_first_game = None   # the referee's memory once every bot has started
     try:
@@ -774,13 +774,13 @@ def test_bots_die_with_a_killed_referee(tmp_path: Path) -> None:
         install_bot(tmp_path, name, name)
     league_file = write_league(tmp_path, games=200, seed=5)
     run_id = f"adv-kill-{uuid.uuid4().hex[:8]}"
-    proc = start_referee(league_file, run_id)
+    proc = start_league(league_file, run_id)
     try:
-        deadline = time.monotonic() + 60
-        while games_stored(tmp_path / "out" / "league.db") < 3:
+        def three_stored() -> bool:
             assert proc.poll() is None, league_file.with_suffix(".stderr").read_text()
-            assert time.monotonic() < deadline, "no games recorded within 60 s"
-            time.sleep(0.05)
+            return games_stored(tmp_path / "out" / "league.db") >= 3
+
+        wait_for("three recorded games", three_stored, timeout=120)
         running = processes_with_run_id(run_id)
         # The referee, then a guard, bwrap and the bot per instance, forker's children.
         assert len(running) >= 1 + 3 * 7, running

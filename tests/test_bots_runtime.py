@@ -17,7 +17,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -25,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import start_referee
+from wait_support import wait_for
 
 from referee.bots.client import GameStream
 from referee.bots.errors import STRIKE_TYPES, BotStartError
@@ -48,10 +49,10 @@ def spec(name: str) -> BotSpec:
 def leftovers(run_id: str = RUN_ID, wait: float = 10.0) -> list[int]:
     """Processes still carrying the run id after up to `wait` seconds (they go at once; a busy
     machine may take a while to reap them: the test is that none stays, not how fast)."""
-    deadline = time.monotonic() + wait
-    while (found := processes_with_run_id(run_id)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return found
+    with contextlib.suppress(AssertionError):   # the caller says what is left
+        wait_for(f"the processes of run {run_id} to end",
+                 lambda: not processes_with_run_id(run_id), timeout=wait)
+    return processes_with_run_id(run_id)
 
 
 def bot_dirs(pids: list[int]) -> set[Path]:
@@ -432,17 +433,12 @@ def test_malformed_specs_name_the_file_and_the_key(name: str) -> None:
         assert "line 3" in message
 
 
-def referee(*args: str, env: dict[str, str] | None = None, **kwargs: Any) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "referee.cli", *args], cwd=BOTS,
-                            env={**os.environ, **(env or {})}, text=True, **kwargs)
-
-
 def test_cli_reports_each_failure_on_one_line() -> None:
     cases = {**{name: START_FAILURES[name][0] for name in START_FAILURES},
              **{name: SPEC_ERRORS[name] for name in SPEC_ERRORS},
              "does_not_exist": "no such file"}
-    runs = {name: referee("match", f"{name}.toml", "honest.toml", stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE)
+    runs = {name: start_referee("match", f"{name}.toml", "honest.toml", cwd=BOTS,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             for name in cases}
     for name, run in runs.items():
         out, err = run.communicate(timeout=60)
@@ -455,8 +451,8 @@ def test_cli_reports_each_failure_on_one_line() -> None:
 
 
 def test_cli_match_shows_strikes_and_forfeits() -> None:
-    run = referee("match", "hang.toml", "honest.toml", stdout=subprocess.PIPE,
-                  stderr=subprocess.PIPE)
+    run = start_referee("match", "hang.toml", "honest.toml", cwd=BOTS, stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE)
     out, err = run.communicate(timeout=60)
     assert run.returncode == 0, err
     assert "hang: 3 decisions" in out and "strikes: timeout 3; forfeited" in out
@@ -484,7 +480,6 @@ def test_a_guard_whose_referee_died_kills_at_once_without_its_grace() -> None:
     grace is for a referee that waits, and nobody watches (a build's disk use, say) any more.
     The guarded process ignores SIGTERM; it is gone long before the grace of 600 s."""
     from proc_support import running
-    from runner_support import wait_for
 
     parent = subprocess.Popen([sys.executable, "-c", _GUARDED_BY_A_DOOMED_PARENT],
                               stdout=subprocess.PIPE, text=True)
@@ -507,36 +502,37 @@ def test_a_guard_whose_referee_died_kills_at_once_without_its_grace() -> None:
 
 
 def test_no_bot_survives_a_sigkilled_referee(tmp_path: Path) -> None:
-    shutil.copytree(BOTS / "hang", tmp_path / "hang")
-    shutil.copy(BOTS / "botlib.py", tmp_path / "botlib.py")
-    (tmp_path / "hang_long.toml").write_text(
-        'name = "hang_long"\ncommand = ["{python}", "hang/main.py"]\n'
-        '[limits]\ndecision_ms = 600000\n')
+    from league_support import install_test_bot
+
+    # In a folder of its own that its sandbox uid may read (pytest's tmp_path is root's alone).
+    hang_long = install_test_bot(tmp_path, "hang_long", "hang")
+    with hang_long.open("a") as spec_file:
+        spec_file.write("[limits]\ndecision_ms = 600000\n")
     run_id = "t" + uuid.uuid4().hex[:12]
-    ref = referee("match", str(tmp_path / "hang_long.toml"), "forker.toml",
-                  env={"REFEREE_RUN_ID": run_id}, stdout=subprocess.DEVNULL,
-                  stderr=subprocess.PIPE)
+    ref = start_referee("match", hang_long, "forker.toml", run_id=run_id,
+                        cwd=BOTS, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 30
-        bots: list[int] = []
-        # Two guards, two bots, forker's child and grandchild.
-        while time.monotonic() < deadline and len(bots) < 6:
+        def bots() -> list[int]:
             assert ref.poll() is None, ref.communicate()
-            time.sleep(0.1)
-            bots = [pid for pid in processes_with_run_id(run_id) if pid != ref.pid]
-        assert len(bots) >= 6, bots
-        time.sleep(0.5)   # the game is on: hang_long sits on its first decision
-        assert ref.poll() is None
-        dirs = bot_dirs(processes_with_run_id(run_id))   # hang_long's at least
+            return [pid for pid in processes_with_run_id(run_id) if pid != ref.pid]
+
+        # Two guards, two bots, forker's child and grandchild.
+        wait_for("both bots and forker's children", lambda: len(bots()) >= 6, timeout=120)
+
+        def listening() -> set[Path]:
+            """The instance directories, once both bots listen on their sockets (the game is
+            on: hang_long sits on its first decision)."""
+            dirs = bot_dirs(bots())
+            return dirs if sum((d / "bot.sock").exists() for d in dirs) >= 2 else set()
+
+        dirs = wait_for("both bots listening on their sockets", listening, timeout=120)
         assert dirs and all(d.is_dir() for d in dirs), dirs
         ref.send_signal(signal.SIGKILL)
         ref.wait(timeout=10)
         assert leftovers(run_id, wait=15.0) == []
         # The guards removed each instance's directory (socket, sandbox /tmp) on their way out.
-        deadline = time.monotonic() + 5
-        while any(d.exists() for d in dirs) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert [d for d in dirs if d.exists()] == []
+        wait_for("the instance directories removed",
+                 lambda: not [d for d in dirs if d.exists()], timeout=60)
     finally:
         if ref.poll() is None:
             ref.kill()

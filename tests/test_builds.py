@@ -13,13 +13,13 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 import tomllib
 import uuid
 from pathlib import Path
 
 import pytest
 from net_support import accepted, dask_scheduler, scheduler_clients
+from wait_support import wait_for
 
 from referee.bots import build, netns
 from referee.bots.build import ensure_built
@@ -112,10 +112,9 @@ def test_a_build_runs_confined(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert all(after[path] == owner for path, owner in before.items())
     assert after[str(folder / "build_report.txt")] == before[str(folder)]
     assert list(private_tmp.iterdir()) == []          # no build folder left
-    deadline = time.monotonic() + 5
-    while processes_with_run_id(run_id) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert processes_with_run_id(run_id) == []        # the daemon it left was ended
+    # the daemon it left was ended
+    wait_for(f"the processes of run {run_id} to end", lambda: not processes_with_run_id(run_id),
+             timeout=60)
     with pytest.raises(BlockingIOError):
         listener.accept()
     listener.close()
@@ -412,10 +411,11 @@ def test_a_folder_is_built_by_one_build_at_a_time_whatever_the_build_cache(
                                 env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / cache)})
 
     first = referee_building("cache-a")
-    deadline = time.monotonic() + 300   # a bound for a broken build, not a timing
-    while not (folder / "starts").exists():
-        assert first.poll() is None and time.monotonic() < deadline, first.communicate()
-        time.sleep(0.05)
+    def started() -> bool:
+        assert first.poll() is None, first.communicate()
+        return (folder / "starts").exists()
+
+    wait_for("the first build to start", started, timeout=300)
     lock = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:   # the running build holds the folder's lock
         with pytest.raises(BlockingIOError):

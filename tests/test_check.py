@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from cli_support import start_referee
 
 from referee.bots.process import RUN_ID
 from referee.check import (
@@ -27,10 +27,10 @@ BOTS = Path(__file__).parent / "bots"
 HONEST = BOTS / "honest.toml"
 
 
-def referee_check(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "referee.cli", "check", *args], cwd=BOTS,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=os.environ.copy())
+def checking(*args: str) -> subprocess.Popen[str]:
+    """`referee check ARGS` started among the test bots, its output piped."""
+    return start_referee("check", *args, cwd=BOTS, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
 
 
 def test_honest_bot_passes_every_check() -> None:
@@ -60,11 +60,11 @@ def test_honest_bot_passes_every_check() -> None:
 
 
 def test_misbehaving_bots_fail_with_the_reason() -> None:
-    illegal = referee_check("illegal.toml", "--opponent", "honest.toml")
-    hang = referee_check("hang.toml", "--opponent", "honest.toml", "--preset", "classic",
-                         "--preset", "biggy-slot", "--json")
-    broken = referee_check("bad_unknown_key.toml")
-    dead = referee_check("exit_at_start.toml", "--opponent", "honest.toml")
+    illegal = checking("illegal.toml", "--opponent", "honest.toml")
+    hang = checking("hang.toml", "--opponent", "honest.toml", "--preset", "classic",
+                    "--preset", "biggy-slot", "--json")
+    broken = checking("bad_unknown_key.toml")
+    dead = checking("exit_at_start.toml", "--opponent", "honest.toml")
 
     out, err = illegal.communicate(timeout=120)
     assert illegal.returncode == 1, err
@@ -121,7 +121,7 @@ def test_a_flooding_bot_gets_its_fail_lines_and_a_summary() -> None:
     read or write (the GameEnd of a probe). Whichever of them races with the cancel, the check
     reports. Five checks of one preset and the probes, each stream of them cut off."""
     for _ in range(5):
-        run = referee_check("flood.toml", "--opponent", "honest.toml", "--preset", "classic")
+        run = checking("flood.toml", "--opponent", "honest.toml", "--preset", "classic")
         out, err = run.communicate(timeout=300)
         assert "Traceback" not in out + err and "CancelledError" not in out + err, out + err
         assert run.returncode == 1, err

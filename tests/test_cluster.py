@@ -11,16 +11,16 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from cli_support import referee, start_referee
 from league_support import hide_files, install_test_bot
 from net_support import dies_with_pytest
-from report_support import referee
+from wait_support import wait_for
 
 from referee.check import processes_with_run_id
 from referee.league.store import games_stored, load_record
@@ -59,14 +59,6 @@ def workers_of(out: Path) -> list[str]:
     return [load_record(blob)["worker"] for (blob,) in blobs]
 
 
-def wait_until(condition, seconds: float, what: str) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
 @dataclass
 class Cluster:
     """A scheduler and its workers, each a process of its own."""
@@ -92,7 +84,7 @@ class Cluster:
             [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
              "--scheduler-file", str(self.file)], stdout=log, stderr=subprocess.STDOUT,
             cwd=self.root)
-        wait_until(self.file.exists, 120, "the scheduler")
+        wait_for("the scheduler", self.file.exists, timeout=120)
         for name in workers:
             self.add_worker(name)
         return self
@@ -106,9 +98,9 @@ class Cluster:
              "--nthreads", "2", "--resources", "games=2", "--no-nanny", "--no-dashboard",
              "--host", "127.0.0.1", "--local-directory", str(self.root / name)],
             stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.root)
-        wait_until(lambda: f"'{name}'" in (self.root / f"{name}.log").read_text()
-                   or "Registered to" in (self.root / f"{name}.log").read_text(), 300,
-                   f"worker {name}")
+        log_text = (self.root / f"{name}.log").read_text
+        wait_for(f"worker {name}", lambda: f"'{name}'" in log_text()
+                 or "Registered to" in log_text(), timeout=300)
         self.own_pids[name] = set(processes_with_run_id(run_id))
 
     def kill_worker(self, name: str) -> None:
@@ -163,8 +155,9 @@ def test_sample_league_on_the_cluster_matches_the_local_league(tmp_path: Path,
     # The league's end stops its bots on the workers, which stay up for the next league.
     for name, worker in cluster.workers.items():
         assert worker.pid in cluster.own_pids[name] and len(cluster.own_pids[name]) == 2
-        wait_until(lambda: set(processes_with_run_id(cluster.run_ids[name]))  # noqa: B023
-                   == cluster.own_pids[name], 30, f"{name}'s bots to stop")  # noqa: B023
+        wait_for(f"{name}'s bots to stop",
+                 lambda: set(processes_with_run_id(cluster.run_ids[name]))  # noqa: B023
+                 == cluster.own_pids[name], timeout=30)  # noqa: B023
 
 
 def test_a_killed_worker_loses_no_game_and_doubles_none(tmp_path: Path) -> None:
@@ -175,16 +168,15 @@ def test_a_killed_worker_loses_no_game_and_doubles_none(tmp_path: Path) -> None:
         bots = honest_bots(tmp_path)
         args = [*bots, "--games", "40", "--seed", "11", "--quiet"]
         out = tmp_path / "cluster-out"
-        league = subprocess.Popen(
-            [sys.executable, "-m", "referee.cli", "league", *map(str, args), "--out", str(out),
-             "--cluster", own.address], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True)
-        wait_until(lambda: stored(out) >= 4, 300, "four stored games")
+        league = start_referee("league", *args, "--out", out, "--cluster", own.address,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        wait_for("four stored games", lambda: stored(out) >= 4, timeout=300)
         own.kill_worker("a1")
         at_kill = stored(out)
         assert at_kill < 40, "the league ended before the worker was killed"
         # The killed worker's bots die with it (their guards get SIGTERM from the kernel).
-        wait_until(lambda: not processes_with_run_id(own.run_ids["a1"]), 30, "a1's bots to end")
+        wait_for("a1's bots to end", lambda: not processes_with_run_id(own.run_ids["a1"]),
+                 timeout=30)
         stdout, stderr = league.communicate(timeout=400)
         assert league.returncode == 0, stderr
         assert "40/40 games recorded, finished" in stdout
@@ -205,10 +197,9 @@ def test_resume_refuses_a_changed_bot_on_the_workers_then_finishes(tmp_path: Pat
     bots = honest_bots(tmp_path, "abc")
     args = [*bots, "--games", "30", "--seed", "7", "--quiet"]
     out = tmp_path / "cluster-out"
-    coordinator = subprocess.Popen(
-        [sys.executable, "-m", "referee.cli", "league", *map(str, args), "--out", str(out),
-         "--cluster", cluster.address], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_until(lambda: stored(out) >= 3, 300, "three stored games")
+    coordinator = start_referee("league", *args, "--out", out, "--cluster", cluster.address,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for("three stored games", lambda: stored(out) >= 3, timeout=300)
     coordinator.send_signal(signal.SIGKILL)
     coordinator.wait()
     recorded = stored(out)

@@ -16,7 +16,8 @@ import pytest
 from container_support import TEST_REPO, bot_image, need_runtime
 from net_support import dask_scheduler, dask_worker, tls_credentials
 from proc_support import descendants
-from runner_support import Club, RunnerProcess, sample, wait_for, write_season
+from runner_support import Club, RunnerProcess, sample, write_season
+from wait_support import wait_for
 
 from referee.bots.archive import archive_image_id
 

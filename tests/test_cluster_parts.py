@@ -144,6 +144,7 @@ def test_a_league_file_may_name_a_cluster(tmp_path: Path) -> None:
         load_league_file(league)
 
 
+@pytest.mark.slow
 def test_a_league_without_cluster_never_imports_dask(tmp_path: Path) -> None:
     script = f"""
 import sys
@@ -161,6 +162,7 @@ finally:
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
+@pytest.mark.slow
 def test_a_bad_cluster_address_is_one_line(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "referee.cli", "league", f"{ROOT}/sample_bots/random.toml",

@@ -6,15 +6,14 @@ configuration as docs/cluster.md shows them, and a plain `tcp://` cluster is war
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import shlex
 import socket
 import ssl
 import subprocess
-import sys
 from pathlib import Path
 
+from cli_support import referee
 from net_support import dask_scheduler, dask_worker
 
 from referee.league.executors.dask import DaskExecutor
@@ -26,9 +25,7 @@ WARNING = "anyone who can reach the scheduler runs code as its workers"
 
 def league(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """`referee league` through the CLI, with `env` added to the environment."""
-    return subprocess.run([sys.executable, "-m", "referee.cli", "league", *map(str, args)],
-                          env={**os.environ, **(env or {})}, capture_output=True, text=True,
-                          timeout=600)
+    return referee("league", *args, env=env, timeout=600, check=False)
 
 
 def refusals(address: str) -> dict[str, str]:

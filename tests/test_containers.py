@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 from container_support import TEST_REPO, bot_image, need_runtime
+from wait_support import wait_for
 
 from referee.bots.archive import ArchiveError, archive_image_id
 from referee.bots.client import BotClient
@@ -82,10 +83,9 @@ def test_guard_runs_on_exit_when_stopped_and_can_skip_the_subreaper(tmp_path: Pa
                              "--on-exit-timeout", "5", "--", "sleep", "30"],
                             start_new_session=True)
     children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
-    deadline = time.monotonic() + 30
-    while not children.read_text().strip() and time.monotonic() < deadline:
-        time.sleep(0.02)   # the guard handles SIGTERM once it has started the bot
-    assert children.read_text().strip(), "the guard did not start its command"
+    # the guard handles SIGTERM once it has started the bot
+    wait_for("the guard to start its command", lambda: children.read_text().strip(), timeout=60,
+             every=0.02)
     began = time.monotonic()
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=10)
@@ -339,12 +339,10 @@ def test_no_container_outlives_a_killed_referee(runtime: str, image: str,
         assert run_containers(run_id, runtime) == [name]
         referee.kill()   # SIGKILL: no atexit, no finally; only the guard is left to clean up
         referee.wait()
-        deadline = time.monotonic() + 15
-        while (run_containers(run_id, runtime) or Path(socket_dir).exists()) and \
-                time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert run_containers(run_id, runtime) == []
-        assert not Path(socket_dir).exists()   # removed by the guard's --on-exit too
+        wait_for("the container gone", lambda: run_containers(run_id, runtime) == [],
+                 timeout=60)
+        # removed by the guard's --on-exit too
+        wait_for("the socket folder gone", lambda: not Path(socket_dir).exists(), timeout=60)
     finally:
         referee.kill()
         remove_run_containers(run_id)

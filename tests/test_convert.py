@@ -113,6 +113,7 @@ def test_rules_round_trip(rules: RuleSet) -> None:
     slot=st.booleans(), neutral=st.sampled_from(["none", "white", "grey"]),
     leftovers=st.sampled_from(["bottom", "discard"]),
 )
+@pytest.mark.slow
 def test_any_rule_set_round_trips(base, rounds, dice, big, funding, threshold, scaled,
                                   per_casino, hundred_k, slot, neutral, leftovers) -> None:
     try:
@@ -153,6 +154,7 @@ def test_views_cover_every_module() -> None:
     assert any(v.legal[0].slot is False and any(a.slot for a in v.legal) for v in VIEWS)
 
 
+@pytest.mark.slow
 def test_request_matches_the_documented_message() -> None:
     for i, view in enumerate(VIEWS):
         rid, bank, latency = i * 7919 % 2**40, i % 3 * 1500, i % 5 * 10**6
@@ -161,6 +163,7 @@ def test_request_matches_the_documented_message() -> None:
         assert request_message(view, rid, bank, latency) == pb.RefereeMessage(decision=reference)
 
 
+@pytest.mark.slow
 def test_requests_straight_from_the_game_match_the_views() -> None:
     """One reused request message per game, changed in place move by move, always equals the
     request built afresh from the view (also when a builder goes on to another table)."""
@@ -181,6 +184,7 @@ def test_requests_straight_from_the_game_match_the_views() -> None:
                     game.apply(rng.choice(game.legal_actions()))
 
 
+@pytest.mark.slow
 def test_view_round_trip_over_the_wire() -> None:
     for i, view in enumerate(VIEWS):
         expected = canonical_view(view)
@@ -195,6 +199,7 @@ def test_view_round_trip_over_the_wire() -> None:
         assert view_from_request(view.rules, view.players, view.seat, request) == expected
 
 
+@pytest.mark.slow
 def test_lazy_views_decode_their_state_when_first_read() -> None:
     for i, view in enumerate(VIEWS[::5]):
         expected = canonical_view(view)
@@ -230,6 +235,7 @@ def test_lazy_view_with_a_bad_state_fails_when_read() -> None:
         decoded.view.seats  # noqa: B018
 
 
+@pytest.mark.slow
 def test_canonical_view_only_orders() -> None:
     for view in VIEWS[::7]:
         canon = canonical_view(view)

@@ -12,11 +12,10 @@ import json
 import os
 import shutil
 import subprocess
-import sys
-import uuid
 from pathlib import Path
 
 import pytest
+from cli_support import referee
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "sample_bots" / "cpp" / "greedy-cpp.toml"
@@ -40,15 +39,10 @@ def _require_toolchain() -> None:
     pytest.skip(f"no C++ toolchain: {missing}")
 
 
-def referee(*args: str | Path, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "REFEREE_RUN_ID": uuid.uuid4().hex[:12]}
-    return subprocess.run([sys.executable, "-m", "referee.cli", *map(str, args)], env=env,
-                          capture_output=True, text=True, timeout=timeout, check=False)
-
-
 def test_cpp_bot_passes_referee_check() -> None:
     _require_toolchain()
-    done = referee("check", SPEC, "--json")   # builds first (cached by a hash of its files)
+    # builds first (cached by a hash of its files)
+    done = referee("check", SPEC, "--json", timeout=900, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
     assert report["ok"] is True

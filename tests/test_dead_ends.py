@@ -12,7 +12,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from test_league import ROOT, bot_spec, referee
+from cli_support import referee
+from test_league import ROOT, bot_spec
 
 SAMPLES = ROOT / "sample_bots"
 

@@ -86,7 +86,7 @@ RUNS: dict[str, dict[str, tuple[str | None, str]]] = {
         # The club server runs until stopped: on a free port until it answers, then SIGTERM.
         "referee serve [--data DIR] [--season FILE] [--host 127.0.0.1] [--port 8000] "
         "[--cluster URL|local:N]": (
-            f"bash {ROOT}/tests/serve_briefly.sh --data club-data --host 127.0.0.1",
+            f"{sys.executable} {ROOT}/tests/serve_briefly.py --data club-data --host 127.0.0.1",
             "club server at http://127.0.0.1:"),
     },
     "docs/ratings.md": {

@@ -7,7 +7,7 @@ import sqlite3
 from collections import Counter
 from pathlib import Path
 
-from report_support import referee
+from cli_support import referee
 from test_league import bot_spec
 
 from referee.league.entrants import more_games, newcomer_games

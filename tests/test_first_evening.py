@@ -47,8 +47,8 @@ from test_server_browser import (
     sign_in,
     text_of,
     upload,
-    wait,
 )
+from wait_support import wait_for
 
 MISSING = chromium_missing()
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
@@ -83,7 +83,7 @@ class Student:
     def token(self, url: str) -> str:
         self.browser.get(f"{url}/tokens/")
         click(self.browser, "#make-token")
-        return wait("the new token", lambda: text_of(self.browser, "#new-token"), 60)
+        return wait_for("the new token", lambda: text_of(self.browser, "#new-token"), timeout=60)
 
 
 def phone_screenshot(browser, name: str, tmp: Path) -> None:  # noqa: ANN001
@@ -125,8 +125,9 @@ def test_a_clubs_first_evening(tmp_path: Path) -> None:
             organiser.get(f"{url}/organiser/")
             fill(organiser, {"note": "first evening", "max_uses": "30"})
             click(organiser, "#make-code")
-            code = wait("a join code", lambda: re.search(r"new join code: ([a-z0-9-]+)",
-                                                         organiser.page_source), 60).group(1)
+            code = wait_for("a join code", lambda: re.search(r"new join code: ([a-z0-9-]+)",
+                                                             organiser.page_source),
+                            timeout=60).group(1)
         finally:
             organiser.quit()
         students += [Student("ann", "python.md", tmp_path),
@@ -139,7 +140,7 @@ def test_a_clubs_first_evening(tmp_path: Path) -> None:
         printed = ann.follow(url, "", server_steps=False)
         assert_followed("python.md", "mine", printed, ann.top)
         first = upload(ann.browser, url, ann.top / "mybot.zip", "mine")
-        assert wait("Ann's check", lambda: check_state(ann.browser)) == "passed", \
+        assert wait_for("Ann's check", lambda: check_state(ann.browser)) == "passed", \
             text_of(ann.browser, "#check-lines")
         assert "mine conforms" in text_of(ann.browser, "#check-lines")
 
@@ -148,7 +149,7 @@ def test_a_clubs_first_evening(tmp_path: Path) -> None:
             ann.browser.get(f"{url}/bots/mine/")
             return "house-" in text_of(ann.browser, "#recent")
 
-        wait("Ann's first games, against the house bots", house_games, every=2)
+        wait_for("Ann's first games, against the house bots", house_games, every=2)
         screenshot(ann.browser, "server-evening-first-games.png", tmp_path)
 
         # Ben: the JavaScript guide word for word, handed in with `referee submit`.
@@ -165,7 +166,7 @@ def test_a_clubs_first_evening(tmp_path: Path) -> None:
         main.write_text(main.read_text() + "\nint this_line_does_not_compile = ;\n")
         subprocess.run(["zip", "-qr", "broken.zip", "mybot-cpp"], cwd=broken, check=True)
         upload(cal.browser, url, broken / "broken.zip", "mine-cpp")
-        assert wait("Cal's failed check", lambda: check_state(cal.browser)) == "failed"
+        assert wait_for("Cal's failed check", lambda: check_state(cal.browser)) == "failed"
         lines = text_of(cal.browser, "#check-lines")
         assert "FAIL" in lines and "this_line_does_not_compile" in lines, lines
         assert "build_network" not in lines, lines   # a compile error is not a network problem
@@ -178,7 +179,7 @@ def test_a_clubs_first_evening(tmp_path: Path) -> None:
         for student, bot, version in ((ben, "mine-js", 2), (cal, "mine-cpp", 3)):
             (archive,) = student.top.glob("*.zip")
             upload(student.browser, url, archive, bot)
-            assert wait(f"{student.name}'s web upload", lambda s=student: check_state(
+            assert wait_for(f"{student.name}'s web upload", lambda s=student: check_state(
                 s.browser)) == "passed", text_of(student.browser, "#check-lines")
             assert f"{bot}.v{version}" in student.browser.page_source
         printed = ann.hand_in(url, ann.token(url))
@@ -186,8 +187,8 @@ def test_a_clubs_first_evening(tmp_path: Path) -> None:
         second = int(re.search(r"/versions/(\d+)/", printed).group(1))
         assert second != first
         ann.browser.get(f"{url}/versions/{second}/")
-        wait("her second version in the season",
-             lambda: text_of(ann.browser, "#season-state-of-version") == "active", every=1)
+        wait_for("her second version in the season",
+                 lambda: text_of(ann.browser, "#season-state-of-version") == "active", every=1)
 
         # The leaderboard ranks the current versions: one row per bot, the retired one apart.
         def everybody_ranked() -> list[tuple[str, str, str]]:
@@ -199,8 +200,8 @@ def test_a_clubs_first_evening(tmp_path: Path) -> None:
                 {("mine", "1"), ("mine-js", "1"), ("mine-cpp", "2")} <= retired
             return board if settled else []
 
-        board = wait("every student's current bot on the leaderboard", everybody_ranked,
-                     every=3)
+        board = wait_for("every student's current bot on the leaderboard", everybody_ranked,
+                         every=3)
         assert [rank for rank, _, _ in board] == [str(i) for i in range(1, len(board) + 1)]
         assert sorted(bot for _, bot, _ in board) == sorted(
             ["mine", "mine-js", "mine-cpp", "house-random", "house-greedy",
@@ -214,15 +215,16 @@ def test_a_clubs_first_evening(tmp_path: Path) -> None:
             ann.browser.get(f"{url}/bots/mine/")
             return bool(ann.browser.find_elements("css selector", "#rating svg"))
 
-        wait("her bot's rating chart", chart, every=3)
-        game_url = wait("a game on her page", lambda: [
+        wait_for("her bot's rating chart", chart, every=3)
+        game_url = wait_for("a game on her page", lambda: [
             a.get_attribute("href") for a in ann.browser.find_elements("css selector",
                                                                        "#recent a")
             if "/games/" in (a.get_attribute("href") or "")], every=2)[0]
         screenshot(ann.browser, "server-evening-bot.png", tmp_path)
         phone_screenshot(ann.browser, "server-evening-bot-phone.png", tmp_path)
         ann.browser.get(game_url)
-        wait("the replay", lambda: ann.browser.find_elements("css selector", "#replay"), 60)
+        wait_for("the replay", lambda: ann.browser.find_elements("css selector", "#replay"),
+                 timeout=60)
         # The season page says what the season is: its pace and its house bots among the rest.
         ann.browser.get(f"{url}/season/")
         assert "60" in text_of(ann.browser, "#pace"), text_of(ann.browser, "#pace")

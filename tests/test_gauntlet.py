@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import signal
 import subprocess
 import sys
-import time
-import uuid
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from report_support import referee
+from cli_support import referee, start_referee
+from wait_support import wait_for
 
 from referee.engine import preset
 from referee.league.gauntlet import gauntlet_schedule, pair_differences, pair_scores
@@ -182,17 +180,15 @@ def test_killed_gauntlet_resumes_to_the_same_verdict(tmp_path: Path) -> None:
     straight = tmp_path / "straight"
     referee("gauntlet", *args, "--out", straight, "-j", "1", "--quiet")
     out = tmp_path / "killed"
-    proc = subprocess.Popen([sys.executable, "-m", "referee.cli", "gauntlet", *map(str, args),
-                             "--out", str(out), "-j", "3", "--quiet"],
-                            env={**os.environ, "REFEREE_RUN_ID": uuid.uuid4().hex[:12]},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    recorded = 0
-    while time.monotonic() < deadline and recorded < 8:
-        time.sleep(0.05)
-        recorded = games_stored(out / "gauntlet.db")
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    proc = start_referee("gauntlet", *args, "--out", out, "-j", "3", "--quiet",
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        recorded = wait_for("eight recorded games",
+                            lambda: (n := games_stored(out / "gauntlet.db")) >= 8 and n,
+                            timeout=240, every=0.05)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
     assert recorded >= 8 and not (out / "gauntlet.json").exists()
     unfinished = referee("gauntlet", *args, "--out", out, "--quiet", check=False)
     assert unfinished.returncode != 0 and "--resume" in unfinished.stderr

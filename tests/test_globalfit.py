@@ -184,6 +184,7 @@ def scaled_games(count: int, seed: int, size: int, scale: float, start: int,
     return [dataclasses.replace(g, index=start + g.index) for g in games]
 
 
+@pytest.mark.slow
 def test_each_table_size_gets_its_scale_and_a_late_entry_is_read_at_its_sizes():
     # the same bots, at tables of 2 with the strengths TRUE and at tables of 4 with 0.4 x TRUE
     games = scaled_games(1500, 31, 2, 1.0, 0) + scaled_games(1000, 32, 4, 0.4, 1500)
@@ -247,6 +248,7 @@ def exact_resample_fits(design, weight_rows, start, start_scale):
 
 
 @pytest.mark.parametrize("sizes", [(2,), (3,), (4,), (2, 3, 4, 5)])
+@pytest.mark.slow
 def test_resample_fits_give_the_exact_fits_and_intervals(sizes, monkeypatch):
     """The bootstrap's resamples, fitted with one Hessian each (`Design.fit_resamples`), land
     on the maximum the exact fit finds (within 1e-8 of a strength, 2e-6 Elo) at tables of 2,

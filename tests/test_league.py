@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
-import time
 import uuid
 from pathlib import Path
 
 import pytest
+from cli_support import referee, start_referee
+from wait_support import wait_for
 
 from referee.check import processes_with_run_id
 from referee.league.store import games_stored
@@ -39,16 +38,6 @@ def bot_spec(directory: Path, name: str, source: str = "honest", **limits: int) 
     path = directory / f"{name}.toml"
     path.write_text(text)
     return path
-
-
-def referee(*args: str | Path, run_id: str | None = None, timeout: float = 240,
-            check: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "REFEREE_RUN_ID": run_id or uuid.uuid4().hex[:12]}
-    done = subprocess.run([sys.executable, "-m", "referee.cli", *map(str, args)], env=env,
-                          capture_output=True, text=True, timeout=timeout)
-    if check and done.returncode != 0:
-        raise AssertionError(f"referee {args} failed:\n{done.stdout}\n{done.stderr}")
-    return done
 
 
 def outcome(out: Path) -> dict:
@@ -84,24 +73,20 @@ def test_killed_league_resumes_to_the_same_tables(tmp_path: Path, bots: list[Pat
     referee("league", *bots, "--games", "24", "--seed", "9", "--out", straight, "--quiet")
     out = tmp_path / "killed"
     run_id = uuid.uuid4().hex[:12]
-    env = {**os.environ, "REFEREE_RUN_ID": run_id}
-    proc = subprocess.Popen([sys.executable, "-m", "referee.cli", "league", *map(str, bots),
-                             "--games", "24", "--seed", "9", "-j", "2", "--out", str(out),
-                             "--quiet"], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    recorded = 0
-    while time.monotonic() < deadline and recorded < 5:
-        time.sleep(0.05)
-        recorded = games_stored(out / "league.db")
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    proc = start_referee("league", *bots, "--games", "24", "--seed", "9", "-j", "2", "--out",
+                         out, "--quiet", run_id=run_id, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    try:
+        recorded = wait_for("five stored games",
+                            lambda: (n := games_stored(out / "league.db")) >= 5 and n,
+                            timeout=120)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
     assert 5 <= recorded < 24, recorded
     # The bots die with the referee (their guards get SIGTERM from the kernel).
-    deadline = time.monotonic() + 10
-    while processes_with_run_id(run_id) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert processes_with_run_id(run_id) == []
+    wait_for(f"the bots of run {run_id} to end", lambda: not processes_with_run_id(run_id),
+             timeout=60)
     unfinished = referee("league", *bots, "--out", out, "--quiet", check=False)
     assert unfinished.returncode != 0 and "--resume" in unfinished.stderr
     assert "Traceback" not in unfinished.stderr

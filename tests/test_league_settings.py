@@ -12,12 +12,12 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
-import uuid
 from pathlib import Path
 
 import pytest
-from test_league import TEST_BOTS, bot_spec, referee
+from cli_support import referee, start_referee
+from test_league import TEST_BOTS, bot_spec
+from wait_support import wait_for
 
 from referee.league.store import LeagueStore, games_stored, load_record
 
@@ -29,6 +29,24 @@ def fails(*args: str | Path) -> str:
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert lines, done.stdout
+    return lines[-1]
+
+
+def refused(*args: str | Path) -> str:
+    """Run a referee command that must be refused before it plays, in this process (click's
+    runner: the same command line, without an interpreter of its own to start); its one-line
+    error. A refusal must not depend on a game being played, so none is started here."""
+    from click.testing import CliRunner
+
+    from referee.cli import main
+
+    done = CliRunner().invoke(main, [str(arg) for arg in args])
+    assert done.exit_code != 0, done.output
+    # An exception that escaped the command would print a traceback in a terminal.
+    assert done.exception is None or isinstance(done.exception, SystemExit), done.exception
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines, done.output
     return lines[-1]
 
 
@@ -69,13 +87,14 @@ def bots(tmp_path: Path) -> list[Path]:
 # ------------------------------------------------------------------ bad input, one line each
 
 def test_usage_errors_are_usage_errors_not_internal(tmp_path: Path) -> None:
-    line = fails("league")
+    line = refused("league")
     assert "give bot spec files, a league file, or --resume --out DIR" in line
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert "no league here" in fails("table", empty)
+    assert "no league here" in refused("table", empty)
 
 
+@pytest.mark.slow
 def test_a_reader_that_goes_away_ends_the_output_quietly() -> None:
     # `referee rules | head`: the pipe's reader is gone before anything is written, so the
     # first write fails with EPIPE; the command stops with 141 (as a SIGPIPE'd tool would)
@@ -92,19 +111,19 @@ def test_a_reader_that_goes_away_ends_the_output_quietly() -> None:
 
 def test_resume_where_there_is_no_league_creates_nothing(tmp_path: Path) -> None:
     out = tmp_path / "nothing"
-    assert "holds no league to resume" in fails("league", "--resume", "--out", out)
+    assert "holds no league to resume" in refused("league", "--resume", "--out", out)
     assert not out.exists()
 
 
 def test_an_out_that_cannot_be_written_is_named(tmp_path: Path, bots: list[Path]) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    line = fails("league", *bots, "--games", "2", "--out", blocker / "out", "-q")
+    line = refused("league", *bots, "--games", "2", "--out", blocker / "out", "-q")
     assert f"--out {blocker / 'out'}" in line and "cannot create" in line
 
 
 def test_match_checks_its_replay_file_before_playing(tmp_path: Path, bots: list[Path]) -> None:
-    line = fails("match", *bots[:2], "--replay", tmp_path / "no-such-dir" / "game.json")
+    line = refused("match", *bots[:2], "--replay", tmp_path / "no-such-dir" / "game.json")
     assert "--replay" in line and "no directory" in line
 
 
@@ -127,25 +146,26 @@ def test_league_file_values_are_checked_with_file_and_key(tmp_path: Path, bots: 
                                                           text: str, message: str) -> None:
     league = tmp_path / "season.toml"
     league.write_text(f'bots = ["honest-*.toml"]\nout = "out"\n{text}\n')
-    line = fails("league", league, "-q")
+    line = refused("league", league, "-q")
     assert str(league) in line and message in line
     assert not (tmp_path / "out").exists()
 
 
 def test_bot_count_and_directory_specs_are_checked(tmp_path: Path, bots: list[Path]) -> None:
     out = tmp_path / "out"
-    assert "a league needs at least 2 bots, got 1" in fails("league", bots[0], "--out", out)
-    line = fails("league", *bots, "--players", "4", "--out", out)
+    assert "a league needs at least 2 bots, got 1" in refused("league", bots[0], "--out", out)
+    line = refused("league", *bots, "--players", "4", "--out", out)
     assert "--players: tables of 4 players need at least 4 bots, the league has 3" in line
-    line = fails("league", *bots, "--players", "3-2", "--out", out)
+    line = refused("league", *bots, "--players", "3-2", "--out", out)
     assert "--players" in line and "not in order" in line
-    line = fails("league", bots[0], TEST_BOTS / "honest", "--out", out)
+    line = refused("league", bots[0], TEST_BOTS / "honest", "--out", out)
     assert "is a directory; give its bot spec file" in line
     assert not out.exists()
 
 
 # ------------------------------------------------------------------ a stored league
 
+@pytest.mark.slow
 def test_a_stored_league_is_refused_other_settings_and_continued_with_its_own(
         tmp_path: Path, bots: list[Path]) -> None:
     out = tmp_path / "out"
@@ -171,6 +191,7 @@ def test_a_stored_league_is_refused_other_settings_and_continued_with_its_own(
     assert results(table_json(out)) == results(first)
 
 
+@pytest.mark.slow
 def test_a_bot_changed_since_the_league_started_needs_a_flag(tmp_path: Path) -> None:
     code = tmp_path / "code"
     shutil.copytree(TEST_BOTS / "honest", code / "honest")
@@ -202,6 +223,7 @@ def test_a_bot_changed_since_the_league_started_needs_a_flag(tmp_path: Path) -> 
     assert played[:2] == [versions["mine"][0]] * 2 and played[2] == versions["mine"][1]
 
 
+@pytest.mark.slow
 def test_a_failed_start_leaves_no_league(tmp_path: Path, bots: list[Path]) -> None:
     broken = bot_spec(tmp_path, "broken", "exit_at_start")
     out = tmp_path / "existing"
@@ -212,6 +234,7 @@ def test_a_failed_start_leaves_no_league(tmp_path: Path, bots: list[Path]) -> No
 
 # ------------------------------------------------------------------ options end to end
 
+@pytest.mark.slow
 def test_facts_of_the_league_in_every_table_file(tmp_path: Path, bots: list[Path]) -> None:
     out = tmp_path / "out"
     done = referee("league", *bots, "--games", "3", "--players", "2-3", "--out", out)
@@ -237,6 +260,7 @@ def test_facts_of_the_league_in_every_table_file(tmp_path: Path, bots: list[Path
     assert "schedule_balance: games per bot" in (quiet / "table.md").read_text()
 
 
+@pytest.mark.slow
 def test_league_options_from_a_file_and_the_command_line(tmp_path: Path) -> None:
     bot_spec(tmp_path, "spy", "spy")
     bot_spec(tmp_path, "illegal", "illegal")
@@ -271,6 +295,7 @@ def test_league_options_from_a_file_and_the_command_line(tmp_path: Path) -> None
     assert "decision_ms=4321 game_bank_ms=9876" in last["output"][seat]
 
 
+@pytest.mark.slow
 def test_a_leagues_limits_are_a_ceiling_on_a_bots_own(tmp_path: Path) -> None:
     """Each limit the league sets is the smaller of it and the bot's own: a bot asking for
     more (decision_ms) gets the league's, one asking for less (game_bank_ms) keeps its own."""
@@ -286,6 +311,7 @@ def test_a_leagues_limits_are_a_ceiling_on_a_bots_own(tmp_path: Path) -> None:
     assert "SPY start decision_ms=4321 game_bank_ms=9876 " in said["other"], said
 
 
+@pytest.mark.slow
 def test_duplicate_rounds_up_and_no_bot_process_sees_a_deal_twice(tmp_path: Path) -> None:
     specs = spy_specs(tmp_path, "spy-a", "spy-b", "spy-c")
     out = tmp_path / "out"
@@ -317,6 +343,7 @@ def spy_specs(directory: Path, *names: str) -> list[Path]:
     return [bot_spec(directory, name, "spy") for name in names]
 
 
+@pytest.mark.slow
 def test_a_small_seed_is_warned_about_because_bots_can_search_it(tmp_path: Path) -> None:
     """The spy does break a league whose seed is small: the warning is deserved, and the spy
     really can tell when it predicts (so its silence above means something)."""
@@ -328,6 +355,7 @@ def test_a_small_seed_is_warned_about_because_bots_can_search_it(tmp_path: Path)
     assert "SPY PREDICTED" in outputs
 
 
+@pytest.mark.slow
 def test_a_match_reveals_no_seed(tmp_path: Path) -> None:
     replay = tmp_path / "game.json"
     done = referee("match", *spy_specs(tmp_path, "spy-a", "spy-b"), "--replay", replay)
@@ -339,17 +367,17 @@ def test_a_match_reveals_no_seed(tmp_path: Path) -> None:
     assert outputs.count("SPY start") == 2 and "SPY PREDICTED" not in outputs
 
 
+@pytest.mark.slow
 def test_ctrl_c_says_how_many_games_are_saved_and_how_to_resume(tmp_path: Path,
                                                                 bots: list[Path]) -> None:
     out = tmp_path / "out"
-    env = {**os.environ, "REFEREE_RUN_ID": uuid.uuid4().hex[:12]}
-    proc = subprocess.Popen([sys.executable, "-m", "referee.cli", "league", *map(str, bots),
-                             "--games", "60", "-j", "1", "--out", str(out), "-q"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and games_stored(out / "league.db") < 3:
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
+    proc = start_referee("league", *bots, "--games", "60", "-j", "1", "--out", out, "-q",
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        wait_for("three stored games", lambda: games_stored(out / "league.db") >= 3,
+                 timeout=240, every=0.05)
+    finally:
+        proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=120)
     # 130 = 128 + SIGINT, what shells expect of an interrupt; the user asked for it: no "Error:"
     assert proc.returncode == 130 and "Traceback" not in stderr, stderr
@@ -363,6 +391,7 @@ def test_ctrl_c_says_how_many_games_are_saved_and_how_to_resume(tmp_path: Path,
     assert "60/60 games recorded" in resumed.stdout
 
 
+@pytest.mark.slow
 def test_games_where_every_seat_forfeits_count_apart_and_rate_nobody(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("illegal-a", "illegal-b"):
@@ -386,6 +415,7 @@ def test_games_where_every_seat_forfeits_count_apart_and_rate_nobody(
     assert "illegal-a" in shown.stdout
 
 
+@pytest.mark.slow
 def test_the_printed_secret_reproduces_the_league(tmp_path: Path, bots: list[Path]) -> None:
     first, second = tmp_path / "first", tmp_path / "second"
     referee("league", *bots, "--games", "4", "--players", "2-3", "-j", "1", "--out", first,

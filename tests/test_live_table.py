@@ -11,6 +11,7 @@ import sys
 import uuid
 from pathlib import Path
 
+import pytest
 from report_support import league_bots
 
 from referee.league.live import LiveTable
@@ -85,6 +86,7 @@ def run_on_a_terminal(args: list[str]) -> tuple[int, str]:
     return proc.wait(timeout=300), shown.decode(errors="replace")
 
 
+@pytest.mark.slow
 def test_on_a_terminal_the_bar_shows_the_top_of_the_table(tmp_path: Path) -> None:
     bots = map(str, league_bots(tmp_path))
     status, shown = run_on_a_terminal(["league", *bots, "--games", "8",
@@ -95,6 +97,7 @@ def test_on_a_terminal_the_bar_shows_the_top_of_the_table(tmp_path: Path) -> Non
     assert "mu-3s" in shown and "greedy" in shown
 
 
+@pytest.mark.slow
 def test_off_a_terminal_progress_lines_are_unchanged(tmp_path: Path) -> None:
     env = {**os.environ, "REFEREE_RUN_ID": uuid.uuid4().hex[:12]}
     bots = map(str, league_bots(tmp_path))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import shutil
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -42,6 +43,7 @@ def test_a_record_never_holds_more_than_the_limits(note: str, values: dict[str, 
     assert kept.get("note_cut", False) is (not whole)
 
 
+@pytest.mark.slow
 def test_a_bot_s_notes_are_recorded_with_its_moves_cut_never_struck(tmp_path) -> None:
     from pathlib import Path
 
@@ -71,6 +73,7 @@ def test_a_bot_s_notes_are_recorded_with_its_moves_cut_never_struck(tmp_path) ->
     assert "values: half=" in text
 
 
+@pytest.mark.slow
 def test_montecarlo_sends_its_playouts_and_evaluation_with_every_move(tmp_path) -> None:
     from pathlib import Path
 
@@ -97,6 +100,7 @@ def test_montecarlo_sends_its_playouts_and_evaluation_with_every_move(tmp_path) 
     assert any(line.strip().startswith("values: eval=") for line in narrate(record))
 
 
+@pytest.mark.slow
 def test_a_bot_s_value_names_stay_bounded_in_every_output(tmp_path) -> None:
     """Issue 22, item 4: namer sends 16 values under new names with every decision. A league
     keeps its first NAMES_PER_BOT names and counts the others; the terminal table, table.md,

@@ -10,7 +10,8 @@ import json
 import re
 from pathlib import Path
 
-from report_support import play_league, referee
+from cli_support import referee
+from report_support import play_league
 from test_league import ROOT
 
 BOTS = ROOT / "tests" / "bots"

@@ -13,11 +13,11 @@ import uuid
 from pathlib import Path
 
 import pytest
+from cli_support import referee
 from proc_support import descendants, running
 from pty_support import Terminal
-from report_support import referee
-from runner_support import wait_for
 from test_league import ROOT
+from wait_support import wait_for
 
 from referee.bots.spec import Limits, load_spec
 from referee.engine import preset

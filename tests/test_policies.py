@@ -274,6 +274,7 @@ def _montecarlo(rollouts: int) -> Policy:
     return lambda view, rng, turn: montecarlo_policy(view, rollouts=rollouts, seed=turn)
 
 
+@pytest.mark.slow
 def test_strength_montecarlo_greedy_random() -> None:
     """60 three-player games (20 deals x 3 seat rotations): Monte Carlo wins more than greedy,
     greedy more than random, and the mean places agree. Same code and budget as the sample bot

@@ -135,6 +135,7 @@ def test_bad_games_are_refused():
         rate_games([game(0, ("ann", "bob"), (1,))], BOTS)
 
 
+@pytest.mark.slow
 def test_trueskill_resumed_from_a_state_is_bit_identical_and_rates_only_new_games() -> None:
     from referee.ratings.trueskill import RatingState
 

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from report_support import play_league, referee, stored_records
+from cli_support import referee
+from report_support import play_league, stored_records
 
 
 @pytest.fixture(scope="module")

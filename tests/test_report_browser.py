@@ -17,13 +17,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cli_support import referee
 from report_support import (
     ROOT,
     SAMPLE_BOTS,
     chromium_missing,
     league_bots,
     play_league,
-    referee,
     start_browser,
     stored_records,
 )

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import stat
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from report_support import play_league, referee, stored_records
+from cli_support import referee
+from report_support import play_league, stored_records
+from wait_support import wait_for
 
 
 @pytest.fixture(scope="module")
@@ -55,9 +56,7 @@ def test_open_hands_the_index_to_the_web_browser(league: Path, tmp_path: Path,
     monkeypatch.setenv("BROWSER", f"{sys.executable} -c \"import sys; "
                                   f"open({str(opened)!r}, 'w').write(sys.argv[1])\" %s")
     referee("report", league, "--out", tmp_path / "site", "--open")
-    deadline = time.monotonic() + 60
-    while not opened.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_for("the browser command to write the address", opened.exists, timeout=120)
     assert opened.read_text() == (tmp_path / "site" / "index.html").resolve().as_uri()
 
 

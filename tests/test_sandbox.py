@@ -11,12 +11,12 @@ import socket
 import subprocess
 import sys
 import textwrap
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from proc_support import descendants, running
+from wait_support import wait_for
 
 from referee.bots.sandbox import NOBODY, bwrap_argv, default_env, prepare_dirs
 
@@ -208,11 +208,8 @@ def test_runs_as_non_root_without_capabilities(box: Box) -> None:
         # The real host uid is the unprivileged one, not root behind a user namespace.
         proc = subprocess.Popen(box.argv(["sleep", "30"]), stdin=subprocess.DEVNULL)
         try:
-            deadline = time.monotonic() + 5
-            uids: set[int] = set()
-            while time.monotonic() < deadline and not uids:
-                uids = {u for p, u in _sandboxed_sleeps(proc.pid)}
-                time.sleep(0.05)
+            uids = wait_for("the sandboxed sleep", lambda: {
+                u for p, u in _sandboxed_sleeps(proc.pid)}, timeout=60, every=0.05)
             assert uids == {NOBODY}
         finally:
             proc.kill()
@@ -325,18 +322,13 @@ def test_dies_with_parent(box: Box) -> None:
     )
     try:
         bwrap_pid = int(parent.stdout.readline())
-        deadline = time.monotonic() + 5
-        sleeps: list[tuple[int, int]] = []
-        while time.monotonic() < deadline and not sleeps:
-            sleeps = _sandboxed_sleeps(bwrap_pid)
-            time.sleep(0.05)
-        assert sleeps, "sandboxed sleep never started"
+        sleeps = wait_for("the sandboxed sleep", lambda: _sandboxed_sleeps(bwrap_pid),
+                          timeout=60, every=0.05)
         parent.send_signal(signal.SIGKILL)
         parent.wait()
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and running(bwrap_pid, *(p for p, _ in sleeps)):
-            time.sleep(0.05)
-        assert not running(bwrap_pid, *(p for p, _ in sleeps))
+        wait_for("bwrap and the sleep to end",
+                 lambda: not running(bwrap_pid, *(p for p, _ in sleeps)), timeout=60,
+                 every=0.05)
     finally:
         if parent.poll() is None:
             parent.kill()

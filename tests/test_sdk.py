@@ -17,6 +17,7 @@ from types import ModuleType
 
 import grpc
 import pytest
+from cli_support import free_port
 
 from referee.bots.client import PLAY_METHOD
 from referee.engine import Action, Game, preset
@@ -32,12 +33,6 @@ from referee.sdk import ADDRESS_ENV, Bot, GameInfo, GameResult, parse_address, s
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _start(bot: str, address: str, *, via_env: bool = False) -> subprocess.Popen:
@@ -136,7 +131,7 @@ def test_sample_bot_process_plays_a_game_and_stops(tmp_path: Path, transport: st
     if transport == "unix":
         address = f"unix:{tmp_path / 'greedy.sock'}"
     else:
-        address = f"127.0.0.1:{_free_port()}"
+        address = f"127.0.0.1:{free_port()}"
     proc = _start("greedy", address, via_env=transport == "tcp")
     try:
         hello = asyncio.run(_hello(address))

@@ -77,6 +77,7 @@ def run_season(out: Path, specs: dict[str, Path]) -> Season:
     return season
 
 
+@pytest.mark.slow
 def test_a_season_grows_retires_and_disables_and_is_the_same_twice(tmp_path: Path) -> None:
     specs = {name: bot_copy(tmp_path, name, sample) for name, sample in
              (("a", "random"), ("b", "greedy"), ("c", "random"), ("d", "greedy"),
@@ -109,6 +110,7 @@ def test_a_season_grows_retires_and_disables_and_is_the_same_twice(tmp_path: Pat
     two.close()
 
 
+@pytest.mark.slow
 def test_the_league_commands_read_a_season(tmp_path: Path) -> None:
     specs = {name: bot_copy(tmp_path, name, sample) for name, sample in
              (("a", "random"), ("b", "greedy"), ("c", "random"))}
@@ -172,6 +174,7 @@ def refit_subprocess(out: Path) -> dict:
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow
 def test_the_refit_resumes_trueskill_and_gives_the_table_of_a_refit_from_scratch(
         tmp_path: Path) -> None:
     from referee.server.runner.refit import STATE_FILE, load_state

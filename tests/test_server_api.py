@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 from doc_support import ROOT, Step, clean_env, guide_steps, run_step
-from runner_support import Club, wait_for, write_season
+from runner_support import Club, write_season
 from server_support import ServerProcess, WebClient, student_bot
+from wait_support import wait_for
 
 from referee.config import ConfigError
 from referee.league.store import games_stored

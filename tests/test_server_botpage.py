@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 from report_support import chromium_missing, start_browser
-from runner_support import ROOT, Club, sample, wait_for, write_season
+from runner_support import ROOT, Club, sample, write_season
 from server_support import ServerProcess, WebClient
+from wait_support import wait_for
 
 from referee.league.store import games_stored, load_record
 

@@ -16,13 +16,13 @@ import re
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from report_support import chromium_missing, start_browser
 from server_support import ROOT, ServerProcess, student_bot, zip_of
+from wait_support import wait_for
 
 MISSING = chromium_missing()
 if MISSING and os.environ.get("REFEREE_REQUIRE_BROWSER"):
@@ -52,17 +52,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
 
 def browser_at(tmp: Path, name: str):  # noqa: ANN201
     return start_browser(tmp / f"profile-{name}", width=1300, height=900)
-
-
-def wait(what: str, test: Callable[[], object], timeout: float = WAIT_S,
-         every: float = 0.5) -> object:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = test()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def screenshot(browser, name: str, tmp: Path) -> None:  # noqa: ANN001
@@ -99,7 +88,7 @@ def sign_in(browser, url: str, name: str, password: str) -> None:  # noqa: ANN00
     browser.get(f"{url}/login/")
     fill(browser, {"username": name, "password": password})
     click(browser, "#sign-in")
-    wait("signed in", lambda: "Sign out" in browser.page_source, 60)
+    wait_for("signed in", lambda: "Sign out" in browser.page_source, timeout=60)
 
 
 def join(browser, url: str, code: str, name: str) -> None:  # noqa: ANN001
@@ -107,7 +96,7 @@ def join(browser, url: str, code: str, name: str) -> None:  # noqa: ANN001
     fill(browser, {"code": code, "display_name": name, "password": PASSWORD,
                    "password_again": PASSWORD})
     click(browser, "#join")
-    wait("joined", lambda: "Welcome, " + name in browser.page_source, 60)
+    wait_for("joined", lambda: "Welcome, " + name in browser.page_source, timeout=60)
 
 
 def upload(browser, url: str, archive: Path, bot: str) -> int:  # noqa: ANN001
@@ -115,8 +104,8 @@ def upload(browser, url: str, archive: Path, bot: str) -> int:  # noqa: ANN001
     browser.get(f"{url}/")
     fill(browser, {"bot": bot, "archive": str(archive)})
     click(browser, "#upload")
-    found = wait("the version page", lambda: re.search(r"/versions/(\d+)/$",
-                                                      browser.current_url), 120)
+    found = wait_for("the version page", lambda: re.search(r"/versions/(\d+)/$",
+                                                          browser.current_url), timeout=120)
     return int(found.group(1))
 
 
@@ -174,14 +163,15 @@ def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) 
         organiser.get(f"{url}/organiser/")
         fill(organiser, {"note": "Tuesday club", "max_uses": "30"})
         click(organiser, "#make-code")
-        code = wait("a join code", lambda: re.search(r"new join code: ([a-z0-9-]+)",
-                                                     organiser.page_source), 60).group(1)
+        code = wait_for("a join code", lambda: re.search(r"new join code: ([a-z0-9-]+)",
+                                                         organiser.page_source),
+                        timeout=60).group(1)
 
         # Bob joins, makes a token and submits from the terminal: the check passes.
         join(student, url, code, "bob")
         student.get(f"{url}/tokens/")
         click(student, "#make-token")
-        token = wait("the new token", lambda: text_of(student, "#new-token"), 60)
+        token = wait_for("the new token", lambda: text_of(student, "#new-token"), timeout=60)
         bob_bot = student_bot(tmp_path / "bob" / "bobbot", "bobbot", "BOB-WAS-HERE")
         done = subprocess.run(
             [sys.executable, "-m", "referee.cli", "submit", str(bob_bot), "--server", url],
@@ -192,14 +182,14 @@ def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) 
         assert "check passed" in done.stdout and "PASS  start" in done.stdout
         bob_version = int(re.search(r"/versions/(\d+)/", done.stdout).group(1))
         student.find_element(By.CSS_SELECTOR, "header form button").click()   # sign out
-        wait("signed out", lambda: "Sign in" in student.page_source, 60)
+        wait_for("signed out", lambda: "Sign in" in student.page_source, timeout=60)
 
         # Alice joins; her first upload cannot start, and its check says why.
         join(student, url, code, "alice")
         broken = student_bot(tmp_path / "alice" / "broken", "alicebot", "x")
         (broken / "main.py").write_text("import a_module_that_is_not_there\n")
         upload(student, url, zip_of(broken, tmp_path / "alicebot-broken.zip"), "alicebot")
-        assert wait("the failed check", lambda: check_state(student)) == "failed"
+        assert wait_for("the failed check", lambda: check_state(student)) == "failed"
         lines = text_of(student, "#check-lines")
         assert "FAIL  start" in lines and "a_module_that_is_not_there" in lines
         screenshot(student, "bots/submitting-failed-check.png", tmp_path)
@@ -208,10 +198,10 @@ def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) 
         good = student_bot(tmp_path / "alice" / "alicebot", "alicebot", "ALICE-WAS-HERE")
         alice_version = upload(student, url, zip_of(good, tmp_path / "alicebot.zip"),
                                "alicebot")
-        assert wait("the passed check", lambda: check_state(student)) == "passed"
+        assert wait_for("the passed check", lambda: check_state(student)) == "passed"
         assert "alicebot conforms" in text_of(student, "#check-lines")
-        wait("the version in the season",
-             lambda: text_of(student, "#season-state-of-version") == "active")
+        wait_for("the version in the season",
+                 lambda: text_of(student, "#season-state-of-version") == "active")
         screenshot(student, "bots/submitting-check.png", tmp_path)
         student.get(f"{url}/")
         screenshot(student, "bots/submitting-my-bots.png", tmp_path)
@@ -219,7 +209,7 @@ def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) 
         # The leaderboard shows her bot after its games, without a reload.
         student.get(f"{url}/leaderboard/")
         student.execute_script("window.stillTheSamePage = true;")
-        wait("alicebot on the leaderboard", lambda: "alicebot" in text_of(
+        wait_for("alicebot on the leaderboard", lambda: "alicebot" in text_of(
             student, "#leaderboard tbody") and "bobbot" in text_of(student,
                                                                    "#leaderboard tbody"))
         assert student.execute_script("return window.stillTheSamePage === true;")
@@ -240,15 +230,15 @@ def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) 
             rated = bool(text_of(student, "#opponents"))
             return links[0].get_attribute("href") if links and rated else ""
 
-        game_url = wait("a recorded game", a_game, every=3)
+        game_url = wait_for("a recorded game", a_game, every=3)
         assert "opponents" in student.page_source and text_of(student, "#opponents")
         student.get(game_url)
         outputs = text_of(student, "#outputs")
         assert "ALICE-WAS-HERE" in outputs and "BOB-WAS-HERE" not in outputs
         frame = student.find_element(By.CSS_SELECTOR, "#replay")
         student.switch_to.frame(frame)
-        wait("the replay viewer", lambda: student.find_elements(
-            By.CSS_SELECTOR, "#viewer .seat-output, #viewer button"), 60)
+        wait_for("the replay viewer", lambda: student.find_elements(
+            By.CSS_SELECTOR, "#viewer .seat-output, #viewer button"), timeout=60)
         viewer = student.page_source
         assert "ALICE-WAS-HERE" in viewer and "BOB-WAS-HERE" not in viewer
         assert not csp_refusals(student)   # the viewer runs under the policy, framed
@@ -262,15 +252,15 @@ def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) 
         Select(student.find_element(By.NAME, "version")).select_by_visible_text("alicebot.v2")
         Select(student.find_element(By.NAME, "opponents")).select_by_visible_text("bobbot.v1")
         click(student, "#ask-test-game")
-        test_url = wait("the test game's page", lambda: re.search(
-            r"/testgames/\d+/$", student.current_url) and student.current_url, 60)
+        test_url = wait_for("the test game's page", lambda: re.search(
+            r"/testgames/\d+/$", student.current_url) and student.current_url, timeout=60)
 
         def played() -> str:
             student.get(test_url)
             return text_of(student, "#testgame-state") in ("done", "failed") and \
                 text_of(student, "#testgame-state")
 
-        assert wait("the test game played", played, every=2) == "done", student.page_source
+        assert wait_for("the test game played", played, every=2) == "done", student.page_source
         outputs = text_of(student, "#outputs")
         assert "ALICE-WAS-HERE" in outputs and "BOB-WAS-HERE" not in outputs
         assert student.find_elements(By.CSS_SELECTOR, "#replay")
@@ -278,7 +268,7 @@ def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) 
         # The house bots (the season file names none: the Python sample bots) are marked as
         # such on the leaderboard and offered for test games.
         student.get(f"{url}/leaderboard/")
-        wait("a house bot on the leaderboard", lambda: "house" in text_of(
+        wait_for("a house bot on the leaderboard", lambda: "house" in text_of(
             student, "#leaderboard tbody"))
         student.get(f"{url}/testgames/")
         assert "house-random.v1 (house)" in text_of(student, "select[name=opponents]")
@@ -303,8 +293,9 @@ def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) 
         for button, state in (("#pause", "paused"), ("#resume", "running"),
                               ("#close", "closed")):
             click(organiser, button)
-            wait(f"the season {state}",
-                 lambda state=state: text_of(organiser, "#organiser-season-state") == state, 60)
+            wait_for(f"the season {state}",
+                     lambda state=state: text_of(organiser, "#organiser-season-state") == state,
+                     timeout=60)
         screenshot(organiser, "server-organiser.png", tmp_path)
         assert_fits(organiser, url, ["/organiser/", "/leaderboard/", "/season/"])
 
@@ -312,18 +303,18 @@ def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) 
             organiser.get(f"{url}/organiser/")
             return bool(organiser.find_elements(By.CSS_SELECTOR, "#season-report"))
 
-        wait("the season's report", report_link, every=3)
+        wait_for("the season's report", report_link, every=3)
         click(organiser, "#season-report")
-        wait("the report's table", lambda: "alicebot" in organiser.page_source, 60)
+        wait_for("the report's table", lambda: "alicebot" in organiser.page_source, timeout=60)
         # The report's pages, a replay in it and the admin work under the policy.
         organiser.get(f"{url}/organiser/report/games.html")
-        wait("the report's game list", lambda: organiser.find_elements(
-            By.CSS_SELECTOR, "#game-list tbody tr"), 60)
+        wait_for("the report's game list", lambda: organiser.find_elements(
+            By.CSS_SELECTOR, "#game-list tbody tr"), timeout=60)
         organiser.find_element(By.CSS_SELECTOR, "#game-list tbody tr a").click()
-        wait("the report's replay", lambda: organiser.find_elements(
-            By.CSS_SELECTOR, "#viewer button"), 60)
+        wait_for("the report's replay", lambda: organiser.find_elements(
+            By.CSS_SELECTOR, "#viewer button"), timeout=60)
         organiser.get(f"{url}/admin/auth/user/")
-        wait("the admin's user list", lambda: "alice" in organiser.page_source, 60)
+        wait_for("the admin's user list", lambda: "alice" in organiser.page_source, timeout=60)
         assert not csp_refusals(organiser) and not csp_refusals(student)
         student.get(f"{url}/organiser/report/")
         assert "Not Found" in student.page_source
@@ -347,7 +338,7 @@ def test_times_show_in_the_readers_time_zone(tmp_path: Path) -> None:
         browser.execute_cdp_cmd("Emulation.setTimezoneOverride",
                                 {"timezoneId": "Asia/Kathmandu"})
         browser.get(page.as_uri())
-        wait("the local time", lambda: text_of(browser, "#a") == "2026-12-03 13:00", 60)
+        wait_for("the local time", lambda: text_of(browser, "#a") == "2026-12-03 13:00", timeout=60)
         assert text_of(browser, "#b") == "soon UTC"
     finally:
         browser.quit()

@@ -9,8 +9,9 @@ import stat
 from pathlib import Path
 
 import pytest
-from runner_support import Club, wait_for, write_season
+from runner_support import Club, write_season
 from server_support import ServerProcess, make_student, student_bot
+from wait_support import wait_for
 
 from referee.league.store import games_stored
 from referee.server.client import SubmitError, submit

@@ -1,5 +1,5 @@
 """Every command docs/server.md and docs/bots/submitting.md show, run for real: the
-`referee serve` lines on a free port until the server answers (tests/serve_briefly.sh), the
+`referee serve` lines on a free port until the server answers (tests/serve_briefly.py), the
 league commands on a played season folder, the backup lines, the season file as shown, and
 `referee submit` against a real server with a real student's token."""
 
@@ -17,7 +17,7 @@ import pytest
 from doc_support import ROOT, SERVER, TOKEN, shell_commands
 from server_support import ServerProcess, make_student, play_season, student_bot
 
-SERVE = f"bash {ROOT}/tests/serve_briefly.sh"
+SERVE = f"{sys.executable} {ROOT}/tests/serve_briefly.py"
 SERVER_RUNS = {
     "referee serve": (f"{SERVE}", "first start: sign in at"),
     "referee serve --data club-data --season season.toml --host 127.0.0.1 --port 8000": (

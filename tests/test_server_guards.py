@@ -17,8 +17,9 @@ import sqlite3
 from collections.abc import Iterator
 
 import pytest
-from runner_support import Club, wait_for, write_season
+from runner_support import Club, write_season
 from server_support import ServerProcess, WebClient, make_student
+from wait_support import wait_for
 
 from referee.league.store import games_stored, unpack_record
 

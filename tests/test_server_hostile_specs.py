@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from runner_support import Club, RunnerProcess, sample, wait_for, write_season
+from runner_support import Club, RunnerProcess, sample, write_season
+from wait_support import wait_for
 
 pytestmark = pytest.mark.sandbox   # fails in CI if the sandbox cannot start (conftest.py)
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 from proc_support import descendants
-from runner_support import wait_for
 from server_support import ServerProcess, make_student, student_bot, zip_of
+from wait_support import wait_for
 
 HANG = ["sleep", "3600"]   # the build that never ends (until the test ends it)
 

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.runner_support import Club
 
 
+@pytest.mark.slow
 def test_a_counter_outlives_the_hour_it_counts(tmp_path: Path) -> None:
     club = Club(tmp_path / "data")
     try:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-from runner_support import Club, RunnerProcess, sample, wait_for, write_season
+from cli_support import referee
+from runner_support import Club, RunnerProcess, sample, write_season
+from wait_support import wait_for
 
 from referee.league.store import games_stored
 
@@ -82,7 +82,13 @@ def test_a_version_is_checked_enters_and_plays_paused_resumed_and_closed(tmp_pat
             ".values_list('text', flat=True))"), runner)
         paused_at = int(re.search(r"(\d+) games", said[0]).group(1))
         assert games_stored(data / "season" / "league.db") == paused_at
-        time.sleep(5)
+        # A sign that the paused loop came round again: a disabled bot's version, added now,
+        # leaves the season at the loop's next turn. A round played despite the pause would be
+        # stored by then.
+        carol = club.student("carol")
+        gone = club.version(carol, "carol-bot", sample("random"), passed=True, disabled=True)
+        wait_for("the paused loop's next turn", lambda: club.value(
+            f"BotVersion.objects.get(pk={gone}).season_state") == "disabled", runner)
         assert games_stored(data / "season" / "league.db") == paused_at
         club.season_state("running")
         wait_for("play after resuming",
@@ -101,13 +107,14 @@ def test_a_version_is_checked_enters_and_plays_paused_resumed_and_closed(tmp_pat
         assert {row["league_name"] for row in rows} == {"alice-bot.v1", "bob-bot.v1"}
         assert all(row["bot"] in ("alice-bot", "bob-bot") and row["version"] == 1 and
                    row["lo"] <= row["strength"] <= row["hi"] for row in rows)
-        time.sleep(3)
+        # Nothing is played after the close: once the runner has stopped (every task of it
+        # ended), the store holds the games of the final standing and no more.
+        assert runner.stop() == 0, runner.output()
         assert games_stored(data / "season" / "league.db") == final
     finally:
         runner.stop()
         club.close()
-    table = subprocess.run([sys.executable, "-m", "referee.cli", "table", str(data / "season")],
-                           capture_output=True, text=True, check=True)
+    table = referee("table", data / "season")
     assert f"{final}/{final} games recorded" in table.stdout
 
 

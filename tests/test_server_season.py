@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 from proc_support import descendants
-from runner_support import Club, wait_for, write_season
+from runner_support import Club, write_season
 from server_support import ServerProcess, WebClient
+from wait_support import wait_for
 
 from referee.league.store import LeagueStore
 

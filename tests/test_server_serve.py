@@ -12,14 +12,15 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
+from cli_support import free_port
 from proc_support import descendants, parent_of, running
 from runner_support import Club, sample, write_season
-from server_support import ServerProcess, free_port, make_student
+from server_support import ServerProcess, make_student
+from wait_support import wait_for
 
 from referee.league.store import games_stored
 
@@ -96,16 +97,6 @@ def runner_pids(parent: int) -> set[int]:
     guard: python -m referee.server.runner ...)."""
     return {pid for pid, line in descendants(parent).items()
             if line.split()[1:3] == ["-m", "referee.server.runner"]}
-
-
-def wait_for(what: str, test, timeout: float = 300):  # noqa: ANN001, ANN201
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = test()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_a_runner_that_dies_is_started_again(tmp_path: Path) -> None:

@@ -72,6 +72,7 @@ def db_bytes() -> bytes:
 
 # ------------------------------------------------------------------------- accounts
 
+@pytest.mark.slow
 def test_a_student_joins_with_a_code_and_the_password_is_stored_hashed(folder: Path) -> None:
     boss = signed_in(organiser())
     answer = boss.post("/organiser/codes/new", {"note": "tuesday club", "max_uses": 1},
@@ -130,6 +131,7 @@ def test_a_post_without_its_csrf_token_is_refused(folder: Path) -> None:
     assert client.post("/tokens/new", {"csrfmiddlewaretoken": token}).status_code == 200
 
 
+@pytest.mark.slow
 def test_logins_are_rate_limited_per_name(folder: Path) -> None:
     user = student()
     client = Client()
@@ -175,6 +177,7 @@ def test_an_upload_becomes_a_version_with_a_queued_check(folder: Path, tmp_path:
     assert not any((folder / "uploads" / ".incoming").iterdir())
 
 
+@pytest.mark.slow
 def test_refused_uploads_say_why_in_one_line_and_leave_nothing(folder: Path,
                                                                tmp_path: Path) -> None:
     owner, other = student(), student()
@@ -226,6 +229,7 @@ def test_the_upload_page_takes_a_zip(folder: Path, tmp_path: Path) -> None:
     assert f"{name}.v1" in page and "queued" in page
 
 
+@pytest.mark.slow
 def test_the_upload_page_says_what_to_upload_and_a_refusal_links_it(folder: Path,
                                                                     tmp_path: Path) -> None:
     """The page shows the guides' layout; the bot's folder alone (its spec left beside it) is
@@ -352,6 +356,7 @@ def season(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return {"root": root, "alice": alice, "bob": bob, "names": names}
 
 
+@pytest.mark.slow
 def test_a_student_sees_only_their_own_bots_output(season: dict, monkeypatch) -> None:
     with override_settings(DATA_DIR=season["root"]):
         alice, bob = signed_in(season["alice"]), signed_in(season["bob"])
@@ -365,6 +370,7 @@ def test_a_student_sees_only_their_own_bots_output(season: dict, monkeypatch) ->
             assert "BOB-SAYS-HI" in both and "ALICE-SAYS-HI" in both, url
 
 
+@pytest.mark.slow
 def test_a_game_page_tells_printed_nothing_from_not_yours_to_see(season: dict) -> None:
     """A bot that printed nothing reads as that, never as access refused; a student with no bot
     in the game reads why they see no output."""
@@ -395,6 +401,7 @@ def test_a_game_page_tells_printed_nothing_from_not_yours_to_see(season: dict) -
             in page and "No output you may see" not in page
 
 
+@pytest.mark.slow
 def test_times_are_sent_as_moments_for_the_readers_time_zone(season: dict) -> None:
     """A bot's recent games and versions show <time> elements (UTC, ISO) that club/times.js
     turns into the reader's local time, never seconds since 1970."""
@@ -410,6 +417,7 @@ def test_times_are_sent_as_moments_for_the_readers_time_zone(season: dict) -> No
         assert "club/times.js" in page
 
 
+@pytest.mark.slow
 def test_only_the_owner_and_the_organiser_download_code(season: dict) -> None:
     with override_settings(DATA_DIR=season["root"]):
         version = BotVersion.objects.get(bot__owner=season["alice"])
@@ -419,6 +427,7 @@ def test_only_the_owner_and_the_organiser_download_code(season: dict) -> None:
         assert b"ALICE" in b"".join(signed_in(organiser()).get(url).streaming_content)
 
 
+@pytest.mark.slow
 def test_bot_page_filters_losses_and_strikes(season: dict) -> None:
     with override_settings(DATA_DIR=season["root"]):
         version = BotVersion.objects.get(bot__owner=season["alice"])
@@ -445,6 +454,7 @@ def test_bot_page_filters_losses_and_strikes(season: dict) -> None:
             f"/bots/{version.bot.name}/?show=strikes").content.decode()
 
 
+@pytest.mark.slow
 def test_test_games_are_rate_limited_per_student(season: dict) -> None:
     root = season["root"]
     with override_settings(DATA_DIR=root):
@@ -468,6 +478,7 @@ def test_test_games_are_rate_limited_per_student(season: dict) -> None:
             os.environ["REFEREE_SEASON_FILE"] = str(DATA / "season.toml")
 
 
+@pytest.mark.slow
 def test_a_test_game_shows_its_replay_and_only_own_output(season: dict) -> None:
     root = season["root"]
     with override_settings(DATA_DIR=root):
@@ -537,6 +548,7 @@ def test_the_admin_moves_the_season_only_by_its_actions(folder: Path) -> None:
     assert re.fullmatch(r"[a-z2-9]{4}-[a-z2-9]{4}-[a-z2-9]{4}", code.code)
 
 
+@pytest.mark.slow
 def test_a_student_changes_their_password(folder: Path) -> None:
     user = student()
     client = signed_in(user)
@@ -576,6 +588,7 @@ def fit_row(version: BotVersion, lo: float, hi: float, separated: bool | None) -
             "mu": 25.0, "sigma": 2.0, "games": 9, "wins": 3, "strikes": 0}
 
 
+@pytest.mark.slow
 def test_the_leaderboard_ranks_only_current_versions_and_marks_by_the_rule(
         folder: Path) -> None:
     """Three bots, one with two replaced versions above its current one: three ranked rows,
@@ -635,6 +648,7 @@ def test_rank_ranges_read_as_the_tables_print_them(folder: Path) -> None:
         assert re.findall(after_interval, table) == [shown] and "None" not in table, table
 
 
+@pytest.mark.slow
 def test_a_bot_page_says_what_its_bot_waits_for(folder: Path) -> None:
     """A queued check with its place in the queue, a running check, a passed version entering,
     an entered one waiting for its first game, a paused season; a house bot is marked as such

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_support import referee
 from league_support import install_test_bot
 
 from referee.bots.lineup import HOW
@@ -49,12 +50,11 @@ def _private_tmp(tmp_path: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("name", sorted(BAD))
+@pytest.mark.slow
 def test_referee_check_prints_a_fail_line_and_leaves_no_temporary_folder(
         name: str, tmp_path: Path) -> None:
     env = _private_tmp(tmp_path)
-    done = subprocess.run([sys.executable, "-m", "referee.cli", "check",
-                           str(BOTS / f"{name}.toml")], env=env, capture_output=True, text=True,
-                          timeout=120)
+    done = referee("check", BOTS / f"{name}.toml", env=env, timeout=120, check=False)
     assert done.returncode == 1, done.stdout + done.stderr
     fails = [line for line in done.stdout.splitlines() if line.startswith("FAIL")]
     assert len(fails) == 1 and fails[0].split()[1] == "spec", done.stdout
@@ -63,6 +63,7 @@ def test_referee_check_prints_a_fail_line_and_leaves_no_temporary_folder(
     assert list(Path(env["TMPDIR"]).iterdir()) == []
 
 
+@pytest.mark.slow
 def test_two_specs_with_one_name_name_both_files(tmp_path: Path) -> None:
     a, b = load_spec(BOTS / "dup_name_a.toml"), load_spec(BOTS / "dup_name_b.toml")
     with pytest.raises(BotSpecError) as info:
@@ -72,18 +73,15 @@ def test_two_specs_with_one_name_name_both_files(tmp_path: Path) -> None:
     assert "key 'name'" in str(info.value)
     env = _private_tmp(tmp_path)
     league = _dup_league(tmp_path)
-    done = subprocess.run([sys.executable, "-m", "referee.cli", "league", str(league), "-q"],
-                          env=env, capture_output=True, text=True, timeout=120)
+    done = referee("league", league, "-q", env=env, timeout=120, check=False)
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
     assert "dup_name_a.toml" in lines[0] and "dup_name_b.toml" in lines[0]
     assert list(Path(env["TMPDIR"]).iterdir()) == []
-    check = subprocess.run([sys.executable, "-m", "referee.cli", "check",
-                            str(BOTS / "dup_name_a.toml"), "--opponent",
-                            str(BOTS / "dup_name_b.toml"), "--no-probes", "--games", "1",
-                            "--preset", "classic"], env=env, capture_output=True, text=True,
-                           timeout=120)
+    check = referee("check", BOTS / "dup_name_a.toml", "--opponent", BOTS / "dup_name_b.toml",
+                    "--no-probes", "--games", "1", "--preset", "classic", env=env, timeout=120,
+                    check=False)
     assert check.returncode == 1
     fails = [line for line in check.stdout.splitlines() if line.startswith("FAIL")]
     assert len(fails) == 1 and "dup_name_b.toml" in fails[0] and "dup_name_a.toml" in fails[0]
@@ -102,6 +100,7 @@ def _dup_league(base: Path, extra: str = "") -> Path:
 
 
 @pytest.mark.parametrize("how", ["--skip-broken", "skip_broken = true"])
+@pytest.mark.slow
 def test_skip_broken_leaves_out_the_second_spec_of_a_name_and_plays(how: str,
                                                                      tmp_path: Path) -> None:
     """Issue 22, item 5: with --skip-broken (or skip_broken = true in the league file) two
@@ -109,9 +108,8 @@ def test_skip_broken_leaves_out_the_second_spec_of_a_name_and_plays(how: str,
     spec: the second is left out with one line naming both files, and the league plays."""
     league = _dup_league(tmp_path, how + "\n" if how.startswith("skip_") else "")
     flags = [how] if how.startswith("--") else []
-    done = subprocess.run([sys.executable, "-m", "referee.cli", "league", str(league), "-q",
-                           *flags], env=_private_tmp(tmp_path), capture_output=True, text=True,
-                          timeout=600)
+    done = referee("league", league, "-q", *flags, env=_private_tmp(tmp_path), timeout=600,
+                   check=False)
     assert done.returncode == 0, done.stderr
     bots = tmp_path / "bots"
     assert done.stderr.splitlines() == [
@@ -251,11 +249,11 @@ def _submissions(base: Path, league_extra: str = "") -> Path:
 
 
 def _league(league: Path, *flags: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "referee.cli", "league", str(league), "-q",
-                           *flags], env=_private_tmp(league.parent), capture_output=True,
-                          text=True, timeout=600)
+    return referee("league", league, "-q", *flags, env=_private_tmp(league.parent),
+                   timeout=600, check=False)
 
 
+@pytest.mark.slow
 def test_a_spec_runs_only_in_its_own_submission(tmp_path: Path) -> None:
     """Issue 22, item 7: a spec in the shared bots/ folder with a plain workdir = "alice" ran in
     alice's folder and copied her code into the records and the report. Within one league a
@@ -281,6 +279,7 @@ def test_a_spec_runs_only_in_its_own_submission(tmp_path: Path) -> None:
     assert sorted(row["bot"] for row in table) == ["alice", "bob"]
 
 
+@pytest.mark.slow
 def test_one_submission_under_two_settings_may_share_its_folder(tmp_path: Path) -> None:
     """shared_folders in the league file: intruder and alice are one submission; they play
     together, and nester (whose folder holds both) is still refused."""
@@ -301,6 +300,7 @@ def test_one_submission_under_two_settings_may_share_its_folder(tmp_path: Path) 
                                       f"league's bots")
 
 
+@pytest.mark.slow
 def test_one_spec_in_two_roles_is_not_refused_and_a_gauntlet_may_rename(tmp_path: Path) -> None:
     """A gauntlet may seat one spec twice (its baseline in its field) and test a new version
     under an old name: refusals(names=False) then looks at folders only."""

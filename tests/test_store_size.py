@@ -10,8 +10,8 @@ import zlib
 from pathlib import Path
 
 import pytest
+from cli_support import referee
 from league_support import install_test_bot
-from report_support import referee
 
 from referee.league.store import LeagueStore, load_record, pack_record, unpack_record
 

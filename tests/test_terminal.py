@@ -10,10 +10,10 @@ import os
 import re
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 
 import pytest
+from cli_support import referee
 from test_league import ROOT, bot_spec
 
 SAMPLES = ROOT / "sample_bots"
@@ -22,13 +22,8 @@ SAMPLES = ROOT / "sample_bots"
 def run(*args: str | Path, env: dict[str, str] | None = None, check: bool = True,
         cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """The real CLI with COLUMNS=80 (as a terminal of 80 columns) unless `env` says else."""
-    full = {**os.environ, "COLUMNS": "80", "REFEREE_RUN_ID": uuid.uuid4().hex[:12],
-            **(env or {})}
-    done = subprocess.run([sys.executable, "-m", "referee.cli", *map(str, args)], env=full,
-                          capture_output=True, text=True, timeout=600, cwd=cwd)
-    if check:
-        assert done.returncode == 0, done.stdout + done.stderr
-    return done
+    return referee(*args, env={"COLUMNS": "80", **(env or {})}, check=check, timeout=600,
+                   cwd=cwd)
 
 
 def too_wide(done: subprocess.CompletedProcess[str]) -> list[str]:

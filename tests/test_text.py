@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -45,6 +46,7 @@ def test_bytes_are_decoded() -> None:
 
 
 @given(st.text())
+@pytest.mark.slow
 def test_any_text_comes_out_safe(text: str) -> None:
     assert is_safe(safe_line(text))
     assert "\n" not in safe_line(text)

@@ -15,6 +15,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -267,6 +268,7 @@ def check_events(case: Case, game: Game) -> None:
 
 @SETTINGS
 @given(cases())
+@pytest.mark.slow
 def test_random_games_follow_the_rules_and_conserve_notes(case):
     game = play(case, check_steps=True)
     check_events(case, game)
@@ -274,6 +276,7 @@ def test_random_games_follow_the_rules_and_conserve_notes(case):
 
 @SETTINGS
 @given(cases(), st.data())
+@pytest.mark.slow
 def test_duplicate_play_a_seat_gets_the_same_dice_whatever_the_others_do(case, data):
     """R50: play a seed twice; one seat chooses the same way (from its own rolls only), the
     others choose differently. That seat's rolls, the pre-rolls and the deck are the same."""
@@ -304,6 +307,7 @@ def test_duplicate_play_a_seat_gets_the_same_dice_whatever_the_others_do(case, d
 
 @SETTINGS
 @given(cases(), st.data())
+@pytest.mark.slow
 def test_records_replay_round_trip_json_and_report_tampering(case, data):
     game = play(case)
     record = game.record(game_id="g1", bots=[{"name": "x", "version": "0"}])
