@@ -1,6 +1,6 @@
 """The wheel carries bot.proto and the sample bots, which live beside the package in the
 source tree (proto/, sample_bots/): the build copies them into the package, where
-`referee.resources` finds them once installed. Everything else is in pyproject.toml."""
+`referee.util.resources` finds them once installed. Everything else is in pyproject.toml."""
 
 from __future__ import annotations
 

@@ -45,10 +45,10 @@ from protocol import BenchError, make_workdir, print_table, write_sdk_bots
 
 from referee.bots.errors import BotStartError
 from referee.engine import preset
+from referee.game.match import MatchResult
 from referee.league.config import LeagueSettings
 from referee.league.progress import Progress
 from referee.league.runner import run_league
-from referee.match import MatchResult
 
 TARGET_SHARE = 0.05
 PLAYERS = 4

@@ -72,10 +72,10 @@ from protocol import (  # bench/protocol.py: the same bots, echo servers and tra
 
 from referee.bots.errors import BotStartError
 from referee.engine import preset
+from referee.game.match import MatchResult
 from referee.league.config import LeagueSettings
 from referee.league.progress import Progress
 from referee.league.runner import run_league
-from referee.match import MatchResult
 
 TARGET_SHARE = 0.50
 PLAYERS = 4

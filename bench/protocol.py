@@ -3,7 +3,7 @@
 The referee side plays 2-player `classic` games between two trivial Python SDK bots (a
 `referee.sdk.Bot` answering `view.legal[0]`), started as real subprocesses by the referee's own
 runtime (`Roster` / `BotRunner`: guard, bubblewrap sandbox where available, Unix socket, Hello
-handshake) and played by `referee.match.play_match`, one game at a time.
+handshake) and played by `referee.game.match.play_match`, one game at a time.
 
 The bare side replays exactly the same message traffic with nothing but grpc.aio: two echo
 server subprocesses, launched the same way (`referee.bots.process.BotProcess`: same guard, same
@@ -72,7 +72,7 @@ from referee.bots.process import BotProcess, use_sandbox  # noqa: E402
 from referee.bots.runtime import Roster  # noqa: E402
 from referee.bots.spec import Limits, load_spec  # noqa: E402
 from referee.engine import Game, preset  # noqa: E402
-from referee.match import MatchResult, play_match  # noqa: E402
+from referee.game.match import MatchResult, play_match  # noqa: E402
 from referee.protocol import convert, pb  # noqa: E402
 
 #: Bot.Play's method path, from bot.proto's descriptor (the same in every checkout).

@@ -19,7 +19,7 @@ from referee.league.gauntlet import gauntlet_schedule, tested_score
 from referee.league.schedule import ScheduledGame
 from referee.ratings.results import PlayedGame
 from referee.ratings.sprt import SequentialTest, SprtParams, SprtState
-from referee.seeds import derive_seed
+from referee.util.seeds import derive_seed
 
 Chooser = Callable[[Game], Action]
 Policy = Callable[[int], Chooser]

@@ -35,11 +35,11 @@ from wait_support import wait_for
 
 from referee.bots import netns
 from referee.bots.process import GAME_LOG_CAP
-from referee.check import processes_with_run_id
+from referee.checking.conformance import processes_with_run_id
 from referee.engine import Game, GameRecord
 from referee.engine.record import event_to_dict
 from referee.league.store import games_stored, load_record
-from referee.notes import NAMES_PER_BOT
+from referee.present.notes import NAMES_PER_BOT
 
 pytestmark = pytest.mark.sandbox   # fails in CI if the sandbox cannot start (conftest.py)
 

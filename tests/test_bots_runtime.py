@@ -32,9 +32,9 @@ from referee.bots.errors import STRIKE_TYPES, BotStartError
 from referee.bots.process import GAME_LOG_CAP, RUN_ID
 from referee.bots.runtime import BotRunner, Roster
 from referee.bots.spec import BotSpec, BotSpecError, load_spec
-from referee.check import processes_with_run_id
+from referee.checking.conformance import processes_with_run_id
 from referee.engine import Game, preset, replay
-from referee.match import MatchResult, final_places, play_match
+from referee.game.match import MatchResult, final_places, play_match
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs /proc")
 

@@ -26,7 +26,7 @@ from referee.bots.build import ensure_built
 from referee.bots.process import protocol_env
 from referee.bots.sandbox import default_env
 from referee.bots.spec import load_spec
-from referee.check import processes_with_run_id
+from referee.checking.conformance import processes_with_run_id
 
 ROOT = Path(__file__).resolve().parents[1]
 BOTS = ROOT / "tests" / "bots"

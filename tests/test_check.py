@@ -11,7 +11,7 @@ import pytest
 from cli_support import start_referee
 
 from referee.bots.process import RUN_ID
-from referee.check import (
+from referee.checking.conformance import (
     PROBES,
     CheckOptions,
     find_state,
@@ -139,7 +139,7 @@ def test_the_default_opponents_slow_start_is_not_the_checked_bots_fault(tmp_path
     to start under a 1 s limit (a stand-in for the sample bot on a loaded machine) still plays."""
     from league_support import install_test_bot
 
-    import referee.check
+    import referee.checking.conformance
 
     spec = install_test_bot(tmp_path, "slow-start", source="honest")
     folder = spec.parent / "slow-start"
@@ -149,7 +149,7 @@ def test_the_default_opponents_slow_start_is_not_the_checked_bots_fault(tmp_path
     (folder / "slow_start.py").chmod(0o644)
     spec.write_text('name = "slow-start"\ncommand = ["{python}", "slow_start.py"]\n'
                     'workdir = "slow-start"\n[limits]\nstartup_ms = 1000\n')
-    monkeypatch.setattr(referee.check, "default_opponents", lambda: [spec])
+    monkeypatch.setattr(referee.checking.conformance, "default_opponents", lambda: [spec])
     report = run_check(HONEST, CheckOptions())
     opponents = next(check for check in report.checks if check.name == "opponents")
     assert opponents.status == "PASS" and "slow-start" in opponents.detail, report.lines()

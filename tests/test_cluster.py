@@ -22,7 +22,7 @@ from league_support import hide_files, install_test_bot
 from net_support import dies_with_pytest
 from wait_support import wait_for
 
-from referee.check import processes_with_run_id
+from referee.checking.conformance import processes_with_run_id
 from referee.league.store import games_stored, load_record
 
 ROOT = Path(__file__).resolve().parents[1]

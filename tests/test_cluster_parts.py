@@ -15,9 +15,9 @@ import pytest
 
 from referee.bots.errors import BotStartError
 from referee.bots.spec import BotSpecError, load_spec, moved_to
-from referee.config import ConfigError
 from referee.league.config import load_league_file
 from referee.league.executors.packs import pack_tree, pack_version, place_archive, unpack
+from referee.util.config import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -115,9 +115,9 @@ def test_an_image_archive_is_placed_on_a_worker_only_with_its_digest(tmp_path: P
 
 def test_the_store_refuses_a_second_record_of_a_game(tmp_path: Path) -> None:
     from referee.engine import preset
+    from referee.game.match import MatchResult, SeatResult
     from referee.league.schedule import ScheduledGame
     from referee.league.store import GameAlreadyStored, LeagueStore
-    from referee.match import MatchResult, SeatResult
 
     store = LeagueStore(tmp_path / "league.db")
     game = ScheduledGame(0, ("a", "b"), 5, 0)

@@ -41,7 +41,7 @@ from referee.bots.process import RUN_ID
 from referee.bots.runtime import BotRunner
 from referee.bots.spec import BotSpecError, load_spec
 from referee.engine import preset
-from referee.single import run_match
+from referee.game.single import run_match
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs Linux")
 

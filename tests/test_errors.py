@@ -17,7 +17,6 @@ from referee.bots.errors import STRIKE_TYPES, BotError, BotStartError, Failure
 from referee.bots.sandbox import SandboxError
 from referee.bots.spec import BotSpecError
 from referee.cli import EX_SOFTWARE, main
-from referee.config import ConfigError
 from referee.engine.errors import (
     EngineError,
     GameOverError,
@@ -34,7 +33,6 @@ from referee.errors import (
     StoreError,
     UserError,
 )
-from referee.extras import MissingExtraError
 from referee.league.runner import LeagueStateError
 from referee.league.season import SeasonError
 from referee.league.store import GameAlreadyStored
@@ -43,6 +41,8 @@ from referee.report.records import RecordSourceError
 from referee.server.client import SubmitError
 from referee.server.serve import ServeError
 from referee.server.unpack import UploadRefused
+from referee.util.config import ConfigError
+from referee.util.extras import MissingExtraError
 
 BRANCHES = (UserError, BotFailure, StoreError, InternalError)
 

@@ -14,7 +14,7 @@ import pytest
 from cli_support import referee, start_referee
 from wait_support import wait_for
 
-from referee.check import processes_with_run_id
+from referee.checking.conformance import processes_with_run_id
 from referee.league.store import games_stored
 
 ROOT = Path(__file__).resolve().parents[1]

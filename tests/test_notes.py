@@ -1,4 +1,4 @@
-"""Notes from bots (referee/notes.py): what a record keeps of a decision's note, values."""
+"""Notes from bots (referee/present/notes.py): what a record keeps of a decision's note, values."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from referee.notes import NAME_MAX_BYTES, NOTE_MAX_BYTES, VALUES_MAX, record_notes
+from referee.present.notes import NAME_MAX_BYTES, NOTE_MAX_BYTES, VALUES_MAX, record_notes
 
 
 def test_no_notes_add_nothing() -> None:
@@ -49,8 +49,8 @@ def test_a_bot_s_notes_are_recorded_with_its_moves_cut_never_struck(tmp_path) ->
 
     from referee.bots.spec import load_spec
     from referee.engine import preset
+    from referee.game.single import run_match
     from referee.report.narrate import narrate
-    from referee.single import run_match
 
     bots = Path(__file__).parent / "bots"
     result = run_match([load_spec(bots / "noter.toml"), load_spec(bots / "honest.toml")],
@@ -79,8 +79,8 @@ def test_montecarlo_sends_its_playouts_and_evaluation_with_every_move(tmp_path) 
 
     from referee.bots.spec import load_spec
     from referee.engine import preset
+    from referee.game.single import run_match
     from referee.report.narrate import narrate
-    from referee.single import run_match
 
     samples = Path(__file__).resolve().parent.parent / "sample_bots"
     shutil.copytree(samples / "montecarlo", tmp_path / "montecarlo")
@@ -115,7 +115,7 @@ def test_a_bot_s_value_names_stay_bounded_in_every_output(tmp_path) -> None:
     from league_support import install_test_bot
 
     from referee.league.store import LeagueStore
-    from referee.notes import NAMES_PER_BOT
+    from referee.present.notes import NAMES_PER_BOT
 
     specs = [install_test_bot(tmp_path, "namer"), install_test_bot(tmp_path, "honest")]
     out = tmp_path / "out"

@@ -21,7 +21,7 @@ from wait_support import wait_for
 
 from referee.bots.spec import Limits, load_spec
 from referee.engine import preset
-from referee.play import PlaySession
+from referee.game.human import PlaySession
 
 PROMPT = r"your move \(1-(\d+); 5 min per move, 30 min bank\): "
 CAPTURE = os.environ.get("REFEREE_PLAY_CAPTURE")   # where to keep the screen (for docs/play.md)

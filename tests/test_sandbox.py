@@ -386,7 +386,7 @@ def test_a_bot_that_spends_its_process_budget_does_not_stop_another_from_startin
     from referee.bots.runtime import Roster
     from referee.bots.spec import load_spec
     from referee.engine import preset
-    from referee.match import play_match
+    from referee.game.match import play_match
 
     bots = Path(__file__).parent / "bots"
     holder = load_spec(bots / "fork_holder.toml")

@@ -16,7 +16,7 @@ from referee.league.schedule import (
     make_schedule,
     table_sizes,
 )
-from referee.seeds import keyed_seed
+from referee.util.seeds import keyed_seed
 
 # The balance bounds below hold by construction where noted; the others are what the algorithm
 # achieved over ~20,000 random cases (2-24 bots, sizes 2-5 or ranges, 0-300 games), plus one.

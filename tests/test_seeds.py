@@ -7,7 +7,7 @@ import hashlib
 
 from referee.league.progress import Progress
 from referee.league.schedule import make_schedule
-from referee.seeds import (
+from referee.util.seeds import (
     SECRET_BITS,
     draw_secret,
     keyed_seed,

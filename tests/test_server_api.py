@@ -16,9 +16,9 @@ from runner_support import Club, write_season
 from server_support import ServerProcess, WebClient, student_bot
 from wait_support import wait_for
 
-from referee.config import ConfigError
 from referee.league.store import games_stored
 from referee.server.runner.settings import load_runner_settings
+from referee.util.config import ConfigError
 
 MARKERS = {"alice": "ALICE-SAYS-HI", "bob": "BOB-SAYS-HI"}
 PASSWORD = "a long password 1"   # every student Club.student makes

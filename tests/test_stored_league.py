@@ -15,6 +15,7 @@ from league_support import install_test_bot
 from test_league_settings import fails
 
 from referee.engine import preset
+from referee.game.match import MatchOptions
 from referee.league.config import LeagueSettings
 from referee.league.folder import STORE_NAME, LeagueFolder
 from referee.league.gauntlet import GauntletSettings, _create, stored_gauntlet, stored_params
@@ -23,7 +24,6 @@ from referee.league.schedule import make_schedule
 from referee.league.season import open_season
 from referee.league.store import SCHEMA_VERSION, LeagueStore, StoreVersionError
 from referee.league.stored import GAUNTLET, LEAGUE, SEASON, read_league
-from referee.match import MatchOptions
 from referee.ratings.sprt import SprtParams
 from referee.ratings.trueskill import RatingParams
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from referee.text import safe_block, safe_line
+from referee.present.text import safe_block, safe_line
 
 
 def is_safe(text: str) -> bool:

@@ -137,7 +137,7 @@ def test_installed_wheel_plays_a_league_with_the_js_bot_and_serves(
 
     # The defaults that name sample bots (house bots, `referee check`'s opponents) and the
     # protocol file resolve inside the installation.
-    found = _run([python, "-c", "import referee.resources as r; print(r.sample_bots()); "
+    found = _run([python, "-c", "import referee.util.resources as r; print(r.sample_bots()); "
                   "print(r.proto_file())"], timeout=120, env=env, cwd=work).stdout.split()
     samples, proto = Path(found[0]), Path(found[1])
     assert samples.is_relative_to(venv) and proto.is_relative_to(venv) and proto.is_file()

@@ -17,10 +17,10 @@ from referee.bots.errors import PROTOCOL, TIMEOUT
 from referee.bots.runtime import Roster
 from referee.bots.spec import BotSpec, load_spec
 from referee.engine import Game, preset
+from referee.game.match import MatchOptions, MatchResult, play_match
 from referee.league.config import LeagueSettings
 from referee.league.progress import Progress
 from referee.league.runner import run_league
-from referee.match import MatchOptions, MatchResult, play_match
 from referee.protocol import convert
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -21,10 +21,10 @@ from referee import __version__
 from referee.bots.errors import CRASH, MALFORMED, PROTOCOL, TIMEOUT, BotStartError, Failure
 from referee.engine.actions import Action
 from referee.errors import FailureKind
-from referee.notes import record_notes
+from referee.present.notes import record_notes
+from referee.present.text import safe_line
 from referee.protocol import PROTOCOL_VERSION, pb, rpc
 from referee.protocol.convert import MalformedMessage, action_from_pb
-from referee.text import safe_line
 
 #: The largest message the referee takes from a bot. A decision is a few bytes (with a note and
 #: values, well under 2 KiB); anything bigger ends the stream as a protocol strike before it is
@@ -172,7 +172,7 @@ def parse_answer(data: bytes) -> object:
 
 
 def answer_notes(decision: pb.Decision) -> dict[str, Any] | None:
-    """A decision's note and values as the record keeps them (`referee.notes`), or None."""
+    """A decision's note and values as the record keeps them (`referee.present.notes`), or None."""
     if decision.note or decision.values:
         return record_notes(decision.note, decision.values)
     return None
@@ -189,7 +189,7 @@ class GameStream:
     Without a handler the reader puts what it reads in the inbox, where `decide` waits for it.
     With one, the reader awaits `handler(item)` for each answer, AioRpcError and finally
     END: the handler can judge the answer and go on with the game in the reader's own task,
-    which saves a hand-over between tasks per decision (`referee.match` works this way).
+    which saves a hand-over between tasks per decision (`referee.game.match` works this way).
     """
 
     def __init__(self, client: BotClient, handler: Handler | None = None) -> None:

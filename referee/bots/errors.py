@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from referee.errors import BotFailure, FailureKind
-from referee.text import safe_line
+from referee.present.text import safe_line
 
 # Strike types (docs/protocol.md, "Failure policy"): the members of FailureKind, by their
 # older names.

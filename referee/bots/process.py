@@ -25,8 +25,8 @@ from referee.bots.errors import BotStartError
 from referee.bots.guard import guarded
 from referee.bots.sandbox import SandboxError
 from referee.bots.spec import BotSpec, resolve_inside
-from referee.resources import proto_file, resource
-from referee.text import safe_block
+from referee.present.text import safe_block
+from referee.util.resources import proto_file, resource
 
 GRACE_SECONDS = 2.0
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]

@@ -192,7 +192,7 @@ class BotRunner:
                         instance = await self._launch()
                     except BotStartError as exc:
                         # Once a (re)start failed, the bot's later games do not wait for more
-                        # start-ups: each is forfeited at once (see referee.match.AbsentBot).
+                        # start-ups: each is forfeited at once (see referee.game.match.AbsentBot).
                         self.failed = exc
                         raise
                     instance.pool = pool

@@ -7,7 +7,7 @@ itself to `main` when imported at the bottom of this file.
 
 from __future__ import annotations
 
-from referee.quiet import quiet_transport
+from referee.util.quiet import quiet_transport
 
 quiet_transport()   # before anything imports grpc: the C core reads its settings at import
 
@@ -27,7 +27,7 @@ from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB, WRITE_MAX_ENV
 from referee.engine import PRESET_NOTES, PRESETS, RuleSet, preset
 from referee.errors import UserError, is_users_error
 from referee.league.folder import STORE_NAME, LeagueFolder
-from referee.text import safe_line
+from referee.present.text import safe_line
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -62,7 +62,7 @@ def reported_errors() -> Iterator[None]:
             raise click.ClickException(safe_line(str(exc), limit=2000)) from None
         if os.environ.get("REFEREE_DEBUG"):   # the traceback asked for, on the terminal
             raise
-        from referee.extras import missing_extra_message
+        from referee.util.extras import missing_extra_message
 
         if isinstance(exc, ModuleNotFoundError) and \
                 (message := missing_extra_message(exc.name or "")):
@@ -130,7 +130,7 @@ class RefereeGroup(click.Group):
 
 def echo_fitted(line: str, err: bool = False) -> None:
     """Print `line` wrapped to the terminal's width (80 columns when piped)."""
-    from referee.render import fit
+    from referee.present.render import fit
 
     for part in fit(line):
         click.echo(part, err=err)
@@ -159,7 +159,7 @@ class RulesParam(click.ParamType):
                 return preset(value)
             path = Path(value)
             if path.suffix == ".toml" and path.exists():
-                from referee.config import load_rules_file
+                from referee.util.config import load_rules_file
 
                 return load_rules_file(path)
             return preset(value)
@@ -211,7 +211,7 @@ def rules_command(preset_name: str | None) -> None:
         click.echo(rules_to_toml(preset(preset_name)), nl=False)
         return
     click.echo("Presets (referee rules PRESET prints one as TOML):\n")
-    from referee.render import fit
+    from referee.present.render import fit
 
     for name, rules in PRESETS.items():
         players = f"{rules.min_players}-{rules.max_players} players"
@@ -263,7 +263,7 @@ def rules_to_toml(rules: RuleSet) -> str:
 def simulate(rules: RuleSet, players: int | None, games: int, seed: int, policy: str,
              as_json: bool, replay: Path | None) -> None:
     """Play in-process games between built-in policies and print per-seat statistics."""
-    from referee.simulate import simulate as run_simulation
+    from referee.game.simulate import simulate as run_simulation
 
     players = players if players is not None else rules.min_players
     rules.check_players(players)
@@ -349,10 +349,10 @@ def match(bots: tuple[str, ...], rules: RuleSet, seed: int | None, replay: Path 
     """
     from referee.bots.spec import load_spec
     from referee.engine.record import event_to_dict
-    from referee.match import MatchOptions
-    from referee.render import Narrator, fit, printable
-    from referee.seeds import draw_secret, weak_secret_warning
-    from referee.single import run_match
+    from referee.game.match import MatchOptions
+    from referee.game.single import run_match
+    from referee.present.render import Narrator, fit, printable
+    from referee.util.seeds import draw_secret, weak_secret_warning
 
     if replay is not None:
         check_writable(replay, "--replay")
@@ -474,7 +474,7 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
     from referee.league.progress import make_progress
     from referee.league.runner import run_league
     from referee.league.store import games_stored
-    from referee.seeds import weak_secret_warning
+    from referee.util.seeds import weak_secret_warning
 
     if len(sources) == 1 and Path(sources[0]).suffix == ".toml" and \
             is_league_file(Path(sources[0])):
@@ -550,7 +550,7 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
         else:
             said = (f"settled: every pair of neighbours separated ({rule}) after "
                     f"{len(outcome.schedule)} games ({settled.blocks} blocks)")
-        from referee.render import fit
+        from referee.present.render import fit
 
         for line in fit(said, 80):
             click.echo(line)
@@ -562,7 +562,7 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
 
 def _announce(line: str) -> None:
     """A line about what the league does next, on stderr within 80 columns."""
-    from referee.render import fit
+    from referee.present.render import fit
 
     for piece in fit(line, 80):
         click.echo(piece, err=True)
@@ -601,7 +601,7 @@ def _print_outcome(outcome: Any, quiet: bool) -> None:
                     separation=(None if fit is None or fit.z is None
                                 else f"gap z <= {fit.z:.2f}: 95% over {fit.looks} looks"))
     if outcome.workers:
-        from referee.league.workers import render_workers
+        from referee.league.worker_health import render_workers
 
         render_workers(outcome.workers)
     state = "finished" if outcome.finished else "unfinished (use --resume)"
@@ -614,8 +614,8 @@ def _print_outcome(outcome: Any, quiet: bool) -> None:
 def _limit_options(ctx: click.Context, param: click.Parameter,
                    values: tuple[str, ...]) -> dict[str, int]:
     """--limit KEY=N options as a table of limits, checked like a league's [limits]."""
-    from referee.config import ConfigError
     from referee.league.config import check_limits
+    from referee.util.config import ConfigError
 
     table: dict[str, int] = {}
     for value in values:
@@ -665,7 +665,7 @@ def check(bot: Path, opponents: tuple[Path, ...], presets: tuple[str, ...], game
     Exits with status 1 if any check fails.
     """
     from referee.bots.spec import spec_of_folder
-    from referee.check import CheckOptions, run_check
+    from referee.checking.conformance import CheckOptions, run_check
 
     if bot.is_dir():
         bot = spec_of_folder(bot)
@@ -685,8 +685,8 @@ def check(bot: Path, opponents: tuple[Path, ...], presets: tuple[str, ...], game
         report = run_check(bot, options)
         click.echo(json.dumps(report.to_json(), indent=2))
     else:
-        from referee.check import HANG
-        from referee.render import fit, terminal_width
+        from referee.checking.conformance import HANG
+        from referee.present.render import fit, terminal_width
 
         width = terminal_width()
         click.echo(f"referee check {bot}")

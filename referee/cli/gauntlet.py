@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from referee.cli import RULES, SECRET, _players_option, friendly_errors, main
-from referee.render import fit
+from referee.present.render import fit
 
 
 @main.command()
@@ -64,7 +64,7 @@ def gauntlet(candidate: Path | None, more_field: tuple[str, ...], baseline: Path
     from referee.league.config import expand_bots
     from referee.league.gauntlet import GauntletSettings, run_gauntlet
     from referee.ratings.sprt import SprtParams
-    from referee.seeds import weak_secret_warning
+    from referee.util.seeds import weak_secret_warning
 
     field = [*field_bots, *more_field]
     if not resume and (candidate is None or baseline is None or not field):

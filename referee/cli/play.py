@@ -1,4 +1,4 @@
-"""`referee play`: a person plays a game against bots in the terminal (referee/play.py)."""
+"""`referee play`: a person plays a game against bots in the terminal (referee/game/human.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from referee.cli import (
     main,
 )
 from referee.engine import GameRecord, RuleSet
-from referee.resources import sample_bots
+from referee.util.resources import sample_bots
 
 SAMPLE_OPPONENTS = ("greedy.toml", "random.toml")   # in sample_bots/, cycled over the seats
 
@@ -59,8 +59,8 @@ def play(bots: tuple[str, ...], players: int | None, seat: int, name: str, rules
     The record is saved even when you stop with Ctrl-C; open it with `referee show FILE`.
     """
     from referee.bots.spec import NAME_PATTERN, load_spec
-    from referee.play import Interrupted, PlaySession
-    from referee.seeds import draw_secret
+    from referee.game.human import Interrupted, PlaySession
+    from referee.util.seeds import draw_secret
 
     if not NAME_PATTERN.match(name):
         raise click.BadParameter("letters, digits, '.', '_' or '-', at most 64",
@@ -104,7 +104,7 @@ def play(bots: tuple[str, ...], players: int | None, seat: int, name: str, rules
 
 def save(record: GameRecord, replay: Path, html: Path | None) -> None:
     """Write the record to `replay` and, with `html`, the viewer's page of it there."""
-    from referee.play import save_record
+    from referee.game.human import save_record
 
     save_record(record, replay)
     if html is not None:

@@ -24,7 +24,7 @@ def show(source: Path, game: str | None, as_json: bool) -> None:
     JSON array) and GAME a record's number there (1 for the first) or its id; a file of one
     record needs no GAME.
     """
-    from referee.render import fit
+    from referee.present.render import fit
     from referee.report.narrate import narrate
     from referee.report.records import league_records, pick_record
 
@@ -56,9 +56,9 @@ def show(source: Path, game: str | None, as_json: bool) -> None:
 def export(directory: Path, out: Path | None, selection: str | None) -> None:
     """Write a league's game records as JSON files, JSON Lines or a JSON array
     (docs/replay-format.md)."""
-    from referee.outdir import no_empty_folders
     from referee.report.export import FILE_SUFFIXES, export_records
     from referee.report.records import league_records, parse_selection
+    from referee.util.outdir import no_empty_folders
 
     wanted = parse_selection(selection) if selection is not None else None
     target = out or directory / "export"

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from referee.cli import friendly_errors, main
-from referee.text import safe_line
+from referee.present.text import safe_line
 
 
 @main.command()
@@ -38,7 +38,7 @@ def serve(data: Path, season: Path | None, host: str, port: int, cluster: str | 
 
     Students join with a code, upload bots, watch their checks and games; see docs/server.md.
     """
-    from referee.extras import require
+    from referee.util.extras import require
 
     require("django")   # one line naming the server extra (MissingExtraError is a user error)
     from referee.server.serve import ServeError, ServeOptions

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from referee.cache import BoundedCache
 from referee.engine.actions import Action
+from referee.engine.cache import BoundedCache
 from referee.engine.errors import RecordError
 from referee.engine.rules import RuleSet
 

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from referee.bots.spec import LIMIT_NAMES
-from referee.config import ConfigError, read_toml, rules_from_value
 from referee.engine import RuleSet, preset
 from referee.league.stored import StoredLeague, stored_league
 from referee.ratings.trueskill import RatingParams
-from referee.seeds import parse_secret
+from referee.util.config import ConfigError, read_toml, rules_from_value
+from referee.util.seeds import parse_secret
 
 DEFAULT_OUT = Path("league-out")
 LEAGUE_KEYS = {"bots", "rules", "games", "players", "seed", "concurrency", "duplicate", "out",
@@ -101,7 +101,7 @@ class LeagueSettings:
         check_limits(self.limits, self.where("limits"))
         check_ratings(self.ratings, self.where("ratings"))
         if self.cluster:
-            from referee.extras import require
+            from referee.util.extras import require
 
             require("distributed", self.where("cluster"))
 

@@ -20,7 +20,7 @@ import random
 from collections.abc import Iterator, Sequence
 
 from referee.league.schedule import ScheduledGame, make_schedule, table_sizes
-from referee.seeds import keyed_seed
+from referee.util.seeds import keyed_seed
 
 
 def entrant_tables(entrant: str, field: Sequence[str], sizes: Sequence[int],

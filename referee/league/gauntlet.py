@@ -29,16 +29,14 @@ from typing import Any
 from referee.bots.lineup import refusals
 from referee.bots.runtime import Roster
 from referee.bots.spec import BotSpec, load_spec
-from referee.config import ConfigError
 from referee.engine import RuleSet, preset
+from referee.game.match import MatchResult
 from referee.league.config import LeagueSettings
 from referee.league.entrants import entrant_tables
 from referee.league.executors.local import play_on_roster
 from referee.league.schedule import ScheduledGame, table_sizes
 from referee.league.store import LeagueStore, remove_database
 from referee.league.stored import GAUNTLET, StoredGauntlet, StoredLeague, read_league
-from referee.match import MatchResult
-from referee.outdir import missing_folders, remove_if_empty
 from referee.ratings.plackett import finishing_groups
 from referee.ratings.results import PlayedGame
 from referee.ratings.sprt import (
@@ -50,7 +48,9 @@ from referee.ratings.sprt import (
     seat_score,
     trail,
 )
-from referee.seeds import draw_secret, keyed_seed, opaque_id
+from referee.util.config import ConfigError
+from referee.util.outdir import missing_folders, remove_if_empty
+from referee.util.seeds import draw_secret, keyed_seed, opaque_id
 
 DB_NAME = "gauntlet.db"
 RESULT_NAME = "gauntlet.json"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from referee.match import MatchResult
+from referee.game.match import MatchResult
 from referee.ratings.results import PlayedGame
 from referee.ratings.trueskill import RatingParams
 

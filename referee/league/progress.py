@@ -10,10 +10,10 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.progress import Progress as RichProgress
 
+from referee.game.match import MatchResult
 from referee.league.live import LiveTable, played_game
-from referee.match import MatchResult
-from referee.render import fit, money
-from referee.text import safe_line
+from referee.present.render import fit, money
+from referee.present.text import safe_line
 
 STANDINGS_ROWS = 5   # bots shown under the bar
 

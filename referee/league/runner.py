@@ -19,7 +19,7 @@ from referee import __version__
 from referee.bots.errors import BotStartError
 from referee.bots.lineup import refusals
 from referee.bots.spec import BotSpec, BotSpecError, capped_limits, load_spec
-from referee.config import ConfigError
+from referee.game.match import MatchResult
 from referee.league.config import LeagueSettings
 from referee.league.executors import Executor, make_executor
 from referee.league.folder import LeagueFolder
@@ -30,13 +30,13 @@ from referee.league.schedule import Balance, ScheduledGame, balance, make_schedu
 from referee.league.store import LeagueStore, remove_database
 from referee.league.stored import StoredLeague, read_league
 from referee.league.tables import Row, head_to_head, league_table, write_tables
-from referee.league.workers import WorkerRow, worker_health, write_worker_tables
-from referee.match import MatchResult
-from referee.outdir import missing_folders, remove_if_empty
+from referee.league.worker_health import WorkerRow, worker_health, write_worker_tables
 from referee.ratings.intervals import Standings, standings
 from referee.ratings.results import PlayedGame
 from referee.ratings.trueskill import Ratings, RatingState, rate_games
-from referee.seeds import draw_secret
+from referee.util.config import ConfigError
+from referee.util.outdir import missing_folders, remove_if_empty
+from referee.util.seeds import draw_secret
 
 
 @dataclass

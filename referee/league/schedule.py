@@ -17,7 +17,7 @@ With `duplicate` (R50), each table is played once per rotation of its seats (the
 Latin square), all with one game seed, so every bot of the table gets every seat and every
 seat's dice once: dice luck cancels out between the bots.
 
-The league seed is a secret (`referee.seeds`): the schedule's tie-breaking and every game seed
+The league seed is a secret (`referee.util.seeds`): the schedule's tie-breaking and every game seed
 are derived from it one-way, and game ids are opaque, so nothing a bot is sent reveals a seed
 (R51).
 """
@@ -29,7 +29,7 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from referee.seeds import keyed_seed, opaque_id
+from referee.util.seeds import keyed_seed, opaque_id
 
 _PASSES = 4   # at most this many passes of swaps over a block
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.bots.spec import BotSpec, capped_limits, load_spec
-from referee.config import ConfigError
+from referee.game.match import MatchResult
 from referee.league.config import LeagueSettings
 from referee.league.entrants import more_games, newcomer_games
 from referee.league.executors import Executor, Stop
@@ -36,9 +36,9 @@ from referee.league.runner import LeagueOutcome, load_outcome
 from referee.league.schedule import ScheduledGame, table_sizes
 from referee.league.store import LeagueStore
 from referee.league.stored import SEASON, StoredLeague, StoredSeason, read_league
-from referee.match import MatchResult
 from referee.ratings.trueskill import RatingState
-from referee.seeds import draw_secret
+from referee.util.config import ConfigError
+from referee.util.seeds import draw_secret
 
 KIND = SEASON
 ACTIVE, RETIRED, DISABLED = "active", "retired", "disabled"

@@ -19,11 +19,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from referee.config import ConfigError
 from referee.errors import StoreError
+from referee.game.match import MatchResult
 from referee.league.schedule import ScheduledGame
-from referee.match import MatchResult
 from referee.ratings.results import PlayedGame
+from referee.util.config import ConfigError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS settings (

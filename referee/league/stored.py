@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from referee.engine import RuleSet
+from referee.game.match import MatchOptions
 from referee.league.store import LeagueStore
-from referee.match import MatchOptions
 from referee.ratings.trueskill import RatingParams
 
 LEAGUE, SEASON, GAUNTLET = "league", "season", "gauntlet"

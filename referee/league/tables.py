@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from referee.bots.errors import STRIKE_TYPES
-from referee.notes import NAMES_PER_BOT
+from referee.present.notes import NAMES_PER_BOT
 from referee.ratings.intervals import Standings
 from referee.ratings.results import PlayedGame
 from referee.ratings.trueskill import Ratings
@@ -421,7 +421,7 @@ def _say(console: Console, text: str) -> None:
     at word breaks, with no trailing spaces (rich's own wrapping pads lines)."""
     from rich.text import Text
 
-    from referee.render import fit
+    from referee.present.render import fit
 
     for part in fit(text, console.width):
         console.print(Text(part), soft_wrap=True)
@@ -439,7 +439,7 @@ def scale_line(scale: dict[int, float]) -> str:
 def note_lines(rows: Sequence[Row]) -> list[str]:
     """The averages of the numbers bots sent with their decisions, a heading and one line per
     bot that sent any (names are bot text: escaped); [] if none did."""
-    from referee.text import safe_line
+    from referee.present.text import safe_line
 
     lines = [f"{safe_line(row.bot)}: " + ", ".join(
         f"{safe_line(name, 40)} {_fmt(mean, 3 if abs(mean) < 100 else 0)}"
@@ -450,7 +450,7 @@ def note_lines(rows: Sequence[Row]) -> list[str]:
 
 def dropped_names_line(row: Row) -> str:
     """The one line that says a bot sent more value names than a league keeps."""
-    from referee.text import safe_line
+    from referee.present.text import safe_line
 
     return (f"{safe_line(row.bot)}: {row.note_names_dropped} more value names dropped; a "
             f"league keeps the first {NAMES_PER_BOT} names of each bot")

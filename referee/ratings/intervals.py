@@ -28,7 +28,7 @@ import numpy as np
 
 from referee.ratings.plackett import Design, canonical_key, to_elo
 from referee.ratings.results import PlayedGame
-from referee.seeds import keyed_seed
+from referee.util.seeds import keyed_seed
 
 RESAMPLES = 300
 LEVEL = 0.95

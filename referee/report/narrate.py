@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from referee.engine import GameRecord
-from referee.render import Narrator, printable
+from referee.present.render import Narrator, printable
 
 
 def seat_names(data: dict[str, Any]) -> list[str]:

@@ -27,10 +27,10 @@ from referee.league.runner import LeagueOutcome, load_outcome
 from referee.league.store import LeagueStore, unpack_record
 from referee.league.stored import StoredLeague, read_league
 from referee.league.tables import percentile, to_json
-from referee.notes import NAMES_PER_BOT
-from referee.outdir import missing_folders, remove_if_empty
+from referee.present.notes import NAMES_PER_BOT
 from referee.ratings.results import PlayedGame
 from referee.report.records import open_league
+from referee.util.outdir import missing_folders, remove_if_empty
 
 ASSETS = ("report.css", "report.js", "viewer.js")
 SEAT_COLOURS = ("#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",

@@ -11,7 +11,7 @@ from typing import Any
 
 from referee.engine import Game, GameRecord, IllegalActionError
 from referee.engine.record import event_to_dict
-from referee.match import final_places
+from referee.game.match import final_places
 from referee.report.records import StoredRecord
 
 

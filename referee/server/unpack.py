@@ -45,7 +45,7 @@ from referee.bots.spec import (
     specs_in,
 )
 from referee.errors import UserError
-from referee.text import safe_line
+from referee.present.text import safe_line
 
 CHUNK = 1 << 16
 IMAGE_FILE = "archive.tar"

@@ -13,8 +13,8 @@ from typing import Any, Protocol
 from referee.bots.errors import BotStartError
 from referee.bots.spec import BotSpec
 from referee.engine import RuleSet
+from referee.game.match import MatchOptions, MatchResult
 from referee.league.schedule import ScheduledGame
-from referee.match import MatchOptions, MatchResult
 
 GameId = Callable[[ScheduledGame], str]
 Save = Callable[[ScheduledGame, MatchResult], None]
@@ -50,7 +50,7 @@ def make_executor(specs: list[BotSpec], *, concurrency: int, sandbox: bool | Non
     play a bot whose files no longer match them; `league` (its output directory) names the
     league's bots on the workers, so a resumed league replaces what the killed one left."""
     if cluster:
-        from referee.extras import require
+        from referee.util.extras import require
 
         require("distributed", "--cluster")
         from referee.league.executors.dask import DaskExecutor

@@ -32,8 +32,8 @@ from referee.bots.archive import ArchiveError, archive_image_id
 from referee.bots.container import detect_runtime, image_id
 from referee.bots.errors import BotStartError
 from referee.bots.spec import BotSpec
-from referee.config import ConfigError
 from referee.engine import RuleSet
+from referee.game.match import MatchOptions
 from referee.league.executors import GameId, Save, Stop
 from referee.league.executors.packs import pack_tree
 from referee.league.executors.worker import (
@@ -44,7 +44,7 @@ from referee.league.executors.worker import (
     play_game,
 )
 from referee.league.schedule import ScheduledGame
-from referee.match import MatchOptions
+from referee.util.config import ConfigError
 
 RESOURCE = "games"            # the dask resource a worker offers: games it plays at once
 WORKER_WAIT_SECONDS = 120.0   # how long to wait for a first worker that offers it

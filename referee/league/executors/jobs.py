@@ -18,12 +18,12 @@ from distributed import get_worker
 
 from referee.bots.build import cache_dir
 from referee.bots.errors import BotStartError
-from referee.checkrun import check_process
+from referee.checking.isolated import check_process
 from referee.engine import RuleSet
+from referee.game.match import MatchOptions, MatchResult
 from referee.league.executors.packs import place_archive, unpack
 from referee.league.executors.worker import ShippedBot, worker_label
-from referee.match import MatchOptions, MatchResult
-from referee.text import safe_line
+from referee.present.text import safe_line
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ def run_test_game_job(bots: list[ShippedBot], rules: RuleSet, secret: int,
                       options: MatchOptions, timeout: float) -> GameDone:
     """The dask task of one test game: the bots unpacked (or their archives placed), checked
     and built on this worker, then one game of them, within `timeout` seconds."""
-    from referee.single import play_one
+    from referee.game.single import play_one
 
     label = worker_label(get_worker())
     try:

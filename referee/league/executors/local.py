@@ -10,9 +10,9 @@ from referee.bots.errors import BotStartError
 from referee.bots.runtime import Lease, Roster
 from referee.bots.spec import BotSpec, Limits
 from referee.engine import RuleSet
+from referee.game.match import AbsentBot, MatchOptions, MatchResult, play_match
 from referee.league.executors import GameId, Save, Stop
 from referee.league.schedule import ScheduledGame
-from referee.match import AbsentBot, MatchOptions, MatchResult, play_match
 
 
 async def play_on_roster(roster: Roster, rules: RuleSet, game: ScheduledGame, game_id: str,

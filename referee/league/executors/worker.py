@@ -23,10 +23,10 @@ from referee.bots.process import use_sandbox
 from referee.bots.runtime import Roster
 from referee.bots.spec import BotSpec, BotSpecError, moved_to
 from referee.engine import RuleSet
+from referee.game.match import MatchOptions, MatchResult
 from referee.league.executors.local import play_on_roster
 from referee.league.executors.packs import place_archive, unpack, version_lock
 from referee.league.schedule import ScheduledGame
-from referee.match import MatchOptions, MatchResult
 
 STOP_SECONDS = 30.0
 

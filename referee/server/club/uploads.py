@@ -20,10 +20,10 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
+from referee.present.text import safe_line
 from referee.server.club.limits import ServerLimits
 from referee.server.club.models import BOT_NAME, Bot, BotVersion, CheckRun, Notice
 from referee.server.unpack import UploadLimits, UploadRefused, unpack_upload
-from referee.text import safe_line
 
 __all__ = ["UploadRefused", "accept_upload", "bot_name_from", "replace_queued_checks"]
 

@@ -123,7 +123,7 @@ async def run(data: Path, season_file: Path, cluster: str | None) -> None:
 def connect(address: str, settings: Any) -> Any:
     """The runner's one connection to its dask cluster: the season's games, the checks and the
     test games all go through it (`local:N` starts N workers here once, not once each)."""
-    from referee.extras import require
+    from referee.util.extras import require
 
     require("distributed", "--cluster")
     from referee.league.executors.dask import Cluster
@@ -210,7 +210,7 @@ def hold_runner_lock(data: Path) -> int:
     """Take the data folder's runner lock (an exclusive flock on DATA/runner.lock, held until
     the process ends), waiting while another runner holds it: one runner plays a season at a
     time, even while an old one still finishes its games after `referee serve` was killed."""
-    from referee.config import ConfigError
+    from referee.util.config import ConfigError
 
     if not data.is_dir():
         raise ConfigError(f"{data}: no such data folder (referee serve --data {data} makes it)")

@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from referee.config import ConfigError
-from referee.text import safe_line
+from referee.present.text import safe_line
+from referee.util.config import ConfigError
 
 
 def cli(argv: list[str] | None = None) -> int:

@@ -1,6 +1,6 @@
 """The check queue: `referee check` on each new version, in the sandbox, a few at a time.
 
-Each check is a subprocess (referee.checkrun: under the guard, in a process group of its
+Each check is a subprocess (referee.checking.isolated: under the guard, in a process group of its
 own, stopped whole at its time limit), here or, with a cluster, on one of its workers
 (referee.server.runner.remote). Its output is stored line by line, for the owner to watch.
 """
@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB
-from referee.checkrun import check_process, time_limit_line
+from referee.checking.isolated import check_process, time_limit_line
 from referee.server.runner import records
 
 MAX_LINES = 2000       # lines kept of one check's output; the rest are counted

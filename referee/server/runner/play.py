@@ -17,17 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from referee.bots.spec import BotSpecError, load_spec
-from referee.config import ConfigError
 from referee.errors import FailureKind
+from referee.game.match import MatchResult
 from referee.league.executors import Executor, make_executor
 from referee.league.runner import LeagueOutcome, write_outputs
 from referee.league.schedule import ScheduledGame
 from referee.league.season import ACTIVE, DISABLED, Season, play_pending, season_specs
-from referee.match import MatchResult
 from referee.server.runner import log, records
 from referee.server.runner.checks import Db
 from referee.server.runner.settings import RunnerSettings, load_runner_settings
 from referee.server.seasonfile import changes, pace_words
+from referee.util.config import ConfigError
 
 RUNNING, PAUSED, CLOSED = "running", "paused", "closed"
 REPORT = "season/report/index.html"   # the closed season's static report, relative to DIR

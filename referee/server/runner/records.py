@@ -14,6 +14,7 @@ from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
+from referee.present.text import safe_line
 from referee.server.club.history import grown, rating_chart
 from referee.server.club.models import (
     Bot,
@@ -26,7 +27,6 @@ from referee.server.club.models import (
     Standing,
     TestGame,
 )
-from referee.text import safe_line
 
 
 @dataclass(frozen=True)

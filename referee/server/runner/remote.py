@@ -20,14 +20,14 @@ from typing import Any
 from referee.bots.errors import BotStartError
 from referee.bots.spec import BotSpec, BotSpecError, load_spec, private
 from referee.engine import RuleSet
+from referee.game.match import MatchOptions, MatchResult
 from referee.league.executors.dask import RESOURCE, Cluster, ship
 from referee.league.executors.jobs import CheckJob, run_check_job, run_test_game_job
 from referee.league.executors.packs import pack_tree
-from referee.match import MatchOptions, MatchResult
-from referee.seeds import draw_secret
+from referee.present.text import safe_line
 from referee.server.runner import records
 from referee.server.runner.checks import MAX_LINES, CheckLines, Db, record_verdict
-from referee.text import safe_line
+from referee.util.seeds import draw_secret
 
 PRIORITY = 10   # before the season's games (priority 0) that wait on the workers
 

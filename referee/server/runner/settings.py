@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB
-from referee.config import ConfigError, read_toml
 from referee.league.config import LeagueSettings, league_from_table
-from referee.resources import sample_bots
+from referee.util.config import ConfigError, read_toml
+from referee.util.resources import sample_bots
 
 DEFAULT_PACE = 60   # games per bot per hour
 ZERO_ALLOWED = frozenset({"max_rounds", "games_per_bot_per_hour"})   # 0: no bound

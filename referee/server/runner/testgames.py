@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from referee.bots.spec import capped_limits, load_spec
+from referee.game.single import play_one
 from referee.league.stored import StoredLeague
-from referee.seeds import draw_secret
+from referee.present.text import safe_line
 from referee.server.runner import records
 from referee.server.runner.checks import Db
-from referee.single import play_one
-from referee.text import safe_line
+from referee.util.seeds import draw_secret
 
 HIDDEN = "(another student's bot: its output is not shown)"
 

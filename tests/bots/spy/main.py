@@ -25,7 +25,7 @@ import botlib  # noqa: E402
 
 from referee.engine import preset  # noqa: E402
 from referee.engine.rng import DiceStream, shuffled_deck  # noqa: E402
-from referee.seeds import derive_seed, keyed_seed  # noqa: E402
+from referee.util.seeds import derive_seed, keyed_seed  # noqa: E402
 
 SMALL = range(0, 40)          # seeds and game indexes an organiser might plausibly use
 SEEN_FILE = Path("/tmp/spy-deals.txt")

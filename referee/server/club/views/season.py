@@ -20,13 +20,13 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from referee.bots.spec import Limits
-from referee.config import ConfigError
 from referee.league.stored import StoredLeague, read_league
 from referee.server.club.games import season_folder, season_store
 from referee.server.club.limits import season_file
 from referee.server.club.models import Bot
 from referee.server.club.views.common import leaderboard_open, organiser_only
 from referee.server.seasonfile import pace_words, runner_values
+from referee.util.config import ConfigError
 
 # The limits the organiser's form sets (a ceiling on every bot's own; blank: none).
 FORM_LIMITS = ("decision_ms", "game_bank_ms", "startup_ms", "memory_mb")
@@ -221,7 +221,7 @@ def change_season_file(form: dict[str, str]) -> str:
 @require_POST
 def season_settings(request: HttpRequest) -> HttpResponse:
     """POST from the organiser page: new pace, limits and house bots."""
-    from referee.text import safe_line
+    from referee.present.text import safe_line
 
     try:
         text = change_season_file({key: str(request.POST.get(key, ""))

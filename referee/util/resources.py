@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parents[1]   # referee/ (this is referee/util/)
 CHECKOUT = PACKAGE.parent            # the source tree, when the package runs from one
 BUNDLED = PACKAGE / "bundled"        # only in an installed wheel
 BUNDLED_FOLDERS = ("proto", "sample_bots")

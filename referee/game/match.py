@@ -22,10 +22,10 @@ from referee.bots.client import END, GameStream, Handler, Reply, answer_notes, d
 from referee.bots.errors import ILLEGAL, STRIKE_TYPES, TIMEOUT
 from referee.bots.spec import Limits
 from referee.engine import Game, GameRecord, RuleSet
+from referee.present.text import safe_line
 from referee.protocol import convert, pb
 from referee.protocol.convert import read_decision
-from referee.seeds import derive_seed, request_id
-from referee.text import safe_line
+from referee.util.seeds import derive_seed, request_id
 
 
 class SeatBot(Protocol):

@@ -27,11 +27,11 @@ from referee.bots.spec import BotSpec, Limits
 from referee.engine import Game, GameRecord, RuleSet
 from referee.engine.actions import Action
 from referee.engine.view import View
-from referee.match import MatchOptions, MatchResult
-from referee.render import Narrator, money, notes_text, printable, target_name
+from referee.game.match import MatchOptions, MatchResult
+from referee.game.single import play_one
+from referee.present.render import Narrator, money, notes_text, printable, target_name
 from referee.sdk.bot import Bot, serve
-from referee.seeds import keyed_seed, opaque_id
-from referee.single import play_one
+from referee.util.seeds import keyed_seed, opaque_id
 
 # A person thinks in seconds to minutes: 5 minutes per decision plus a 30-minute bank, stated
 # in the prompt. Past them the referee's usual timeout strike and substitute move apply.

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from referee.engine import Action, Game, RuleSet
-from referee.seeds import derive_seed
+from referee.util.seeds import derive_seed
 
 POLICIES = ("random", "greedy")
 

@@ -5,7 +5,7 @@ record.
 A bot's notes are its own business and never a strike: what is too long is cut and flagged
 (`note_cut`), so a record keeps at most NOTE_MAX_BYTES of text and VALUES_MAX finite numbers
 under names of at most NAME_MAX_BYTES, and a league's tables keep NAMES_PER_BOT names per bot.
-The text is kept as sent (within the cut); whoever shows it escapes it (`referee.text`), as
+The text is kept as sent (within the cut); whoever shows it escapes it (`referee.present.text`), as
 every bot-supplied text.
 """
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from referee.bots.runtime import Roster
 from referee.bots.spec import BotSpec
 from referee.engine import RuleSet
-from referee.match import MatchOptions, MatchResult, Observer, play_match
-from referee.seeds import keyed_seed, opaque_id
+from referee.game.match import MatchOptions, MatchResult, Observer, play_match
+from referee.util.seeds import keyed_seed, opaque_id
 
 
 async def play_one(

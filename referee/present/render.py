@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from referee.engine import SLOT
-from referee.text import safe_line
+from referee.present.text import safe_line
 
 NARRATION_LIMIT = 4096   # characters of one narrated line: a strike detail quotes the legal moves
 

@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
 from referee.bots.guard import guarded
-from referee.text import safe_line
+from referee.present.text import safe_line
 
 LINE_LIMIT = 2000      # characters kept of one line
 STOP_GRACE = 10.0      # the check's guard's grace between SIGTERM and SIGKILL of what it runs

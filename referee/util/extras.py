@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 
-from referee.config import ConfigError
+from referee.util.config import ConfigError
 
 # module -> (the extra that installs it, the option or feature that needs it)
 EXTRAS = {"distributed": ("cluster", "--cluster"), "django": ("server", "referee serve")}

@@ -50,12 +50,12 @@ from referee.bots.spec import (
     load_spec,
 )
 from referee.engine import PRESETS, Action, Game, RuleSet, preset
-from referee.match import MatchOptions, MatchResult, play_match
+from referee.game.match import MatchOptions, MatchResult, play_match
+from referee.present.render import fit
+from referee.present.text import safe_line
 from referee.protocol import PROTOCOL_VERSION, convert, pb
-from referee.render import fit
-from referee.resources import sample_bots
-from referee.seeds import derive_seed, request_id
-from referee.text import safe_line
+from referee.util.resources import sample_bots
+from referee.util.seeds import derive_seed, request_id
 
 ROOT = Path(__file__).resolve().parent.parent
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
