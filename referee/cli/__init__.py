@@ -16,9 +16,9 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn
 
 import click
 
@@ -29,15 +29,8 @@ from referee.errors import UserError, is_users_error
 from referee.league.folder import STORE_NAME, LeagueFolder
 from referee.present.text import safe_line
 
-F = TypeVar("F", bound=Callable[..., Any])
-
 EX_SOFTWARE = 70   # sysexits.h: an internal software error (a fault of the referee)
 
-
-def friendly_errors(func: F) -> F:
-    """Mark a command whose errors are reported the referee's way. Every command of `main` is
-    (RefereeGroup.invoke reports them, once, for all): kept for the commands that name it."""
-    return func
 
 
 @contextlib.contextmanager
@@ -204,7 +197,6 @@ def show_notices(quiet: bool = False) -> None:
 
 @main.command("rules")
 @click.argument("preset_name", required=False, metavar="[PRESET]")
-@friendly_errors
 def rules_command(preset_name: str | None) -> None:
     """List the rule presets and options, or print PRESET as TOML."""
     if preset_name is not None:
@@ -259,7 +251,6 @@ def rules_to_toml(rules: RuleSet) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--replay", type=click.Path(dir_okay=False, writable=True, path_type=Path),
               help="Write every game record to FILE as JSON Lines.")
-@friendly_errors
 def simulate(rules: RuleSet, players: int | None, games: int, seed: int, policy: str,
              as_json: bool, replay: Path | None) -> None:
     """Play in-process games between built-in policies and print per-seat statistics."""
@@ -339,7 +330,6 @@ def check_writable(path: Path, option: str) -> None:
               help="Write the game as one self-contained HTML page with a replay viewer.")
 @click.option("--verbose", "-v", is_flag=True,
               help="Show each decision's think time and note, and the dice before scoring.")
-@friendly_errors
 def match(bots: tuple[str, ...], rules: RuleSet, seed: int | None, replay: Path | None,
           as_json: bool, autoplay_forced: bool, no_sandbox: bool, html: Path | None,
           verbose: bool) -> None:
@@ -452,7 +442,6 @@ def _players_option(ctx: Any, param: Any, value: str | None) -> tuple[int, int] 
 @click.option("--cluster", metavar="ADDRESS",
               help="Play the games on a dask cluster: a scheduler address (tcp://HOST:8786) "
                    "or local:N for N worker processes here (docs/cluster.md).")
-@friendly_errors
 def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int] | None,
            rules: RuleSet | None, seed: int | None, concurrency: int | None, out: Path | None,
            duplicate: bool | None, resume: bool, accept_changed: bool, skip_broken: bool | None,
@@ -571,7 +560,6 @@ def _announce(line: str) -> None:
 @main.command()
 @click.argument("out", type=click.Path(file_okay=False, exists=True, path_type=Path),
                 default="league-out")
-@friendly_errors
 def table(out: Path) -> None:
     """Reprint a league's tables from its store (and rewrite the table files)."""
     from referee.league.runner import load_outcome, write_outputs
@@ -653,7 +641,6 @@ def _limit_options(ctx: click.Context, param: click.Parameter,
 @click.option("--limit", "ceiling", multiple=True, metavar="KEY=N", callback=_limit_options,
               help="A season's limit (repeatable, e.g. --limit memory_mb=512): the bot gets the "
                    "smaller of it and its own [limits].")
-@friendly_errors
 def check(bot: Path, opponents: tuple[Path, ...], presets: tuple[str, ...], games: int,
           seed: int, no_probes: bool, build_output: bool, write_limit_mb: int | None,
           as_json: bool, no_sandbox: bool, ceiling: dict[str, int]) -> None:

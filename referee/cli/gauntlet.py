@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from referee.cli import RULES, SECRET, _players_option, friendly_errors, main
+from referee.cli import RULES, SECRET, _players_option, main
 from referee.present.render import fit
 
 
@@ -45,7 +45,6 @@ from referee.present.render import fit
 @click.option("--quiet", "-q", is_flag=True, help="Only the verdict.")
 @click.option("--no-sandbox", is_flag=True,
               help="Run bots unconfined (trusted local development only).")
-@friendly_errors
 def gauntlet(candidate: Path | None, more_field: tuple[str, ...], baseline: Path | None,
              field_bots: tuple[str, ...], players: tuple[int, int] | None, rules,
              seed: int | None,

@@ -11,7 +11,6 @@ from referee.cli import (
     SECRET,
     check_writable,
     echo_fitted,
-    friendly_errors,
     interrupted,
     main,
 )
@@ -49,7 +48,6 @@ def default_opponents() -> list[Path]:
               help="Also write the game as one HTML page with the replay viewer.")
 @click.option("--no-sandbox", is_flag=True,
               help="Run the bots unconfined (trusted local development only).")
-@friendly_errors
 def play(bots: tuple[str, ...], players: int | None, seat: int, name: str, rules: RuleSet,
          seed: int | None, replay: Path | None, html: Path | None, no_sandbox: bool) -> None:
     """Play a game yourself against bots (the sample bots by default), in the terminal.

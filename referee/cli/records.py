@@ -8,14 +8,13 @@ from pathlib import Path
 
 import click
 
-from referee.cli import friendly_errors, main
+from referee.cli import main
 
 
 @main.command()
 @click.argument("source", metavar="DIR|FILE", type=click.Path(exists=True, path_type=Path))
 @click.argument("game", metavar="[GAME]", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the game's record as JSON.")
-@friendly_errors
 def show(source: Path, game: str | None, as_json: bool) -> None:
     """Tell a game move by move, with think times and notes.
 
@@ -52,7 +51,6 @@ def show(source: Path, game: str | None, as_json: bool) -> None:
 @click.option("--games", "selection", metavar="SELECTION",
               help="Games to export: indexes, ranges and ids, e.g. 0-9,12,g3f9c0a1b2c3d4e5f "
                    "(default all).")
-@friendly_errors
 def export(directory: Path, out: Path | None, selection: str | None) -> None:
     """Write a league's game records as JSON files, JSON Lines or a JSON array
     (docs/replay-format.md)."""
@@ -70,7 +68,6 @@ def export(directory: Path, out: Path | None, selection: str | None) -> None:
 @main.command()
 @click.argument("sources", nargs=-1, required=True, metavar="DIR|FILE...",
                 type=click.Path(exists=True, path_type=Path))
-@friendly_errors
 def verify(sources: tuple[Path, ...]) -> None:
     """Replay records with the engine and report every event, score or standing that differs.
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from referee.cli import friendly_errors, main
+from referee.cli import main
 
 
 @main.command()
@@ -15,7 +15,6 @@ from referee.cli import friendly_errors, main
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Where to write the report (default DIR/report).")
 @click.option("--open", "open_it", is_flag=True, help="Open the report in a web browser.")
-@friendly_errors
 def report(directory: Path, out: Path | None, open_it: bool) -> None:
     """Write a league's report: table, charts, a page per bot and a replay of every game.
 

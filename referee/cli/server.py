@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from referee.cli import friendly_errors, main
+from referee.cli import main
 from referee.present.text import safe_line
 
 
@@ -30,7 +30,6 @@ from referee.present.text import safe_line
               help="A host name the server answers to (repeatable; default the --host).")
 @click.option("--workers", type=click.IntRange(1, 64),
               help="Web worker processes (default: one per core, at most 4).")
-@friendly_errors
 def serve(data: Path, season: Path | None, host: str, port: int, cluster: str | None,
           behind_proxy: bool, trusted_origins: tuple[str, ...],
           allowed_hosts: tuple[str, ...], workers: int | None) -> None:
