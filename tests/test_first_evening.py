@@ -41,8 +41,8 @@ from test_server_browser import (
     check_state,
     click,
     csp_refusals,
-    fill,
     join,
+    make_join_code,
     screenshot,
     sign_in,
     text_of,
@@ -122,12 +122,7 @@ def test_a_clubs_first_evening(tmp_path: Path) -> None:
         organiser = browser_at(tmp_path, "organiser")
         try:
             sign_in(organiser, url, "organiser", server.organiser_password())
-            organiser.get(f"{url}/organiser/")
-            fill(organiser, {"note": "first evening", "max_uses": "30"})
-            click(organiser, "#make-code")
-            code = wait_for("a join code", lambda: re.search(r"new join code: ([a-z0-9-]+)",
-                                                             organiser.page_source),
-                            timeout=60).group(1)
+            code = make_join_code(organiser, url, "first evening")
         finally:
             organiser.quit()
         students += [Student("ann", "python.md", tmp_path),

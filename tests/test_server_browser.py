@@ -91,6 +91,16 @@ def sign_in(browser, url: str, name: str, password: str) -> None:  # noqa: ANN00
     wait_for("signed in", lambda: "Sign out" in browser.page_source, timeout=60)
 
 
+def make_join_code(browser, url: str, note: str) -> str:  # noqa: ANN001
+    """The organiser, signed in on `browser`, makes a join code on the organiser page."""
+    browser.get(f"{url}/organiser/")
+    fill(browser, {"note": note, "max_uses": "30"})
+    click(browser, "#make-code")
+    return wait_for("a join code", lambda: re.search(r"new join code: ([a-z0-9-]+)",
+                                                     browser.page_source),
+                    timeout=60).group(1)
+
+
 def join(browser, url: str, code: str, name: str) -> None:  # noqa: ANN001
     browser.get(f"{url}/join/")
     fill(browser, {"code": code, "display_name": name, "password": PASSWORD,
@@ -160,12 +170,7 @@ def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) 
         cookies = {c["name"]: c for c in organiser.get_cookies()}
         assert cookies["sessionid"]["httpOnly"] and cookies["sessionid"]["sameSite"] == "Lax"
         assert cookies["csrftoken"]["httpOnly"] and cookies["csrftoken"]["sameSite"] == "Strict"
-        organiser.get(f"{url}/organiser/")
-        fill(organiser, {"note": "Tuesday club", "max_uses": "30"})
-        click(organiser, "#make-code")
-        code = wait_for("a join code", lambda: re.search(r"new join code: ([a-z0-9-]+)",
-                                                         organiser.page_source),
-                        timeout=60).group(1)
+        code = make_join_code(organiser, url, "Tuesday club")
 
         # Bob joins, makes a token and submits from the terminal: the check passes.
         join(student, url, code, "bob")
