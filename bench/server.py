@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
 import io
 import json
@@ -49,6 +50,7 @@ import sys
 import tempfile
 import time
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -159,6 +161,28 @@ async def student(url: str, me: dict, bots: list[str], indexes: list[int], until
             except httpx.HTTPError as exc:
                 errors.append(f"{page} {target}: {type(exc).__name__}")
             await asyncio.sleep(rng.uniform(0.5, 1.5))
+
+
+@contextlib.contextmanager
+def crowd_group() -> Iterator[None]:
+    """Run this process (the students' browsers) in a cgroup of the web server's weight while
+    it is in the block, where one can be made: the students' browsers stand for machines of
+    their own, so the measuring end must not wait for a core behind the season it measures."""
+    from referee.server.priority import WEB_CPU_WEIGHT, new_cgroup
+
+    made = new_cgroup("referee-bench-crowd-", WEB_CPU_WEIGHT)
+    if made is None:
+        print("(the students share the season's cores: no cgroup could be made)", flush=True)
+        yield
+        return
+    group, _ = made
+    home = group.parent   # made beside this process's own cgroup
+    (group / "cgroup.procs").write_text(str(os.getpid()))
+    try:
+        yield
+    finally:
+        (home / "cgroup.procs").write_text(str(os.getpid()))
+        group.rmdir()
 
 
 async def crowd(url: str, students: list[dict], indexes: list[int], seconds: float,
@@ -498,7 +522,8 @@ def main() -> None:
         indexes = list(range(games(data)))
         began = games(data)
         load_start = time.monotonic()
-        seen, errors = asyncio.run(crowd(url, students, indexes, args.window, args.seed))
+        with crowd_group():
+            seen, errors = asyncio.run(crowd(url, students, indexes, args.window, args.seed))
         load = (games(data) - began) / (time.monotonic() - load_start)
         count_load = games(data) - began
         wait("the check queue to drain", lambda: not BotVersion.objects.filter(

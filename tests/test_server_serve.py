@@ -196,7 +196,9 @@ def test_the_season_and_its_checks_run_below_the_pages(tmp_path: Path, monkeypat
                                                         cgroup: str) -> None:
     """The runner and everything it starts (bots, a check) run in the season's one scheduling
     group, which the web processes are not in: a cgroup where one can be made (here as root),
-    else sessions at the season's autogroup nice. A page answers meanwhile."""
+    else sessions at the season's autogroup nice. Where cgroups can be made the web server's
+    processes run in one of their own, of a greater CPU weight than the season's. A page
+    answers meanwhile."""
     from referee.server.priority import CGROUP_ENV, SEASON_NICE, season_group
 
     monkeypatch.setenv(CGROUP_ENV, cgroup)
@@ -250,7 +252,10 @@ def test_the_season_and_its_checks_run_below_the_pages(tmp_path: Path, monkeypat
                 if "uvicorn" in line and (found := scheduling(pid)):
                     assert "referee-season-" not in found[0] and not found[2].endswith(
                         f"nice {SEASON_NICE}"), (line, found)
-            return {"check", "bot"} | ({"session"} if cgroup == "off" else set()) <= seen.keys()
+                    assert ("referee-web-" in found[0]) == (cgroup == "on"), (line, found)
+                    seen["web"] = pid
+            wanted = {"check", "bot", "web"} | ({"session"} if cgroup == "off" else set())
+            return wanted <= seen.keys()
 
         wait_for("a check and a season bot below the runner", look, timeout=600)
         for pid, line in starting.items():
@@ -260,8 +265,20 @@ def test_the_season_and_its_checks_run_below_the_pages(tmp_path: Path, monkeypat
         with urllib.request.urlopen(f"{server.url}/login/", timeout=60) as answer:
             assert answer.status == 200
         made = re.search(r"run in cgroup (\S+) ", server.output())
-        assert (made is not None) == (cgroup == "on"), server.output()
+        web = re.search(r"the web server runs in cgroup (\S+) ", server.output())
+        assert (made is not None) == (web is not None) == (cgroup == "on"), server.output()
+        if made and web:
+            assert cpu_weight(Path(web.group(1))) == 4 * cpu_weight(Path(made.group(1)))
     finally:
         assert server.stop() == 0, server.output()
-    if made:
-        assert not Path(made.group(1)).exists()   # removed once the runner stopped
+    for group in (made, web):
+        if group:
+            assert not Path(group.group(1)).exists()   # removed once the server stopped
+
+
+def cpu_weight(group: Path) -> int:
+    """A cgroup's CPU weight: cgroup v2's cpu.weight, or v1's cpu.shares."""
+    for name in ("cpu.weight", "cpu.shares"):
+        if (group / name).is_file():
+            return int((group / name).read_text())
+    raise AssertionError(f"{group} has no CPU weight")

@@ -1,24 +1,32 @@
-"""Who gets the CPU: the season's processes yield it to the pages.
+"""Who gets the CPU: the pages first, then the season.
 
-The season runner, and everything it starts (bots, checks, builds, refits), share one
-scheduling group, so that the pages compete with the season as one group, not with each of its
-dozens of sessions; when the pages are idle the season has every core to itself. The group's
-weight is an ordinary one: a lower one would also give the season's bots less than any other
-busy process on the machine, and their time limits are wall-clock (a check whose bot could not
-answer Hello in time on a loaded machine failed with a tenth of the weight).
+The web server's processes run in a cgroup of four times an ordinary weight, and the season's
+runner with everything it starts (bots, checks, builds, refits) in one cgroup of ordinary
+weight. The kernel shares the CPU between groups first, so a page waits for a core behind at
+most a fifth of the machine's busy work, however many bots the season runs; when the pages are
+idle the season has every core, and it weighs as much as any other busy program on the machine
+(its bots' time limits are wall-clock: a check whose bot could not answer Hello in time on a
+loaded machine failed when the season's group had a tenth of an ordinary weight).
+
+Measured with `bench/server.py` (50 students on the pages beside a season of 50 bots): with
+both in groups of equal weight the pages' medians were 0.5-1.0 s, one worker holding most of
+the students' connections and waiting for a core; with the web's group at four times the
+weight, 84-124 ms.
 
 `nice` alone does nothing here: every child the club starts leads a session of its own (the
 guard's), and with the kernel's autogroup the CPU is shared between sessions' groups first,
 whatever the nice value inside them. Two ways, the first that works:
 
-* **a cgroup** (`cpu.weight` 100 in cgroup v2, `cpu.shares` 1024 in v1): made beside the server's
-  own, the runner enters it before it runs anything, and every descendant stays in it, new
-  sessions and sandboxes included (a bot cannot leave it: the cgroup files are not in its
-  sandbox). It needs write access to the cgroup tree (root, or a delegated systemd unit).
-* **autogroup nice 5**, when no cgroup can be made: the runner's session gets it, and the
-  guard gives it to each session it leads under the runner (REFEREE_AUTOGROUP_NICE). A bot's
-  own session inside bubblewrap (--new-session) is not covered, nor a process that resets its
-  autogroup's nice: the cgroup is the guarantee, this is the best an unprivileged server can do.
+* **cgroups** (`cpu.weight`, or `cpu.shares` in cgroup v1): made beside the server's own; the
+  web server and the runner each enter theirs before they run anything, and every descendant
+  stays in it, new sessions and sandboxes included (a bot cannot leave it: the cgroup files are
+  not in its sandbox). It needs write access to the cgroup tree (root, or a delegated systemd
+  unit).
+* **autogroup nice 5** for the season, when no cgroup can be made: the runner's session gets it,
+  and the guard gives it to each session it leads under the runner (REFEREE_AUTOGROUP_NICE). A
+  bot's own session inside bubblewrap (--new-session) is not covered, nor a process that resets
+  its autogroup's nice: the cgroup is the guarantee, this is the best an unprivileged server can
+  do. The web server keeps its ordinary session then.
 """
 
 from __future__ import annotations
@@ -31,21 +39,26 @@ from pathlib import Path
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 SEASON_CPU_WEIGHT = 100     # cgroup v2: an ordinary group's (one group for the whole season)
 SEASON_CPU_SHARES = 1024    # cgroup v1: the same
+WEB_CPU_WEIGHT = 400        # cgroup v2: the pages first (four times an ordinary group)
+WEB_CPU_SHARES = 4096       # cgroup v1: the same
 # Without a cgroup the season is several sessions (the runner, each bot's and check's guard),
 # each an autogroup: at nice 5 each weighs a third of the web's, so a few busy ones leave the
 # pages their share without starving the bots.
 SEASON_NICE = 5
 AUTOGROUP_NICE_ENV = "REFEREE_AUTOGROUP_NICE"
 CGROUP_ENV = "REFEREE_SEASON_CGROUP"   # "off": do not try a cgroup (autogroup nice only)
-PREFIX = "referee-season-"
+SEASON_PREFIX = "referee-season-"
+WEB_PREFIX = "referee-web-"
 
 
 @dataclass(frozen=True)
-class SeasonGroup:
-    """Where the season's processes run: a cgroup (or None) and how it was set, in one line."""
+class CpuGroup:
+    """Where a part of the server runs: a cgroup (or None), how it was set in one line, and
+    the autogroup nice its sessions take (None: left as it is)."""
 
     cgroup: Path | None
     how: str
+    nice: int | None = SEASON_NICE
 
     def join(self) -> None:
         """Put the calling process in the group (in a child before it runs anything: the
@@ -53,7 +66,8 @@ class SeasonGroup:
         if self.cgroup is not None:
             with contextlib.suppress(OSError):
                 (self.cgroup / "cgroup.procs").write_text(str(os.getpid()))
-        lower_own_autogroup(SEASON_NICE)
+        if self.nice is not None:
+            lower_own_autogroup(self.nice)
 
     def remove(self) -> None:
         """Remove the cgroup once nothing runs in it (it is left if something still does)."""
@@ -89,49 +103,70 @@ def _own_cgroup_dirs() -> list[tuple[Path, str]]:
     return found
 
 
-def _make_cgroup(base: Path, version: str) -> Path:
-    """A new cgroup for the season under `base` with a low CPU weight (OSError if it can't)."""
+def _make_cgroup(base: Path, version: str, prefix: str, weight: int) -> Path:
+    """A new cgroup under `base` named `prefix` and this process's id, with the CPU `weight`
+    of cgroup v2 (v1's shares are 1024 per 100 of it); OSError if it can't be made."""
     if version == "v2" and "cpu" not in (base / "cgroup.subtree_control").read_text().split():
         raise OSError("the cpu controller is not delegated here")
-    group = base / f"{PREFIX}{os.getpid()}"
+    group = base / f"{prefix}{os.getpid()}"
     group.mkdir(exist_ok=True)
     try:
         if version == "v2":
-            (group / "cpu.weight").write_text(str(SEASON_CPU_WEIGHT))
+            (group / "cpu.weight").write_text(str(weight))
         else:
-            (group / "cpu.shares").write_text(str(SEASON_CPU_SHARES))
+            (group / "cpu.shares").write_text(str(weight * SEASON_CPU_SHARES // SEASON_CPU_WEIGHT))
     except OSError:
         group.rmdir()
         raise
     return group
 
 
-def _remove_stale(base: Path) -> None:
-    """Remove the empty season cgroups of servers that died without removing theirs."""
-    for old in base.glob(f"{PREFIX}*"):
-        pid = old.name.removeprefix(PREFIX)
+def _remove_stale(base: Path, prefix: str) -> None:
+    """Remove the empty cgroups of servers that died without removing theirs."""
+    for old in base.glob(f"{prefix}*"):
+        pid = old.name.removeprefix(prefix)
         if pid.isdigit() and not Path(f"/proc/{pid}").exists():
             with contextlib.suppress(OSError):
                 old.rmdir()
 
 
-def season_group() -> SeasonGroup:
-    """The season's scheduling group: a new cgroup where one can be made, else autogroup nice
-    only."""
-    if os.environ.get(CGROUP_ENV, "") != "off":
+def new_cgroup(prefix: str, weight: int) -> tuple[Path, str] | None:
+    """A new cgroup beside this process's own, named `prefix` and this process's id, of CPU
+    `weight` (cgroup v2's scale), and that weight in words; None where none can be made."""
+    if os.environ.get(CGROUP_ENV, "") == "off":
+        return None
+    try:
+        candidates = _own_cgroup_dirs()
+    except (OSError, ValueError):
+        candidates = []
+    for base, version in candidates:
         try:
-            candidates = _own_cgroup_dirs()
-        except (OSError, ValueError):
-            candidates = []
-        for base, version in candidates:
-            try:
-                _remove_stale(base)
-                group = _make_cgroup(base, version)
-            except OSError:
-                continue
-            weight = (f"cpu.weight {SEASON_CPU_WEIGHT}" if version == "v2"
-                      else f"cpu.shares {SEASON_CPU_SHARES}")
-            return SeasonGroup(group, f"the season's processes run in cgroup {group} ({weight}) "
-                                      f"and autogroup nice {SEASON_NICE}")
-    return SeasonGroup(None, f"the season's processes run at autogroup nice {SEASON_NICE} "
-                             f"(no cgroup could be made: see docs/server.md)")
+            _remove_stale(base, prefix)
+            group = _make_cgroup(base, version, prefix, weight)
+        except OSError:
+            continue
+        return group, (f"cpu.weight {weight}" if version == "v2" else
+                       f"cpu.shares {weight * SEASON_CPU_SHARES // SEASON_CPU_WEIGHT}")
+    return None
+
+
+def season_group() -> CpuGroup:
+    """The season's scheduling group: a new cgroup of ordinary weight where one can be made,
+    else autogroup nice only."""
+    made = new_cgroup(SEASON_PREFIX, SEASON_CPU_WEIGHT)
+    if made is not None:
+        group, weight = made
+        return CpuGroup(group, f"the season's processes run in cgroup {group} ({weight}) "
+                               f"and autogroup nice {SEASON_NICE}")
+    return CpuGroup(None, f"the season's processes run at autogroup nice {SEASON_NICE} "
+                          f"(no cgroup could be made: see docs/server.md)")
+
+
+def web_group() -> CpuGroup:
+    """The web server's scheduling group: a new cgroup of four times an ordinary weight where
+    one can be made, else none (its session as it is)."""
+    made = new_cgroup(WEB_PREFIX, WEB_CPU_WEIGHT)
+    if made is not None:
+        group, weight = made
+        return CpuGroup(group, f"the web server runs in cgroup {group} ({weight})", None)
+    return CpuGroup(None, "the web server runs in its own session", None)

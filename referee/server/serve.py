@@ -23,7 +23,7 @@ from pathlib import Path
 from referee.bots.guard import AUTOGROUP_NICE_ENV, guarded
 from referee.errors import UserError
 from referee.server import DATA_ENV
-from referee.server.priority import SEASON_NICE, SeasonGroup, season_group
+from referee.server.priority import CpuGroup, season_group, web_group
 from referee.server.seasonfile import write_default
 
 STOP_WAIT_S = 120          # games in flight may finish; then the children are killed
@@ -151,18 +151,20 @@ class Supervisor:
         self.runner: subprocess.Popen | None = None
         self.stop_signal: int | None = None
         self.restarts = 0
-        self.season_group: SeasonGroup | None = None
+        self.season_group: CpuGroup | None = None
+        self.web_group: CpuGroup | None = None
 
-    def _start(self, argv: list[str], group: SeasonGroup | None = None) -> subprocess.Popen:
+    def _start(self, argv: list[str], group: CpuGroup | None = None) -> subprocess.Popen:
         # Under the guard (referee.bots.guard), which the kernel tells when this process dies,
         # SIGKILL included: the child then gets SIGTERM (and its STOP_WAIT_S to finish) instead
         # of living on unseen, holding the port and playing the season beside the next start.
         command, env = guarded(argv, self.env, STOP_WAIT_S)
         if group is None:
             return subprocess.Popen(command, env=env, start_new_session=True)
-        # The child enters the season's group before it runs anything (after its setsid), so
-        # nothing it starts ever runs outside it.
-        env[AUTOGROUP_NICE_ENV] = str(SEASON_NICE)
+        # The child enters its group before it runs anything (after its setsid), so nothing
+        # it starts ever runs outside it.
+        if group.nice is not None:
+            env[AUTOGROUP_NICE_ENV] = str(group.nice)
         return subprocess.Popen(command, env=env, start_new_session=True,
                                 preexec_fn=group.join)
 
@@ -176,7 +178,9 @@ class Supervisor:
             argv += ["--proxy-headers", "--forwarded-allow-ips", "127.0.0.1,::1"]
         else:
             argv += ["--no-proxy-headers"]
-        self.web = self._start(argv)
+        if self.web_group is None:
+            self.web_group = web_group()
+        self.web = self._start(argv, self.web_group)
 
     def start_runner(self) -> None:
         o = self.options
@@ -186,8 +190,9 @@ class Supervisor:
             argv += ["--cluster", o.cluster]
         if self.season_group is None:
             self.season_group = season_group()
-            self.say(f"scheduling: {self.season_group.how}; the web server has "
-                     f"{o.workers} worker process(es)")
+            web = self.web_group.how if self.web_group is not None else "the web server"
+            self.say(f"scheduling: {self.season_group.how}; {web}, with {o.workers} worker "
+                     f"process(es)")
         self.runner = self._start(argv, self.season_group)
 
     def on_signal(self, signum: int, _frame: object) -> None:
@@ -250,8 +255,9 @@ class Supervisor:
                 self.say(f"a child (pid {proc.pid}) did not stop in {STOP_WAIT_S} s; killing it")
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
-        if self.season_group is not None:
-            self.season_group.remove()
+        for group in (self.season_group, self.web_group):
+            if group is not None:
+                group.remove()
 
 
 OWNER_ONLY = 0o077   # the umask of `referee serve` and every process it starts
