@@ -8,6 +8,7 @@ import hashlib
 import json
 import re
 import sqlite3
+import threading
 import uuid
 import zipfile
 from pathlib import Path
@@ -795,3 +796,31 @@ def test_the_pages_read_the_season_store_that_is_there_now(folder: Path) -> None
         assert again is first          # kept open across requests
     write([7], fresh=True)
     assert seen() == [7]
+
+
+def test_a_newer_standing_being_shaped_holds_no_page(folder: Path) -> None:
+    """While one request shapes a newer standing, the others are served the board in hand at
+    once (the lock held here stands for that request); the next request after it reads the
+    newer one."""
+    from referee.server.club import board
+    from referee.server.runner.records import write_standing
+
+    user = student()
+    bot = Bot.objects.create(owner=user, name=unique("held"))
+    client = signed_in(user)
+    write_standing(5, {"rows": [{"bot": bot.name, "league_name": f"{bot.name}.v1"}],
+                       "facts": {}})
+    assert client.get("/leaderboard.json").json()["games"] == 5
+    write_standing(6, {"rows": [], "facts": {}})
+    seen: list[int] = []
+    asking = threading.Thread(target=lambda: seen.append(
+        client.get("/leaderboard.json").json()["games"]))
+    assert board._lock.acquire(timeout=60)
+    try:
+        asking.start()
+        asking.join(timeout=120)   # generous: it is not held at all
+        assert seen == [5]         # answered while the lock is held, with the board in hand
+    finally:
+        board._lock.release()
+        asking.join()
+    assert client.get("/leaderboard.json").json()["games"] == 6

@@ -139,7 +139,11 @@ _cached: Board | None = None
 
 
 def newest_board() -> Board:
-    """The newest standing as a Board (the one decoded before while it is still the newest)."""
+    """The newest standing as a Board (the one decoded before while it is still the newest).
+
+    One request shapes a newer standing; the others are served the board in hand meanwhile
+    (a refit older), so a standing's arrival never holds a page. Only the process's first
+    requests wait for the first board."""
     global _cached
     newest = Standing.objects.order_by("-id").values_list("pk", flat=True).first()
     # A version retired or entering changes the ranks before the next refit: two index reads.
@@ -148,10 +152,15 @@ def newest_board() -> Board:
     board = _cached
     if board is not None and (board.standing, board.playing) == (newest, playing):
         return board
-    with _lock:   # one request decodes a new standing; the others wait for it
+    if not _lock.acquire(blocking=board is None):
+        assert board is not None
+        return board   # another request is shaping the newer one
+    try:
         board = _cached
         if board is None or (board.standing, board.playing) != (newest, playing):
             board = _cached = _shape(Standing.objects.filter(pk=newest).first(), playing)
+    finally:
+        _lock.release()
     return board
 
 
