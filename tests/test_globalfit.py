@@ -10,7 +10,9 @@ import random
 import pytest
 from rich.console import Console
 
-from referee.league.tables import league_table, render_terminal, to_csv, to_markdown
+from referee.cli.tables import render_terminal
+from referee.league.table_files import to_csv, to_markdown
+from referee.league.tables import league_table
 from referee.ratings.intervals import resampling_units, standings
 from referee.ratings.plackett import finishing_groups, fit_games
 from referee.ratings.results import PlayedGame
