@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.bots.errors import STRIKE_TYPES
-from referee.league.tables import HeadToHead, Pairwise, Row
-from referee.present.notes import NAMES_PER_BOT
+from referee.league.tables import NAMES_PER_BOT, HeadToHead, Pairwise, Row
 from referee.present.text import safe_line
 
 

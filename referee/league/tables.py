@@ -11,10 +11,14 @@ from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from referee.bots.errors import STRIKE_TYPES
-from referee.present.notes import NAMES_PER_BOT
 from referee.ratings.intervals import Standings
 from referee.ratings.results import PlayedGame
 from referee.ratings.trueskill import Ratings
+
+#: Distinct value names a league keeps per bot in its tables and report (the first ones in
+#: schedule order); more are dropped and counted, so a bot that sends new names every move
+#: cannot grow them.
+NAMES_PER_BOT = 16
 
 # head_to_head value: (games at one table, times a finished ahead of b, times b ahead of a)
 HeadToHead = dict[tuple[str, str], tuple[int, int, int]]
