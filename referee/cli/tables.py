@@ -20,7 +20,6 @@ from referee.league.table_files import (
     note_lines,
     pair_cell,
     ranks,
-    scale_line,
     signed,
     table_sizes,
 )
@@ -127,6 +126,14 @@ def _say(console: Console, text: str) -> None:
         console.print(Text(part), soft_wrap=True)
 
 
+def scale_line(scale: dict[int, float]) -> str:
+    """What a strength means at each table size: the scale of each size against the
+    reference (the size whose scale is 1)."""
+    reference = next(k for k, c in scale.items() if c == 1.0)
+    others = ", ".join(f"{k}: x{c:.2f}" for k, c in sorted(scale.items()) if k != reference)
+    return (f"strength is read at tables of {reference} (the most played); gaps at other "
+            f"sizes ('by size'): {others}")
+
 
 def _print_matrix(console: Console, names: list[str], cell: Any) -> None:
     matrix = Table()
@@ -136,7 +143,6 @@ def _print_matrix(console: Console, names: list[str], cell: Any) -> None:
     for a in names:
         matrix.add_row(a, *(cell(a, b) for b in names))
     console.print(matrix)
-
 
 
 def render_workers(rows: Sequence[WorkerRow], console: Console | None = None) -> None:

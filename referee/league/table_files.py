@@ -99,10 +99,12 @@ def h2h_cell(h2h: HeadToHead, a: str, b: str) -> str:
 
 
 def signed(value: float | None) -> str:
+    """A strength on the Elo scale with its sign ('+35', '-12'), '-' for None."""
     return "-" if value is None else f"{value:+.0f}"
 
 
 def interval(row: Row) -> str:
+    """The row's 95% strength interval ('-20..+41'), '-' without the global fit."""
     if row.strength_low is None or row.strength_high is None:
         return "-"
     return f"{signed(row.strength_low)}..{signed(row.strength_high)}"
@@ -117,6 +119,7 @@ def rank_text(low: int | None, high: int | None, dash: str = "-") -> str:
 
 
 def ranks(row: Row) -> str:
+    """The ranks the row's bot holds at 95% (`rank_text`)."""
     return rank_text(row.rank_low, row.rank_high)
 
 
@@ -126,21 +129,11 @@ def apart(row: Row) -> str:
 
 
 def pair_cell(pairwise: Pairwise, a: str, b: str) -> str:
+    """The global fit's chance that a finishes ahead of b ('64%'); 'x' on the diagonal."""
     if a == b:
         return "x"
     value = pairwise.get((a, b))
     return "" if value is None else f"{100 * value:.0f}%"
-
-
-
-
-def scale_line(scale: dict[int, float]) -> str:
-    """What a strength means at each table size: the scale of each size against the
-    reference (the size whose scale is 1)."""
-    reference = next(k for k, c in scale.items() if c == 1.0)
-    others = ", ".join(f"{k}: x{c:.2f}" for k, c in sorted(scale.items()) if k != reference)
-    return (f"strength is read at tables of {reference} (the most played); gaps at other "
-            f"sizes ('by size'): {others}")
 
 
 def note_lines(rows: Sequence[Row]) -> list[str]:
@@ -157,7 +150,6 @@ def dropped_names_line(row: Row) -> str:
     """The one line that says a bot sent more value names than a league keeps."""
     return (f"{safe_line(row.bot)}: {row.note_names_dropped} more value names dropped; a "
             f"league keeps the first {NAMES_PER_BOT} names of each bot")
-
 
 
 def to_markdown(rows: Sequence[Row], h2h: HeadToHead, pairwise: Pairwise | None = None) -> str:

@@ -173,7 +173,6 @@ class _Stats:
         size_games[seat] += 1
         size_wins[seat] += won
 
-
     def row(self, rank: int, bot: str, ratings: Ratings) -> Row:
         def ms(pct: float) -> float | None:
             value = percentile(self.latencies, pct)
