@@ -39,7 +39,7 @@ from referee.checking.conformance import processes_with_run_id
 from referee.engine import Game, GameRecord
 from referee.engine.record import event_to_dict
 from referee.league.store import games_stored, load_record
-from referee.present.notes import NAMES_PER_BOT
+from referee.league.tables import NAMES_PER_BOT
 
 pytestmark = pytest.mark.sandbox   # fails in CI if the sandbox cannot start (conftest.py)
 

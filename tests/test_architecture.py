@@ -76,6 +76,18 @@ ALLOWED: dict[str, set[str]] = {
 ALLOWED = {room: below | {"errors"} if room != "errors" else below
            for room, below in ALLOWED.items()}
 
+# (room, room it may import) -> the only modules of the second it may import. The league
+# shows nothing: it keeps bot text safe (present.text) but neither renders, wraps nor narrates;
+# its displays are handed to it (league/progress.py) and its terminal tables are the CLI's.
+ONLY_MODULES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("league", "present"): ("referee.present.text",),
+}
+# Packages outside the referee that only some rooms may import: rich draws on a terminal, and
+# only the CLI has one (the progress bar, the league and worker tables).
+OUTSIDE_ONLY_IN: dict[str, set[str]] = {
+    "rich": {"cli"},
+}
+
 
 def room_of(module: str) -> str | None:
     """The room of a dotted module name, or None if no room claims it."""
@@ -131,14 +143,32 @@ def wrong_way_imports(root: Path, allowed: Mapping[str, set[str]] = ALLOWED) -> 
             problems.append(f"{where}: {module} is in no room (add it to ROOM_OF)")
             continue
         for line, imported in imports(path, module):
-            if imported != "referee" and not imported.startswith("referee."):
-                continue
-            target = room_of(nearest_module(imported, modules))
-            if target is None:
-                problems.append(f"{where}:{line}: imports {imported}, which is in no room")
-            elif target != room and target not in allowed[room]:
-                problems.append(f"{where}:{line}: {room} imports {target} ({imported})")
+            problem = import_problem(room, imported, modules, allowed)
+            if problem:
+                problems.append(f"{where}:{line}: {problem}")
     return problems
+
+
+def import_problem(room: str, imported: str, modules: Mapping[str, Path],
+                   allowed: Mapping[str, set[str]] = ALLOWED) -> str | None:
+    """What is wrong with `room` importing `imported` (a dotted name), or None."""
+    top = imported.partition(".")[0]
+    if top != "referee":
+        rooms = OUTSIDE_ONLY_IN.get(top)
+        if rooms is not None and room not in rooms:
+            return f"{room} imports {top} ({imported}), which only {', '.join(sorted(rooms))} may"
+        return None
+    target = room_of(nearest_module(imported, modules))
+    if target is None:
+        return f"imports {imported}, which is in no room"
+    if target == room:
+        return None
+    if target not in allowed[room]:
+        return f"{room} imports {target} ({imported})"
+    only = ONLY_MODULES.get((room, target))
+    if only is not None and not any(imported == m or imported.startswith(m + ".") for m in only):
+        return f"{room} imports {imported}: of {target}, only {', '.join(only)}"
+    return None
 
 
 def nearest_module(name: str, modules: Mapping[str, Path]) -> str:
@@ -222,18 +252,44 @@ def test_the_engine_modules_import_one_way() -> None:
     ("referee/report/extra.py", "from referee.server import data_dir", "report imports server"),
     ("referee/league/extra.py", "from ..cli import main", "league imports cli"),
     ("referee/extra.py", "import os", "is in no room"),
+    ("referee/league/extra.py", "from rich.table import Table", "league imports rich"),
+    ("referee/league/extra.py", "import rich", "league imports rich"),
+    ("referee/league/extra.py", "from referee.present.render import fit",
+     "league imports referee.present.render.fit: of present, only referee.present.text"),
+    ("referee/league/extra.py", "from referee.present import notes",
+     "league imports referee.present.notes"),
 ])
 def test_a_wrong_way_import_is_named(tmp_path: Path, where: str, line: str,
                                      expected: str) -> None:
     """The check itself: a planted import against the table is reported with its place."""
     for package in ("referee", "referee/engine", "referee/ratings", "referee/report",
-                    "referee/league", "referee/cli", "referee/server"):
+                    "referee/league", "referee/cli", "referee/server", "referee/present"):
         (tmp_path / package).mkdir(parents=True, exist_ok=True)
         (tmp_path / package / "__init__.py").write_text("")
     (tmp_path / where).write_text(f"{line}\n")
     problems = wrong_way_imports(tmp_path)
     assert len(problems) == 1 and expected in problems[0], problems
     assert problems[0].startswith(where)
+
+
+def test_the_league_may_keep_bot_text_safe_and_the_cli_may_draw() -> None:
+    """What the narrower rules still let through: safe text in the league, rich in the CLI."""
+    for room, line in (("league", "from referee.present.text import safe_line"),
+                       ("league", "from referee.present import text"),
+                       ("cli", "from rich.table import Table"),
+                       ("cli", "from referee.present.render import fit")):
+        imported = next(imports_of(line))
+        assert import_problem(room, imported, {}) is None, (room, line)
+
+
+def imports_of(line: str) -> Iterator[str]:
+    """The modules one import line names (as `imports` reads them from a file)."""
+    tree = ast.parse(line)
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            yield from (f"{node.module}.{alias.name}" for alias in node.names)
 
 
 def test_circles_are_found() -> None:

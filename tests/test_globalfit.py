@@ -10,7 +10,9 @@ import random
 import pytest
 from rich.console import Console
 
-from referee.league.tables import league_table, render_terminal, to_csv, to_markdown
+from referee.cli.tables import render_terminal
+from referee.league.table_files import rank_text, to_csv, to_markdown
+from referee.league.tables import league_table
 from referee.ratings.intervals import resampling_units, standings
 from referee.ratings.plackett import finishing_groups, fit_games
 from referee.ratings.results import PlayedGame
@@ -128,7 +130,7 @@ def test_intervals_rank_ranges_and_separation():
     assert clear.order == BOTS
     for bot in BOTS:
         assert clear.low[bot] < clear.strength[bot] < clear.high[bot]
-    assert clear.rank_range("a") == "1" and clear.unresolved() == []
+    assert rank_text(clear.rank_low["a"], clear.rank_high["a"]) == "1" and clear.unresolved() == []
     close = {"a": 0.0, "b": 0.0, "c": 0.0, "d": -2.0, "e": -2.0}
     fuzzy = standings(plackett_luce_games(300, seed=6, strengths=close), BOTS, seed=1,
                       resamples=100)
@@ -138,7 +140,7 @@ def test_intervals_rank_ranges_and_separation():
     assert frozenset(fuzzy.order[3:5]) in unresolved          # d and e are not
     top = fuzzy.order[0]
     assert fuzzy.rank_low[top] == 1 and fuzzy.rank_high[top] >= 2
-    assert fuzzy.rank_range(top) == f"1-{fuzzy.rank_high[top]}"
+    assert rank_text(fuzzy.rank_low[top], fuzzy.rank_high[top]) == f"1-{fuzzy.rank_high[top]}"
 
 
 def test_duplicate_rotations_are_resampled_together():

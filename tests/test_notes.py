@@ -115,7 +115,7 @@ def test_a_bot_s_value_names_stay_bounded_in_every_output(tmp_path) -> None:
     from league_support import install_test_bot
 
     from referee.league.store import LeagueStore
-    from referee.present.notes import NAMES_PER_BOT
+    from referee.league.tables import NAMES_PER_BOT
 
     specs = [install_test_bot(tmp_path, "namer"), install_test_bot(tmp_path, "honest")]
     out = tmp_path / "out"

@@ -9,18 +9,9 @@ import json
 import pytest
 from rich.console import Console
 
-from referee.league.tables import (
-    Row,
-    h2h_csv,
-    head_to_head,
-    league_table,
-    percentile,
-    render_terminal,
-    to_csv,
-    to_json,
-    to_markdown,
-    write_tables,
-)
+from referee.cli.tables import render_terminal
+from referee.league.table_files import h2h_csv, to_csv, to_json, to_markdown, write_tables
+from referee.league.tables import Row, head_to_head, league_table, percentile
 from referee.ratings.results import PlayedGame
 from referee.ratings.trueskill import Ratings, rate_games
 

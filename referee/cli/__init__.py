@@ -459,8 +459,8 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
     import asyncio
     import shlex
 
+    from referee.cli.progress import make_progress
     from referee.league.config import LeagueSettings, expand_bots, is_league_file, load_league_file
-    from referee.league.progress import make_progress
     from referee.league.runner import run_league
     from referee.league.store import games_stored
     from referee.util.seeds import weak_secret_warning
@@ -577,7 +577,7 @@ def table(out: Path) -> None:
 
 
 def _print_outcome(outcome: Any, quiet: bool) -> None:
-    from referee.league.tables import render_terminal
+    from referee.cli.tables import render_terminal
 
     if not quiet:
         echo_fitted(f"schedule: {len(outcome.schedule)} games; {outcome.balance.describe()}")
@@ -589,7 +589,7 @@ def _print_outcome(outcome: Any, quiet: bool) -> None:
                     separation=(None if fit is None or fit.z is None
                                 else f"gap z <= {fit.z:.2f}: 95% over {fit.looks} looks"))
     if outcome.workers:
-        from referee.league.worker_health import render_workers
+        from referee.cli.tables import render_workers
 
         render_workers(outcome.workers)
     state = "finished" if outcome.finished else "unfinished (use --resume)"

@@ -60,9 +60,3 @@ class LeagueFolder:
         from referee.league.store import LeagueStore
 
         return LeagueStore(self.store_path)
-
-    def open_store_readonly(self) -> LeagueStore:
-        """The league's store opened for reading only (the club server's pages)."""
-        from referee.league.store import LeagueStore
-
-        return LeagueStore.open_readonly(self.store_path)

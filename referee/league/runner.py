@@ -29,7 +29,8 @@ from referee.league.resume import differences
 from referee.league.schedule import Balance, ScheduledGame, balance, make_schedule
 from referee.league.store import LeagueStore, remove_database
 from referee.league.stored import StoredLeague, read_league
-from referee.league.tables import Row, head_to_head, league_table, write_tables
+from referee.league.table_files import write_tables
+from referee.league.tables import Row, head_to_head, league_table
 from referee.league.worker_health import WorkerRow, worker_health, write_worker_tables
 from referee.ratings.intervals import Standings, standings
 from referee.ratings.results import PlayedGame

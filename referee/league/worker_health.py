@@ -14,9 +14,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
 from referee.bots.errors import STRIKE_TYPES
 from referee.league.tables import percentile
 from referee.ratings.results import PlayedGame
@@ -63,7 +60,8 @@ def worker_health(games: Sequence[PlayedGame], workers: Mapping[int, str]) -> li
     return rows
 
 
-def _cells(row: WorkerRow) -> list[str]:
+def worker_cells(row: WorkerRow) -> list[str]:
+    """A worker's line as the tables print it (the terminal's and table.md's)."""
     strikes = " ".join(f"{kind}:{n}" for kind, n in row.strikes.items() if n) or "-"
 
     def fmt(value: float | None, digits: int) -> str:
@@ -77,21 +75,11 @@ HEADERS = ["worker", "games", "strikes", "forfeits", "think p50 ms", "think p95 
            "p50 vs all"]
 
 
-def render_workers(rows: Sequence[WorkerRow], console: Console | None = None) -> None:
-    """Print the worker table with rich."""
-    table = Table(title="Workers", title_justify="left")
-    for name in HEADERS:
-        table.add_column(name, justify="left" if name == "worker" else "right")
-    for row in rows:
-        table.add_row(*_cells(row))
-    (console or Console()).print(table)
-
-
 def to_markdown(rows: Sequence[WorkerRow]) -> str:
     """The worker table as a Markdown section."""
     lines = [MARKDOWN_TITLE, "", "| " + " | ".join(HEADERS) + " |",
              "| " + " | ".join(["---"] * len(HEADERS)) + " |"]
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in _cells(row)) + " |"
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in worker_cells(row)) + " |"
               for row in rows]
     return "\n".join(lines) + "\n"
 

@@ -4,7 +4,8 @@ record.
 
 A bot's notes are its own business and never a strike: what is too long is cut and flagged
 (`note_cut`), so a record keeps at most NOTE_MAX_BYTES of text and VALUES_MAX finite numbers
-under names of at most NAME_MAX_BYTES, and a league's tables keep NAMES_PER_BOT names per bot.
+under names of at most NAME_MAX_BYTES, and a league's tables keep NAMES_PER_BOT names per bot
+(`referee.league.tables`).
 The text is kept as sent (within the cut); whoever shows it escapes it (`referee.present.text`), as
 every bot-supplied text.
 """
@@ -18,10 +19,6 @@ from typing import Any
 NOTE_MAX_BYTES = 256
 VALUES_MAX = 16
 NAME_MAX_BYTES = 32
-#: Distinct value names a league keeps per bot in its tables and report (the first ones in
-#: schedule order); more are dropped and counted, so a bot that sends new names every move
-#: cannot grow them.
-NAMES_PER_BOT = 16
 
 
 def _cut_utf8(text: str, limit: int) -> str:

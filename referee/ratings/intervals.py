@@ -109,13 +109,6 @@ class Standings:
         return [(a, b) for a, b in zip(self.order, self.order[1:], strict=False)
                 if not self.separated(a, b)]
 
-    def rank_range(self, bot: str) -> str:
-        """'2-3', or '2' when the bot holds one rank at 95%; '-' without games."""
-        low, high = self.rank_low[bot], self.rank_high[bot]
-        if low is None or high is None:
-            return "-"
-        return str(low) if low == high else f"{low}-{high}"
-
 
 def look_z(looks: int, level: float = LEVEL) -> float:
     """The z a gap must exceed at each of `looks` looks so that two equal bots are separated at
