@@ -159,11 +159,16 @@ def settled(schedule: Sequence[ScheduledGame], games: Sequence[PlayedGame],
 
 def league_standings(games: list[PlayedGame], bots: list[str], schedule: list[ScheduledGame],
                      seed: int, looks: int = 1) -> Standings:
-    """The global fit of a league's games with bootstrap intervals: the rotations of one
-    duplicate table are resampled together (their schedule group). `looks` > 1 for a league
-    checked after each block (`--until-settled`)."""
+    """The global fit of a league's games with its intervals; in its bootstrap (rank ranges,
+    gaps) the rotations of one duplicate table are resampled together (their schedule group).
+    `looks` > 1 for a league checked after each block (`--until-settled`)."""
     groups = {game.index: game.group for game in schedule}
     return standings(games, bots, seed, groups, looks=looks)
+
+
+#: Where a league of several table sizes reads its strengths (plackett.py).
+TYPICAL_TABLE = ("the league's typical table: the geometric mean of the scales over its games "
+                 "is 1")
 
 
 def fit_facts(fit: Standings | None) -> dict:
@@ -173,7 +178,7 @@ def fit_facts(fit: Standings | None) -> dict:
         return {}
     facts: dict = {"separation": separation_rule(fit)}
     if len(fit.scale) > 1:
-        facts["strength_reference_table_size"] = fit.reference_size
+        facts["strength_read_at"] = TYPICAL_TABLE
         facts["strength_scale_by_table_size"] = {str(k): c for k, c in sorted(fit.scale.items())}
     return facts
 

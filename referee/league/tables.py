@@ -51,7 +51,7 @@ class Row:
     # The global fit (referee/ratings/intervals.py), on the Elo scale; None without games or
     # without a fit.
     strength: float | None = None
-    strength_low: float | None = None   # 95% bootstrap interval
+    strength_low: float | None = None   # 95% interval (from the fit's curvature)
     strength_high: float | None = None
     rank_low: int | None = None         # the ranks the bot holds at 95%
     rank_high: int | None = None
@@ -428,12 +428,11 @@ def _say(console: Console, text: str) -> None:
 
 
 def scale_line(scale: dict[int, float]) -> str:
-    """What a strength means at each table size: the scale of each size against the
-    reference (the size whose scale is 1)."""
-    reference = next(k for k, c in scale.items() if c == 1.0)
-    others = ", ".join(f"{k}: x{c:.2f}" for k, c in sorted(scale.items()) if k != reference)
-    return (f"strength is read at tables of {reference} (the most played); gaps at other "
-            f"sizes ('by size'): {others}")
+    """What a strength means at each table size: it is read at the league's typical table
+    (the scales' geometric mean over its games is 1), and a gap at size k is c_k times it."""
+    sizes = ", ".join(f"{k}: x{c:.2f}" for k, c in sorted(scale.items()))
+    return (f"strength is read at this league's typical table (scales average 1 over its "
+            f"games); gaps at each size ('by size'): {sizes}")
 
 
 def note_lines(rows: Sequence[Row]) -> list[str]:
@@ -486,7 +485,7 @@ def to_markdown(rows: Sequence[Row], h2h: HeadToHead, pairwise: Pairwise | None 
         lines.append(_md_line([a, *(_h2h_cell(h2h, a, b) for b in names)]))
     if any(row.strength is not None for row in rows):
         lines += ["", "strength: global Plackett-Luce fit on the Elo scale (0 = average), with "
-                  "its 95% bootstrap interval and the ranks held at 95%; separated_from_next: "
+                  "its 95% interval and the ranks held at 95% (bootstrap); separated_from_next: "
                   "no when this row is not separated from the next (the rule is under "
                   "'separation' above; by default their 95% intervals overlap)."]
         if _fit_sizes(rows):

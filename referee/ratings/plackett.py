@@ -20,12 +20,14 @@ formula, so strengths are reported on the Elo scale (400 / ln 10 per unit of the
 * **Table size.** In Las Vegas the same two bots are much further apart at a table of 2 than
   at a table of 5 (more opponents, more luck in who takes which casino). One strength per bot
   with the same meaning at every size does not fit that, so each table size k gets a *scale*
-  c_k: at a table of k, bot i's weight is exp(c_k theta_i). The scale of the league's most
-  played size (the *reference*, the smallest of equals) is 1, so a strength is read at that
-  size, and c_k times it is the strength at size k (bench/fairness.py compares the observed
-  finishing-ahead rates at each size with both models). Each log c_k has a weak normal prior
-  (sd 1), so that a size where all bots look alike keeps a finite scale. A league of one size
-  is the plain model.
+  c_k: at a table of k, bot i's weight is exp(c_k theta_i). The games fix only the products
+  c_k theta_i, so the split is a convention: strengths are reported at the league's *typical
+  table*, where the geometric mean of the scales over the league's games is 1 (no size is
+  picked by a tie-break, and the numbers do not move with which size is the most played);
+  c_k times a strength is the strength at size k. Each log c_k (against the most played size,
+  which the fit holds at 1 while it iterates) has a weak normal prior (sd 1) so that a size
+  where all bots look alike keeps a finite scale; bench/fairness.py measures that the
+  intervals cover with it. A league of one size is the plain model.
 
 The fit is the maximum of the log-likelihood, found by Newton's method with a backtracking line
 search in numpy, on the strengths and the scales at once (damped where the joint problem is
@@ -148,6 +150,9 @@ class Design:
             size_games[game.players] = size_games.get(game.players, 0) + 1
         self.sizes = sorted(size_games, key=lambda k: (-size_games[k], k))
         self.size_games = size_games
+        # each size's share of the games: the typical table's weights (`typical`)
+        total = max(len(kept), 1)
+        self.size_weights = np.array([size_games[k] / total for k in self.sizes])
         size_index = {k: i for i, k in enumerate(self.sizes)}
         self.game_size = np.array([size_index[game.players] for game in kept], dtype=np.int64)
         self.width, self.bot, self.win = width, bot, win
@@ -544,11 +549,11 @@ class GlobalFit:
     played; None for a bot without games."""
 
     strength: dict[str, float | None]
-    scale: dict[int, float] = field(default_factory=dict)   # table size -> scale (ref. 1)
+    scale: dict[int, float] = field(default_factory=dict)   # table size -> scale (typical 1)
 
     def ahead(self, a: str, b: str, players: int | None = None) -> float | None:
         """The model's probability that `a` finishes ahead of `b` at a table they share (of
-        `players`, default the reference size)."""
+        `players`, default the league's typical table)."""
         sa, sb = self.strength[a], self.strength[b]
         if sa is None or sb is None:
             return None
@@ -564,10 +569,46 @@ def to_elo(theta: np.ndarray, played: np.ndarray) -> np.ndarray:
     return (theta - centre) * ELO
 
 
+def typical(design: Design, theta: np.ndarray, log_scale: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """`theta` and `log_scale` moved to the league's typical table: the same products c_k
+    theta (the same likelihood), with the games-weighted mean of the log scales 0."""
+    shift = float(design.size_weights @ log_scale) if len(design.sizes) > 1 else 0.0
+    return theta * math.exp(shift), log_scale - shift
+
+
+def strength_sd(design: Design, theta: np.ndarray, log_scale: np.ndarray) -> np.ndarray | None:
+    """The standard error (Elo) of each bot's reported strength (at the typical table, centred
+    on the bots that played) at the fit's maximum (`theta`, `log_scale` as `fit_scaled` gives
+    them): the inverse of the negative Hessian of the objective in the strengths and the
+    scales (so the scales' uncertainty is in it: they are profiled out), carried to the
+    reported numbers by their derivatives (the delta method). None when the Hessian is not
+    invertible."""
+    n, joint = design.n, len(design.sizes) > 1
+    ones = np.ones(len(design.games))
+    _, info = (design._joint_newton(theta, ones, log_scale) if joint
+               else design._theta_newton(theta, ones, log_scale))
+    covariance = _inverse(info)
+    if covariance is None:
+        return None
+    played = design.played > 0
+    shift = float(design.size_weights @ log_scale) if joint else 0.0
+    gain = ELO * math.exp(shift)
+    # reported s_i = gain (theta_i - mean of the played theta); gain = ELO exp(w . b)
+    jacobian = np.zeros((n, len(covariance)))
+    jacobian[:, :n] = gain * (np.eye(n) - played[None, :] / max(int(played.sum()), 1))
+    if joint:
+        centred = theta - (theta[played].mean() if played.any() else 0.0)
+        jacobian[:, n:] = (gain * centred)[:, None] * design.size_weights[None, 1:]
+    variance = np.einsum("ij,jk,ik->i", jacobian, covariance, jacobian)
+    return np.sqrt(np.maximum(variance, 0.0))
+
+
 def fit_games(games: Iterable[PlayedGame], bots: Sequence[str]) -> GlobalFit:
-    """The global Plackett-Luce fit of `games` (any order) for `bots`."""
+    """The global Plackett-Luce fit of `games` (any order) for `bots`, at the league's typical
+    table."""
     design = Design(games, bots)
-    theta, log_scale = design.fit_scaled()
+    theta, log_scale = typical(design, *design.fit_scaled())
     elo = to_elo(theta, design.played)
     return GlobalFit({bot: float(elo[i]) if design.played[i] else None
                       for i, bot in enumerate(design.bots)},
