@@ -371,3 +371,38 @@ def test_the_bootstrap_takes_one_hessian_per_resample(monkeypatch):
     standings(games, BOTS, seed=2, resamples=50)
     # the point fit, one for the intervals' curvature, one shared by the resamples, one each
     assert hessians["count"] <= point_fit + 2 + 50
+
+
+def test_the_size_model_is_tested_and_the_table_says_when_the_games_reject_it():
+    """One scale per table size against free strengths per size: games drawn from the model
+    pass; games where the order at tables of 2 is the reverse of that at tables of 4 fail, and
+    the table then shows each size's own strengths."""
+    names = [f"b{i}" for i in range(5)]
+    rng = np.random.default_rng(5)
+    strengths = np.linspace(-1.5, 1.5, 5)
+    fits = synthetic_league(rng, strengths, 120, (2, 4), SCALES)
+    held = standings(fits, names, seed=1, resamples=20).size_test
+    assert held is not None and not held.rejected and held.df == (2 - 1) * (5 - 2)
+    at_two = synthetic_league(rng, strengths, 60, (2,), SCALES)
+    at_four = synthetic_league(rng, strengths[::-1], 60, (4,), SCALES)
+    games = at_two + [dataclasses.replace(g, index=len(at_two) + g.index) for g in at_four]
+    fit = standings(games, names, seed=1, resamples=20)
+    assert fit.size_test is not None and fit.size_test.rejected and fit.size_test.p < 1e-6
+    by_size = fit.size_test.by_size
+    assert by_size[2]["b4"] > 0 > by_size[4]["b4"]        # the reversal, at each size alone
+    rows = league_table(games, names, rate_games(games, names), fit)
+    console = Console(file=io.StringIO(), width=200)
+    render_terminal(rows, {}, console, scale=fit.scale, size_test=fit.size_test)
+    printed = console.file.getvalue()
+    assert "one scale per table size does NOT fit these games" in printed
+    assert f"b4: 2p {by_size[2]['b4']:+.0f}, 4p {by_size[4]['b4']:+.0f}" in printed
+    one_size = standings(at_two, names, seed=1, resamples=20)
+    assert one_size.size_test is None
+
+
+def test_chi_square_tail():
+    from referee.ratings.plackett import chi2_sf
+
+    assert chi2_sf(3.841459, 1) == pytest.approx(0.05, abs=1e-6)
+    assert chi2_sf(18.307038, 10) == pytest.approx(0.05, abs=1e-6)
+    assert chi2_sf(0.0, 3) == 1.0 and chi2_sf(200.0, 3) < 1e-40

@@ -586,6 +586,7 @@ def _print_outcome(outcome: Any, quiet: bool) -> None:
     fit = outcome.standings
     render_terminal(outcome.rows, outcome.h2h, pairwise=outcome.pairwise,
                     scale=fit.scale if fit is not None else None,
+                    size_test=fit.size_test if fit is not None else None,
                     separation=(None if fit is None or fit.z is None
                                 else f"gap z <= {fit.z:.2f}: 95% over {fit.looks} looks"))
     if outcome.workers:

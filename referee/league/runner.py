@@ -180,6 +180,13 @@ def fit_facts(fit: Standings | None) -> dict:
     if len(fit.scale) > 1:
         facts["strength_read_at"] = TYPICAL_TABLE
         facts["strength_scale_by_table_size"] = {str(k): c for k, c in sorted(fit.scale.items())}
+    test = fit.size_test
+    if test is not None:
+        facts["size_model_test"] = {"likelihood_ratio": test.statistic, "df": test.df,
+                                    "p": test.p, "rejected": test.rejected}
+        if test.rejected:
+            facts["size_model_test"]["strength_at_each_size_alone"] = {
+                str(k): by_bot for k, by_bot in sorted(test.by_size.items())}
     return facts
 
 

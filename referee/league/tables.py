@@ -22,6 +22,7 @@ from rich.table import Table
 from referee.bots.errors import STRIKE_TYPES
 from referee.present.notes import NAMES_PER_BOT
 from referee.ratings.intervals import Standings
+from referee.ratings.plackett import SizeTest
 from referee.ratings.results import PlayedGame
 from referee.ratings.trueskill import Ratings
 
@@ -361,12 +362,13 @@ def _terminal_cells(row: Row, multi_size: bool) -> dict[str, str]:
 
 def render_terminal(rows: Sequence[Row], h2h: HeadToHead, console: Console | None = None,
                     pairwise: Pairwise | None = None, scale: dict[int, float] | None = None,
-                    separation: str | None = None) -> None:
+                    separation: str | None = None, size_test: SizeTest | None = None) -> None:
     """Print the league table, the head-to-head matrix and (with `pairwise`) the global fit's
     chance of each bot finishing ahead of each other, with rich, in the console's width: the
     most useful columns first, the others only while they fit (all are in the files).
     `scale` (table size -> scale of the strengths) says what a strength means at each size;
-    `separation` the rule behind the `~` marks (default: 95% intervals overlap)."""
+    `separation` the rule behind the `~` marks (default: 95% intervals overlap); `size_test`
+    whether the games fit one scale per size (`size_test_lines`)."""
     console = console or Console()
     fitted = any(row.strength is not None for row in rows)
     skip = set() if _fit_sizes(rows) else {"by size"}   # one table size: nothing to say
@@ -402,6 +404,8 @@ def render_terminal(rows: Sequence[Row], h2h: HeadToHead, console: Console | Non
                       f"({separation or '95% intervals overlap'})")
         if scale and len(scale) > 1:
             _say(console, scale_line(scale))
+        for line in size_test_lines(size_test):
+            _say(console, line)
     names = [row.bot for row in rows]
     width = 4 + max(len(n) for n in names) + sum(max(len(n), 5) + 3 for n in names) \
         if names else 0
@@ -433,6 +437,25 @@ def scale_line(scale: dict[int, float]) -> str:
     sizes = ", ".join(f"{k}: x{c:.2f}" for k, c in sorted(scale.items()))
     return (f"strength is read at this league's typical table (scales average 1 over its "
             f"games); gaps at each size ('by size'): {sizes}")
+
+
+def size_test_lines(test: SizeTest | None) -> list[str]:
+    """What the likelihood-ratio test of one scale per table size says, in a line; when the
+    games reject it, the strengths fitted at each size alone, one line per bot."""
+    if test is None:
+        return []
+    said = f"likelihood ratio {test.statistic:.1f}, {test.df} df, p = {test.p:.3f}"
+    if not test.rejected:
+        return [f"one scale per table size fits these games ({said})"]
+    lines = [f"one scale per table size does NOT fit these games ({said}): the bots' gaps "
+             f"differ between sizes beyond the scales; each size fitted alone (Elo at that "
+             f"size):"]
+    bots = next(iter(test.by_size.values()))
+    for bot in bots:
+        cells = [f"{k}p {v:+.0f}" for k, by_bot in sorted(test.by_size.items())
+                 if (v := by_bot.get(bot)) is not None]
+        lines.append(f"  {bot}: {', '.join(cells) or '-'}")
+    return lines
 
 
 def note_lines(rows: Sequence[Row]) -> list[str]:

@@ -31,7 +31,15 @@ from statistics import NormalDist
 
 import numpy as np
 
-from referee.ratings.plackett import Design, canonical_key, strength_sd, to_elo, typical
+from referee.ratings.plackett import (
+    Design,
+    SizeTest,
+    canonical_key,
+    size_test,
+    strength_sd,
+    to_elo,
+    typical,
+)
 from referee.ratings.results import PlayedGame
 from referee.util.seeds import keyed_seed
 
@@ -61,6 +69,8 @@ class Standings:
     scale: dict[int, float] = field(default_factory=dict)
     # bot -> table size -> games that entered the fit
     games_by_size: dict[str, dict[int, int]] = field(default_factory=dict)
+    # the test of one scale per table size against free strengths per size (plackett.py)
+    size_test: SizeTest | None = None
 
     def strength_at(self, bot: str, players: int) -> float | None:
         """`bot`'s strength at tables of `players` (its gaps to others at that size); None
@@ -195,6 +205,7 @@ def standings(games: Sequence[PlayedGame], bots: Sequence[str], seed: int,
         scale={k: float(c) for k, c in
                zip(design.sizes, np.exp(typical(design, theta, log_scale)[1]), strict=True)},
         games_by_size=_games_by_size(design),
+        size_test=size_test(design, theta, log_scale),
     )
 
 

@@ -246,6 +246,11 @@ class Design:
             state["chosen"] = (self.winf * u).sum(axis=0) - np.log(chosen_d)
         return state["chosen"]
 
+    def log_likelihood(self, theta: np.ndarray, log_scale: np.ndarray) -> float:
+        """The log-likelihood of the games at (theta, log scales), without the priors."""
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return float(self._chosen(self._state(theta, log_scale)).sum())
+
     def _objective(self, theta: np.ndarray, weights: np.ndarray,
                    log_scale: np.ndarray | None = None) -> float:
         """Log-likelihood plus log-prior at `theta` (and the log scales per size), with one
@@ -602,6 +607,80 @@ def strength_sd(design: Design, theta: np.ndarray, log_scale: np.ndarray) -> np.
         jacobian[:, n:] = (gain * centred)[:, None] * design.size_weights[None, 1:]
     variance = np.einsum("ij,jk,ik->i", jacobian, covariance, jacobian)
     return np.sqrt(np.maximum(variance, 0.0))
+
+
+#: p below which the league's games reject one scale per table size
+REJECT_BELOW = 0.05
+
+
+@dataclass(frozen=True)
+class SizeTest:
+    """The likelihood-ratio test of one scale per table size (strengths c_k theta_i) against
+    free strengths at each size (each size fitted alone): the statistic, its degrees of
+    freedom, its p-value (chi-square) and the free strengths (Elo, centred, at that size)."""
+
+    statistic: float
+    df: int
+    p: float
+    by_size: dict[int, dict[str, float | None]]
+
+    @property
+    def rejected(self) -> bool:
+        """True when the games reject the model of one scale per size (p < REJECT_BELOW)."""
+        return self.df > 0 and self.p < REJECT_BELOW
+
+
+def size_test(design: Design, theta: np.ndarray, log_scale: np.ndarray) -> SizeTest | None:
+    """The test of the per-size model at its fit (`theta`, `log_scale` from `fit_scaled`);
+    None for a league of one table size."""
+    if len(design.sizes) < 2:
+        return None
+    free = 0.0
+    df = -(int((design.played > 0).sum()) - 1) - (len(design.sizes) - 1)
+    by_size: dict[int, dict[str, float | None]] = {}
+    for k in sorted(design.sizes):
+        alone = Design([game for game in design.games if game.players == k], design.bots)
+        fitted = alone.fit()
+        free += alone.log_likelihood(fitted, np.zeros(1))
+        df += int((alone.played > 0).sum()) - 1
+        elo = to_elo(fitted, alone.played)
+        by_size[k] = {bot: float(elo[i]) if alone.played[i] else None
+                      for i, bot in enumerate(design.bots)}
+    statistic = max(2 * (free - design.log_likelihood(theta, log_scale)), 0.0)
+    return SizeTest(statistic, df, chi2_sf(statistic, df) if df > 0 else 1.0, by_size)
+
+
+def chi2_sf(x: float, df: int) -> float:
+    """P(chi-square with `df` degrees of freedom > x): the regularized upper incomplete gamma
+    Q(df/2, x/2), by its series below a + 1 and its continued fraction above (Numerical
+    Recipes' gammq)."""
+    a, z = df / 2, x / 2
+    if z <= 0:
+        return 1.0
+    log_front = -z + a * math.log(z) - math.lgamma(a)
+    if z < a + 1:
+        term = total = 1 / a
+        for n in range(1, 1000):
+            term *= z / (a + n)
+            total += term
+            if abs(term) < abs(total) * 1e-15:
+                break
+        return max(0.0, 1 - total * math.exp(log_front))
+    b = z + 1 - a                       # Lentz's method
+    c, d = 1 / 1e-300, 1 / b
+    h = d
+    for n in range(1, 1000):
+        an = -n * (n - a)
+        b += 2
+        d = an * d + b
+        d = 1e-300 if abs(d) < 1e-300 else d
+        c = b + an / c
+        c = 1e-300 if abs(c) < 1e-300 else c
+        d = 1 / d
+        h *= d * c
+        if abs(d * c - 1) < 1e-15:
+            break
+    return math.exp(log_front) * h
 
 
 def fit_games(games: Iterable[PlayedGame], bots: Sequence[str]) -> GlobalFit:
