@@ -399,9 +399,10 @@ def render_terminal(rows: Sequence[Row], h2h: HeadToHead, console: Console | Non
     for line in note_lines(rows):
         _say(console, line)
     if fitted:
+        where = " at the typical table" if scale and len(scale) > 1 else ""
         _say(console, "strength: global fit, Elo scale: 0 is average, +100 about 64% to "
-                      "finish ahead; ranks: held at 95%; ~: not separated from the next row "
-                      f"({separation or '95% intervals overlap'})")
+                      f"finish ahead{where}; ranks: held at 95%; ~: not separated from the next "
+                      f"row ({separation or '95% intervals overlap'})")
         if scale and len(scale) > 1:
             _say(console, scale_line(scale))
         for line in size_test_lines(size_test):
