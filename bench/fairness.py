@@ -1,8 +1,8 @@
 """Benchmark: do the ratings keep their promises? (issue 24)
 
 Everything is simulated in process (engine bots, no gRPC), so that thousands of gauntlets and
-leagues run in minutes. Each section prints its counts; the last four lines are the promises,
-each alone on its line ("not met" where a target is not):
+leagues run in minutes. Each section prints its counts; the last lines are the promises (of
+issues 24 and 32), each alone on its line ("not met" where a target is not):
 
 1. **Gauntlet false positives.** A pool of real gauntlet pairs of two equally strong bots
    (greedy with 30% random moves, different random choices, against a field of three such
@@ -33,6 +33,15 @@ each alone on its line ("not met" where a target is not):
    bot: with random streams of their own (noisy) and deterministic ones whose "random" moves
    are a hash of what they see (hashed), so that all their luck is in the dice.
 
+5. **Intervals against known strengths (issue 32).** Synthetic leagues drawn from the
+   Plackett-Luce model with unequal per-size scales (1, 0.4, 0.35, 0.3 at tables of 2, 3, 4,
+   5, near the engine's), strengths evenly spread over 100-1000 Elo at tables of 2: for 4, 8
+   and 12 bots at 20, 60 and 200 games per bot, at tables of 4 and of 2-5, how often the 95%
+   interval holds the true strength (at the league's typical table), for every bot and for
+   the strongest and weakest alone; at least 480 intervals per cell (+-0.02). Beside it, how
+   often the size model's likelihood-ratio test rejects leagues drawn from the model (target
+   0.05; "not met" above 0.08).
+
 Besides: the correlation of the two scores of a gauntlet pair (how much pairing can cancel),
 the goodness of fit of the global fit per table size (observed against predicted
 finishing-ahead rates, one scale per size against one strength for all sizes), TrueSkill with
@@ -62,12 +71,31 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from simulated import hashed_greedy, noisy_greedy, pair_pool, play_scheduled  # noqa: E402
+from simulated import (  # noqa: E402
+    hashed_greedy,
+    noisy_greedy,
+    pair_pool,
+    play_scheduled,
+    synthetic_league,
+    true_typical,
+)
 
 from referee.engine import preset  # noqa: E402
 from referee.league.schedule import make_schedule  # noqa: E402
-from referee.ratings.intervals import look_z, standings  # noqa: E402
-from referee.ratings.plackett import ELO, Design, GlobalFit, fit_games, to_elo  # noqa: E402
+from referee.ratings.intervals import (  # noqa: E402
+    fit_with_sd,
+    look_z,
+    standings,
+    wald_interval,
+)
+from referee.ratings.plackett import (  # noqa: E402
+    ELO,
+    Design,
+    GlobalFit,
+    fit_games,
+    size_test,
+    to_elo,
+)
 from referee.ratings.results import PlayedGame  # noqa: E402
 from referee.ratings.sprt import (  # noqa: E402
     BETTER,
@@ -336,6 +364,80 @@ def duplicate_section(args) -> tuple[float, float, float, int]:
     return (*worst, args.duplicate_seeds)
 
 
+# --- 5: interval coverage at any table mix --------------------------------------------------
+
+TRUE_SCALES = {2: 1.0, 3: 0.4, 4: 0.35, 5: 0.3}   # unequal, near the engine's (section "sizes")
+MIXES = {"4": (4,), "2-5": (2, 3, 4, 5)}
+COVER_BOTS = (4, 8, 12)
+COVER_GAMES = (20, 60, 200)
+
+
+def coverage_cell(rng: np.random.Generator, bots: int, per_bot: int, sizes: Sequence[int],
+                  intervals: int) -> tuple[int, int, int, int]:
+    """Synthetic leagues (Plackett-Luce with the per-size scales TRUE_SCALES; strengths evenly
+    spread over a width drawn from 100 to 1000 Elo at tables of 2) until `intervals`
+    intervals are in: (covered, intervals, extremes covered, extremes), extremes being the
+    strongest and the weakest bot of each league."""
+    names = [f"b{i}" for i in range(bots)]
+    covered = total = edge_covered = edges = 0
+    while total < intervals:
+        width = rng.uniform(100, 1000) / ELO
+        strengths = np.linspace(-width / 2, width / 2, bots)
+        games = synthetic_league(rng, strengths, per_bot, sizes, TRUE_SCALES)
+        truth = true_typical(games, strengths, TRUE_SCALES)
+        design = Design(games, names)
+        point, sd = fit_with_sd(design, *design.fit_scaled())
+        assert sd is not None
+        low, high = wald_interval(point, sd)
+        for i, bot in enumerate(names):
+            inside = bool(low[i] <= truth[bot] <= high[i])
+            covered, total = covered + inside, total + 1
+            if i in (0, bots - 1):
+                edge_covered, edges = edge_covered + inside, edges + 1
+    return covered, total, edge_covered, edges
+
+
+def coverage_section(args) -> dict[str, tuple[int, int]]:
+    """The 95% intervals' coverage of the true strength (issue 32), per number of bots, games
+    per bot and table mix: returns the worst cell's and the extremes' worst counts."""
+    print(f"\n5. 95% intervals against known strengths: synthetic leagues of "
+          f"{'/'.join(map(str, COVER_BOTS))} bots x {'/'.join(map(str, COVER_GAMES))} games per "
+          f"bot, at tables of 4 and of 2-5 (true scales "
+          + ", ".join(f"{k}: {c:g}" for k, c in TRUE_SCALES.items())
+          + f"); at least {args.cover_intervals} intervals per cell; target 0.93-0.97",
+          flush=True)
+    rng = np.random.default_rng(32)
+    print(f"   {'tables':>6} {'bots':>4} {'games':>5} {'covered':>16} {'extremes':>16}")
+    cells: list[tuple[int, int, int, int]] = []
+    for mix, sizes in MIXES.items():
+        for bots in COVER_BOTS:
+            for per_bot in COVER_GAMES:
+                cell = coverage_cell(rng, bots, per_bot, sizes, args.cover_intervals)
+                cells.append(cell)
+                covered, total, edge_covered, edges = cell
+                print(f"   {mix:>6} {bots:>4} {per_bot:>5} {covered / total:>6.3f} "
+                      f"({covered}/{total}) {edge_covered / edges:>6.3f} "
+                      f"({edge_covered}/{edges})", flush=True)
+    names = [f"b{i}" for i in range(6)]
+    rejected = 0
+    for _ in range(args.size_tests):
+        strengths = np.linspace(-1.5, 1.5, 6)
+        games = synthetic_league(rng, strengths, 60, MIXES["2-5"], TRUE_SCALES)
+        design = Design(games, names)
+        test = size_test(design, *design.fit_scaled())
+        rejected += test is not None and test.rejected
+    print(f"   the size model's likelihood-ratio test on {args.size_tests} leagues drawn from it "
+          f"(6 bots x 60 games, tables of 2-5): rejected {rejected} "
+          f"({rejected / args.size_tests:.3f}; at p < 0.05 it should be about 0.05)")
+    low = min(cells, key=lambda c: c[0] / c[1])
+    high = max(cells, key=lambda c: c[0] / c[1])
+    edge = min(cells, key=lambda c: c[2] / c[3])
+    return {"low": (low[0], low[1]), "high": (high[0], high[1]), "edge": (edge[2], edge[3]),
+            "all": (sum(c[0] for c in cells), sum(c[1] for c in cells)),
+            "cells": (len(cells), sum(0.93 <= c[0] / c[1] <= 0.97 for c in cells)),
+            "size_test": (rejected, args.size_tests)}
+
+
 # --- goodness of fit per table size --------------------------------------------------------
 
 FIT_LEVELS = {"p0.0": 0.0, "p0.15": 0.15, "p0.3": 0.3, "p0.6": 0.6, "p1.0": 1.0}
@@ -357,9 +459,15 @@ def size_section(args) -> None:
                         zip(names, to_elo(design.fit(), design.played), strict=True)})
     per_size = {size: fit_games([g for g in games if g.players == size], names)
                 for size in (2, 3, 4, 5)}
-    reference = min(scaled.scale, key=lambda k: abs(scaled.scale[k] - 1.0))
-    print(f"   scale per size (strengths read at tables of {reference}): "
-          + ", ".join(f"{k}: {c:.2f}" for k, c in sorted(scaled.scale.items())))
+    print("   scale per size (strengths read at the typical table, geometric mean 1): "
+          + ", ".join(f"{k}: {c:.2f}" for k, c in sorted(scaled.scale.items()))
+          + "; against tables of 2: "
+          + ", ".join(f"{k}: {c / scaled.scale[2]:.2f}" for k, c in sorted(scaled.scale.items())))
+    test = standings(games, names, 1, resamples=20).size_test
+    assert test is not None
+    print(f"   likelihood ratio test of one scale per size against free strengths per size: "
+          f"{test.statistic:.1f} on {test.df} df, p = {test.p:.3f}"
+          f"{' (rejected)' if test.rejected else ''}")
     print("   strength fitted at each size alone (Elo):")
     for bot in names:
         print(f"     {bot:<6} " + "  ".join(f"{k}p {per_size[k].strength[bot]:+5.0f}"
@@ -456,14 +564,16 @@ def shuffle_section(args) -> None:
 
 # --- the promises --------------------------------------------------------------------------
 
-SECTIONS = ("gauntlet", "pairing", "settled", "duplicate", "sizes", "trueskill", "shuffle")
+SECTIONS = ("gauntlet", "pairing", "settled", "duplicate", "coverage", "sizes", "trueskill",
+            "shuffle")
 
 
 def promise_lines(gauntlet: dict[str, tuple[int, int]] | None,
                   settled: tuple[int, int] | None,
-                  duplicate: tuple[float, float, float, int] | None) -> list[str]:
-    """The four lines of issue 24 (of the sections run), with 'not met' where a target is
-    not."""
+                  duplicate: tuple[float, float, float, int] | None,
+                  coverage: dict[str, tuple[int, int]] | None = None) -> list[str]:
+    """The four lines of issue 24 and the coverage line of issue 32 (of the sections run),
+    with 'not met' where a target is not."""
     params = SprtParams()
 
     def mark(ok: bool) -> str:
@@ -485,6 +595,17 @@ def promise_lines(gauntlet: dict[str, tuple[int, int]] | None,
         ratio, low, high, seeds = duplicate
         lines.append(f"duplicate variance ratio: {ratio:.2f} [{low:.2f}, {high:.2f}] "
                      f"({seeds} seeds){mark(ratio <= 0.7 and high < 1)}")
+    if coverage is not None:
+        (lo, lo_n), (hi, hi_n) = coverage["low"], coverage["high"]
+        (edge, edge_n), (inside, total) = coverage["edge"], coverage["all"]
+        cells, good = coverage["cells"]
+        lines.append(f"interval coverage: {inside / total:.3f} ({inside}/{total}); cells "
+                     f"{lo / lo_n:.3f} ({lo}/{lo_n}) to {hi / hi_n:.3f} ({hi}/{hi_n}), {good} of "
+                     f"{cells} within 0.93-0.97; extremes at least {edge / edge_n:.3f} "
+                     f"({edge}/{edge_n}){mark(good == cells and edge / edge_n >= 0.93)}")
+        rejected, leagues = coverage["size_test"]
+        lines.append(f"size model false rejection: {rejected / leagues:.3f} ({rejected}/{leagues}) "
+                     f"at p < 0.05{mark(rejected / leagues <= 0.08)}")
     return lines
 
 
@@ -504,6 +625,10 @@ def main() -> None:
     parser.add_argument("--duplicate-seeds", type=int, default=100)
     parser.add_argument("--duplicate-games", type=int, default=128)
     parser.add_argument("--size-games", type=int, default=600)
+    parser.add_argument("--size-tests", type=int, default=400,
+                        help="synthetic leagues for the size model's test")
+    parser.add_argument("--cover-intervals", type=int, default=480,
+                        help="intervals per coverage cell (480: +-0.02 at 95%%)")
     parser.add_argument("--ts-seeds", type=int, default=8)
     parser.add_argument("--ts-budget", type=int, default=512)
     parser.add_argument("--ts-block", type=int, default=16)
@@ -514,6 +639,7 @@ def main() -> None:
         quick = {"gauntlets": 40, "pool": 200, "power_runs": 20, "settled_runs": 4,
                  "settle_pool": 150, "block": 30, "blocks": 3, "resamples": 30,
                  "duplicate_seeds": 5, "duplicate_games": 32, "size_games": 40,
+                 "cover_intervals": 24, "size_tests": 10,
                  "ts_seeds": 1, "ts_budget": 64, "shuffles": 1, "shuffle_games": 40}
         for key, value in quick.items():
             if getattr(args, key) == parser.get_default(key):
@@ -532,12 +658,13 @@ def main() -> None:
         pairing_section(args)
     settled = settled_section(args) if "settled" in only else None
     duplicate = duplicate_section(args) if "duplicate" in only else None
+    coverage = coverage_section(args) if "coverage" in only else None
     for name, section in (("sizes", size_section), ("trueskill", trueskill_section),
                           ("shuffle", shuffle_section)):
         if name in only:
             section(args)
     print(f"\n{time.monotonic() - started:.0f} s")
-    for line in promise_lines(gauntlet, settled, duplicate):
+    for line in promise_lines(gauntlet, settled, duplicate, coverage):
         print(line)
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Mapping, Sequence
 
+import numpy as np
+
 from referee.engine import Action, Game, RuleSet
 from referee.engine.policies import greedy_policy
 from referee.league.gauntlet import gauntlet_schedule, tested_score
@@ -100,3 +102,38 @@ def pair_pool(rules: RuleSet, policies: Mapping[str, Policy], candidate: str, ba
     return [(tested_score(play_scheduled(rules, first, policies), candidate),
              tested_score(play_scheduled(rules, second, policies), baseline))
             for first, second in zip(schedule[::2], schedule[1::2], strict=True)]
+
+
+def synthetic_league(rng: np.random.Generator, strengths: Sequence[float], per_bot: int,
+                     sizes: Sequence[int], scale: Mapping[int, float]) -> list[PlayedGame]:
+    """A league drawn from the Plackett-Luce model with per-size scales, whose answer is known:
+    bot i (named 'b<i>') has theta `strengths[i]`; each game's size is drawn from `sizes`, its
+    seats go to the bots with the fewest games so far (ties at random), and at a table of k
+    the bots finish in the order of `scale[k]` theta plus Gumbel noise. About `per_bot` games
+    per bot."""
+    theta = np.asarray(strengths, dtype=np.float64)
+    n = len(theta)
+    usable = [k for k in sizes if k <= n]
+    played = np.zeros(n, dtype=np.int64)
+    games: list[PlayedGame] = []
+    while played.sum() < n * per_bot:
+        k = int(rng.choice(usable))
+        seated = np.lexsort((rng.random(n), played))[:k]
+        utility = scale[k] * theta[seated] + rng.gumbel(size=k)
+        places = np.empty(k, dtype=np.int64)
+        places[np.argsort(-utility)] = np.arange(1, k + 1)
+        games.append(PlayedGame(len(games), tuple(f"b{i}" for i in seated),
+                                tuple(int(p) for p in places), (0,) * k, (False,) * k,
+                                ({},) * k, ((),) * k))
+        played[seated] += 1
+    return games
+
+
+def true_typical(games: Sequence[PlayedGame], strengths: Sequence[float],
+                 scale: Mapping[int, float]) -> dict[str, float]:
+    """The strengths a fit of `games` should report (Elo, centred, at the league's typical
+    table: the true scales' geometric mean over the games is 1; plackett.py)."""
+    theta = np.asarray(strengths, dtype=np.float64)
+    shift = float(np.mean([np.log(scale[g.players]) for g in games]))
+    elo = (theta - theta.mean()) * np.exp(shift) * 400 / np.log(10)
+    return {f"b{i}": float(v) for i, v in enumerate(elo)}

@@ -6,7 +6,10 @@ import dataclasses
 import io
 import math
 import random
+import sys
+from pathlib import Path
 
+import numpy as np
 import pytest
 from rich.console import Console
 
@@ -17,6 +20,9 @@ from referee.ratings.intervals import resampling_units, standings
 from referee.ratings.plackett import finishing_groups, fit_games
 from referee.ratings.results import PlayedGame
 from referee.ratings.trueskill import rate_games
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from simulated import synthetic_league, true_typical  # noqa: E402
 
 BOTS = ["a", "b", "c", "d", "e"]
 TRUE = {"a": 1.2, "b": 0.6, "c": 0.0, "d": -0.6, "e": -1.2}   # theta: a strongest
@@ -120,9 +126,10 @@ def test_bootstrap_is_seeded():
     one = standings(games, BOTS, seed=9, resamples=80)
     again = standings(list(reversed(games)), BOTS, seed=9, resamples=80)
     other = standings(games, BOTS, seed=10, resamples=80)
-    assert (one.low, one.high) == (again.low, again.high)
-    assert one.low != other.low
-    assert one.strength == other.strength   # the point fit does not depend on the seed
+    assert (one.low, one.high, one.gap_sd) == (again.low, again.high, again.gap_sd)
+    assert one.gap_sd != other.gap_sd       # the bootstrap (rank ranges, gaps) is seeded
+    # the point fit and its intervals (from the fit's curvature) do not depend on the seed
+    assert (one.strength, one.low) == (other.strength, other.low)
 
 
 def test_intervals_rank_ranges_and_separation():
@@ -179,6 +186,49 @@ def test_table_shows_intervals_and_marks_overlaps():
     assert "~" in text.split("strength: global fit")[0]   # the mark is in the table itself
 
 
+SCALES = {2: 1.0, 3: 0.4, 4: 0.35, 5: 0.3}    # unequal true scales, near the engine's
+
+
+def mixed_leagues(count: int, bots: int, per_bot: int, sizes=(2, 3, 4, 5)):
+    """`count` synthetic leagues (bench/simulated.py) of `bots` bots spread over +-3 theta
+    (+-520 Elo) at tables of 2, with their true strengths at each league's typical table."""
+    rng = np.random.default_rng(2032)
+    strengths = np.linspace(-3.0, 3.0, bots)
+    for _ in range(count):
+        games = synthetic_league(rng, strengths, per_bot, sizes, SCALES)
+        yield games, true_typical(games, strengths, SCALES)
+
+
+@pytest.mark.slow
+def test_intervals_cover_the_known_strengths_at_mixed_table_sizes():
+    """6 bots x 60 games at tables of 2-5 with unequal scales: the percentile bootstrap's 95%
+    intervals (read at the most played size, with the scale prior centred on 1) held the true
+    strength 182 times of these 240 (the two extremes 53 of 80); now 230 (75). At least 88%
+    must cover (a 95% rate falls below that with a chance of about 1 in 10,000), the extremes
+    85%, and each interval holds its own estimate."""
+    names = [f"b{i}" for i in range(6)]
+    covered = extremes = 0
+    for games, truth in mixed_leagues(40, 6, 60):
+        fit = standings(games, names, seed=1, resamples=20)
+        for bot in names:
+            assert fit.low[bot] <= fit.strength[bot] <= fit.high[bot]
+            inside = fit.low[bot] <= truth[bot] <= fit.high[bot]
+            covered += inside
+            extremes += inside and bot in ("b0", "b5")
+    assert covered >= 0.88 * 240, covered
+    assert extremes >= 0.85 * 80, extremes
+
+
+def test_the_same_seed_gives_the_same_table_at_mixed_sizes():
+    names = [f"b{i}" for i in range(5)]
+    games, _ = next(mixed_leagues(1, 5, 30))
+    first, again = (standings(games, names, seed=9, resamples=30) for _ in range(2))
+    assert first == again
+    assert sum(fit_share * math.log(c) for fit_share, c in
+               ((sum(g.players == k for g in games) / len(games), c)
+                for k, c in first.scale.items())) == pytest.approx(0.0, abs=1e-12)
+
+
 def scaled_games(count: int, seed: int, size: int, scale: float, start: int,
                  bots: list[str] = BOTS) -> list[PlayedGame]:
     """Plackett-Luce games at tables of `size` whose strengths are `scale` times TRUE's."""
@@ -191,10 +241,13 @@ def test_each_table_size_gets_its_scale_and_a_late_entry_is_read_at_its_sizes():
     # the same bots, at tables of 2 with the strengths TRUE and at tables of 4 with 0.4 x TRUE
     games = scaled_games(1500, 31, 2, 1.0, 0) + scaled_games(1000, 32, 4, 0.4, 1500)
     fit = fit_games(games, BOTS)
-    assert set(fit.scale) == {2, 4} and fit.scale[2] == 1.0     # the most played size
-    assert fit.scale[4] == pytest.approx(0.4, rel=0.15)
+    assert set(fit.scale) == {2, 4}
+    # read at the typical table: the scales' geometric mean over the games (1500 : 1000) is 1
+    assert fit.scale[2] ** 0.6 * fit.scale[4] ** 0.4 == pytest.approx(1.0)
+    assert fit.scale[4] / fit.scale[2] == pytest.approx(0.4, rel=0.15)
     elo = 400 / math.log(10)
-    assert fit.strength["a"] - fit.strength["e"] == pytest.approx(2.4 * elo, rel=0.15)
+    typical = 0.4 ** 0.4               # TRUE at the typical table
+    assert fit.strength["a"] - fit.strength["e"] == pytest.approx(2.4 * elo * typical, rel=0.15)
     assert fit.ahead("a", "e", 4) == pytest.approx(1 / (1 + math.exp(-0.4 * 2.4)), abs=0.05)
     # one strength per bot for every size does not fit: it lands between the two
     single = fit_games([g for g in games if g.players == 2], BOTS)
@@ -213,14 +266,13 @@ def test_each_table_size_gets_its_scale_and_a_late_entry_is_read_at_its_sizes():
     console = Console(file=io.StringIO(), width=200)
     render_terminal(rows, {}, console, scale=table.scale)
     printed = console.file.getvalue()
-    assert "by size" in printed and "strength is read at tables of 2 (the most played)" in printed
+    assert "by size" in printed and "strength is read at this league's typical table" in printed
 
 
 def test_the_fit_reaches_the_maximum_with_shared_places_forfeits_and_sizes():
     """Newton's stopping rules (a whole step below 1e-6, the Hessian reused once steps are
     tiny) leave the fit at the maximum: the gradient vanishes and any start gives the same
     strengths and scales, resampled weights included."""
-    import numpy as np
 
     from referee.ratings.plackett import Design
 
@@ -255,7 +307,6 @@ def test_resample_fits_give_the_exact_fits_and_intervals(sizes, monkeypatch):
     """The bootstrap's resamples, fitted with one Hessian each (`Design.fit_resamples`), land
     on the maximum the exact fit finds (within 1e-8 of a strength, 2e-6 Elo) at tables of 2,
     3, 4 and mixed sizes, and the table's intervals and rank ranges are the exact ones."""
-    import numpy as np
 
     from referee.ratings.plackett import ELO, Design
 
@@ -286,7 +337,6 @@ def test_resample_fits_give_the_exact_fits_and_intervals(sizes, monkeypatch):
 def test_a_resample_far_from_the_point_estimate_gets_the_exact_fit():
     """A tiny league whose resamples move strengths a lot: the steps that do not settle hand
     the resample to the exact fit, and the result is still the exact one."""
-    import numpy as np
 
     from referee.ratings.plackett import Design
 
@@ -321,4 +371,40 @@ def test_the_bootstrap_takes_one_hessian_per_resample(monkeypatch):
     point_fit = hessians["count"]
     hessians["count"] = 0
     standings(games, BOTS, seed=2, resamples=50)
-    assert hessians["count"] <= point_fit + 1 + 50
+    # the point fit, one for the intervals' curvature, one shared by the resamples, one each
+    assert hessians["count"] <= point_fit + 2 + 50
+
+
+def test_the_size_model_is_tested_and_the_table_says_when_the_games_reject_it():
+    """One scale per table size against free strengths per size: games drawn from the model
+    pass; games where the order at tables of 2 is the reverse of that at tables of 4 fail, and
+    the table then shows each size's own strengths."""
+    names = [f"b{i}" for i in range(5)]
+    rng = np.random.default_rng(5)
+    strengths = np.linspace(-1.5, 1.5, 5)
+    fits = synthetic_league(rng, strengths, 120, (2, 4), SCALES)
+    held = standings(fits, names, seed=1, resamples=20).size_test
+    assert held is not None and not held.rejected and held.df == (2 - 1) * (5 - 2)
+    at_two = synthetic_league(rng, strengths, 60, (2,), SCALES)
+    at_four = synthetic_league(rng, strengths[::-1], 60, (4,), SCALES)
+    games = at_two + [dataclasses.replace(g, index=len(at_two) + g.index) for g in at_four]
+    fit = standings(games, names, seed=1, resamples=20)
+    assert fit.size_test is not None and fit.size_test.rejected and fit.size_test.p < 1e-6
+    by_size = fit.size_test.by_size
+    assert by_size[2]["b4"] > 0 > by_size[4]["b4"]        # the reversal, at each size alone
+    rows = league_table(games, names, rate_games(games, names), fit)
+    console = Console(file=io.StringIO(), width=200)
+    render_terminal(rows, {}, console, scale=fit.scale, size_test=fit.size_test)
+    printed = console.file.getvalue()
+    assert "one scale per table size does NOT fit these games" in printed
+    assert f"b4: 2p {by_size[2]['b4']:+.0f}, 4p {by_size[4]['b4']:+.0f}" in printed
+    one_size = standings(at_two, names, seed=1, resamples=20)
+    assert one_size.size_test is None
+
+
+def test_chi_square_tail():
+    from referee.ratings.plackett import chi2_sf
+
+    assert chi2_sf(3.841459, 1) == pytest.approx(0.05, abs=1e-6)
+    assert chi2_sf(18.307038, 10) == pytest.approx(0.05, abs=1e-6)
+    assert chi2_sf(0.0, 3) == 1.0 and chi2_sf(200.0, 3) < 1e-40

@@ -418,8 +418,8 @@ def _players_option(ctx: Any, param: Any, value: str | None) -> tuple[int, int] 
               help=f"Output directory: {STORE_NAME} and tables (default league-out).")
 @click.option("--duplicate", is_flag=True, default=None,
               help="Play each table and seed in every seat rotation (R50): no seat's dice "
-                   "favour a bot. It does not narrow the strengths' spread (measured: "
-                   "docs/ratings.md).")
+                   "favour a bot. No narrowing of the strengths' spread was detected "
+                   "(100 simulated seeds: docs/ratings.md).")
 @click.option("--resume", is_flag=True, help="Continue an unfinished league in --out.")
 @click.option("--accept-changed", is_flag=True,
               help="Continue although a bot's files changed since the league started.")
@@ -586,6 +586,7 @@ def _print_outcome(outcome: Any, quiet: bool) -> None:
     fit = outcome.standings
     render_terminal(outcome.rows, outcome.h2h, pairwise=outcome.pairwise,
                     scale=fit.scale if fit is not None else None,
+                    size_test=fit.size_test if fit is not None else None,
                     separation=(None if fit is None or fit.z is None
                                 else f"gap z <= {fit.z:.2f}: 95% over {fit.looks} looks"))
     if outcome.workers:

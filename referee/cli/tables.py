@@ -26,6 +26,7 @@ from referee.league.table_files import (
 from referee.league.tables import HeadToHead, Pairwise, Row
 from referee.league.worker_health import HEADERS, WorkerRow, worker_cells
 from referee.present.render import fit
+from referee.ratings.plackett import SizeTest
 
 # Terminal columns: (heading, minimum width it needs); the first ones are always shown, the
 # others while the terminal is wide enough. Every column is in the table files.
@@ -64,12 +65,13 @@ def _terminal_cells(row: Row, multi_size: bool) -> dict[str, str]:
 
 def render_terminal(rows: Sequence[Row], h2h: HeadToHead, console: Console | None = None,
                     pairwise: Pairwise | None = None, scale: dict[int, float] | None = None,
-                    separation: str | None = None) -> None:
+                    separation: str | None = None, size_test: SizeTest | None = None) -> None:
     """Print the league table, the head-to-head matrix and (with `pairwise`) the global fit's
     chance of each bot finishing ahead of each other, with rich, in the console's width: the
     most useful columns first, the others only while they fit (all are in the files).
     `scale` (table size -> scale of the strengths) says what a strength means at each size;
-    `separation` the rule behind the `~` marks (default: 95% intervals overlap)."""
+    `separation` the rule behind the `~` marks (default: 95% intervals overlap); `size_test`
+    whether the games fit one scale per size (`size_test_lines`)."""
     console = console or Console()
     fitted = any(row.strength is not None for row in rows)
     skip = set() if fit_sizes(rows) else {"by size"}   # one table size: nothing to say
@@ -100,11 +102,14 @@ def render_terminal(rows: Sequence[Row], h2h: HeadToHead, console: Console | Non
     for line in note_lines(rows):
         _say(console, line)
     if fitted:
+        where = " at the typical table" if scale and len(scale) > 1 else ""
         _say(console, "strength: global fit, Elo scale: 0 is average, +100 about 64% to "
-                      "finish ahead; ranks: held at 95%; ~: not separated from the next row "
-                      f"({separation or '95% intervals overlap'})")
+                      f"finish ahead{where}; ranks: held at 95%; ~: not separated from the next "
+                      f"row ({separation or '95% intervals overlap'})")
         if scale and len(scale) > 1:
             _say(console, scale_line(scale))
+        for line in size_test_lines(size_test):
+            _say(console, line)
     names = [row.bot for row in rows]
     width = 4 + max(len(n) for n in names) + sum(max(len(n), 5) + 3 for n in names) \
         if names else 0
@@ -127,12 +132,30 @@ def _say(console: Console, text: str) -> None:
 
 
 def scale_line(scale: dict[int, float]) -> str:
-    """What a strength means at each table size: the scale of each size against the
-    reference (the size whose scale is 1)."""
-    reference = next(k for k, c in scale.items() if c == 1.0)
-    others = ", ".join(f"{k}: x{c:.2f}" for k, c in sorted(scale.items()) if k != reference)
-    return (f"strength is read at tables of {reference} (the most played); gaps at other "
-            f"sizes ('by size'): {others}")
+    """What a strength means at each table size: it is read at the league's typical table
+    (the scales' geometric mean over its games is 1), and a gap at size k is c_k times it."""
+    sizes = ", ".join(f"{k}: x{c:.2f}" for k, c in sorted(scale.items()))
+    return (f"strength is read at this league's typical table (scales average 1 over its "
+            f"games); gaps at each size ('by size'): {sizes}")
+
+
+def size_test_lines(test: SizeTest | None) -> list[str]:
+    """What the likelihood-ratio test of one scale per table size says, in a line; when the
+    games reject it, the strengths fitted at each size alone, one line per bot."""
+    if test is None:
+        return []
+    said = f"likelihood ratio {test.statistic:.1f}, {test.df} df, p = {test.p:.3f}"
+    if not test.rejected:
+        return [f"one scale per table size fits these games ({said})"]
+    lines = [f"one scale per table size does NOT fit these games ({said}): the bots' gaps "
+             f"differ between sizes beyond the scales; each size fitted alone (Elo at that "
+             f"size):"]
+    bots = next(iter(test.by_size.values()))
+    for bot in bots:
+        cells = [f"{k}p {v:+.0f}" for k, by_bot in sorted(test.by_size.items())
+                 if (v := by_bot.get(bot)) is not None]
+        lines.append(f"  {bot}: {', '.join(cells) or '-'}")
+    return lines
 
 
 def _print_matrix(console: Console, names: list[str], cell: Any) -> None:

@@ -160,11 +160,16 @@ def settled(schedule: Sequence[ScheduledGame], games: Sequence[PlayedGame],
 
 def league_standings(games: list[PlayedGame], bots: list[str], schedule: list[ScheduledGame],
                      seed: int, looks: int = 1) -> Standings:
-    """The global fit of a league's games with bootstrap intervals: the rotations of one
-    duplicate table are resampled together (their schedule group). `looks` > 1 for a league
-    checked after each block (`--until-settled`)."""
+    """The global fit of a league's games with its intervals; in its bootstrap (rank ranges,
+    gaps) the rotations of one duplicate table are resampled together (their schedule group).
+    `looks` > 1 for a league checked after each block (`--until-settled`)."""
     groups = {game.index: game.group for game in schedule}
     return standings(games, bots, seed, groups, looks=looks)
+
+
+#: Where a league of several table sizes reads its strengths (plackett.py).
+TYPICAL_TABLE = ("the league's typical table: the geometric mean of the scales over its games "
+                 "is 1")
 
 
 def fit_facts(fit: Standings | None) -> dict:
@@ -174,8 +179,15 @@ def fit_facts(fit: Standings | None) -> dict:
         return {}
     facts: dict = {"separation": separation_rule(fit)}
     if len(fit.scale) > 1:
-        facts["strength_reference_table_size"] = fit.reference_size
+        facts["strength_read_at"] = TYPICAL_TABLE
         facts["strength_scale_by_table_size"] = {str(k): c for k, c in sorted(fit.scale.items())}
+    test = fit.size_test
+    if test is not None:
+        facts["size_model_test"] = {"likelihood_ratio": test.statistic, "df": test.df,
+                                    "p": test.p, "rejected": test.rejected}
+        if test.rejected:
+            facts["size_model_test"]["strength_at_each_size_alone"] = {
+                str(k): by_bot for k, by_bot in sorted(test.by_size.items())}
     return facts
 
 

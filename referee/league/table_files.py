@@ -172,7 +172,7 @@ def to_markdown(rows: Sequence[Row], h2h: HeadToHead, pairwise: Pairwise | None 
         lines.append(_md_line([a, *(h2h_cell(h2h, a, b) for b in names)]))
     if any(row.strength is not None for row in rows):
         lines += ["", "strength: global Plackett-Luce fit on the Elo scale (0 = average), with "
-                  "its 95% bootstrap interval and the ranks held at 95%; separated_from_next: "
+                  "its 95% interval and the ranks held at 95% (bootstrap); separated_from_next: "
                   "no when this row is not separated from the next (the rule is under "
                   "'separation' above; by default their 95% intervals overlap)."]
         if fit_sizes(rows):

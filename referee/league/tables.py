@@ -46,7 +46,7 @@ class Row:
     # The global fit (referee/ratings/intervals.py), on the Elo scale; None without games or
     # without a fit.
     strength: float | None = None
-    strength_low: float | None = None   # 95% bootstrap interval
+    strength_low: float | None = None   # 95% interval (from the fit's curvature)
     strength_high: float | None = None
     rank_low: int | None = None         # the ranks the bot holds at 95%
     rank_high: int | None = None

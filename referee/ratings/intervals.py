@@ -4,8 +4,13 @@ The games are grouped into resampling units: one game each, or, under `--duplica
 rotation of one table and seed together, so that the dice luck the rotations cancel stays
 paired. A resample draws as many units as there are, with replacement (numpy's PCG64,
 seeded one-way from the league's secret seed); the Plackett-Luce fit (plackett.py) is
-repeated on each. A bot's 95% interval is the 2.5th..97.5th percentile of its strength over
-the resamples, its rank range the 2.5th..97.5th percentile of its rank. Two bots next to each
+repeated on each. A bot's rank range is the 2.5th..97.5th percentile of its rank over the
+resamples. Its 95% interval is the strength plus or minus 1.96 standard errors, from the
+curvature of the fit at its maximum with the per-size scales profiled out (plackett.py's
+`strength_sd`): a percentile interval of the bootstrap undercovered where table sizes are
+mixed (the split between strengths and scales is skewed in small leagues) and could even
+leave out the strength itself; this one always holds it, and bench/fairness.py measures its
+coverage in synthetic leagues of known strengths. Two bots next to each
 other in the table are *separated* when their intervals do not overlap.
 
 A table that is looked at repeatedly (`--until-settled` checks after every block) would, at
@@ -26,7 +31,15 @@ from statistics import NormalDist
 
 import numpy as np
 
-from referee.ratings.plackett import Design, canonical_key, to_elo
+from referee.ratings.plackett import (
+    Design,
+    SizeTest,
+    canonical_key,
+    size_test,
+    strength_sd,
+    to_elo,
+    typical,
+)
 from referee.ratings.results import PlayedGame
 from referee.util.seeds import keyed_seed
 
@@ -52,15 +65,12 @@ class Standings:
     # bootstrap standard deviation of the gap between neighbours (upper, lower) in `order`
     gap_sd: dict[tuple[str, str], float] = field(default_factory=dict)
     looks: int = 1                                  # how often the table is checked
-    # table size -> scale of the strengths there (plackett.py; the reference size's is 1)
+    # table size -> scale of the strengths there (plackett.py; geometric mean 1 over the games)
     scale: dict[int, float] = field(default_factory=dict)
     # bot -> table size -> games that entered the fit
     games_by_size: dict[str, dict[int, int]] = field(default_factory=dict)
-
-    @property
-    def reference_size(self) -> int | None:
-        """The table size whose scale is 1: the strengths are read at that size."""
-        return next((k for k, c in self.scale.items() if c == 1.0), None)
+    # the test of one scale per table size against free strengths per size (plackett.py)
+    size_test: SizeTest | None = None
 
     def strength_at(self, bot: str, players: int) -> float | None:
         """`bot`'s strength at tables of `players` (its gaps to others at that size); None
@@ -142,7 +152,7 @@ def standings(games: Sequence[PlayedGame], bots: Sequence[str], seed: int,
     unit_of = {id(game): u for u, unit in enumerate(units) for game in unit}
     game_unit = np.array([unit_of[id(game)] for game in design.games], dtype=np.int64)
     theta, log_scale = design.fit_scaled()
-    point = to_elo(theta, design.played)
+    point, sd = fit_with_sd(design, theta, log_scale)
     names = design.bots
     has = design.played > 0
     samples = np.empty((resamples, len(names)))
@@ -150,13 +160,16 @@ def standings(games: Sequence[PlayedGame], bots: Sequence[str], seed: int,
         rng = np.random.Generator(np.random.PCG64(keyed_seed(seed, "bootstrap")))
         draws = rng.multinomial(len(units), np.full(len(units), 1 / len(units)), size=resamples)
         weights = (draws[b][game_unit].astype(np.float64) for b in range(resamples))
-        for b, (fitted, _) in enumerate(design.fit_resamples(weights, theta, log_scale)):
-            samples[b] = to_elo(fitted, design.played)
+        for b, (fitted, scales) in enumerate(design.fit_resamples(weights, theta, log_scale)):
+            samples[b] = to_elo(typical(design, fitted, scales)[0], design.played)
     else:
         samples[:] = point
     alpha = (1 - LEVEL) / 2 * 100
-    low = np.percentile(samples, alpha, axis=0)
-    high = np.percentile(samples, 100 - alpha, axis=0)
+    if sd is not None:
+        low, high = wald_interval(point, sd)
+    else:   # no curvature to read (a degenerate league): the bootstrap's, holding the point
+        low = np.minimum(np.percentile(samples, alpha, axis=0), point)
+        high = np.maximum(np.percentile(samples, 100 - alpha, axis=0), point)
     ranks = _ranks(samples[:, has])
     rank_low = np.percentile(ranks, alpha, axis=0, method="lower").astype(int)
     rank_high = np.percentile(ranks, 100 - alpha, axis=0, method="higher").astype(int)
@@ -182,9 +195,26 @@ def standings(games: Sequence[PlayedGame], bots: Sequence[str], seed: int,
         rank_low=per_bot(rank_low, int), rank_high=per_bot(rank_high, int),
         games={bot: int(design.played[i]) for i, bot in enumerate(names)},
         resamples=resamples, seed=seed, ahead=ahead, gap_sd=gap_sd, looks=looks,
-        scale={k: float(c) for k, c in zip(design.sizes, np.exp(log_scale), strict=True)},
+        scale={k: float(c) for k, c in
+               zip(design.sizes, np.exp(typical(design, theta, log_scale)[1]), strict=True)},
         games_by_size=_games_by_size(design),
+        size_test=size_test(design, theta, log_scale),
     )
+
+
+def fit_with_sd(design: Design, theta: np.ndarray, log_scale: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray | None]:
+    """The reported strengths (Elo, at the league's typical table, centred) of the fit's
+    maximum (`theta`, `log_scale`) and their standard errors (None without curvature)."""
+    point = to_elo(typical(design, theta, log_scale)[0], design.played)
+    return point, strength_sd(design, theta, log_scale)
+
+
+def wald_interval(point: np.ndarray, sd: np.ndarray, level: float = LEVEL
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """point -/+ z sd: the `level` interval (it always holds its point)."""
+    half = NormalDist().inv_cdf(1 - (1 - level) / 2) * sd
+    return point - half, point + half
 
 
 def _games_by_size(design: Design) -> dict[str, dict[int, int]]:

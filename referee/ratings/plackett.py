@@ -20,12 +20,14 @@ formula, so strengths are reported on the Elo scale (400 / ln 10 per unit of the
 * **Table size.** In Las Vegas the same two bots are much further apart at a table of 2 than
   at a table of 5 (more opponents, more luck in who takes which casino). One strength per bot
   with the same meaning at every size does not fit that, so each table size k gets a *scale*
-  c_k: at a table of k, bot i's weight is exp(c_k theta_i). The scale of the league's most
-  played size (the *reference*, the smallest of equals) is 1, so a strength is read at that
-  size, and c_k times it is the strength at size k (bench/fairness.py compares the observed
-  finishing-ahead rates at each size with both models). Each log c_k has a weak normal prior
-  (sd 1), so that a size where all bots look alike keeps a finite scale. A league of one size
-  is the plain model.
+  c_k: at a table of k, bot i's weight is exp(c_k theta_i). The games fix only the products
+  c_k theta_i, so the split is a convention: strengths are reported at the league's *typical
+  table*, where the geometric mean of the scales over the league's games is 1 (no size is
+  picked by a tie-break, and the numbers do not move with which size is the most played);
+  c_k times a strength is the strength at size k. Each log c_k (against the most played size,
+  which the fit holds at 1 while it iterates) has a weak normal prior (sd 1) so that a size
+  where all bots look alike keeps a finite scale; bench/fairness.py measures that the
+  intervals cover with it. A league of one size is the plain model.
 
 The fit is the maximum of the log-likelihood, found by Newton's method with a backtracking line
 search in numpy, on the strengths and the scales at once (damped where the joint problem is
@@ -148,6 +150,9 @@ class Design:
             size_games[game.players] = size_games.get(game.players, 0) + 1
         self.sizes = sorted(size_games, key=lambda k: (-size_games[k], k))
         self.size_games = size_games
+        # each size's share of the games: the typical table's weights (`typical`)
+        total = max(len(kept), 1)
+        self.size_weights = np.array([size_games[k] / total for k in self.sizes])
         size_index = {k: i for i, k in enumerate(self.sizes)}
         self.game_size = np.array([size_index[game.players] for game in kept], dtype=np.int64)
         self.width, self.bot, self.win = width, bot, win
@@ -240,6 +245,11 @@ class Design:
             u = state["utility"].ravel()[self.size_bot]
             state["chosen"] = (self.winf * u).sum(axis=0) - np.log(chosen_d)
         return state["chosen"]
+
+    def log_likelihood(self, theta: np.ndarray, log_scale: np.ndarray) -> float:
+        """The log-likelihood of the games at (theta, log scales), without the priors."""
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return float(self._chosen(self._state(theta, log_scale)).sum())
 
     def _objective(self, theta: np.ndarray, weights: np.ndarray,
                    log_scale: np.ndarray | None = None) -> float:
@@ -544,11 +554,11 @@ class GlobalFit:
     played; None for a bot without games."""
 
     strength: dict[str, float | None]
-    scale: dict[int, float] = field(default_factory=dict)   # table size -> scale (ref. 1)
+    scale: dict[int, float] = field(default_factory=dict)   # table size -> scale (typical 1)
 
     def ahead(self, a: str, b: str, players: int | None = None) -> float | None:
         """The model's probability that `a` finishes ahead of `b` at a table they share (of
-        `players`, default the reference size)."""
+        `players`, default the league's typical table)."""
         sa, sb = self.strength[a], self.strength[b]
         if sa is None or sb is None:
             return None
@@ -564,10 +574,120 @@ def to_elo(theta: np.ndarray, played: np.ndarray) -> np.ndarray:
     return (theta - centre) * ELO
 
 
+def typical(design: Design, theta: np.ndarray, log_scale: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """`theta` and `log_scale` moved to the league's typical table: the same products c_k
+    theta (the same likelihood), with the games-weighted mean of the log scales 0."""
+    shift = float(design.size_weights @ log_scale) if len(design.sizes) > 1 else 0.0
+    return theta * math.exp(shift), log_scale - shift
+
+
+def strength_sd(design: Design, theta: np.ndarray, log_scale: np.ndarray) -> np.ndarray | None:
+    """The standard error (Elo) of each bot's reported strength (at the typical table, centred
+    on the bots that played) at the fit's maximum (`theta`, `log_scale` as `fit_scaled` gives
+    them): the inverse of the negative Hessian of the objective in the strengths and the
+    scales (so the scales' uncertainty is in it: they are profiled out), carried to the
+    reported numbers by their derivatives (the delta method). None when the Hessian is not
+    invertible."""
+    n, joint = design.n, len(design.sizes) > 1
+    ones = np.ones(len(design.games))
+    _, info = (design._joint_newton(theta, ones, log_scale) if joint
+               else design._theta_newton(theta, ones, log_scale))
+    covariance = _inverse(info) if info is not None else None
+    if covariance is None:
+        return None
+    played = design.played > 0
+    shift = float(design.size_weights @ log_scale) if joint else 0.0
+    gain = ELO * math.exp(shift)
+    # reported s_i = gain (theta_i - mean of the played theta); gain = ELO exp(w . b)
+    jacobian = np.zeros((n, len(covariance)))
+    jacobian[:, :n] = gain * (np.eye(n) - played[None, :] / max(int(played.sum()), 1))
+    if joint:
+        centred = theta - (theta[played].mean() if played.any() else 0.0)
+        jacobian[:, n:] = (gain * centred)[:, None] * design.size_weights[None, 1:]
+    variance = np.einsum("ij,jk,ik->i", jacobian, covariance, jacobian)
+    return np.sqrt(np.maximum(variance, 0.0))
+
+
+#: p below which the league's games reject one scale per table size
+REJECT_BELOW = 0.05
+
+
+@dataclass(frozen=True)
+class SizeTest:
+    """The likelihood-ratio test of one scale per table size (strengths c_k theta_i) against
+    free strengths at each size (each size fitted alone): the statistic, its degrees of
+    freedom, its p-value (chi-square) and the free strengths (Elo, centred, at that size)."""
+
+    statistic: float
+    df: int
+    p: float
+    by_size: dict[int, dict[str, float | None]]
+
+    @property
+    def rejected(self) -> bool:
+        """True when the games reject the model of one scale per size (p < REJECT_BELOW)."""
+        return self.df > 0 and self.p < REJECT_BELOW
+
+
+def size_test(design: Design, theta: np.ndarray, log_scale: np.ndarray) -> SizeTest | None:
+    """The test of the per-size model at its fit (`theta`, `log_scale` from `fit_scaled`);
+    None for a league of one table size."""
+    if len(design.sizes) < 2:
+        return None
+    free = 0.0
+    df = -(int((design.played > 0).sum()) - 1) - (len(design.sizes) - 1)
+    by_size: dict[int, dict[str, float | None]] = {}
+    for k in sorted(design.sizes):
+        alone = Design([game for game in design.games if game.players == k], design.bots)
+        fitted = alone.fit()
+        free += alone.log_likelihood(fitted, np.zeros(1))
+        df += int((alone.played > 0).sum()) - 1
+        elo = to_elo(fitted, alone.played)
+        by_size[k] = {bot: float(elo[i]) if alone.played[i] else None
+                      for i, bot in enumerate(design.bots)}
+    statistic = max(2 * (free - design.log_likelihood(theta, log_scale)), 0.0)
+    return SizeTest(statistic, df, chi2_sf(statistic, df) if df > 0 else 1.0, by_size)
+
+
+def chi2_sf(x: float, df: int) -> float:
+    """P(chi-square with `df` degrees of freedom > x): the regularized upper incomplete gamma
+    Q(df/2, x/2), by its series below a + 1 and its continued fraction above (Numerical
+    Recipes' gammq)."""
+    a, z = df / 2, x / 2
+    if z <= 0:
+        return 1.0
+    log_front = -z + a * math.log(z) - math.lgamma(a)
+    if z < a + 1:
+        term = total = 1 / a
+        for n in range(1, 1000):
+            term *= z / (a + n)
+            total += term
+            if abs(term) < abs(total) * 1e-15:
+                break
+        return max(0.0, 1 - total * math.exp(log_front))
+    b = z + 1 - a                       # Lentz's method
+    c, d = 1 / 1e-300, 1 / b
+    h = d
+    for n in range(1, 1000):
+        an = -n * (n - a)
+        b += 2
+        d = an * d + b
+        d = 1e-300 if abs(d) < 1e-300 else d
+        c = b + an / c
+        c = 1e-300 if abs(c) < 1e-300 else c
+        d = 1 / d
+        h *= d * c
+        if abs(d * c - 1) < 1e-15:
+            break
+    return math.exp(log_front) * h
+
+
 def fit_games(games: Iterable[PlayedGame], bots: Sequence[str]) -> GlobalFit:
-    """The global Plackett-Luce fit of `games` (any order) for `bots`."""
+    """The global Plackett-Luce fit of `games` (any order) for `bots`, at the league's typical
+    table."""
     design = Design(games, bots)
-    theta, log_scale = design.fit_scaled()
+    theta, log_scale = typical(design, *design.fit_scaled())
     elo = to_elo(theta, design.played)
     return GlobalFit({bot: float(elo[i]) if design.played[i] else None
                       for i, bot in enumerate(design.bots)},
