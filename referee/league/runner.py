@@ -184,7 +184,8 @@ def fit_facts(fit: Standings | None) -> dict:
     test = fit.size_test
     if test is not None:
         facts["size_model_test"] = {"likelihood_ratio": test.statistic, "df": test.df,
-                                    "p": test.p, "rejected": test.rejected}
+                                    "p": test.p,
+                                    "one_scale_per_size": "rejected" if test.rejected else "fits"}
         if test.rejected:
             facts["size_model_test"]["strength_at_each_size_alone"] = {
                 str(k): by_bot for k, by_bot in sorted(test.by_size.items())}
