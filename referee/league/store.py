@@ -342,8 +342,10 @@ class LeagueStore:
         rows = self.db.execute(
             f"SELECT idx, '[' || {joined} || ']', strikes FROM games ORDER BY idx")
         strikes: dict[str, list[dict[str, int]]] = {}
-        return [_played(idx, text, strikes.get(marks) or strikes.setdefault(
-                    marks, json.loads(marks))) for idx, text, marks in rows]
+        try:
+            return [_played(idx, text, marks, strikes) for idx, text, marks in rows]
+        except (ValueError, TypeError) as exc:
+            raise StoreError(f"{self.path}: a recorded game is not readable ({exc})") from None
 
     def record(self, index: int) -> dict[str, Any] | None:
         """The stored game record (JSON data) of schedule index `index`."""
@@ -485,12 +487,18 @@ def _note_values(decisions: Any, seats: int) -> list[dict[str, list[float]]]:
 PLAYED_COLUMNS = ("bots", "places", "money", "forfeited", "latencies_us", "note_values")
 
 
-def _played(idx: int, text: str, strikes: list[dict[str, int]]) -> PlayedGame:
+def _played(idx: int, text: str, marks: str, decoded: dict[str, Any]) -> PlayedGame:
     """The PlayedGame of game `idx` from its columns but strikes joined into one JSON list
-    (`text`), and its decoded `strikes` (copied: a decoded text serves many games)."""
-    values = json.loads(text)
+    (`text`) and its strikes column (`marks`, decoded through `decoded`: text -> value; each
+    game gets dicts of its own). ValueError naming the game if a column is not JSON."""
+    try:
+        values = json.loads(text)
+        strikes = decoded[marks] if marks in decoded else decoded.setdefault(
+            marks, json.loads(marks))
+    except ValueError as exc:
+        raise ValueError(f"game {idx}: {exc}") from None
     if not isinstance(values, list) or len(values) != len(PLAYED_COLUMNS):
-        raise StoreError(f"game {idx}: its stored columns are not one JSON value each")
+        raise ValueError(f"game {idx}: its stored columns are not one JSON value each")
     bots, places, money, forfeited, latencies, notes = values
     return PlayedGame(
         index=idx,
