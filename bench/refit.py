@@ -17,7 +17,11 @@ subprocess, and is timed (wall and CPU):
   table, or with `--no-baseline` against the new code run on the whole season with no state.
 
     python bench/refit.py [--bots 100] [--games 100000] [--new-games 50] [--baseline-rev REV]
-                          [--no-baseline]
+                          [--no-baseline] [--keep DIR]
+
+`--keep DIR` keeps what does not depend on the code under test in DIR and reuses it in later
+runs: the stored season, the old way's snapshot and times, and the first refit's state (its
+times are then those of the run that made it). The next refit is always run and timed anew.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -112,10 +117,28 @@ def prime(out: Path, new_games: int, earlier: Path) -> tuple[float, float, dict]
 
 
 def measure(out: Path, new_games: int, work: Path) -> dict:
-    """Time the first refit (on the season less its last `new_games` games) and the next one
-    (after them); returns their (wall, CPU, snapshot)."""
-    first = prime(out, new_games, work / "earlier")
+    """Time the first refit (on the season less its last `new_games` games, unless `work`
+    holds its state from an earlier run) and the next one (after them); returns their (wall,
+    CPU, snapshot), the first as None when reused."""
+    from referee.server.runner.refit import STATE_FILE
+
+    earlier = work / "earlier"
+    if (earlier / STATE_FILE).exists():
+        shutil.copy(earlier / STATE_FILE, out / STATE_FILE)
+        first = None
+    else:
+        shutil.rmtree(earlier, ignore_errors=True)
+        first = prime(out, new_games, earlier)
     return {"first": first, "next": timed_refit(out)}
+
+
+def cached(path: Path, make: Callable[[], tuple]) -> tuple:
+    """`make()` (JSON data), kept in `path` and read from there when it is."""
+    if path.exists():
+        return tuple(json.loads(path.read_text()))
+    made = make()
+    path.write_text(json.dumps(made))
+    return made
 
 
 def main() -> None:
@@ -126,47 +149,65 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--baseline-rev", default=BASELINE_REV)
     parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument("--keep", type=Path, help="keep and reuse the season etc. here")
     args = parser.parse_args()
     from server import big_season  # bench/server.py: the same simulated season
 
     from referee.server.runner.refit import STATE_FILE
 
-    work = Path(tempfile.mkdtemp(prefix="bench-refit-"))
+    work = args.keep or Path(tempfile.mkdtemp(prefix="bench-refit-"))
     try:
         out = work / "season"
-        made = time.monotonic()
-        big_season(out, args.bots, args.games, args.seed)
-        print(f"season: {args.bots} bots, {args.games} games (4-player tables, simulated "
-              f"places), stored in {time.monotonic() - made:.0f} s", flush=True)
+        if (out / "league.db").exists():
+            print(f"season: {args.bots} bots, {args.games} games, kept in {out}", flush=True)
+        else:
+            made = time.monotonic()
+            big_season(out, args.bots, args.games, args.seed)
+            print(f"season: {args.bots} bots, {args.games} games (4-player tables, simulated "
+                  f"places), stored in {time.monotonic() - made:.0f} s", flush=True)
         old = None
         if not args.no_baseline:
-            tree = old_tree(args.baseline_rev, work / "old")
-            old = timed_refit(out, tree)
+            def old_way() -> tuple:
+                shutil.rmtree(work / "old", ignore_errors=True)
+                return timed_refit(out, old_tree(args.baseline_rev, work / "old"))
+
+            old = cached(work / f"old-{args.baseline_rev}.json", old_way)
             print(f"old way ({args.baseline_rev}, every refit from the first game): "
                   f"{old[0]:.1f} s wall, {old[1]:.1f} s CPU", flush=True)
         runs = measure(out, args.new_games, work)
-        print(f"first refit (no state yet, {args.new_games} games fewer): "
-              f"{runs['first'][0]:.1f} s wall, {runs['first'][1]:.1f} s CPU")
+        if runs["first"] is None:
+            print(f"first refit: its state kept in {work / 'earlier'} (not timed in this run)")
+        else:
+            print(f"first refit (no state yet, {args.new_games} games fewer): "
+                  f"{runs['first'][0]:.1f} s wall, {runs['first'][1]:.1f} s CPU")
         wall, cpu, data = runs["next"]
         print(f"next refit ({args.new_games} new games): {wall:.1f} s wall, {cpu:.1f} s CPU",
               flush=True)
         if old is None:
             (out / STATE_FILE).unlink()
-            reference, name = timed_refit(out)[2], "the new code from scratch"
+            scratch = timed_refit(out)
+            reference, name = scratch[2], "the new code from scratch"
+            print(f"refit from scratch (no state): {scratch[0]:.1f} s wall, "
+                  f"{scratch[1]:.1f} s CPU")
         else:
             reference, name = old[2], "the old way (from scratch)"
         same = printed(data) == printed(reference)
         print(f"next refit against {name}: printed table "
               f"{'identical' if same else 'DIFFERENT'}, largest difference of a number "
               f"{largest_difference(data, reference):.2g}")
-        if old is not None:
-            print(f"ratio old way / next refit (wall): {old[0] / wall:.1f}")
+        base = old if old is not None else scratch
+        base_name = (f"old way {args.baseline_rev}" if old is not None
+                     else "the new code from scratch")
+        print(f"ratio {base_name} / next refit: {base[0] / wall:.1f} wall, "
+              f"{base[1] / cpu:.1f} CPU")
         verdict = "met" if wall <= TARGET_S and same else "NOT met"
-        print(f"verdict: a refit of {args.bots} bots and {args.games} games in "
-              f"{wall:.1f} s wall (target <= {TARGET_S:.0f} s), same table as from scratch: "
-              f"{'yes' if same else 'no'}: {verdict}")
+        print(f"verdict: a refit of {args.bots} bots and {args.games} games in {wall:.1f} s "
+              f"wall, {cpu:.1f} s CPU (target <= {TARGET_S:.0f} s wall; baseline "
+              f"{base_name}: {base[0]:.1f} s wall, {base[1]:.1f} s CPU), same table as from "
+              f"scratch: {'yes' if same else 'no'}: {verdict}")
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

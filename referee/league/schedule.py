@@ -29,6 +29,8 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from referee.util.seeds import keyed_seed, opaque_id
 
 _PASSES = 4   # at most this many passes of swaps over a block
@@ -293,24 +295,27 @@ class Balance:
 def balance(schedule: Sequence[ScheduledGame], bots: Sequence[str]) -> Balance:
     """The balance of `schedule` over `bots` (bots that never play count as zeros). Seat counts
     are per (bot, table size, seat) over the table sizes the schedule uses."""
-    names = list(bots)
-    games = dict.fromkeys(names, 0)
-    pairs = {pair: 0 for pair in itertools.combinations(sorted(names), 2)}
-    seats: dict[tuple[str, int, int], int] = {}   # (bot, table size, seat) -> games
-    sizes: set[int] = set()
+    names = sorted(bots)
+    n = len(names)
+    index = {bot: i for i, bot in enumerate(names)}
+    by_size: dict[int, list[list[int]]] = {}
     for game in schedule:
-        size = len(game.bots)
-        sizes.add(size)
-        for s, bot in enumerate(game.bots):
-            games[bot] += 1
-            seats[bot, size, s] = seats.get((bot, size, s), 0) + 1
-        for pair in itertools.combinations(sorted(game.bots), 2):
-            pairs[pair] += 1
-    seat_counts = [seats.get((b, k, s), 0) for b in names for k in sizes for s in range(k)]
+        by_size.setdefault(len(game.bots), []).append([index[bot] for bot in game.bots])
+    games = np.zeros(n, dtype=np.int64)
+    pairs = np.zeros((n, n), dtype=np.int64)
+    seat_counts: list[np.ndarray] = []
+    for size, rows in by_size.items():
+        seated = np.array(rows, dtype=np.int64).reshape(len(rows), size)
+        games += np.bincount(seated.ravel(), minlength=n)
+        for a, b in itertools.combinations(range(size), 2):
+            one, two = seated[:, a], seated[:, b]   # a pair counts once, lower index first
+            flat = np.minimum(one, two) * n + np.maximum(one, two)
+            pairs += np.bincount(flat, minlength=n * n).reshape(n, n)
+        seat_counts += [np.bincount(seated[:, s], minlength=n) for s in range(size)]
     return Balance(
-        games=_span(games.values()),
-        pairs=_span(pairs.values()),
-        seats=_span(seat_counts),
+        games=_span(games.tolist()),
+        pairs=_span(pairs[np.triu_indices(n, 1)].tolist()),
+        seats=_span(np.concatenate(seat_counts).tolist() if seat_counts else []),
     )
 
 

@@ -335,24 +335,17 @@ class LeagueStore:
 
     def played(self) -> list[PlayedGame]:
         """Every recorded game, in schedule order."""
+        # One JSON document per row, not one per column: the refit of a big season reads
+        # every game, and json.loads's fixed cost per call was most of the reading. Strikes
+        # are decoded once per distinct text: most games have none, so their text repeats.
+        joined = " || ',' || ".join(PLAYED_COLUMNS)
         rows = self.db.execute(
-            "SELECT idx, bots, places, money, forfeited, strikes, latencies_us, note_values "
-            "FROM games ORDER BY idx"
-        )
-        return [
-            PlayedGame(
-                index=idx,
-                bots=tuple(json.loads(bots)),
-                places=tuple(json.loads(places)),
-                money=tuple(json.loads(money)),
-                forfeited=tuple(json.loads(forfeited)),
-                strikes=tuple(json.loads(strikes)),
-                latencies_us=tuple(tuple(x) for x in json.loads(latencies)),
-                note_values=tuple({name: (total, count) for name, (total, count) in seat.items()}
-                                  for seat in json.loads(values)),
-            )
-            for idx, bots, places, money, forfeited, strikes, latencies, values in rows
-        ]
+            f"SELECT idx, '[' || {joined} || ']', strikes FROM games ORDER BY idx")
+        strikes: dict[str, list[dict[str, int]]] = {}
+        try:
+            return [_played(idx, text, marks, strikes) for idx, text, marks in rows]
+        except (ValueError, TypeError) as exc:
+            raise StoreError(f"{self.path}: a recorded game is not readable ({exc})") from None
 
     def record(self, index: int) -> dict[str, Any] | None:
         """The stored game record (JSON data) of schedule index `index`."""
@@ -488,3 +481,33 @@ def _note_values(decisions: Any, seats: int) -> list[dict[str, list[float]]]:
             entry[0] += value
             entry[1] += 1
     return sums if any(sums) else []
+
+
+#: The columns of a played game that ratings and tables read, but strikes, in PlayedGame's order.
+PLAYED_COLUMNS = ("bots", "places", "money", "forfeited", "latencies_us", "note_values")
+
+
+def _played(idx: int, text: str, marks: str, decoded: dict[str, Any]) -> PlayedGame:
+    """The PlayedGame of game `idx` from its columns but strikes joined into one JSON list
+    (`text`) and its strikes column (`marks`, decoded through `decoded`: text -> value; each
+    game gets dicts of its own). ValueError naming the game if a column is not JSON."""
+    try:
+        values = json.loads(text)
+        strikes = decoded[marks] if marks in decoded else decoded.setdefault(
+            marks, json.loads(marks))
+    except ValueError as exc:
+        raise ValueError(f"game {idx}: {exc}") from None
+    if not isinstance(values, list) or len(values) != len(PLAYED_COLUMNS):
+        raise ValueError(f"game {idx}: its stored columns are not one JSON value each")
+    bots, places, money, forfeited, latencies, notes = values
+    return PlayedGame(
+        index=idx,
+        bots=tuple(bots),
+        places=tuple(places),
+        money=tuple(money),
+        forfeited=tuple(forfeited),
+        strikes=tuple(dict(seat) for seat in strikes),
+        latencies_us=tuple(tuple(x) for x in latencies),
+        note_values=tuple({name: (total, count) for name, (total, count) in seat.items()}
+                          for seat in notes),
+    )

@@ -6,9 +6,12 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from referee.bots.errors import STRIKE_TYPES
 from referee.ratings.intervals import Standings
@@ -73,10 +76,16 @@ def league_table(
     by name)."""
     seats = max((game.players for game in games), default=0)
     stats = {bot: _Stats(seats) for bot in bots}
+    _count_places(games, bots, stats)
+    quiet: dict[int, tuple] = {}   # table size -> strikes and latencies of a game without any
     for game in games:
+        size = game.players
+        if size not in quiet:
+            quiet[size] = ((dict.fromkeys(STRIKE_TYPES, 0),) * size, ((),) * size)
+        if not game.note_values and (game.strikes, game.latencies_us) == quiet[size]:
+            continue    # nothing rare to add (no strikes, no notes, no latencies measured)
         for seat, bot in enumerate(game.bots):
-            _known(bot, stats, game)
-            stats[bot].add(game, seat)
+            stats[bot].add_rare(game, seat)
     if standings is None:
         order = sorted(bots, key=lambda bot: (-ratings.conservative(bot), bot))
         return [stats[bot].row(rank, bot, ratings) for rank, bot in enumerate(order, start=1)]
@@ -101,22 +110,100 @@ Pairwise = dict[tuple[str, str], float]
 def head_to_head(games: Iterable[PlayedGame], bots: Sequence[str]) -> HeadToHead:
     """For every ordered pair (a, b) of distinct bots: (games together, a ahead, b ahead), where
     a is ahead of b when a's place is lower (better) than b's at the same table."""
-    counts = {(a, b): [0, 0, 0] for a in bots for b in bots if a != b}
-    known = set(bots)
+    names = list(bots)
+    n = len(names)
+    together, ahead = np.zeros(n * n, dtype=np.int64), np.zeros(n * n, dtype=np.int64)
+    for _, same, seat_bot, place in _by_size(games, names):
+        scored = ~np.array([game.void for game in same], dtype=bool)
+        seat_bot, place = seat_bot[scored], place[scored]   # all forfeited: nobody ahead
+        for i, j in itertools.permutations(range(seat_bot.shape[1]), 2):
+            pair = seat_bot[:, i] * n + seat_bot[:, j]
+            together += np.bincount(pair, minlength=n * n)
+            ahead += np.bincount(pair, weights=place[:, i] < place[:, j],
+                                 minlength=n * n).astype(np.int64)
+    return {(a, b): (int(together[x * n + y]), int(ahead[x * n + y]), int(ahead[y * n + x]))
+            for x, a in enumerate(names) for y, b in enumerate(names) if x != y}
+
+
+def _by_size(games: Iterable[PlayedGame], bots: Sequence[str]
+             ) -> Iterable[tuple[int, list[PlayedGame], np.ndarray, np.ndarray]]:
+    """Per table size k, ascending: k, the games of that size, and their bots' indexes in
+    `bots` and places as (games, k) arrays (ValueError naming the first game with a bot not
+    in `bots`)."""
+    index = {bot: i for i, bot in enumerate(bots)}
+    by_size: dict[int, tuple[list[PlayedGame], list[list[int]]]] = {}
     for game in games:
-        for bot in game.bots:
-            _known(bot, known, game)
-        if game.void:  # every seat forfeited: nobody was ahead of anybody
-            continue
-        for i, a in enumerate(game.bots):
-            for j, b in enumerate(game.bots):
-                if i == j:
-                    continue
-                cell = counts[a, b]
-                cell[0] += 1
-                cell[1] += game.places[i] < game.places[j]
-                cell[2] += game.places[j] < game.places[i]
-    return {pair: (c[0], c[1], c[2]) for pair, c in counts.items()}
+        try:
+            seats = [index[bot] for bot in game.bots]
+        except KeyError as exc:
+            raise ValueError(f"game {game.index}: unknown bot {exc.args[0]!r}") from None
+        same, rows = by_size.setdefault(len(seats), ([], []))
+        same.append(game)
+        rows.append(seats)
+    for size, (same, rows) in sorted(by_size.items()):
+        shape = (len(same), size)
+        seat_bot = np.array(rows, dtype=np.int64).reshape(shape)
+        place = np.array([game.places for game in same], dtype=np.int64).reshape(shape)
+        yield size, same, seat_bot, place
+
+
+def _count_places(games: Sequence[PlayedGame], bots: Sequence[str],
+                  stats: dict[str, _Stats]) -> None:
+    """Add to `stats` what league_table counts of every seat (games, wins, places, money,
+    forfeits, per seat and table size): counted with numpy, per table size."""
+    names = list(bots)
+    for size, same, seat_bot, place in _by_size(games, names):
+        counts = _SizeCounts(size, same, seat_bot, place, len(names))
+        for i, bot in enumerate(names):
+            counts.add_to(stats[bot], i)
+
+
+class _SizeCounts:
+    """The counts of league_table at one table size, per bot index (numpy)."""
+
+    def __init__(self, size: int, games: list[PlayedGame], seat_bot: np.ndarray,
+                 place: np.ndarray, bots: int) -> None:
+        self.size, self.seat_bot, self.bots = size, seat_bot, bots
+        forfeited = np.array([game.forfeited for game in games], dtype=bool).reshape(place.shape)
+        money = np.array([game.money for game in games]).reshape(place.shape)
+        every_seat_out = np.asarray(forfeited.all(axis=1))
+        void = np.broadcast_to(every_seat_out[:, None], place.shape)
+        scored, every = ~void, np.ones(place.shape, dtype=bool)
+        won = scored & (place == 1)
+        ones = np.ones(place.shape)
+        self.forfeits, self.void = self._per_bot(forfeited, every), self._per_bot(ones, void)
+        self.games, self.wins = self._per_bot(ones, scored), self._per_bot(ones, won)
+        self.places = self._per_bot(place, scored)
+        # money is whole dollars: a float64 sum of them is exact (far below 2**53)
+        self.money = self._per_bot(money, scored, whole=money.dtype.kind in "iub")
+        seat = np.broadcast_to(np.arange(size)[None, :], place.shape)
+        flat = seat_bot * size + seat
+        self.seat_games = np.bincount(flat[scored], minlength=bots * size).reshape(bots, size)
+        self.seat_wins = np.bincount(flat[won], minlength=bots * size).reshape(bots, size)
+
+    def _per_bot(self, values: np.ndarray, where: np.ndarray, whole: bool = True) -> list:
+        sums = np.bincount(self.seat_bot[where], weights=values[where].astype(np.float64),
+                           minlength=self.bots)
+        return [int(v) for v in sums] if whole else sums.tolist()
+
+    def add_to(self, total: _Stats, i: int) -> None:
+        """Add bot `i`'s counts at this size to its running totals."""
+        total.forfeits += self.forfeits[i]
+        total.void += self.void[i]
+        if not self.games[i]:
+            return
+        total.games += self.games[i]
+        total.wins += self.wins[i]
+        total.places += self.places[i]
+        total.money += self.money[i]
+        games, wins = self.seat_games[i].tolist(), self.seat_wins[i].tolist()
+        size_games, size_wins = total.by_size.setdefault(self.size, ([0] * self.size,
+                                                                     [0] * self.size))
+        for s in range(self.size):
+            total.seat_games[s] += games[s]
+            total.seat_wins[s] += wins[s]
+            size_games[s] += games[s]
+            size_wins[s] += wins[s]
 
 
 def percentile(values: Sequence[float], pct: float) -> float | None:
@@ -144,11 +231,15 @@ class _Stats:
         self.note_values: dict[str, list[float]] = {}
         self.names_dropped: set[str] = set()
 
-    def add(self, game: PlayedGame, seat: int) -> None:
-        self.forfeits += game.forfeited[seat]
-        for kind, count in game.strikes[seat].items():
-            self.strikes[kind] = self.strikes.get(kind, 0) + count
-        self.latencies.extend(game.latencies_us[seat])
+    def add_rare(self, game: PlayedGame, seat: int) -> None:
+        """Add what is rare at a seat and kept per bot: strikes, latencies and notes (the
+        counts of places come from _count_places)."""
+        marks = game.strikes[seat]
+        if not (marks.keys() <= self.strikes.keys() and not any(marks.values())):
+            for kind, count in marks.items():
+                self.strikes[kind] = self.strikes.get(kind, 0) + count
+        if game.latencies_us[seat]:
+            self.latencies.extend(game.latencies_us[seat])
         if game.note_values:
             kept = self.note_values
             for name, (total, count) in sorted(game.note_values[seat].items()):
@@ -158,20 +249,6 @@ class _Stats:
                 entry = kept.setdefault(name, [0.0, 0])
                 entry[0] += total
                 entry[1] += count
-        if game.void:  # every seat forfeited: counted apart, nobody won
-            self.void += 1
-            return
-        won = game.places[seat] == 1
-        self.games += 1
-        self.wins += won
-        self.places += game.places[seat]
-        self.money += game.money[seat]
-        self.seat_games[seat] += 1
-        self.seat_wins[seat] += won
-        size_games, size_wins = self.by_size.setdefault(
-            game.players, ([0] * game.players, [0] * game.players))
-        size_games[seat] += 1
-        size_wins[seat] += won
 
     def row(self, rank: int, bot: str, ratings: Ratings) -> Row:
         def ms(pct: float) -> float | None:

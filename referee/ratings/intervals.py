@@ -134,8 +134,11 @@ def resampling_units(games: Sequence[PlayedGame],
     for game in games:
         key = groups.get(game.index, -1 - game.index) if groups else game.index
         by_group.setdefault(key, []).append(game)
-    units = [sorted(unit, key=canonical_key) for unit in by_group.values()]
-    return sorted(units, key=lambda unit: [canonical_key(g) for g in unit])
+    # a unit of one game (a league without duplicates) needs no sorting of its own; a unit's
+    # key is the tuple of its games' keys (compared as the list of them was)
+    units = [unit if len(unit) == 1 else sorted(unit, key=canonical_key)
+             for unit in by_group.values()]
+    return sorted(units, key=lambda unit: tuple(map(canonical_key, unit)))
 
 
 def standings(games: Sequence[PlayedGame], bots: Sequence[str], seed: int,

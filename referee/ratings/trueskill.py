@@ -85,10 +85,28 @@ class RatingState:
 
 def games_digest(params: RatingParams, games: Iterable[PlayedGame]) -> str:
     """A digest of `params` and of what TrueSkill reads of `games` (in the given order)."""
-    digest = hashlib.sha256(repr(sorted(asdict(params).items())).encode())
-    for game in games:
-        digest.update(repr((game.index, game.bots, game.places, game.forfeited)).encode())
-    return digest.hexdigest()
+    return _Digest(params, list(games)).through()
+
+
+class _Digest:
+    """games_digest of the first games of `ordered`, for growing counts of them: a refit
+    checks the state it resumes from and then digests a longer run of the same games for the
+    next one, hashing each game once (a shorter run than the last one asked starts again)."""
+
+    def __init__(self, params: RatingParams, ordered: Sequence[PlayedGame]) -> None:
+        self.ordered = ordered
+        self.start = hashlib.sha256(repr(sorted(asdict(params).items())).encode())
+        self.hash, self.hashed = self.start.copy(), 0
+
+    def through(self, count: int | None = None) -> str:
+        """The digest of the first `count` games (all by default)."""
+        count = len(self.ordered) if count is None else count
+        if count < self.hashed:
+            self.hash, self.hashed = self.start.copy(), 0
+        for game in self.ordered[self.hashed:count]:
+            self.hash.update(repr((game.index, game.bots, game.places, game.forfeited)).encode())
+        self.hashed = count
+        return self.hash.copy().hexdigest()
 
 
 @dataclass
@@ -139,13 +157,14 @@ def rate_games(
     played = dict.fromkeys(current, 0)
     if resume is not None and checkpoint is not None and resume.through > checkpoint:
         resume = None     # the state asked for lies before it
-    done = _resume(resume, params, ordered, current, played)
+    digest = _Digest(params, ordered)
+    done = _resume(resume, params, ordered, current, played, digest)
     history: list[tuple[int, str, float, float]] = []
     state = None
     for position in range(done, len(ordered) + 1):
         if checkpoint is not None and state is None and (
                 position == len(ordered) or ordered[position].index > checkpoint):
-            state = _state(params, ordered[:position], checkpoint, current, played)
+            state = _state(digest.through(position), checkpoint, current, played)
         if position == len(ordered):
             break
         game = ordered[position]
@@ -169,7 +188,8 @@ def rate_games(
 
 
 def _resume(resume: RatingState | None, params: RatingParams, ordered: list[PlayedGame],
-            current: dict[str, trueskill.Rating], played: dict[str, int]) -> int:
+            current: dict[str, trueskill.Rating], played: dict[str, int],
+            digest: _Digest) -> int:
     """Put `resume`'s ratings into `current` and `played` and return how many of `ordered`
     it covers, when it covers exactly the first games of `ordered` with these parameters;
     else change nothing and return 0."""
@@ -178,7 +198,7 @@ def _resume(resume: RatingState | None, params: RatingParams, ordered: list[Play
     covered = 0
     while covered < len(ordered) and ordered[covered].index <= resume.through:
         covered += 1
-    if games_digest(params, ordered[:covered]) != resume.digest:
+    if digest.through(covered) != resume.digest:
         return 0
     for bot in resume.pi:
         rating = trueskill.Rating(params.mu, params.sigma)
@@ -188,9 +208,9 @@ def _resume(resume: RatingState | None, params: RatingParams, ordered: list[Play
     return covered
 
 
-def _state(params: RatingParams, covered: list[PlayedGame], through: int,
-           current: dict[str, trueskill.Rating], played: dict[str, int]) -> RatingState:
-    return RatingState(through, games_digest(params, covered),
+def _state(digest: str, through: int, current: dict[str, trueskill.Rating],
+           played: dict[str, int]) -> RatingState:
+    return RatingState(through, digest,
                        {bot: rating.pi for bot, rating in current.items()},
                        {bot: rating.tau for bot, rating in current.items()}, dict(played))
 
