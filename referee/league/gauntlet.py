@@ -16,24 +16,22 @@ concurrency and after any interruption.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 import random
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from referee.bots.lineup import refusals
-from referee.bots.runtime import Roster
 from referee.bots.spec import BotSpec, load_spec
 from referee.engine import RuleSet, preset
 from referee.game.match import MatchResult
 from referee.league.config import LeagueSettings
 from referee.league.entrants import entrant_tables
-from referee.league.executors.local import play_on_roster
+from referee.league.executors import make_executor
+from referee.league.playing import play_schedule
 from referee.league.schedule import ScheduledGame, table_sizes
 from referee.league.store import LeagueStore, remove_database
 from referee.league.stored import GAUNTLET, StoredGauntlet, StoredLeague, read_league
@@ -49,6 +47,7 @@ from referee.ratings.sprt import (
     trail,
 )
 from referee.util.config import ConfigError
+from referee.util.extras import require
 from referee.util.outdir import missing_folders, remove_if_empty
 from referee.util.seeds import draw_secret, keyed_seed, opaque_id
 
@@ -73,6 +72,7 @@ class GauntletSettings:
     params: SprtParams = dataclasses.field(default_factory=SprtParams)
     strikes_to_forfeit: int = 3
     sandbox: bool | None = None
+    cluster: str | None = None                # a dask scheduler's address, or local:N
 
 
 @dataclass
@@ -255,6 +255,8 @@ async def run_gauntlet(settings: GauntletSettings,
     found (never before a refusal), with where it stands; `report` with the test after each
     pair (in schedule order) as results come in."""
     report = report or (lambda _state: None)
+    if settings.cluster:   # before anything is created, as a league's --cluster
+        require("distributed", "--cluster")
     created = missing_folders(settings.out)
     store = LeagueStore(settings.out / DB_NAME)
     try:
@@ -339,47 +341,39 @@ async def _play(store: LeagueStore, stored: StoredLeague, specs: list[BotSpec],
     gauntlet = stored.gauntlet
     assert gauntlet is not None
     params = stored_params(gauntlet, store.path)
-    rules, options, secret = stored.rules, stored.options, stored.secret
+    secret = stored.secret
     candidate, baseline = gauntlet.candidate, gauntlet.baseline
     games = {game.index: game for game in store.played()}
-    done = set(games)
-    pending = deque(game for game in store.schedule() if game.index not in done)
+    pending = [game for game in store.schedule() if game.index not in games]
     size = max(stored.players)
     concurrency = settings.concurrency or LeagueSettings(bots=[]).default_concurrency(size)
     test = SequentialTest(params)
     for scores in pair_scores(games, candidate, baseline):
         test.add(*scores)
-    decided = test.current.verdict is not None
-    played = 0
-    roster = Roster(specs, sandbox=settings.sandbox)
-    for runner in roster.runners.values():
-        runner.max_instances = max(runner.max_instances, concurrency)
-    async with roster:
-        await roster.start()
-        for runner in roster.runners.values():
-            store.update_bot(runner.name, runner.version, str(runner.spec.path))
 
-        async def worker() -> None:
-            nonlocal decided, played
-            while pending and not decided:
-                game = pending.popleft()
-                result = await play_on_roster(roster, rules, game,
-                                              pair_game_id(secret, game), options)
-                store.save(game, result)
-                played += 1
-                games[game.index] = _played(game, result)
-                if decided:
-                    continue   # a game that was in flight when the test decided
-                # the pairs completed from the next untested one on, in schedule order
-                while not decided and all(2 * test.n + k in games for k in (0, 1)):
-                    pair = test.n
-                    current = test.add(tested_score(games[2 * pair], candidate),
-                                       tested_score(games[2 * pair + 1], baseline))
-                    report(current)
-                    decided = current.verdict is not None
+    def decided() -> bool:
+        return test.current.verdict is not None
 
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return played
+    def judge(game: ScheduledGame, result: MatchResult) -> None:
+        games[game.index] = _played(game, result)
+        if decided():
+            return   # a game that was in flight when the test decided: stored, not judged
+        # the pairs completed from the next untested one on, in schedule order
+        while not decided() and all(2 * test.n + k in games for k in (0, 1)):
+            pair = test.n
+            report(test.add(tested_score(games[2 * pair], candidate),
+                            tested_score(games[2 * pair + 1], baseline)))
+
+    executor = make_executor(specs, concurrency=concurrency, sandbox=settings.sandbox,
+                             cluster=settings.cluster, league=str(settings.out.resolve()))
+    async with executor:
+        versions, _ = await executor.start(skip_broken=False)
+        paths = {spec.name: str(spec.path) for spec in specs}
+        for name, version in versions.items():
+            store.update_bot(name, version, paths[name])
+        return await play_schedule(executor, store, stored, pending,
+                                   game_id=lambda game: pair_game_id(secret, game),
+                                   on_saved=judge, stop=decided)
 
 
 def _played(game: ScheduledGame, result: MatchResult) -> PlayedGame:
