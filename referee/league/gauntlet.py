@@ -8,10 +8,12 @@ no process sees one deal twice (R51). Opponents are chosen so that each field bo
 equally often, and the tested seat cycles through every seat.
 
 Like a league, a gauntlet lives in one SQLite store (`gauntlet.db` in its directory) written a
-game at a time, and `--resume` continues it. The verdict is taken over the pairs in schedule
-order, stopping at the first pair that crosses a bound: games that finished after that (still in
-flight when the test stopped) are kept but never change it, so the verdict is the same at any
-concurrency and after any interruption.
+game at a time, and `--resume` continues it. Its games play through the league's one loop
+(referee/league/playing.py) on an executor: this machine's pool, or a dask cluster with
+`--cluster`. The verdict is taken over the pairs in schedule order, stopping at the first pair
+that crosses a bound: games that finished after that (still in flight when the test stopped)
+are kept but never change it, so the verdict is the same at any concurrency, on a cluster and
+after any interruption.
 """
 
 from __future__ import annotations
