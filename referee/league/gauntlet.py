@@ -263,13 +263,12 @@ async def run_gauntlet(settings: GauntletSettings,
     store = LeagueStore(settings.out / DB_NAME)
     try:
         stored = read_league(store)
+        new = stored is None
         if stored is None:
             try:
                 specs = _create(store, settings)
             except BaseException:   # a gauntlet that never started leaves nothing behind
-                store.close()
-                remove_database(store.path)
-                remove_if_empty(created)
+                _remove(store, created)
                 raise
         else:
             if stored.kind != GAUNTLET:
@@ -287,12 +286,26 @@ async def run_gauntlet(settings: GauntletSettings,
             start(load_gauntlet(store))
         stored = read_league(store)
         assert stored is not None
-        played = await _play(store, stored, specs, settings, report)
+        try:
+            played = await _play(store, stored, specs, settings, report)
+        except BaseException:
+            # a gauntlet made now that could not play (a bot that cannot start, a cluster out
+            # of reach) leaves nothing behind, as a league's failed start; one with games stays
+            if new and store.count() == 0:
+                _remove(store, created)
+            raise
         outcome = load_gauntlet(store, played)
         write_result(outcome)
         return outcome
     finally:
         store.close()
+
+
+def _remove(store: LeagueStore, created: list[Path]) -> None:
+    """Remove a gauntlet that holds no game: its database, and the folders made for it."""
+    store.close()
+    remove_database(store.path)
+    remove_if_empty(created)
 
 
 def _create(store: LeagueStore, settings: GauntletSettings) -> list[BotSpec]:
