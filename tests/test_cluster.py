@@ -492,3 +492,40 @@ def test_a_bot_and_its_build_read_nothing_outside_its_folder_on_a_worker(
         assert row["games"] == 6 and sum(row["strikes"].values()) == 0, row
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def gauntlet_games(out: Path) -> dict[int, tuple]:
+    """The gauntlet's stored games by schedule index: who sat where, the seed and the result."""
+    db = sqlite3.connect(out / "gauntlet.db")
+    rows = db.execute("SELECT idx, bots, seed, places, money, forfeited, strikes FROM games "
+                      "ORDER BY idx").fetchall()
+    db.close()
+    return {row[0]: row[1:] for row in rows}
+
+
+def test_a_gauntlet_on_the_cluster_gives_the_local_verdict_and_games(tmp_path: Path,
+                                                                       cluster: Cluster) -> None:
+    greedy, random = (ROOT / "sample_bots" / f"{name}.toml" for name in ("greedy", "random"))
+    args = [greedy, "--baseline", random, "--field", random, greedy, "--players", "3",
+            "--seed", "4", "--quiet"]
+    referee("gauntlet", *args, "--out", tmp_path / "local", "-j", "2")
+    done = referee("gauntlet", *args, "--out", tmp_path / "cluster", "--cluster",
+                   cluster.address)
+    assert "verdict: better" in done.stdout
+    local, remote = (json.loads((tmp_path / where / "gauntlet.json").read_text())
+                     for where in ("local", "cluster"))
+    # Games still in flight when the test decided are stored but never judged, so only
+    # games_stored may differ (more places are in flight on the cluster).
+    for outcome in (local, remote):
+        outcome.pop("games_stored")
+    assert remote == local
+    local_games, cluster_games = gauntlet_games(tmp_path / "local"), gauntlet_games(
+        tmp_path / "cluster")
+    judged = range(2 * local["state"]["pairs"])
+    assert set(judged) <= set(cluster_games) and set(judged) <= set(local_games)
+    assert {i: cluster_games[i] for i in cluster_games.keys() & local_games.keys()} == \
+        {i: local_games[i] for i in cluster_games.keys() & local_games.keys()}
+    db = sqlite3.connect(tmp_path / "cluster" / "gauntlet.db")
+    workers = {worker for (worker,) in db.execute("SELECT worker FROM game_workers")}
+    db.close()
+    assert workers and workers <= {"w1", "w2"}

@@ -96,8 +96,12 @@ def test_a_build_says_it_is_building_and_a_failed_one_shows_its_errors(tmp_path:
                     'build = ["{python}", "build.py"]\n')
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"),
            "REFEREE_RUN_ID": uuid.uuid4().hex[:12]}
+    honest = bot_spec(tmp_path, "honest-a")
     for command in (["check", spec, "--no-probes"],
-                    ["league", spec, bot_spec(tmp_path, "honest-a"), "--out", tmp_path / "l"]):
+                    ["league", spec, honest, "--out", tmp_path / "l"],
+                    # a new gauntlet that cannot start its bots leaves no gauntlet to --resume
+                    ["gauntlet", spec, "--baseline", honest, "--field", honest, "--out",
+                     tmp_path / "g" / "gauntlet"]):
         done = subprocess.run([sys.executable, "-m", "referee.cli", *map(str, command)],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               timeout=240, env=env)
@@ -110,7 +114,7 @@ def test_a_build_says_it_is_building_and_a_failed_one_shows_its_errors(tmp_path:
         # A compile error is no network failure: no hint to turn the network on.
         assert "build_network" not in output, output
         assert "/tmp/.npm" not in output and "the build's private /tmp, removed" in output
-        assert not (tmp_path / "l").exists()
+        assert not (tmp_path / "l").exists() and not (tmp_path / "g").exists()
 
 
 @pytest.mark.sandbox

@@ -45,18 +45,22 @@ from referee.present.render import fit
 @click.option("--quiet", "-q", is_flag=True, help="Only the verdict.")
 @click.option("--no-sandbox", is_flag=True,
               help="Run bots unconfined (trusted local development only).")
+@click.option("--cluster", metavar="ADDRESS",
+              help="Play the games on a dask cluster: a scheduler address (tcp://HOST:8786) "
+                   "or local:N for N worker processes here (docs/cluster.md).")
 def gauntlet(candidate: Path | None, more_field: tuple[str, ...], baseline: Path | None,
              field_bots: tuple[str, ...], players: tuple[int, int] | None, rules,
              seed: int | None,
              delta: float, alpha: float, beta: float, max_games: int,
              concurrency: int | None, out: Path, resume: bool, quiet: bool,
-             no_sandbox: bool) -> None:
+             no_sandbox: bool, cluster: str | None) -> None:
     """Play CANDIDATE.toml and --baseline at identical tables against --field and decide, by a
     sequential test, whether the candidate is better.
 
     \b
     referee gauntlet new.toml --baseline old.toml --field bots/*.toml
     referee gauntlet --resume --out gauntlet-out   (go on after an interruption)
+    referee gauntlet new.toml --baseline old.toml --field bots/*.toml --cluster local:2
     """
     import asyncio
 
@@ -74,7 +78,7 @@ def gauntlet(candidate: Path | None, more_field: tuple[str, ...], baseline: Path
         candidate=candidate or Path(), baseline=baseline or Path(),
         field=expand_bots(field, Path(".")) if field else [], rules=rules, players=players,
         seed=seed, concurrency=concurrency, out=out, params=params,
-        sandbox=False if no_sandbox else None)
+        sandbox=False if no_sandbox else None, cluster=cluster)
     if seed is not None and (warning := weak_secret_warning(seed)):
         click.echo(warning, err=True)
 

@@ -8,32 +8,32 @@ no process sees one deal twice (R51). Opponents are chosen so that each field bo
 equally often, and the tested seat cycles through every seat.
 
 Like a league, a gauntlet lives in one SQLite store (`gauntlet.db` in its directory) written a
-game at a time, and `--resume` continues it. The verdict is taken over the pairs in schedule
-order, stopping at the first pair that crosses a bound: games that finished after that (still in
-flight when the test stopped) are kept but never change it, so the verdict is the same at any
-concurrency and after any interruption.
+game at a time, and `--resume` continues it. Its games play through the league's one loop
+(referee/league/playing.py) on an executor: this machine's pool, or a dask cluster with
+`--cluster`. The verdict is taken over the pairs in schedule order, stopping at the first pair
+that crosses a bound: games that finished after that (still in flight when the test stopped)
+are kept but never change it, so the verdict is the same at any concurrency, on a cluster and
+after any interruption.
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 import random
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from referee.bots.lineup import refusals
-from referee.bots.runtime import Roster
 from referee.bots.spec import BotSpec, load_spec
 from referee.engine import RuleSet, preset
 from referee.game.match import MatchResult
 from referee.league.config import LeagueSettings
 from referee.league.entrants import entrant_tables
-from referee.league.executors.local import play_on_roster
+from referee.league.executors import make_executor
+from referee.league.playing import play_schedule
 from referee.league.schedule import ScheduledGame, table_sizes
 from referee.league.store import LeagueStore, remove_database
 from referee.league.stored import GAUNTLET, StoredGauntlet, StoredLeague, read_league
@@ -49,6 +49,7 @@ from referee.ratings.sprt import (
     trail,
 )
 from referee.util.config import ConfigError
+from referee.util.extras import require
 from referee.util.outdir import missing_folders, remove_if_empty
 from referee.util.seeds import draw_secret, keyed_seed, opaque_id
 
@@ -73,6 +74,7 @@ class GauntletSettings:
     params: SprtParams = dataclasses.field(default_factory=SprtParams)
     strikes_to_forfeit: int = 3
     sandbox: bool | None = None
+    cluster: str | None = None                # a dask scheduler's address, or local:N
 
 
 @dataclass
@@ -255,17 +257,18 @@ async def run_gauntlet(settings: GauntletSettings,
     found (never before a refusal), with where it stands; `report` with the test after each
     pair (in schedule order) as results come in."""
     report = report or (lambda _state: None)
+    if settings.cluster:   # before anything is created, as a league's --cluster
+        require("distributed", "--cluster")
     created = missing_folders(settings.out)
     store = LeagueStore(settings.out / DB_NAME)
     try:
         stored = read_league(store)
+        new = stored is None
         if stored is None:
             try:
                 specs = _create(store, settings)
             except BaseException:   # a gauntlet that never started leaves nothing behind
-                store.close()
-                remove_database(store.path)
-                remove_if_empty(created)
+                _remove(store, created)
                 raise
         else:
             if stored.kind != GAUNTLET:
@@ -283,12 +286,26 @@ async def run_gauntlet(settings: GauntletSettings,
             start(load_gauntlet(store))
         stored = read_league(store)
         assert stored is not None
-        played = await _play(store, stored, specs, settings, report)
+        try:
+            played = await _play(store, stored, specs, settings, report)
+        except BaseException:
+            # a gauntlet made now that could not play (a bot that cannot start, a cluster out
+            # of reach) leaves nothing behind, as a league's failed start; one with games stays
+            if new and store.count() == 0:
+                _remove(store, created)
+            raise
         outcome = load_gauntlet(store, played)
         write_result(outcome)
         return outcome
     finally:
         store.close()
+
+
+def _remove(store: LeagueStore, created: list[Path]) -> None:
+    """Remove a gauntlet that holds no game: its database, and the folders made for it."""
+    store.close()
+    remove_database(store.path)
+    remove_if_empty(created)
 
 
 def _create(store: LeagueStore, settings: GauntletSettings) -> list[BotSpec]:
@@ -339,47 +356,39 @@ async def _play(store: LeagueStore, stored: StoredLeague, specs: list[BotSpec],
     gauntlet = stored.gauntlet
     assert gauntlet is not None
     params = stored_params(gauntlet, store.path)
-    rules, options, secret = stored.rules, stored.options, stored.secret
+    secret = stored.secret
     candidate, baseline = gauntlet.candidate, gauntlet.baseline
     games = {game.index: game for game in store.played()}
-    done = set(games)
-    pending = deque(game for game in store.schedule() if game.index not in done)
+    pending = [game for game in store.schedule() if game.index not in games]
     size = max(stored.players)
     concurrency = settings.concurrency or LeagueSettings(bots=[]).default_concurrency(size)
     test = SequentialTest(params)
     for scores in pair_scores(games, candidate, baseline):
         test.add(*scores)
-    decided = test.current.verdict is not None
-    played = 0
-    roster = Roster(specs, sandbox=settings.sandbox)
-    for runner in roster.runners.values():
-        runner.max_instances = max(runner.max_instances, concurrency)
-    async with roster:
-        await roster.start()
-        for runner in roster.runners.values():
-            store.update_bot(runner.name, runner.version, str(runner.spec.path))
 
-        async def worker() -> None:
-            nonlocal decided, played
-            while pending and not decided:
-                game = pending.popleft()
-                result = await play_on_roster(roster, rules, game,
-                                              pair_game_id(secret, game), options)
-                store.save(game, result)
-                played += 1
-                games[game.index] = _played(game, result)
-                if decided:
-                    continue   # a game that was in flight when the test decided
-                # the pairs completed from the next untested one on, in schedule order
-                while not decided and all(2 * test.n + k in games for k in (0, 1)):
-                    pair = test.n
-                    current = test.add(tested_score(games[2 * pair], candidate),
-                                       tested_score(games[2 * pair + 1], baseline))
-                    report(current)
-                    decided = current.verdict is not None
+    def decided() -> bool:
+        return test.current.verdict is not None
 
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return played
+    def judge(game: ScheduledGame, result: MatchResult) -> None:
+        games[game.index] = _played(game, result)
+        if decided():
+            return   # a game that was in flight when the test decided: stored, not judged
+        # the pairs completed from the next untested one on, in schedule order
+        while not decided() and all(2 * test.n + k in games for k in (0, 1)):
+            pair = test.n
+            report(test.add(tested_score(games[2 * pair], candidate),
+                            tested_score(games[2 * pair + 1], baseline)))
+
+    executor = make_executor(specs, concurrency=concurrency, sandbox=settings.sandbox,
+                             cluster=settings.cluster, league=str(settings.out.resolve()))
+    async with executor:
+        versions, _ = await executor.start(skip_broken=False)
+        paths = {spec.name: str(spec.path) for spec in specs}
+        for name, version in versions.items():
+            store.update_bot(name, version, paths[name])
+        return await play_schedule(executor, store, stored, pending,
+                                   game_id=lambda game: pair_game_id(secret, game),
+                                   on_saved=judge, stop=decided)
 
 
 def _played(game: ScheduledGame, result: MatchResult) -> PlayedGame:

@@ -19,11 +19,11 @@ from referee import __version__
 from referee.bots.errors import BotStartError
 from referee.bots.lineup import refusals
 from referee.bots.spec import BotSpec, BotSpecError, capped_limits, load_spec
-from referee.game.match import MatchResult
 from referee.league.config import LeagueSettings
 from referee.league.executors import Executor, make_executor
 from referee.league.folder import LeagueFolder
 from referee.league.live import LiveTable
+from referee.league.playing import play_schedule
 from referee.league.progress import Progress
 from referee.league.resume import differences
 from referee.league.schedule import Balance, ScheduledGame, balance, make_schedule
@@ -419,7 +419,6 @@ def _free_name(out: Path) -> Path:
 async def _play(store: LeagueStore, stored: StoredLeague, executor: Executor,
                 progress: Progress) -> LeagueOutcome:
     """Play the schedule's games that have no record yet, storing each as it arrives."""
-    secret = stored.secret
     schedule = store.schedule()
     done = store.done()
     pending = [game for game in schedule if game.index not in done]
@@ -427,14 +426,9 @@ async def _play(store: LeagueStore, stored: StoredLeague, executor: Executor,
     if progress.wants_live_table:
         progress.live = LiveTable(list(stored.bot_names), stored.ratings,
                                            [game.index for game in schedule], store.played())
-
-    def save(game: ScheduledGame, result: MatchResult) -> None:
-        store.save(game, result)
-        progress.game_done(result, game.index)
-
     try:
-        await executor.play(pending, stored.rules, stored.options,
-                            lambda game: game.game_id(secret), save)
+        await play_schedule(executor, store, stored, pending,
+                            on_saved=lambda game, result: progress.game_done(result, game.index))
     finally:
         progress.close()
     outcome = load_outcome(store, progress.played)

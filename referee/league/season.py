@@ -32,6 +32,7 @@ from referee.league.config import LeagueSettings
 from referee.league.entrants import more_games, newcomer_games
 from referee.league.executors import Executor, Stop
 from referee.league.folder import LeagueFolder
+from referee.league.playing import play_schedule
 from referee.league.runner import LeagueOutcome, load_outcome
 from referee.league.schedule import ScheduledGame, table_sizes
 from referee.league.store import LeagueStore
@@ -262,20 +263,8 @@ async def play_pending(season: Season, executor: Executor, stop: Stop | None = N
     """Play the season's pending games on `executor` (started, holding every bot they need)
     in schedule order, storing each as it ends, until they are done or `stop()` turns true
     (the games in flight finish). `saved` hears of each stored game. Returns games stored."""
-    stored = season.stored
-    secret = stored.secret
-    count = 0
-
-    def save(game: ScheduledGame, result: MatchResult) -> None:
-        nonlocal count
-        season.store.save(game, result)
-        count += 1
-        if saved is not None:
-            saved(game, result)
-
-    await executor.play(season.pending(), stored.rules, stored.options,
-                        lambda game: game.game_id(secret), save, stop)
-    return count
+    return await play_schedule(executor, season.store, season.stored, season.pending(),
+                               on_saved=saved, stop=stop)
 
 
 # ---------------------------------------------------------------------- the table

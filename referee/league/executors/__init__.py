@@ -1,7 +1,8 @@
 """Where a league's games are played: a pool on this machine, or a dask.distributed cluster.
 
 An executor starts (or checks) the bots, then plays scheduled games and hands back each result
-as it arrives; the runner keeps the schedule, the store and the ratings. `make_executor` picks
+as it arrives; the one loop that calls them (referee/league/playing.py) stores each result,
+and the league, season or gauntlet keeps the schedule and the ratings. `make_executor` picks
 one: the dask one (and dask itself) is imported only for a league with a cluster.
 """
 
