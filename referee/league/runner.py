@@ -19,6 +19,7 @@ from referee import __version__
 from referee.bots.errors import BotStartError
 from referee.bots.lineup import refusals
 from referee.bots.spec import BotSpec, BotSpecError, capped_limits, load_spec
+from referee.game.livefile import LIVE_FOLDER
 from referee.game.match import MatchResult
 from referee.league.config import LeagueSettings
 from referee.league.executors import Executor, make_executor
@@ -277,7 +278,8 @@ async def _start(settings: LeagueSettings, progress: Progress) -> LeagueOutcome:
     store: LeagueStore | None = None
     try:
         executor = make_executor(specs, concurrency=concurrency, sandbox=settings.sandbox,
-                                 cluster=settings.cluster, league=str(settings.out.resolve()))
+                                 cluster=settings.cluster, league=str(settings.out.resolve()),
+                                 live=settings.out / LIVE_FOLDER)
         async with executor:
             versions, broken = await executor.start(skip_broken=settings.skip_broken)
             working = [spec.name for spec in specs if spec.name in versions]
@@ -375,7 +377,8 @@ async def _continue(store: LeagueStore, stored: StoredLeague, settings: LeagueSe
     league_versions = None if accept_changed else {name: known[name][0] for name in known}
     executor = make_executor(specs, concurrency=concurrency, sandbox=settings.sandbox,
                              cluster=settings.cluster, versions=league_versions,
-                             league=str(settings.out.resolve()))
+                             league=str(settings.out.resolve()),
+                             live=settings.out / LIVE_FOLDER)
     async with executor:
         # With --skip-broken, a bot that no longer starts forfeits its remaining games.
         versions, broken = await executor.start(skip_broken=settings.skip_broken)

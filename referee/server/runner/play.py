@@ -18,6 +18,7 @@ from typing import Any
 
 from referee.bots.spec import BotSpecError, load_spec
 from referee.errors import FailureKind
+from referee.game.livefile import LIVE_FOLDER
 from referee.game.match import MatchResult
 from referee.league.executors import Executor, make_executor
 from referee.league.runner import LeagueOutcome, write_outputs
@@ -223,7 +224,8 @@ class SeasonLoop:
         concurrency = league.concurrency or league.default_concurrency(high)
         executor = make_executor(specs, concurrency=concurrency, sandbox=league.sandbox,
                                  cluster=self.cluster, league=str(self.season.store.path.parent),
-                                 connection=self.connection)
+                                 connection=self.connection,
+                                 live=self.season.store.path.parent / LIVE_FOLDER)
         await executor.__aenter__()
         try:
             _, broken = await executor.start(skip_broken=True)
