@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import click
@@ -41,6 +41,66 @@ def show(source: Path, game: str | None, as_json: bool) -> None:
     for line in narrate(stored.data):
         for part in fit(line):
             click.echo(part)
+
+
+@main.command()
+@click.argument("directory", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--games", type=click.IntRange(min=1),
+              help="Stop after watching this many games (default: until Ctrl-C).")
+def watch(directory: Path, games: int | None) -> None:
+    """Watch the games of a running league in DIR as they are played, one after another,
+    told as `referee show` tells them. Games played on a cluster's workers cannot be watched.
+    """
+    import time
+
+    from referee.game.livefile import games_in_play
+    from referee.league.folder import LeagueFolder
+    from referee.present.render import fit
+
+    folder = LeagueFolder(directory)
+    if not folder.store_path.exists():
+        raise click.UsageError(f"{directory}: not a league folder (no league store there)")
+    live, watched, waiting = folder.live, 0, False
+    while games is None or watched < games:
+        playing = games_in_play(live)
+        if not playing:
+            if not waiting:
+                click.echo(f"waiting for a game to start in {directory} (Ctrl-C to stop)")
+                waiting = True
+            time.sleep(0.2)
+            continue
+        waiting = False
+        for line in _watch_game(playing[0], directory):
+            for part in fit(line):
+                click.echo(part)
+        watched += 1
+
+
+def _watch_game(path: Path, directory: Path) -> Iterator[str]:
+    """The lines that tell the game of live file `path` as it is played."""
+    from referee.engine import RuleSet
+    from referee.engine.record import event_from_dict
+    from referee.game.livefile import follow
+    from referee.present.render import Narrator, printable
+
+    narrator: Narrator | None = None
+    game_id = path.stem
+    for step in follow(path):
+        if narrator is None:   # the header
+            rules = RuleSet.from_dict(step["rules"])
+            names = [str(name) for name in step["bots"]]
+            narrator = Narrator(names, details=True, rules=rules)
+            yield printable(f"Game {game_id} (live): {rules.preset}, {len(names)} seats")
+        elif step.get("end"):
+            how = "ended" if step.get("finished") else "was stopped"
+            yield f"game {game_id} {how}; its record: referee show {directory} {game_id}"
+            return
+        else:
+            for event in step["events"]:
+                event = event_from_dict(event)
+                note = step.get("decision") if event[0] == "place" else None
+                yield from (printable(line) for line in narrator.lines(event, note))
+    yield f"game {game_id}: its live file ended early (the league was stopped?)"
 
 
 @main.command()

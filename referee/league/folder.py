@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from referee.league.store import LeagueStore
 
 STORE_NAME = "league.db"
+LIVE_NAME = "live"        # the live files of the games in play (referee.game.livefile)
 REPORT_NAME = "report"
 
 
@@ -44,6 +45,11 @@ class LeagueFolder:
     def tables(self) -> Path:
         """Where the table files (table.md, table.csv, table.json, ...) are written."""
         return self.root
+
+    @property
+    def live(self) -> Path:
+        """Where the games in play write their live files (`referee watch` follows them)."""
+        return self.root / LIVE_NAME
 
     @property
     def report(self) -> Path:

@@ -291,7 +291,8 @@ async def _start(settings: LeagueSettings, progress: Progress) -> LeagueOutcome:
     store: LeagueStore | None = None
     try:
         executor = make_executor(specs, concurrency=concurrency, sandbox=settings.sandbox,
-                                 cluster=settings.cluster, league=str(settings.out.resolve()))
+                                 cluster=settings.cluster, league=str(settings.out.resolve()),
+                                 live=LeagueFolder(settings.out).live)
         async with executor:
             versions, broken = await executor.start(skip_broken=settings.skip_broken)
             working = [spec.name for spec in specs if spec.name in versions]
@@ -389,7 +390,8 @@ async def _continue(store: LeagueStore, stored: StoredLeague, settings: LeagueSe
     league_versions = None if accept_changed else {name: known[name][0] for name in known}
     executor = make_executor(specs, concurrency=concurrency, sandbox=settings.sandbox,
                              cluster=settings.cluster, versions=league_versions,
-                             league=str(settings.out.resolve()))
+                             league=str(settings.out.resolve()),
+                             live=LeagueFolder(settings.out).live)
     async with executor:
         # With --skip-broken, a bot that no longer starts forfeits its remaining games.
         versions, broken = await executor.start(skip_broken=settings.skip_broken)

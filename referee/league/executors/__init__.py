@@ -9,6 +9,7 @@ one: the dask one (and dask itself) is imported only for a league with a cluster
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from referee.bots.errors import BotStartError
@@ -43,13 +44,16 @@ class Executor(Protocol):
 
 def make_executor(specs: list[BotSpec], *, concurrency: int, sandbox: bool | None,
                   cluster: str | None = None, versions: dict[str, str] | None = None,
-                  league: str = "", connection: Any = None) -> Executor:
+                  league: str = "", connection: Any = None,
+                  live: Path | None = None) -> Executor:
     """The executor for a league: local, or on `cluster` (an address or "local:N"), through
     `connection` if given (a dask.Cluster already entered, which the executor leaves open).
 
     `versions` are the league's stored bot versions when it is resumed: a cluster refuses to
     play a bot whose files no longer match them; `league` (its output directory) names the
-    league's bots on the workers, so a resumed league replaces what the killed one left."""
+    league's bots on the workers, so a resumed league replaces what the killed one left.
+    `live` is the folder where games played on this machine write their live files for
+    watchers (referee.game.livefile); games on a cluster's workers write none."""
     if cluster:
         from referee.util.extras import require
 
@@ -61,4 +65,4 @@ def make_executor(specs: list[BotSpec], *, concurrency: int, sandbox: bool | Non
                             cluster=connection)
     from referee.league.executors.local import LocalExecutor
 
-    return LocalExecutor(specs, concurrency=concurrency, sandbox=sandbox)
+    return LocalExecutor(specs, concurrency=concurrency, sandbox=sandbox, live=live)

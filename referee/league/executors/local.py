@@ -5,26 +5,30 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Sequence
+from pathlib import Path
 
 from referee.bots.errors import BotStartError
 from referee.bots.runtime import Lease, Roster
 from referee.bots.spec import BotSpec, Limits
 from referee.engine import RuleSet
-from referee.game.match import AbsentBot, MatchOptions, MatchResult, play_match
+from referee.game.livefile import LiveFolder
+from referee.game.match import AbsentBot, MatchOptions, MatchResult, Observer, play_match
 from referee.league.executors import GameId, Save, Stop
 from referee.league.schedule import ScheduledGame
 
 
 async def play_on_roster(roster: Roster, rules: RuleSet, game: ScheduledGame, game_id: str,
                          options: MatchOptions,
-                         versions: dict[str, str] | None = None) -> MatchResult:
+                         versions: dict[str, str] | None = None,
+                         observer: Observer | None = None) -> MatchResult:
     """Lease a place for every seat of `game`, play it, and give the places back.
 
     Each rotation of a duplicate table is played by instances of its own pool, so no bot
     process sees one deal twice (R51). A bot that died and cannot be restarted (or was left out
     on --resume --skip-broken) takes its seat as an AbsentBot: it forfeits the game from the
     start, with the reason. With `versions`, a seat whose instance runs another
-    version than the league's raises BotStartError before the game starts."""
+    version than the league's raises BotStartError before the game starts. `observer` hears
+    each step of the game (play_match's)."""
     leases: list[Lease] = []
     seats: list[Lease | AbsentBot] = []
     try:
@@ -43,7 +47,7 @@ async def play_on_roster(roster: Roster, rules: RuleSet, game: ScheduledGame, ga
             if versions is not None and lease.version != versions[name]:
                 raise BotStartError(name, f"runs version {lease.version}, the league's is "
                                           f"{versions[name]}")
-        return await play_match(rules, seats, game.seed, game_id, options)
+        return await play_match(rules, seats, game.seed, game_id, options, observer)
     finally:
         for lease in leases:
             await lease.runner.release(lease)
@@ -52,10 +56,15 @@ async def play_on_roster(roster: Roster, rules: RuleSet, game: ScheduledGame, ga
 class LocalExecutor:
     """The bots run here, started once and reused; `concurrency` games at once."""
 
-    def __init__(self, specs: list[BotSpec], *, concurrency: int, sandbox: bool | None) -> None:
+    def __init__(self, specs: list[BotSpec], *, concurrency: int, sandbox: bool | None,
+                 live: Path | None = None) -> None:
         self.concurrency = max(1, concurrency)
         self.sandbox = sandbox
         self.roster = self._roster(specs)
+        # Each game in play has a file there that watchers follow (referee.game.livefile).
+        self.live = LiveFolder(live) if live is not None else None
+        if self.live is not None:
+            self.live.clear()
 
     def _roster(self, specs: list[BotSpec]) -> Roster:
         roster = Roster(specs, sandbox=self.sandbox)
@@ -85,10 +94,24 @@ class LocalExecutor:
         async def worker() -> None:
             while pending and not (stop and stop()):
                 game = pending.popleft()
-                result = await play_on_roster(self.roster, rules, game, game_id(game), options)
-                save(game, result)
+                await self._play_one(game, rules, options, game_id(game), save)
 
         await asyncio.gather(*(worker() for _ in range(self.concurrency)))
+
+    async def _play_one(self, game: ScheduledGame, rules: RuleSet, options: MatchOptions,
+                        game_id: str, save: Save) -> None:
+        """Play one game, its steps written to its live file, and save it; the live file
+        goes once the record is saved (or the game is stopped)."""
+        live = self.live.game(game_id, list(game.bots)) if self.live is not None else None
+        saved = False
+        try:
+            result = await play_on_roster(self.roster, rules, game, game_id, options,
+                                          observer=live.observe if live is not None else None)
+            save(game, result)
+            saved = True
+        finally:
+            if live is not None:
+                live.finish(saved)
 
     async def __aenter__(self) -> LocalExecutor:
         return self

@@ -20,6 +20,7 @@ from referee.bots.spec import BotSpecError, load_spec
 from referee.errors import FailureKind
 from referee.game.match import MatchResult
 from referee.league.executors import Executor, make_executor
+from referee.league.folder import LeagueFolder
 from referee.league.runner import LeagueOutcome, write_outputs
 from referee.league.schedule import ScheduledGame
 from referee.league.season import ACTIVE, DISABLED, Season, play_pending, season_specs
@@ -223,7 +224,8 @@ class SeasonLoop:
         concurrency = league.concurrency or league.default_concurrency(high)
         executor = make_executor(specs, concurrency=concurrency, sandbox=league.sandbox,
                                  cluster=self.cluster, league=str(self.season.store.path.parent),
-                                 connection=self.connection)
+                                 connection=self.connection,
+                                 live=LeagueFolder(self.season.store.path.parent).live)
         await executor.__aenter__()
         try:
             _, broken = await executor.start(skip_broken=True)
