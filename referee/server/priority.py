@@ -9,9 +9,9 @@ idle the season has every core, and it weighs as much as any other busy program 
 loaded machine failed when the season's group had a tenth of an ordinary weight).
 
 Measured with `bench/server.py` (50 students on the pages beside a season of 50 bots): with
-both in groups of equal weight the pages' medians were 0.5-1.0 s, one worker holding most of
-the students' connections and waiting for a core; with the web's group at four times the
-weight, 84-124 ms.
+both in groups of equal weight the pages' medians were 0.80-1.03 s (p95 5.0-5.9 s), one worker
+holding most of the students' connections and waiting for a core; with the web's group at four
+times the weight, 41-74 ms (p95 0.51-0.59 s), while the season kept a third of its idle pace.
 
 `nice` alone does nothing here: every child the club starts leads a session of its own (the
 guard's), and with the kernel's autogroup the CPU is shared between sessions' groups first,
