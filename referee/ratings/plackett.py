@@ -478,7 +478,8 @@ class Design:
         n = self.n
         pairs = np.bincount(self.pair_flat, weights=(weights * state["pair"]).ravel(),
                             minlength=n * n).reshape(n, n)
-        info = -(pairs + pairs.T)           # a pair (l, l2) stands for (l2, l) too
+        # float even with no pairs at all (bincount of nothing is integer): every seat forfeited
+        info = -(pairs + pairs.T).astype(float)   # a pair (l, l2) stands for (l2, l) too
         diag = np.bincount(self.bot_flat, weights=(weights * state["diag"]).ravel(),
                            minlength=n)
         sig = 1 / (1 + np.exp(-theta))
