@@ -1,5 +1,6 @@
 """Run a docs' `referee serve ...` line for real: the `referee` command on PATH (a reader's) on
-a free loopback port until its sign-in page answers, then SIGTERM. Prints the server's output
+a free loopback port until its sign-in page answers and its runner has opened the season's
+store (the web server answers first: it runs at a greater CPU weight), then SIGTERM. Prints the server's output
 and exits with its status (0 when it stopped well); 1 when it never answered.
 
     python tests/serve_briefly.py [referee serve's options but --port]
@@ -31,13 +32,15 @@ def answers(url: str) -> bool:
 def main(options: list[str]) -> int:
     """Start `referee serve OPTIONS --port P`, wait until it answers, stop it; its status."""
     port = free_port()
+    data = Path(options[options.index("--data") + 1] if "--data" in options else "club-data")
+    store = data / "season" / "league.db"
     with tempfile.TemporaryFile("w+") as log:
         server = subprocess.Popen(["referee", "serve", *options, "--port", str(port)],
                                   stdout=log, stderr=subprocess.STDOUT)
 
         def ready() -> bool:
             assert server.poll() is None, "the server stopped"
-            return answers(f"http://127.0.0.1:{port}/login/")
+            return store.exists() and answers(f"http://127.0.0.1:{port}/login/")
 
         try:
             wait_for("the server to answer", ready, timeout=300)
