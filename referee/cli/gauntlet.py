@@ -60,7 +60,7 @@ def gauntlet(candidate: Path | None, more_field: tuple[str, ...], baseline: Path
     \b
     referee gauntlet new.toml --baseline old.toml --field bots/*.toml
     referee gauntlet --resume --out gauntlet-out   (go on after an interruption)
-    referee gauntlet new.toml --baseline old.toml --field bots/*.toml --cluster local:2
+    referee gauntlet ... --cluster local:2   (the same, played on a dask cluster)
     """
     import asyncio
 
