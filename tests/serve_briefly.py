@@ -1,7 +1,8 @@
 """Run a docs' `referee serve ...` line for real: the `referee` command on PATH (a reader's) on
 a free loopback port until its sign-in page answers and its runner has opened the season's
-store (the web server answers first: it runs at a greater CPU weight), then SIGTERM. Prints the server's output
-and exits with its status (0 when it stopped well); 1 when it never answered.
+store (the web server answers first: it runs at a greater CPU weight), then SIGTERM. Prints
+the server's output and exits with its status (0 when it stopped well); 1 when it never
+answered.
 
     python tests/serve_briefly.py [referee serve's options but --port]
 """

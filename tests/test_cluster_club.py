@@ -86,9 +86,12 @@ def test_a_club_on_a_tls_cluster_checks_and_plays_every_bot_on_its_workers(
                 "BotVersion.objects.filter(check_state='passed').count()") == 2), runner)
             wait_for("the season's games", watched(lambda: len(stored(data)) >= 2), runner)
             request = club(f"""
-                game = TestGame.objects.create(
-                    requester_id={bob}, version=BotVersion.objects.get(league_name="boxed-bot.v1"))
-                game.opponents.add(BotVersion.objects.get(league_name="alice-bot.v1"))
+                from django.db import transaction
+                with transaction.atomic():   # as the page queues it: with its opponents
+                    game = TestGame.objects.create(
+                        requester_id={bob},
+                        version=BotVersion.objects.get(league_name="boxed-bot.v1"))
+                    game.opponents.add(BotVersion.objects.get(league_name="alice-bot.v1"))
                 result = game.pk
             """)
             wait_for("the test game", watched(lambda: club.value(

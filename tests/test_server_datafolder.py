@@ -106,10 +106,12 @@ def test_nothing_of_the_data_folder_is_readable_by_another_user(tmp_path: Path) 
             wait_for("games", lambda: games_stored(data / "season" / "league.db") >= 4)
             wait_for("a refit", lambda: club.value("Standing.objects.exists()"))
             game = club("""
-                game = TestGame.objects.create(
-                    requester=User.objects.get(username="ann"),
-                    version=BotVersion.objects.get(league_name="ann-bot.v1"))
-                game.opponents.add(BotVersion.objects.get(league_name="ben-bot.v1"))
+                from django.db import transaction
+                with transaction.atomic():   # as the page queues it: with its opponents
+                    game = TestGame.objects.create(
+                        requester=User.objects.get(username="ann"),
+                        version=BotVersion.objects.get(league_name="ann-bot.v1"))
+                    game.opponents.add(BotVersion.objects.get(league_name="ben-bot.v1"))
                 result = game.pk
             """)
             wait_for("the test game", lambda: club.value(

@@ -265,9 +265,11 @@ def test_bots_that_crash_hang_or_fail_are_told_and_the_season_goes_on(tmp_path: 
 
         # A test game on demand: played by the runner, unrated, with only its owner's output.
         request = club(f"""
-            game = TestGame.objects.create(requester_id={hon},
-                                           version=BotVersion.objects.get(league_name="hon-bot.v1"))
-            game.opponents.add(BotVersion.objects.get(league_name="gre-bot.v1"))
+            from django.db import transaction
+            with transaction.atomic():   # as the page queues it: with its opponents
+                game = TestGame.objects.create(
+                    requester_id={hon}, version=BotVersion.objects.get(league_name="hon-bot.v1"))
+                game.opponents.add(BotVersion.objects.get(league_name="gre-bot.v1"))
             result = game.pk
         """)
         record_file = wait_for("the test game", lambda: club.value(

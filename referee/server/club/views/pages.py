@@ -16,6 +16,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
+from django.db import transaction
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.templatetags.static import static
@@ -310,8 +311,10 @@ def test_games(request: HttpRequest) -> HttpResponse:
             return refusal(request, f"you asked for {per_hour} test games this hour; "
                                     f"wait a while", 429)
         if form.is_valid():
-            game = TestGame.objects.create(requester=user, version=form.cleaned_data["version"])
-            game.opponents.set(form.cleaned_data["opponents"])
+            with transaction.atomic():   # the runner never claims a game without its opponents
+                game = TestGame.objects.create(requester=user,
+                                               version=form.cleaned_data["version"])
+                game.opponents.set(form.cleaned_data["opponents"])
             messages.success(request, f"test game {game.pk} queued; the runner plays it soon")
             return redirect("club:testgame", game_id=game.pk)
     mine = (TestGame.objects.filter(requester=user).select_related("version")
