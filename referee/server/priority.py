@@ -38,9 +38,7 @@ from pathlib import Path
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 SEASON_CPU_WEIGHT = 100     # cgroup v2: an ordinary group's (one group for the whole season)
-SEASON_CPU_SHARES = 1024    # cgroup v1: the same
 WEB_CPU_WEIGHT = 400        # cgroup v2: the pages first (four times an ordinary group)
-WEB_CPU_SHARES = 4096       # cgroup v1: the same
 # Without a cgroup the season is several sessions (the runner, each bot's and check's guard),
 # each an autogroup: at nice 5 each weighs a third of the web's, so a few busy ones leave the
 # pages their share without starving the bots.
@@ -103,6 +101,11 @@ def _own_cgroup_dirs() -> list[tuple[Path, str]]:
     return found
 
 
+def v1_shares(weight: int) -> int:
+    """cgroup v1's `cpu.shares` for a cgroup v2 `cpu.weight` (1024 is v1's ordinary, 100 v2's)."""
+    return weight * 1024 // 100
+
+
 def _make_cgroup(base: Path, version: str, prefix: str, weight: int) -> Path:
     """A new cgroup under `base` named `prefix` and this process's id, with the CPU `weight`
     of cgroup v2 (v1's shares are 1024 per 100 of it); OSError if it can't be made."""
@@ -114,7 +117,7 @@ def _make_cgroup(base: Path, version: str, prefix: str, weight: int) -> Path:
         if version == "v2":
             (group / "cpu.weight").write_text(str(weight))
         else:
-            (group / "cpu.shares").write_text(str(weight * SEASON_CPU_SHARES // SEASON_CPU_WEIGHT))
+            (group / "cpu.shares").write_text(str(v1_shares(weight)))
     except OSError:
         group.rmdir()
         raise
@@ -146,7 +149,7 @@ def new_cgroup(prefix: str, weight: int) -> tuple[Path, str] | None:
         except OSError:
             continue
         return group, (f"cpu.weight {weight}" if version == "v2" else
-                       f"cpu.shares {weight * SEASON_CPU_SHARES // SEASON_CPU_WEIGHT}")
+                       f"cpu.shares {v1_shares(weight)}")
     return None
 
 
