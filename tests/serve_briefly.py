@@ -20,6 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cli_support import free_port  # noqa: E402
 from wait_support import wait_for  # noqa: E402
 
+from referee.league.folder import LeagueFolder  # noqa: E402
+
 
 def answers(url: str) -> bool:
     """True when `url` answers 200."""
@@ -34,7 +36,7 @@ def main(options: list[str]) -> int:
     """Start `referee serve OPTIONS --port P`, wait until it answers, stop it; its status."""
     port = free_port()
     data = Path(options[options.index("--data") + 1] if "--data" in options else "club-data")
-    store = data / "season" / "league.db"
+    store = LeagueFolder(data / "season").store_path
     with tempfile.TemporaryFile("w+") as log:
         server = subprocess.Popen(["referee", "serve", *options, "--port", str(port)],
                                   stdout=log, stderr=subprocess.STDOUT)
