@@ -63,10 +63,18 @@ def screenshot(browser, name: str, tmp: Path) -> None:  # noqa: ANN001
 
 
 def text_of(browser, selector: str) -> str:  # noqa: ANN001
-    from selenium.webdriver.common.by import By
+    """The first match's text, read in one script call: live pages replace their elements
+    as they poll, so an element found in one call may be gone by the next."""
+    return browser.execute_script(
+        "const found = document.querySelector(arguments[0]);"
+        "return found ? found.innerText : '';", selector)
 
-    found = browser.find_elements(By.CSS_SELECTOR, selector)
-    return found[0].text if found else ""
+
+def cell_texts(browser, selector: str) -> list[list[str]]:  # noqa: ANN001
+    """The cells' texts of the rows `selector` matches, read at one instant (see text_of)."""
+    return browser.execute_script(
+        "return Array.from(document.querySelectorAll(arguments[0]), row =>"
+        " Array.from(row.querySelectorAll('td'), cell => cell.innerText));", selector)
 
 
 def fill(browser, values: dict[str, str]) -> None:  # noqa: ANN001
@@ -219,11 +227,10 @@ def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) 
                                                                    "#leaderboard tbody"))
         assert student.execute_script("return window.stillTheSamePage === true;")
         # Ranked 1, 2, 3... with one row per bot; the last row never carries the `~`.
-        cells = [row.find_elements(By.TAG_NAME, "td") for row in
-                 student.find_elements(By.CSS_SELECTOR, "#leaderboard tbody tr")]
-        assert [c[0].text for c in cells] == [str(i) for i in range(1, len(cells) + 1)]
-        assert len({c[1].text for c in cells}) == len(cells)
-        assert not cells[-1][4].text.endswith("~"), cells[-1][4].text
+        cells = cell_texts(student, "#leaderboard tbody tr")
+        assert [c[0] for c in cells] == [str(i) for i in range(1, len(cells) + 1)]
+        assert len({c[1] for c in cells}) == len(cells)
+        assert not cells[-1][4].endswith("~"), cells[-1][4]
         screenshot(student, "server-leaderboard.png", tmp_path)
 
         # Her bot's page lists its games; a replay shows her own output and not Bob's.
