@@ -6,14 +6,11 @@ game in play until the test opens the gate, so nothing depends on timing."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
-import uuid
 from pathlib import Path
 
 import pytest
-from cli_support import referee, start_referee
+from cli_support import REFEREE, cli_env, referee, start_referee
 from league_support import install_test_bot
 from pty_support import Terminal
 from test_league import ROOT
@@ -49,9 +46,8 @@ def test_a_terminal_follows_a_league_game_to_its_end_as_show_tells_it(tmp_path: 
         header = json.loads(wait_for("its header", lambda: path.read_text().split("\n", 1)[0]))
         assert header["bots"] == ["gated", "greedy"] and header["players"] == 2
         assert "seed" not in header
-        env = {**os.environ, "COLUMNS": "100", "REFEREE_RUN_ID": uuid.uuid4().hex[:12]}
-        terminal = Terminal([sys.executable, "-m", "referee.cli", "watch", str(out),
-                             "--games", "1"], env=env, cwd=str(tmp_path))
+        terminal = Terminal([*REFEREE, "watch", str(out), "--games", "1"],
+                            env=cli_env(env={"COLUMNS": "100"}), cwd=str(tmp_path))
         terminal.expect(r"Game (g[0-9a-f]+) \(live\): classic, 2 seats\n")
         terminal.expect(r"Round 1, ")   # what was played before the watcher came
         gate.write_text("")
