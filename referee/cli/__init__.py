@@ -463,6 +463,7 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
     from referee.league.config import LeagueSettings, expand_bots, is_league_file, load_league_file
     from referee.league.runner import run_league
     from referee.league.store import games_stored
+    from referee.report.table_files import write_outputs
     from referee.util.seeds import weak_secret_warning
 
     if len(sources) == 1 and Path(sources[0]).suffix == ".toml" and \
@@ -499,17 +500,19 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
             from referee.league.extend import add_bots
 
             outcome = asyncio.run(add_bots(settings, expand_bots(list(add), Path(".")),
-                                           progress, accept_changed=accept_changed))
+                                           progress, accept_changed=accept_changed,
+                                           publish=write_outputs))
         elif until_settled:
             from referee.league.extend import run_until_settled
 
             settled = asyncio.run(run_until_settled(
                 settings, progress, max_games, resume=resume, accept_changed=accept_changed,
-                announce=None if quiet else _announce))
+                announce=None if quiet else _announce, publish=write_outputs))
             outcome = settled.outcome
         else:
             outcome = asyncio.run(run_league(settings, progress, resume=resume,
-                                             accept_changed=accept_changed))
+                                             accept_changed=accept_changed,
+                                             publish=write_outputs))
     except KeyboardInterrupt:
         store_path = LeagueFolder(settings.out).store_path
         saved = games_stored(store_path)
@@ -562,7 +565,8 @@ def _announce(line: str) -> None:
                 default="league-out")
 def table(out: Path) -> None:
     """Reprint a league's tables from its store (and rewrite the table files)."""
-    from referee.league.runner import load_outcome, write_outputs
+    from referee.league.runner import load_outcome
+    from referee.report.table_files import write_outputs
 
     folder = LeagueFolder(out)
     if not folder.store_path.exists():

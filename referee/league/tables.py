@@ -1,7 +1,7 @@
 """League tables and head-to-head counts from played games: the numbers, not their text.
 
 `league_table` and `head_to_head` are pure. Their text is elsewhere: the files a league writes
-(Markdown, CSV, JSON) in `referee.league.table_files`, the terminal view in `referee.cli.tables`.
+(Markdown, CSV, JSON) in `referee.report.table_files`, the terminal view in `referee.cli.tables`.
 """
 
 from __future__ import annotations

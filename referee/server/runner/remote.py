@@ -24,13 +24,13 @@ from referee.engine import RuleSet
 from referee.game.match import MatchOptions
 from referee.league.executors import GameId, Save, Stop
 from referee.league.executors.dask import RESOURCE, Cluster, ship
-from referee.league.executors.jobs import CheckJob, run_check_job, run_test_game_job
 from referee.league.executors.packs import pack_tree
 from referee.league.executors.worker import ShippedBot
 from referee.league.schedule import ScheduledGame
 from referee.present.text import safe_line
 from referee.server.runner import records
 from referee.server.runner.checks import MAX_LINES, CheckLines, Db, record_verdict
+from referee.server.runner.jobs import CheckJob, run_check_job, run_test_game_job
 
 PRIORITY = 10   # before the season's games (priority 0) that wait on the workers
 

@@ -1,9 +1,12 @@
 """One-off work on a dask worker for the club server: a version's check, a test game.
 
-Both come as one task each, with the bots' files by content (packs.py): the worker unpacks
-them, checks them against their version or digest, and runs the work as it would run here (the
-check as `referee check` under the guard with its time limit, the game with `play_seeded`), so
-the club's machine runs no bot. Each answer names the worker that did the work.
+Imported on the workers by name (the tasks are these functions): nothing here needs Django.
+
+Both come as one task each, with the bots' files by content (referee.league.executors.packs):
+the worker unpacks them, checks them against their version or digest, and runs the work as it
+would run here (the check as `referee check` under the guard with its time limit, the game with
+`play_seeded`), so the club's machine runs no bot. Each answer names the worker that did the
+work.
 """
 
 from __future__ import annotations
