@@ -72,6 +72,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from simulated import (  # noqa: E402
+    fit_games,
     hashed_greedy,
     noisy_greedy,
     pair_pool,
@@ -92,7 +93,6 @@ from referee.ratings.plackett import (  # noqa: E402
     ELO,
     Design,
     GlobalFit,
-    fit_games,
     size_test,
     to_elo,
 )

@@ -11,7 +11,7 @@ salt, so a game is a pure function of its schedule entry, as in a league of real
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -19,6 +19,7 @@ from referee.engine import Action, Game, RuleSet
 from referee.engine.policies import greedy_policy
 from referee.league.gauntlet import gauntlet_schedule, tested_score
 from referee.league.schedule import ScheduledGame
+from referee.ratings.plackett import Design, GlobalFit, to_elo, typical
 from referee.ratings.results import PlayedGame
 from referee.ratings.sprt import SequentialTest, SprtParams, SprtState
 from referee.util.seeds import derive_seed
@@ -137,3 +138,14 @@ def true_typical(games: Sequence[PlayedGame], strengths: Sequence[float],
     shift = float(np.mean([np.log(scale[g.players]) for g in games]))
     elo = (theta - theta.mean()) * np.exp(shift) * 400 / np.log(10)
     return {f"b{i}": float(v) for i, v in enumerate(elo)}
+
+
+def fit_games(games: Iterable[PlayedGame], bots: Sequence[str]) -> GlobalFit:
+    """The global Plackett-Luce fit of `games` (any order) for `bots`, at the league's typical
+    table."""
+    design = Design(games, bots)
+    theta, log_scale = typical(design, *design.fit_scaled())
+    elo = to_elo(theta, design.played)
+    return GlobalFit({bot: float(elo[i]) if design.played[i] else None
+                      for i, bot in enumerate(design.bots)},
+                     {k: float(c) for k, c in zip(design.sizes, np.exp(log_scale), strict=True)})

@@ -15,7 +15,7 @@ from cli_support import referee, start_referee
 from wait_support import wait_for
 
 from referee.engine import preset
-from referee.league.gauntlet import gauntlet_schedule, pair_differences, pair_scores
+from referee.league.gauntlet import gauntlet_schedule, pair_scores
 from referee.league.store import games_stored
 from referee.ratings.results import PlayedGame
 from referee.ratings.sprt import (
@@ -33,6 +33,11 @@ sys.path.insert(0, str(ROOT / "bench"))   # bench/simulated.py: engine policies 
 from simulated import noisy_greedy, simulate_gauntlet  # noqa: E402
 
 GREEDY, RANDOM = ROOT / "sample_bots" / "greedy.toml", ROOT / "sample_bots" / "random.toml"
+
+
+def pair_differences(games: dict[int, PlayedGame], candidate: str, baseline: str) -> list[float]:
+    """Candidate's score minus baseline's, for each complete pair (as `pair_scores`)."""
+    return [c - b for c, b in pair_scores(games, candidate, baseline)]
 
 
 def test_pairs_share_table_seats_and_seed_with_the_two_swapped():

@@ -16,13 +16,13 @@ from rich.console import Console
 from referee.cli.tables import render_terminal
 from referee.league.tables import league_table
 from referee.ratings.intervals import resampling_units, standings
-from referee.ratings.plackett import finishing_groups, fit_games
+from referee.ratings.plackett import finishing_groups
 from referee.ratings.results import PlayedGame
 from referee.ratings.trueskill import rate_games
 from referee.report.table_files import rank_text, to_csv, to_markdown
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from simulated import synthetic_league, true_typical  # noqa: E402
+from simulated import fit_games, synthetic_league, true_typical  # noqa: E402
 
 BOTS = ["a", "b", "c", "d", "e"]
 TRUE = {"a": 1.2, "b": 0.6, "c": 0.0, "d": -0.6, "e": -1.2}   # theta: a strongest

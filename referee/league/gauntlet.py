@@ -179,11 +179,6 @@ def pair_scores(games: dict[int, PlayedGame], candidate: str,
     return scores
 
 
-def pair_differences(games: dict[int, PlayedGame], candidate: str, baseline: str) -> list[float]:
-    """Candidate's score minus baseline's, for each complete pair (as `pair_scores`)."""
-    return [c - b for c, b in pair_scores(games, candidate, baseline)]
-
-
 def tested_score(game: PlayedGame, bot: str) -> float:
     """`bot`'s score in `game`: the share of its opponents it finished ahead of
     (referee/ratings/sprt.py)."""

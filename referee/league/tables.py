@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -276,8 +276,3 @@ class _Stats:
 
 def _pct(part: int, whole: int) -> float | None:
     return 100 * part / whole if whole else None
-
-
-def _known(bot: str, known: Container[str], game: PlayedGame) -> None:
-    if bot not in known:
-        raise ValueError(f"game {game.index}: unknown bot {bot!r}")

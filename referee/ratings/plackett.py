@@ -682,14 +682,3 @@ def chi2_sf(x: float, df: int) -> float:
         if abs(d * c - 1) < 1e-15:
             break
     return math.exp(log_front) * h
-
-
-def fit_games(games: Iterable[PlayedGame], bots: Sequence[str]) -> GlobalFit:
-    """The global Plackett-Luce fit of `games` (any order) for `bots`, at the league's typical
-    table."""
-    design = Design(games, bots)
-    theta, log_scale = typical(design, *design.fit_scaled())
-    elo = to_elo(theta, design.played)
-    return GlobalFit({bot: float(elo[i]) if design.played[i] else None
-                      for i, bot in enumerate(design.bots)},
-                     {k: float(c) for k, c in zip(design.sizes, np.exp(log_scale), strict=True)})
