@@ -79,6 +79,7 @@ async def play_test_game(db: Db, data: Path, request: records.TestRequest,
         # The season's [limits] are a ceiling here as in its games (capped_limits).
         specs = [capped_limits(dataclasses.replace(load_spec(path), name=name), stored.limits)
                  for name, path in request.seats]
+        stored.rules.check_players(len(specs))   # a table the rules refuse starts no bot
         playing = _play(_executor(specs, timeout, cluster), store, stored, game,
                         opaque_id(secret, "match"), lambda *_: saved.append(store.relative))
         # On a cluster the task keeps the time limit on its worker, where the game is played.
