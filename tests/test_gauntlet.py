@@ -207,6 +207,14 @@ def test_an_equal_candidate_is_rarely_called_better():
     assert verdicts[NOT_BETTER] >= 12, verdicts
 
 
+def test_the_same_seed_gives_the_same_verdict_after_the_same_pairs():
+    params = SprtParams(delta=100, max_games=300)
+    runs = [simulate_gauntlet(RULES, POLICIES, "strong", "twin-a", FIELD, (3, 4), seed, params)
+            for seed in (5, 5, 6)]
+    assert runs[0] == runs[1] and runs[0].verdict is not None
+    assert runs[2] != runs[0]          # another seed, other games
+
+
 def verdict_of(out: Path) -> dict:
     data = json.loads((out / "gauntlet.json").read_text())
     return {"verdict": data["verdict"], "state": data["state"], "trail": data["trail"]}
@@ -223,7 +231,8 @@ def test_cli_greedy_is_better_than_random_and_not_better_than_itself(tmp_path: P
     assert "-0.000" not in better.stdout
     first_pair = next(i for i, line in enumerate(lines) if line.startswith("  pairs"))
     explained = " ".join(" ".join(lines[:first_pair]).split())
-    assert "no decision before 20 pairs" in explained and "50 Elo" in explained
+    assert "no decision before 20 pairs" in explained
+    assert "--delta 50 (league-table Elo) = 50 Elo at tables of 3 (57%)" in explained
     # random is the baseline and in the field: one line says so
     assert "note: random plays twice; the field's copy (its own process) is random-field" \
         in lines
@@ -262,3 +271,18 @@ def test_killed_gauntlet_resumes_to_the_same_verdict(tmp_path: Path) -> None:
     assert "verdict: better" in resumed.stdout
     again = referee("gauntlet", "--resume", "--out", out)
     assert "played now: 0" in again.stdout
+
+
+def test_a_gauntlet_of_the_test_before_is_refused_in_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "old"
+    referee("gauntlet", GREEDY, "--baseline", RANDOM, "--field", RANDOM, GREEDY, "--players",
+            "3", "--max-games", "4", "--out", out, "--quiet")
+    with sqlite3.connect(out / "gauntlet.db") as db:   # as the referee before stored it
+        db.execute("UPDATE settings SET value = ? WHERE key = 'test'",
+                   (json.dumps("test by betting, delta in Elo"),))
+    db.close()
+    refused = referee("gauntlet", "--resume", "--out", out, check=False)
+    assert refused.returncode != 0 and refused.stdout == ""
+    assert "Traceback" not in refused.stderr and len(refused.stderr.splitlines()) == 1
+    assert "cannot be resumed" in refused.stderr and "test by betting, delta in Elo" in \
+        refused.stderr and str(out) in refused.stderr
