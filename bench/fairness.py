@@ -666,9 +666,10 @@ def promise_lines(gauntlet: dict[str, tuple[int, int]] | None,
         missed, miss_runs = gauntlet["miss"]
         now, before = gauntlet["identical"]
         lines += [f"gauntlet false-positive rate: {fp / runs:.3f} ({fp}/{runs}) at alpha "
-                  f"{params.alpha:g}{mark(fp / runs <= params.alpha)}; on the model fields at "
-                  f"most {model_fp / model_runs:.3f} ({model_fp}/{model_runs})"
-                  f"{mark(model_fp / model_runs <= params.alpha)}",
+                  f"{params.alpha:g}{mark(fp / runs <= params.alpha)}",
+                  f"gauntlet false 'better' on fields of 0 to +-{max(SPREADS):.0f} Elo: at most "
+                  f"{model_fp / model_runs:.3f} ({model_fp}/{model_runs}) at alpha "
+                  f"{params.alpha:g}{mark(model_fp / model_runs <= params.alpha)}",
                   f"gauntlet false 'not better' at +{params.delta:g} Elo, fields of 0 to "
                   f"+-{max(SPREADS):.0f} Elo: at most {missed / miss_runs:.3f} "
                   f"({missed}/{miss_runs}) at beta {params.beta:g}"
