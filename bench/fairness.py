@@ -9,16 +9,21 @@ issues 24 and 32), each alone on its line ("not met" where a target is not):
    bots, tables of 4) is played once; each simulated gauntlet draws its pairs from the pool
    with replacement and swaps candidate and baseline with probability 1/2 (two equal bots are
    exchangeable, so this is exactly "equal bots"). The test at the defaults (--delta 50,
-   alpha 0.05) is run on each; beside it, on the very same pairs, the test used before (a
-   normal approximation with one variance for both hypotheses, Wald's bounds) and a GSPRT with
-   a normal profile likelihood (a variance per hypothesis).
-2. **Gauntlet power.** Bots exactly --delta Elo apart cannot be made from engine policies, so
-   gauntlets are drawn from the model the delta is defined on: at each table of 4 the three
-   opponents (strengths -100, 0, +100 Elo) and the tested bot finish in the order of strength
-   plus Gumbel noise (which is Plackett-Luce); the opponents' noise is the same in both games
-   of a pair and the tested seat's with probability 0.3 (the pairing), so that a pair's
-   difference varies about as much as with the engine bots. The candidate is --delta above
-   the baseline.
+   alpha 0.05) is run on each; beside it, on the very same pairs, the test before it (the same
+   bets, with the gain to detect from the baseline's mean score), the normal approximation
+   with one variance for both hypotheses and Wald's bounds used before that, and a GSPRT with a
+   normal profile likelihood.
+2. **Gauntlet errors on spread fields.** Bots exactly --delta Elo apart cannot be made from
+   engine policies, so gauntlets are drawn from the model the delta is defined on: at each
+   table of 4 three of six opponents, evenly spread over -S..+S Elo around the baseline (S = 0,
+   100, 200, 300), are seated at random, and they and the tested bot finish in the order of
+   strength plus Gumbel noise (which is Plackett-Luce); the opponents' noise is the same in
+   both games of a pair and the tested seat's with probability 0.3 (the pairing), so that a
+   pair's difference varies about as much as with the engine bots. Per S, the test now and
+   the test before: false "not better" for a candidate --delta better (at tables of 4 only,
+   the league table's Elo is the Elo at 4) and false "better" for an equal one. Then the games
+   two identical deterministic bots (greedy against itself, field random and greedy, tables of
+   3, as in tests/test_gauntlet.py) need to settle "not better", now and before.
 3. **--until-settled with two equal bots.** A pool of real games at tables of 3 of a strong
    bot (greedy) and two equal ones (greedy with 60% random moves) is played once; each run
    plays blocks of 75 games drawn from it (the twins' names swapped with probability 1/2 per
