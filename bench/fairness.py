@@ -343,7 +343,7 @@ def pairing_section(args) -> None:
                     **{f"f{i}": noisy_greedy(0.3, f"f{i}") for i in range(3)}}
         pool = pair_pool(RULES, policies, "c", "b", ["f0", "f1", "f2"], (4, 4),
                          args.pool // 2, 99)
-        corr = np.corrcoef(*zip(*pool, strict=True))[0, 1]
+        corr = np.corrcoef([p.candidate for p in pool], [p.baseline for p in pool])[0, 1]
         print(f"   {label:<44} {corr:.2f}")
 
 
