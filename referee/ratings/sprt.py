@@ -67,7 +67,7 @@ BETTER, NOT_BETTER, INCONCLUSIVE = "better", "not better", "inconclusive at the 
 TEST_NAME = "test by betting, delta in league-table Elo, gain from the seated opponents"
 _PER_ELO = math.log(10) / 400    # theta units per Elo point
 #: Each table size's scale against tables of 2 (bench/fairness.py, "Table sizes": 600 games at
-#: each size of five sample bots). Larger tables use the scale of 5 (not measured).
+#: each size of five greedy bots with 0-100% random moves). Larger tables use the scale of 5.
 TABLE_SCALES = {2: 1.0, 3: 0.40, 4: 0.35, 5: 0.29}
 _PRIOR_GAMES = 1.0   # each estimate p_j starts from one game finishing level
 MAX_STAKE = 0.75    # the largest share of its wealth a gambler stakes on one pair (see above)
