@@ -44,7 +44,7 @@ GREEDY, RANDOM = ROOT / "sample_bots" / "greedy.toml", ROOT / "sample_bots" / "r
 
 def pair_differences(games: dict[int, PlayedGame], candidate: str, baseline: str) -> list[float]:
     """Candidate's score minus baseline's, for each complete pair (as `pair_scores`)."""
-    return [c - b for c, b in pair_scores(games, candidate, baseline)]
+    return [pair.candidate - pair.baseline for pair in pair_scores(games, candidate, baseline)]
 
 
 def test_pairs_share_table_seats_and_seed_with_the_two_swapped():
