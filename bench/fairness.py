@@ -43,7 +43,10 @@ issues 24 and 32), each alone on its line ("not met" where a target is not):
    5, near the engine's), strengths evenly spread over 100-1000 Elo at tables of 2: for 4, 8
    and 12 bots at 20, 60 and 200 games per bot, at tables of 4 and of 2-5, how often the 95%
    interval holds the true strength (at the league's typical table), for every bot and for
-   the strongest and weakest alone; at least 480 intervals per cell (+-0.02). Beside it, how
+   the strongest and weakest alone; at least 2400 intervals per cell (+-0.009; of them at
+   least 400 extremes, +-0.021), each cell with its verdict against 0.93-0.97 (both rates).
+   The intervals before (the curvature with the weak priors' in) are measured beside them on
+   the same leagues. Beside it, how
    often the size model's likelihood-ratio test rejects leagues drawn from the model (target
    0.05; "not met" above 0.08).
 
@@ -99,6 +102,7 @@ from referee.ratings.plackett import (  # noqa: E402
     Design,
     GlobalFit,
     size_test,
+    strength_sd,
     to_elo,
 )
 from referee.ratings.results import PlayedGame  # noqa: E402
@@ -460,52 +464,91 @@ COVER_BOTS = (4, 8, 12)
 COVER_GAMES = (20, 60, 200)
 
 
+#: the coverage the 95% intervals must reach in every cell (issue 32)
+COVER_TARGET = (0.93, 0.97)
+#: the interval kinds measured side by side on the same leagues
+COVER_KINDS = {"now": "the games' curvature", "before": "with the priors' curvature"}
+
+
+@dataclasses.dataclass
+class Cell:
+    """How often each kind of interval held the true strength in one cell: per kind, (covered,
+    intervals) over every bot and over the extremes (the strongest and the weakest)."""
+
+    every: dict[str, list[int]]
+    extremes: dict[str, list[int]]
+
+    def verdict(self, kind: str = "now") -> str:
+        """'ok' when both rates are within COVER_TARGET, else what is off."""
+        low, high = COVER_TARGET
+        misses = [f"{label} {rate:.3f}" for label, (hit, n) in
+                  (("all", self.every[kind]), ("extremes", self.extremes[kind]))
+                  if not low <= (rate := hit / n) <= high]
+        return "ok" if not misses else "MISS " + ", ".join(misses)
+
+
 def coverage_cell(rng: np.random.Generator, bots: int, per_bot: int, sizes: Sequence[int],
-                  intervals: int) -> tuple[int, int, int, int]:
+                  intervals: int) -> Cell:
     """Synthetic leagues (Plackett-Luce with the per-size scales TRUE_SCALES; strengths evenly
     spread over a width drawn from 100 to 1000 Elo at tables of 2) until `intervals`
-    intervals are in: (covered, intervals, extremes covered, extremes), extremes being the
-    strongest and the weakest bot of each league."""
+    intervals are in, each kind of COVER_KINDS (plackett.py's `strength_sd`) on the same
+    leagues."""
     names = [f"b{i}" for i in range(bots)]
-    covered = total = edge_covered = edges = 0
-    while total < intervals:
+    cell = Cell({kind: [0, 0] for kind in COVER_KINDS}, {kind: [0, 0] for kind in COVER_KINDS})
+    while cell.every["now"][1] < intervals:
         width = rng.uniform(100, 1000) / ELO
         strengths = np.linspace(-width / 2, width / 2, bots)
         games = synthetic_league(rng, strengths, per_bot, sizes, TRUE_SCALES)
-        truth = true_typical(games, strengths, TRUE_SCALES)
+        truth = np.array([true_typical(games, strengths, TRUE_SCALES)[bot] for bot in names])
         design = Design(games, names)
-        point, sd = fit_with_sd(design, *design.fit_scaled())
-        assert sd is not None
-        low, high = wald_interval(point, sd)
-        for i, bot in enumerate(names):
-            inside = bool(low[i] <= truth[bot] <= high[i])
-            covered, total = covered + inside, total + 1
-            if i in (0, bots - 1):
-                edge_covered, edges = edge_covered + inside, edges + 1
-    return covered, total, edge_covered, edges
+        theta, log_scale = design.fit_scaled()
+        point = fit_with_sd(design, theta, log_scale)[0]
+        for kind in COVER_KINDS:
+            sd = strength_sd(design, theta, log_scale, games_only=kind == "now")
+            assert sd is not None
+            low, high = wald_interval(point, sd)
+            inside = (low <= truth) & (truth <= high)
+            for counts, hits in ((cell.every[kind], inside), (cell.extremes[kind],
+                                                              inside[[0, bots - 1]])):
+                counts[0] += int(hits.sum())
+                counts[1] += len(hits)
+    return cell
 
 
 def coverage_section(args) -> dict[str, tuple[int, int]]:
     """The 95% intervals' coverage of the true strength (issue 32), per number of bots, games
-    per bot and table mix: returns the worst cell's and the extremes' worst counts."""
+    per bot and table mix, now and before: returns the worst cell's and the extremes' worst
+    counts (now)."""
     print(f"\n5. 95% intervals against known strengths: synthetic leagues of "
           f"{'/'.join(map(str, COVER_BOTS))} bots x {'/'.join(map(str, COVER_GAMES))} games per "
           f"bot, at tables of 4 and of 2-5 (true scales "
           + ", ".join(f"{k}: {c:g}" for k, c in TRUE_SCALES.items())
-          + f"); at least {args.cover_intervals} intervals per cell; target 0.93-0.97",
+          + f"); at least {args.cover_intervals} intervals per cell; target "
+          f"{COVER_TARGET[0]}-{COVER_TARGET[1]} for every bot and for the extremes; now: "
+          f"{COVER_KINDS['now']}, before: {COVER_KINDS['before']} (the same leagues)",
           flush=True)
     rng = np.random.default_rng(32)
-    print(f"   {'tables':>6} {'bots':>4} {'games':>5} {'covered':>16} {'extremes':>16}")
-    cells: list[tuple[int, int, int, int]] = []
+    print(f"   {'tables':>6} {'bots':>4} {'games':>5} {'now: covered':>19} {'extremes':>18} "
+          f"{'before: covered':>19} {'extremes':>18}  verdict (now)")
+    cells: list[Cell] = []
+
+    def rate(counts: list[int]) -> str:
+        return f"{counts[0] / counts[1]:.3f} ({counts[0]}/{counts[1]})"
+
     for mix, sizes in MIXES.items():
         for bots in COVER_BOTS:
             for per_bot in COVER_GAMES:
                 cell = coverage_cell(rng, bots, per_bot, sizes, args.cover_intervals)
                 cells.append(cell)
-                covered, total, edge_covered, edges = cell
-                print(f"   {mix:>6} {bots:>4} {per_bot:>5} {covered / total:>6.3f} "
-                      f"({covered}/{total}) {edge_covered / edges:>6.3f} "
-                      f"({edge_covered}/{edges})", flush=True)
+                print(f"   {mix:>6} {bots:>4} {per_bot:>5} {rate(cell.every['now']):>19} "
+                      f"{rate(cell.extremes['now']):>18} {rate(cell.every['before']):>19} "
+                      f"{rate(cell.extremes['before']):>18}  {cell.verdict()}", flush=True)
+    for kind in COVER_KINDS:
+        good = sum(c.verdict(kind) == "ok" for c in cells)
+        hit = sum(c.every[kind][0] for c in cells)
+        n = sum(c.every[kind][1] for c in cells)
+        print(f"   {kind}: {hit / n:.3f} ({hit}/{n}) of all intervals; {good} of {len(cells)} "
+              f"cells within {COVER_TARGET[0]}-{COVER_TARGET[1]} for every bot and the extremes")
     names = [f"b{i}" for i in range(6)]
     rejected = 0
     for _ in range(args.size_tests):
@@ -517,12 +560,14 @@ def coverage_section(args) -> dict[str, tuple[int, int]]:
     print(f"   the size model's likelihood-ratio test on {args.size_tests} leagues drawn from it "
           f"(6 bots x 60 games, tables of 2-5): rejected {rejected} "
           f"({rejected / args.size_tests:.3f}; at p < 0.05 it should be about 0.05)")
-    low = min(cells, key=lambda c: c[0] / c[1])
-    high = max(cells, key=lambda c: c[0] / c[1])
-    edge = min(cells, key=lambda c: c[2] / c[3])
-    return {"low": (low[0], low[1]), "high": (high[0], high[1]), "edge": (edge[2], edge[3]),
-            "all": (sum(c[0] for c in cells), sum(c[1] for c in cells)),
-            "cells": (len(cells), sum(0.93 <= c[0] / c[1] <= 0.97 for c in cells)),
+    now = [(tuple(c.every["now"]), tuple(c.extremes["now"])) for c in cells]
+    low = min(now, key=lambda c: c[0][0] / c[0][1])[0]
+    high = max(now, key=lambda c: c[0][0] / c[0][1])[0]
+    edge = min(now, key=lambda c: c[1][0] / c[1][1])[1]
+    edge_high = max(now, key=lambda c: c[1][0] / c[1][1])[1]
+    return {"low": low, "high": high, "edge": edge, "edge_high": edge_high,
+            "all": (sum(c[0][0] for c in now), sum(c[0][1] for c in now)),
+            "cells": (len(cells), sum(c.verdict() == "ok" for c in cells)),
             "size_test": (rejected, args.size_tests)}
 
 
@@ -692,11 +737,12 @@ def promise_lines(gauntlet: dict[str, tuple[int, int]] | None,
     if coverage is not None:
         (lo, lo_n), (hi, hi_n) = coverage["low"], coverage["high"]
         (edge, edge_n), (inside, total) = coverage["edge"], coverage["all"]
+        top, top_n = coverage["edge_high"]
         cells, good = coverage["cells"]
         lines.append(f"interval coverage: {inside / total:.3f} ({inside}/{total}); cells "
-                     f"{lo / lo_n:.3f} ({lo}/{lo_n}) to {hi / hi_n:.3f} ({hi}/{hi_n}), {good} of "
-                     f"{cells} within 0.93-0.97; extremes at least {edge / edge_n:.3f} "
-                     f"({edge}/{edge_n}){mark(good == cells and edge / edge_n >= 0.93)}")
+                     f"{lo / lo_n:.3f} ({lo}/{lo_n}) to {hi / hi_n:.3f} ({hi}/{hi_n}); extremes "
+                     f"{edge / edge_n:.3f} ({edge}/{edge_n}) to {top / top_n:.3f} ({top}/{top_n}); "
+                     f"{good} of {cells} cells within 0.93-0.97{mark(good == cells)}")
         rejected, leagues = coverage["size_test"]
         lines.append(f"size model false rejection: {rejected / leagues:.3f} ({rejected}/{leagues}) "
                      f"at p < 0.05{mark(rejected / leagues <= 0.08)}")
@@ -721,8 +767,9 @@ def main() -> None:
     parser.add_argument("--size-games", type=int, default=600)
     parser.add_argument("--size-tests", type=int, default=400,
                         help="synthetic leagues for the size model's test")
-    parser.add_argument("--cover-intervals", type=int, default=480,
-                        help="intervals per coverage cell (480: +-0.02 at 95%%)")
+    parser.add_argument("--cover-intervals", type=int, default=2400,
+                        help="intervals per coverage cell (2400: +-0.009 at 95%%; the "
+                             "extremes, at least 400: +-0.021)")
     parser.add_argument("--ts-seeds", type=int, default=8)
     parser.add_argument("--ts-budget", type=int, default=512)
     parser.add_argument("--ts-block", type=int, default=16)

@@ -46,10 +46,11 @@ def test_the_quick_bench_prints_the_promise_lines_with_the_requested_counts() ->
     ratio, low, high = (float(found[0][k]) for k in (1, 2, 3))
     assert low <= high and (found[0][4] is None) == (ratio <= 0.7 and high < 1)
     assert lines[-3] == found[0][0]                        # the promises close the output
-    coverage = (r"interval coverage: (\d\.\d{3}) \((\d+)/(\d+)\); cells .* (\d+) of 18 within "
-                r"0\.93-0\.97; extremes at least (\d\.\d{3}) \((\d+)/(\d+)\)( not met)?")
+    coverage = (r"interval coverage: (\d\.\d{3}) \((\d+)/(\d+)\); cells .*; extremes .*; "
+                r"(\d+) of 18 cells within 0\.93-0\.97( not met)?")
     found = re.fullmatch(coverage, lines[-2])
     assert found, done.stdout
     assert float(found[1]) == round(int(found[2]) / int(found[3]), 3)
+    assert (found[5] is None) == (int(found[4]) == 18)    # met only when every cell is
     assert re.fullmatch(r"size model false rejection: \d\.\d{3} \(\d+/10\) at p < 0\.05"
                         r"( not met)?", lines[-1]), done.stdout
