@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from referee.bots.spec import capped_limits, load_spec
+from referee.game.livefile import LiveFile
+from referee.game.match import MatchResult
 from referee.game.single import play_one
 from referee.league.stored import StoredLeague
 from referee.present.text import safe_line
@@ -23,6 +25,12 @@ from referee.server.runner.checks import Db
 from referee.util.seeds import draw_secret
 
 HIDDEN = "(another student's bot: its output is not shown)"
+LIVE = "testgames/live"   # relative to DIR: the live files of the test games in play
+
+
+def live_path(data: Path, game_id: int) -> Path:
+    """The live file of test game `game_id` while it is played here (referee.game.livefile)."""
+    return data / LIVE / f"{game_id}.jsonl"
 
 
 async def play_test_game(db: Db, data: Path, request: records.TestRequest,
@@ -40,8 +48,7 @@ async def play_test_game(db: Db, data: Path, request: records.TestRequest,
 
             result = await play_on_cluster(cluster, specs, rules, options, timeout)
         else:
-            result = await asyncio.wait_for(
-                play_one(specs, rules, draw_secret(), options=options, sandbox=None), timeout)
+            result = await asyncio.wait_for(_play_here(data, request, specs, stored), timeout)
     except TimeoutError:
         await db(records.finish_test_game, request.id, "",
                  f"not finished within {timeout:.0f} s")
@@ -67,6 +74,22 @@ async def play_test_game(db: Db, data: Path, request: records.TestRequest,
                  f"its record could not be written ({exc.strerror or exc})")
         return
     await db(records.finish_test_game, request.id, relative, "")
+
+
+async def _play_here(data: Path, request: records.TestRequest, specs: list[Any],
+                     stored: StoredLeague) -> MatchResult:
+    """Play the test game on this machine, each step written to its live file for the
+    watchers of its page, as a season game is; the file goes when the game ends."""
+    live = LiveFile(live_path(data, request.id), f"test{request.id}",
+                    [name for name, _ in request.seats])
+    finished = False
+    try:
+        result = await play_one(specs, stored.rules, draw_secret(), options=stored.options,
+                                sandbox=None, observer=live.observe)
+        finished = True
+        return result
+    finally:
+        live.finish(finished)
 
 
 def _owned_names(request: records.TestRequest) -> set[str]:
