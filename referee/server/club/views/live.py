@@ -32,7 +32,7 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 
 from referee.engine import RuleSet
@@ -270,8 +270,8 @@ def watch_html(request: HttpRequest, header: dict[str, Any], stream_url: str,
 def season_watch(request: HttpRequest, index: int) -> HttpResponse:
     """The live viewer of a season game in play (its game page frames it)."""
     found = season_live_file(index)
-    if found is None:
-        raise Http404("the game is not in play")
+    if found is None:   # over by now (or never): its replay viewer, 404 if there is none
+        return redirect("club:game-viewer", index=index)
     return watch_html(request, found[1], f"/games/{index}/live", f"/games/{index}/")
 
 
@@ -281,8 +281,8 @@ def test_watch(request: HttpRequest, game_id: int) -> HttpResponse:
     """The live viewer of a test game in play: its owner's and the organiser's only."""
     own_test_game(request.user, game_id)
     found = test_live_file(game_id)
-    if found is None:
-        raise Http404("the test game is not in play")
+    if found is None:   # over by now (or not begun): its replay viewer, 404 if none yet
+        return redirect("club:testgame-viewer", game_id=game_id)
     return watch_html(request, found[1], f"/testgames/{game_id}/live",
                       f"/testgames/{game_id}/")
 
