@@ -12,6 +12,7 @@
   const source = new EventSource(state.dataset.stream);
   source.addEventListener("step", (ev) => {
     const step = JSON.parse(ev.data);
+    viewer.dataset.started = "1";
     moves += step.events.filter((e) => e.type === "place").length;
     status.textContent = "live: " + moves + (moves === 1 ? " move" : " moves") + " so far";
     viewer.dispatchEvent(new CustomEvent("live-step", {detail: step}));
@@ -19,13 +20,18 @@
   source.addEventListener("end", (ev) => {
     source.close();   // else EventSource would connect again
     const end = JSON.parse(ev.data);
-    status.textContent = end.finished ? "the game is over" : "the game was stopped";
-    status.classList.add("ended");
-    replay.hidden = false;
-    document.body.dataset.ended = "1";
     // Tell a page that frames this one (the big screen rotates to the next game).
     if (window.parent !== window) {
       window.parent.postMessage({liveEnded: state.dataset.page}, window.location.origin);
     }
+    if (!viewer.dataset.started && end.finished) {
+      // Over before this page saw a move: its stored replay, in place.
+      window.location.replace(end.url + "viewer");
+      return;
+    }
+    status.textContent = end.finished ? "the game is over" : "the game was stopped";
+    status.classList.add("ended");
+    replay.hidden = false;
+    document.body.dataset.ended = "1";
   });
 })();
