@@ -459,7 +459,7 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
     referee league --resume --out DIR     (continue after an interruption)
     referee league --out DIR --add new.toml   (a bot joins the league)
     referee league bots/*.toml --until-settled --max-games 2000
-    referee league sample_bots/*.toml --watch   (the games told as they are played)
+    referee league sample_bots/*.toml --watch   (its games told as played)
     """
     import asyncio
     import shlex
