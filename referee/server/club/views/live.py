@@ -47,6 +47,7 @@ DEFAULT_WATCHERS = 50     # open streams per web process (see watcher_limit)
 POLL_S = 0.1              # how often a watcher looks for new lines: well inside 300 ms
 KEEPALIVE_S = 15.0        # a comment line this often keeps proxies from closing the stream
 GONE_CHECK_S = 2.0        # how often a quiet watcher checks that its file is still there
+IDLE_S = 3600.0           # a file silent this long: a referee killed without removing it
 
 
 def watcher_limit() -> int:
@@ -180,7 +181,8 @@ async def follow_events(path: Path, page_url: str, seen: int) -> AsyncIterator[s
                 quiet = 0.0
                 yield ": still playing\n\n"
             # Gone: read once more (the lines written before it went are readable still).
-            gone = reader.quiet_for() >= GONE_CHECK_S and not path.exists()
+            quiet_for = reader.quiet_for()
+            gone = (quiet_for >= GONE_CHECK_S and not path.exists()) or quiet_for >= IDLE_S
 
 
 def last_event_id(request: HttpRequest) -> int:
