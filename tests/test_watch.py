@@ -84,3 +84,36 @@ def test_watch_refuses_a_folder_that_holds_no_league_in_one_line(tmp_path: Path)
     done = referee("watch", tmp_path, check=False)
     assert done.returncode == 2
     assert "not a league folder" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.sandbox
+def test_league_watch_tells_its_game_as_it_is_played_then_prints_its_table(
+        tmp_path: Path) -> None:
+    spec = install_test_bot(tmp_path, "gated")
+    spec.write_text(spec.read_text() + "[limits]\ndecision_ms = 600000\n")
+    gate, out = tmp_path / "gated" / "go", tmp_path / "league"
+    env = {**os.environ, "COLUMNS": "100", "REFEREE_RUN_ID": uuid.uuid4().hex[:12]}
+    terminal = Terminal([sys.executable, "-m", "referee.cli", "league", str(spec),
+                         str(ROOT / "sample_bots" / "greedy.toml"), "--games", "1",
+                         "--players", "2", "--seed", "7", "--out", str(out), "--no-report",
+                         "--watch"], env=env, cwd=str(tmp_path))
+    try:
+        terminal.expect(r"Game (g[0-9a-f]+) \(live\): classic, 2 seats\n", timeout=600)
+        terminal.expect(r"Round 1, ", timeout=600)   # the gated bot holds the game here
+        gate.write_text("")
+        ended = terminal.expect(
+            r"game (g[0-9a-f]+) ended;\s+its record: referee show\s+\S+\s+\1\n")
+        terminal.expect(r"gated", timeout=600)       # the league's table follows
+        assert terminal.wait(timeout=600) == 0
+    finally:
+        gate.touch()
+    shown = referee("show", out, ended.group(1), env={"COLUMNS": "100"}).stdout
+    watched = terminal.screen[terminal.screen.index("Round 1, "):ended.start()]
+    assert watched.strip() and watched.strip() in shown
+
+
+def test_league_watch_refuses_quiet_in_one_line(tmp_path: Path) -> None:
+    done = referee("league", ROOT / "sample_bots" / "greedy.toml", "--watch", "--quiet",
+                   "--out", tmp_path / "l", check=False)
+    assert done.returncode == 2 and "--watch tells the games" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -442,11 +442,15 @@ def _players_option(ctx: Any, param: Any, value: str | None) -> tuple[int, int] 
 @click.option("--cluster", metavar="ADDRESS",
               help="Play the games on a dask cluster: a scheduler address (tcp://HOST:8786) "
                    "or local:N for N worker processes here (docs/cluster.md).")
+@click.option("--watch", is_flag=True,
+              help="Tell the games move by move as they are played, one after another, as "
+                   "`referee watch` does (instead of the progress bar).")
 def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int] | None,
            rules: RuleSet | None, seed: int | None, concurrency: int | None, out: Path | None,
            duplicate: bool | None, resume: bool, accept_changed: bool, skip_broken: bool | None,
            quiet: bool, verbose: bool, no_sandbox: bool, no_report: bool, until_settled: bool,
-           max_games: int | None, add: tuple[str, ...], cluster: str | None) -> None:
+           max_games: int | None, add: tuple[str, ...], cluster: str | None,
+           watch: bool) -> None:
     """Play a league between bots and print its table (and write its report).
 
     \b
@@ -455,6 +459,7 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
     referee league --resume --out DIR     (continue after an interruption)
     referee league --out DIR --add new.toml   (a bot joins the league)
     referee league bots/*.toml --until-settled --max-games 2000
+    referee league sample_bots/*.toml --watch   (its games told as played)
     """
     import asyncio
     import shlex
@@ -492,8 +497,17 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
         click.echo(warning, err=True)
     if quiet and verbose:
         raise click.UsageError("--quiet and --verbose exclude each other")
-    progress = make_progress(quiet, games_log=verbose)
+    if watch and (quiet or verbose or settings.cluster):
+        raise click.UsageError("--watch tells the games on this terminal: not with --quiet, "
+                               "--verbose or a cluster (its games write no live files)")
+    # Watching, the narration is the progress: a bar redrawn beside it would garble both.
+    progress = make_progress(quiet or watch, games_log=verbose)
     show_notices(quiet)
+    stop_watching = None
+    if watch:
+        from referee.cli.records import watching_in_thread
+
+        stop_watching = watching_in_thread(settings.out)
     try:
         settled = None
         if add:
@@ -525,6 +539,9 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
             command.append("--no-sandbox")
         interrupted(f"interrupted: {saved} games saved in {store_path}; resume "
                     f"with: {shlex.join(command)}")
+    finally:
+        if stop_watching is not None:
+            stop_watching()
     for error in outcome.broken:
         echo_fitted(f"skipped {error}", err=True)
     for note in outcome.notes:

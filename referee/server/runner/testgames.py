@@ -14,11 +14,13 @@ import asyncio
 import dataclasses
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
 from referee.bots.spec import BotSpec, capped_limits, load_spec
 from referee.errors import StoreError
+from referee.game.livefile import SUFFIX
 from referee.game.match import MatchResult
 from referee.league.executors import Executor, make_executor
 from referee.league.playing import OnSaved, play_schedule
@@ -30,6 +32,19 @@ from referee.server.runner.checks import Db
 from referee.util.seeds import draw_secret, keyed_seed, opaque_id
 
 HIDDEN = "(another student's bot: its output is not shown)"
+LIVE = "testgames/live"   # relative to DIR: the live files of the test games in play
+
+
+def live_folder(data: Path, game_id: int) -> Path:
+    """The live folder of test game `game_id`: its executor's own, which it clears on start."""
+    return data / LIVE / str(game_id)
+
+
+def live_path(data: Path, game_id: int) -> Path:
+    """The live file of test game `game_id` while it is played here (referee.game.livefile);
+    a path that does not exist when the game is not in play."""
+    found = sorted(live_folder(data, game_id).glob(f"*{SUFFIX}"))
+    return found[0] if found else live_folder(data, game_id) / f"none{SUFFIX}"
 
 
 class RecordNotWritten(StoreError):
@@ -80,10 +95,16 @@ async def play_test_game(db: Db, data: Path, request: records.TestRequest,
         specs = [capped_limits(dataclasses.replace(load_spec(path), name=name), stored.limits)
                  for name, path in request.seats]
         stored.rules.check_players(len(specs))   # a table the rules refuse starts no bot
-        playing = _play(_executor(specs, timeout, cluster), store, stored, game,
+        # Played here, each step goes to the game's live file for the watchers of its page.
+        live = live_folder(data, request.id) if cluster is None else None
+        playing = _play(_executor(specs, timeout, cluster, live), store, stored, game,
                         opaque_id(secret, "match"), lambda *_: saved.append(store.relative))
-        # On a cluster the task keeps the time limit on its worker, where the game is played.
-        await (playing if cluster is not None else asyncio.wait_for(playing, timeout))
+        try:
+            # On a cluster the task keeps the time limit on its worker, where it is played.
+            await (playing if cluster is not None else asyncio.wait_for(playing, timeout))
+        finally:
+            if live is not None:
+                shutil.rmtree(live, ignore_errors=True)
     except TimeoutError:
         await db(records.finish_test_game, request.id, "",
                  f"not finished within {timeout:.0f} s")
@@ -97,13 +118,15 @@ async def play_test_game(db: Db, data: Path, request: records.TestRequest,
     await db(records.finish_test_game, request.id, saved[0], "")
 
 
-def _executor(specs: list[BotSpec], timeout: float, cluster: Any) -> Executor:
-    """This machine's executor for one game, or the cluster's task executor."""
+def _executor(specs: list[BotSpec], timeout: float, cluster: Any,
+              live: Path | None) -> Executor:
+    """This machine's executor for one game (its live files in `live`), or the cluster's
+    task executor."""
     if cluster is not None:
         from referee.server.runner.remote import TaskExecutor
 
         return TaskExecutor(cluster, specs, timeout)
-    return make_executor(specs, concurrency=1, sandbox=None)
+    return make_executor(specs, concurrency=1, sandbox=None, live=live)
 
 
 async def _play(executor: Executor, store: TestGameFiles, stored: StoredLeague,
