@@ -92,11 +92,11 @@ def test_league_watch_tells_its_game_as_it_is_played_then_prints_its_table(
     spec = install_test_bot(tmp_path, "gated")
     spec.write_text(spec.read_text() + "[limits]\ndecision_ms = 600000\n")
     gate, out = tmp_path / "gated" / "go", tmp_path / "league"
-    env = {**os.environ, "COLUMNS": "100", "REFEREE_RUN_ID": uuid.uuid4().hex[:12]}
-    terminal = Terminal([sys.executable, "-m", "referee.cli", "league", str(spec),
+    terminal = Terminal([*REFEREE, "league", str(spec),
                          str(ROOT / "sample_bots" / "greedy.toml"), "--games", "1",
                          "--players", "2", "--seed", "7", "--out", str(out), "--no-report",
-                         "--watch"], env=env, cwd=str(tmp_path))
+                         "--watch"], env=cli_env(env={"COLUMNS": "100"}),
+                        cwd=str(tmp_path))
     try:
         terminal.expect(r"Game (g[0-9a-f]+) \(live\): classic, 2 seats\n", timeout=600)
         terminal.expect(r"Round 1, ", timeout=600)   # the gated bot holds the game here

@@ -131,13 +131,13 @@ def by_table_size(pairs: Sequence[Pair]) -> list[SizeResult]:
     for pair in pairs:
         per_size.setdefault(pair.players, []).append((pair.candidate, pair.baseline))
     results = []
-    for players, pairs in sorted(per_size.items()):
-        diffs = [c - b for c, b in pairs]
+    for players, scores in sorted(per_size.items()):
+        diffs = [c - b for c, b in scores]
         n = len(diffs)
         mean = sum(diffs) / n
         sd = (sum((d - mean) ** 2 for d in diffs) / (n - 1)) ** 0.5 if n > 1 else 0.0
         half = 1.96 * sd / n ** 0.5 if n > 1 else float("inf")
-        base = (sum(b for _, b in pairs) + 0.5) / (n + 1)
+        base = (sum(b for _, b in scores) + 0.5) / (n + 1)
         results.append(SizeResult(players, n, mean, mean - half, mean + half,
                                   elo_gap(base + mean, base)))
     return results
@@ -172,7 +172,7 @@ def pair_game_id(secret: int, game: ScheduledGame) -> str:
 def pair_scores(games: dict[int, PlayedGame], candidate: str, baseline: str) -> list[Pair]:
     """Each complete pair from the first on, stopping at the first pair with a game missing
     (so the list depends only on the schedule order)."""
-    pairs = []
+    pairs: list[Pair] = []
     while 2 * len(pairs) in games and 2 * len(pairs) + 1 in games:
         index = 2 * len(pairs)
         pairs.append(game_pair(games[index], games[index + 1], candidate, baseline))
