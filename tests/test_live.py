@@ -152,7 +152,8 @@ def test_a_stream_follows_a_season_game_and_a_test_game_to_their_ends(
         state, error = club.club.value(f"TestGame.objects.filter(pk={tid})"
                                        ".values_list('state', 'error').get()")
         assert state != "failed", error
-        return (club.data / "testgames" / "live" / f"{tid}.jsonl").exists()
+        # Its live file, in the folder of its own its executor writes (testgames.live_folder).
+        return any((club.data / "testgames" / "live" / str(tid)).glob("*.jsonl"))
 
     wait_for("the test game in play", test_game_in_play, server, timeout=600)
     assert eve.get(f"/testgames/{tid}/live").status == 404
