@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib.auth.views import LogoutView
 from django.urls import path, register_converter
 
-from referee.server.club.views import accounts, api, organiser, pages, results, season
+from referee.server.club.views import accounts, api, organiser, pages, play, results, season
 
 
 class IdConverter:
@@ -46,6 +46,11 @@ urlpatterns = [
     path("testgames/", pages.test_games, name="testgames"),
     path("testgames/<id:game_id>/", pages.test_game_page, name="testgame"),
     path("testgames/<id:game_id>/viewer", pages.test_game_viewer, name="testgame-viewer"),
+    path("play/", play.play_games, name="play"),
+    path("play/<id:game_id>/", play.play_page, name="play-game"),
+    path("play/<id:game_id>/state", play.play_state, name="play-state"),
+    path("play/<id:game_id>/answer", play.play_answer, name="play-answer"),
+    path("play/<id:game_id>/viewer", play.play_viewer, name="play-viewer"),
     path("api/submit", api.submit, name="api-submit"),
     path("api/versions/<id:version_id>", api.version_status, name="api-version"),
     path("api/leaderboard", results.leaderboard, name="api-leaderboard"),
