@@ -37,7 +37,7 @@ from referee.bots.spec import BotSpec, Limits, capped_limits, load_spec
 from referee.engine import Game, GameRecord
 from referee.engine.actions import Action
 from referee.engine.view import View
-from referee.game.human import HUMAN_VERSION, HumanBot, _Loop, describe_limits
+from referee.game.human import HUMAN_VERSION, HumanBot, _Loop
 from referee.game.single import play_one
 from referee.league.stored import StoredLeague
 from referee.present.render import Narrator, money, notes_text, target_name
@@ -216,7 +216,7 @@ class PageSeat:
             self.board = board_of(game, self.names)
             steps, board = list(self.steps), self.board
         self._write(save_progress, self.request.id, steps, board, self.names,
-                    describe_limits(self.limits))
+                    limit_words(self.limits))
 
     request_seat = 0   # the player sits first; the opponents follow in the order chosen
 
@@ -258,6 +258,15 @@ class PageSeat:
         """Wait for the progress writes still under way."""
         if self.writes:
             await asyncio.gather(*self.writes, return_exceptions=True)
+
+
+def limit_words(limits: Limits) -> str:
+    """'5 min per move, 30 min bank' (as `referee play` says it), in seconds below a minute."""
+    def words(ms: int | None) -> str:
+        seconds = (ms or 0) / 1000
+        return f"{seconds / 60:g} min" if seconds >= 60 else f"{seconds:g} s"
+
+    return f"{words(limits.decision_ms)} per move, {words(limits.game_bank_ms)} bank"
 
 
 def human_limits(move_s: int, bank_s: int) -> Limits:

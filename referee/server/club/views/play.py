@@ -128,17 +128,18 @@ def _answered(request: HttpRequest, game: HumanGame, text: str, status: int) -> 
     return redirect("club:play-game", game_id=game.pk)
 
 
-def read_answer(request: HttpRequest, move: HumanMove | None) -> tuple[int, str]:
-    """The choice the form names for the open `move` (-1, and why, when it names none)."""
+def read_answer(request: HttpRequest, move: HumanMove | None) -> tuple[int, str, int]:
+    """The choice the form names for the open `move`; or -1, why, and the HTTP status: 409
+    when the move it answers is not the one asked now, 400 for a choice that is none of it."""
     number, choice = request.POST.get("number", ""), request.POST.get("choice", "")
     if move is None:
-        return -1, "no move is asked of you now"
-    if not number.isdigit() or int(number) != move.number:
-        return -1, f"that move is no longer asked (the game is at move {move.number})"
+        return -1, "no move is asked of you now", 409
+    if not number.isdigit() or len(number) > 6 or int(number) != move.number:
+        return -1, f"that move is no longer asked (the game is at move {move.number})", 409
     count = len(move.question.get("choices", []))
-    if not choice.isdigit() or not 0 <= int(choice) < count:
-        return -1, f"choose one of the {count} moves the buttons offer"
-    return int(choice), ""
+    if not choice.isdigit() or len(choice) > 3 or not 0 <= int(choice) < count:
+        return -1, f"choose one of the {count} moves the buttons offer", 400
+    return int(choice), "", 200
 
 
 @login_required
@@ -149,9 +150,9 @@ def play_answer(request: HttpRequest, game_id: int) -> HttpResponse:
     if game.owner_id != request.user.pk:
         raise Http404("no such game")
     move = open_move(game)
-    choice, why = read_answer(request, move)
+    choice, why, status = read_answer(request, move)
     if why:
-        return _answered(request, game, why, 409 if move is not None else 400)
+        return _answered(request, game, why, status)
     assert move is not None
     # Only an open question takes an answer, once: two quick clicks answer it once.
     taken = HumanMove.objects.filter(pk=move.pk, state=HumanMove.OPEN).update(

@@ -14,7 +14,6 @@
   const steps = document.getElementById("steps");
   let seen = 0;          // steps drawn so far
   let asked = null;      // the number of the question the buttons answer
-  let sending = false;
 
   function el(tag, text, cls) {
     const node = document.createElement(tag);
@@ -129,8 +128,8 @@
   form.addEventListener("submit", function (event) {
     event.preventDefault();
     const choice = event.submitter;
-    if (sending || !choice || choice.name !== "choice") { return; }
-    sending = true;
+    if (!choice || choice.name !== "choice" || choice.disabled) { return; }
+    const number = asked;   // the question these buttons answer
     const body = new FormData(form);
     body.append("choice", choice.value);
     Array.from(buttons.children).forEach(function (b) { b.disabled = true; });
@@ -138,6 +137,8 @@
                         headers: {"Accept": "application/json"}})
       .then(function (r) { return r.json(); })
       .then(function (answer) {
+        // A poll may have drawn the next question already: leave its buttons alone.
+        if (asked !== number) { return; }
         message.textContent = answer.message;
         message.className = answer.ok ? "hint" : "bad";
         if (answer.ok) {
@@ -148,8 +149,12 @@
           asked = null;   // draw the question the server asks now afresh
         }
       })
-      .catch(function () { message.textContent = "the move was not sent; try again"; asked = null; })
-      .finally(function () { sending = false; });
+      .catch(function () {
+        if (asked !== number) { return; }
+        message.textContent = "the move was not sent; try again";
+        message.className = "bad";
+        asked = null;
+      });
   });
 
   poll();
