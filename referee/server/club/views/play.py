@@ -73,7 +73,7 @@ def play_games(request: HttpRequest) -> HttpResponse:
             with transaction.atomic():   # the runner never claims a game without its opponents
                 game = HumanGame.objects.create(owner=user)
                 game.opponents.set(form.cleaned_data["opponents"])
-            return redirect("club:play-game", game_id=game.pk)
+            return redirect("club:play-game", play_id=game.pk)
     mine = HumanGame.objects.filter(owner=user).order_by("-created_at")[:50]
     return render(request, "club/play_list.html", {
         "form": form, "games": mine, "against_students": play_against_students()})
@@ -88,9 +88,9 @@ def _visible_game(user: User, game_id: int) -> HumanGame:
 
 
 @login_required
-def play_page(request: HttpRequest, game_id: int) -> HttpResponse:
+def play_page(request: HttpRequest, play_id: int) -> HttpResponse:
     """The game's page: drawn and kept up to date by club/play.js; its replay once it ended."""
-    game = _visible_game(request.user, game_id)
+    game = _visible_game(request.user, play_id)
     finished = game.state in (HumanGame.DONE, HumanGame.FAILED)
     return render(request, "club/play.html", {
         "game": game, "finished": finished, "player": game.owner_id == request.user.pk,
@@ -105,10 +105,10 @@ def open_move(game: HumanGame) -> HumanMove | None:
 
 
 @login_required
-def play_state(request: HttpRequest, game_id: int) -> HttpResponse:
+def play_state(request: HttpRequest, play_id: int) -> HttpResponse:
     """The game so far as JSON: its steps from `?since=N` on, the board, and the question
     open for the player (the page polls it)."""
-    game = _visible_game(request.user, game_id)
+    game = _visible_game(request.user, play_id)
     since = request.GET.get("since", "0")
     start = int(since) if since.isdigit() and len(since) < 7 else 0
     steps = game.steps if isinstance(game.steps, list) else []
@@ -125,7 +125,7 @@ def _answered(request: HttpRequest, game: HumanGame, text: str, status: int) -> 
     if "application/json" in request.headers.get("Accept", ""):
         return JsonResponse({"ok": status == 200, "message": text}, status=status)
     (messages.success if status == 200 else messages.error)(request, text)
-    return redirect("club:play-game", game_id=game.pk)
+    return redirect("club:play-game", play_id=game.pk)
 
 
 def read_answer(request: HttpRequest, move: HumanMove | None) -> tuple[int, str, int]:
@@ -144,9 +144,9 @@ def read_answer(request: HttpRequest, move: HumanMove | None) -> tuple[int, str,
 
 @login_required
 @require_POST
-def play_answer(request: HttpRequest, game_id: int) -> HttpResponse:
+def play_answer(request: HttpRequest, play_id: int) -> HttpResponse:
     """The player's choice for the question the runner asks now."""
-    game = get_object_or_404(HumanGame, pk=game_id)
+    game = get_object_or_404(HumanGame, pk=play_id)
     if game.owner_id != request.user.pk:
         raise Http404("no such game")
     move = open_move(game)
@@ -164,9 +164,9 @@ def play_answer(request: HttpRequest, game_id: int) -> HttpResponse:
 
 @login_required
 @xframe_options_sameorigin
-def play_viewer(request: HttpRequest, game_id: int) -> HttpResponse:
+def play_viewer(request: HttpRequest, play_id: int) -> HttpResponse:
     """The replay viewer for a finished game (the other students' bots' output left out)."""
-    game = _visible_game(request.user, game_id)
+    game = _visible_game(request.user, play_id)
     record = games.record_file(game.record_file)
     if record is None:
         raise Http404("the game has no record yet")
