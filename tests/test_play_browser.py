@@ -67,6 +67,7 @@ def start_game(browser, url: str, opponents: list[str], watched: ServerProcess) 
 
     def offered() -> bool:
         browser.get(f"{url}/play/")
+        assert "Play in the browser" in browser.page_source, browser.page_source[:300]
         text = text_of(browser, "select[name=opponents]")
         return all(name in text for name in opponents)
 
@@ -221,7 +222,9 @@ def test_every_answer_is_checked_and_only_the_player_sees_the_game(
     def house_ids() -> list[str]:
         import re
 
-        page = erin.get("/play/").text
+        answer = erin.get("/play/")
+        assert answer.status == 200, answer.status
+        page = answer.text
         return [value for value, name in re.findall(r'value="(\d+)"[^>]*>([^<]+) \(house\)',
                                                     page) if name in OPPONENTS]
 
