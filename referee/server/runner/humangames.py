@@ -52,6 +52,7 @@ from referee.util.seeds import draw_secret
 
 MAX_DECISIONS = 64      # more than a seat is ever asked in a game
 POLL_S = 0.2            # how often the human seat looks for the page's answer
+PLAYER_SEAT = 0         # the player sits first; the opponents follow in the order chosen
 INTERRUPTED = "the season runner stopped during the game; start a new one"
 
 
@@ -201,7 +202,7 @@ class PageSeat:
 
     def observe(self, game: Game, events: list[tuple], decision: dict[str, Any] | None) -> None:
         """The match's observer: the public lines of the events and the board now."""
-        seat = self.request_seat
+        seat = PLAYER_SEAT
         public: dict[str, Any] | None = None
         if decision is not None:   # a strike or a forced move is the table's to see; notes not
             public = {key: decision[key] for key in ("strike", "auto") if key in decision}
@@ -217,8 +218,6 @@ class PageSeat:
             steps, board = list(self.steps), self.board
         self._write(save_progress, self.request.id, steps, board, self.names,
                     limit_words(self.limits))
-
-    request_seat = 0   # the player sits first; the opponents follow in the order chosen
 
     def ask(self, view: View) -> Action:
         """The HumanBot's choose(): write the question, wait for the page's answer until the
@@ -322,12 +321,12 @@ def write_record(data: Path, request: HumanRequest, record: GameRecord,
     of bots that are not the player's own left out. Its path relative to DIR (None: the disk
     refused it, and nothing half-written stays)."""
     for bot in record.meta.get("bots", []):
-        if bot.get("seat") == 0:
+        if bot.get("seat") == PLAYER_SEAT:
             bot["human"], bot["version"] = True, HUMAN_VERSION
     shown = record.to_json()
     names = [request.player, *(name for name, _ in request.seats)]
     own = {name for name in names if owners.get(name, ("", 0, -1))[2] == request.owner_id}
-    shown["output"] = [text if name in own or index == 0 else HIDDEN
+    shown["output"] = [text if name in own or index == PLAYER_SEAT else HIDDEN
                        for index, (name, text) in enumerate(
                            zip(names, shown.get("output", []), strict=False))]
     shown["human_game"] = {"id": request.id, "unrated": True, "seats": names}
