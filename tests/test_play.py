@@ -142,6 +142,30 @@ def test_the_human_seat_is_held_to_the_referees_clock_like_any_bot() -> None:
     assert any("[forfeited]" in line for line in lines)
 
 
+@pytest.mark.sandbox
+def test_no_league_or_season_store_takes_a_human_game(tmp_path: Path) -> None:
+    """A season rates every game its store holds; a human game (its seat marked `"human":
+    true`) is refused there, one line naming the seat, and the store stays as it was."""
+    from referee.league.schedule import ScheduledGame
+    from referee.league.store import HumanGameRefused, LeagueStore
+
+    session = PlaySession(rules=preset("classic"), seed=5, seat=0, name="ann",
+                          opponents=[load_spec(ROOT / "sample_bots" / "greedy.toml")],
+                          read=lambda _prompt: "1", write=lambda _line: None)
+    result = session.run()
+    assert result.record.meta["bots"][0]["human"] is True
+    store = LeagueStore(tmp_path / "league.db")
+    game = ScheduledGame(0, ("ann", "greedy"), 5, 0)
+    store.create({"seed": 1}, {"ann": ("human", None), "greedy": ("v", None)}, [game])
+    try:
+        with pytest.raises(HumanGameRefused, match=r"game 0 has a human seat \(ann\); human "
+                                                   r"games are never stored or rated"):
+            store.save(game, result)
+        assert store.count() == 0 and store.played() == []
+    finally:
+        store.close()
+
+
 def test_bad_options_get_one_line_each(tmp_path: Path) -> None:
     greedy = ROOT / "sample_bots" / "greedy.toml"
     broken = tmp_path / "broken.toml"   # a bot that exits at once: it cannot start

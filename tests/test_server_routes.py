@@ -23,6 +23,7 @@ from referee.server.club.models import (  # noqa: E402
     Bot,
     BotVersion,
     CheckRun,
+    HumanGame,
     JoinCode,
     Season,
     TestGame,
@@ -61,6 +62,11 @@ RULES = {
     "club:testgame-viewer": (OWNER, "GET"),
     "club:testgame-live": (OWNER, "GET"),
     "club:testgame-watch": (OWNER, "GET"),
+    "club:play": (SIGNED_IN, "GET"),
+    "club:play-game": (OWNER, "GET"),
+    "club:play-state": (OWNER, "GET"),
+    "club:play-answer": (SELF, "POST"),   # only the player answers, the organiser watches
+    "club:play-viewer": (OWNER, "GET"),
     "club:api-submit": (TOKEN, "POST"),
     "club:api-version": (OWNER, "GET"),
     "club:api-leaderboard": (BOARD, "GET"),
@@ -122,11 +128,13 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
     store.close()
     test_game = TestGame.objects.create(requester=users["owner"], version=version,
                                         state="done", record_file="testgames/1.json")
+    human_game = HumanGame.objects.create(owner=users["owner"], state="done",
+                                          record_file="testgames/1.json")
     (root / "season" / "final").mkdir()
     (root / "season" / "final" / "index.html").write_text("<p>report</p>")
     _, token = new_token(users["owner"])
     kwargs = {"name": bot.name, "version_id": version.pk, "index": 0, "game_id": test_game.pk,
-              "token_id": token.pk, "action": "resume", "bot_id": bot.pk,
+              "play_id": human_game.pk, "token_id": token.pk, "action": "resume", "bot_id": bot.pk,
               "code_id": JoinCode.objects.first().pk, "path": "index.html"}
     return {"root": root, "users": users, "kwargs": kwargs}
 

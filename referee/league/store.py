@@ -151,6 +151,11 @@ class GameAlreadyStored(StoreError, ValueError):
     """A second record for one schedule index: a league stores each game once."""
 
 
+class HumanGameRefused(StoreError, ValueError):
+    """A game with a person's seat (`"human": true`, referee.game.human): a league rates every
+    game it stores, and a human game is never rated, so none is stored."""
+
+
 def remove_database(path: Path) -> None:
     """Remove an SQLite database and its journal files (what a failed start left)."""
     for suffix in ("", "-wal", "-shm", "-journal"):
@@ -303,7 +308,14 @@ class LeagueStore:
         return {idx for (idx,) in self.db.execute("SELECT idx FROM games")}
 
     def save(self, game: ScheduledGame, result: MatchResult) -> None:
-        """Record a finished game (one transaction: all of it or nothing)."""
+        """Record a finished game (one transaction: all of it or nothing). HumanGameRefused
+        for a game with a human seat: whatever plays it, no league or season rates it."""
+        human = [bot.get("name") for bot in result.record.meta.get("bots", ())
+                 if isinstance(bot, dict) and bot.get("human")]
+        if human:
+            raise HumanGameRefused(f"{self.path}: game {game.index} has a human seat "
+                                   f"({', '.join(map(str, human))}); human games are never "
+                                   f"stored or rated")
         seats = result.seats
         record = pack_record(result.record.to_json_text().encode())
         row = (

@@ -88,6 +88,10 @@ KEYS: tuple[Key, ...] = (
     Key("check_timeout_s", "a check, its build included, is stopped after this (seconds)"),
     Key("write_max_mb", "most a build, or a bot in its /tmp, writes (MiB, all files)"),
     Key("test_game_timeout_s", "a test game, its bots' start-up included (seconds)"),
+    # -- games students play in the browser (docs/play.md)
+    Key("human_move_seconds", "a player's time for one move in the browser (seconds)"),
+    Key("human_bank_seconds", "... and their bank for the game, used past the move's time"),
+    Key("human_games_at_once", "games in the browser the runner plays at once"),
     # -- the web server (read at each request)
     Key("max_bots_per_student", "a new student's cap on bots (the admin changes it per "
                                 "student)"),
@@ -101,6 +105,8 @@ KEYS: tuple[Key, ...] = (
     Key("sign_in_failures_per_name", "... for one name from browsers new to it"),
     Key("public_leaderboard", "true: anyone, signed in or not, sees the leaderboard and the "
                               "season page"),
+    Key("play_against_students", "true: a student may play in the browser against other "
+                                 "students' current bots, not only their own and the house's"),
     # -- [limits]: a ceiling on every bot's own limits
     *(Key(f.name, f"ceiling on {f.name}; a bot's own default is "
                   f"{'none' if f.default is None else f.default}", table="limits",
@@ -126,6 +132,7 @@ def defaults() -> dict[str, Any]:
         "strikes_to_forfeit": league.strikes_to_forfeit,
         "autoplay_forced": league.autoplay_forced, "duplicate": league.duplicate,
         "house_bots": list(DEFAULT_HOUSE), "public_leaderboard": False,
+        "play_against_students": False,
     }
     for holder in (runner, web):
         for item in dataclasses.fields(holder):
@@ -176,7 +183,8 @@ def write_default(path: Path) -> bool:
 LIVE = frozenset({"games_per_bot_per_hour", "limits", "house_bots", "house_in_final_table"})
 AT_START = frozenset({"check_concurrency", "check_timeout_s", "write_max_mb",
                       "test_game_timeout_s", "refit_games", "refit_seconds", "concurrency",
-                      "sandbox", "cluster"})
+                      "sandbox", "cluster", "human_move_seconds", "human_bank_seconds",
+                      "human_games_at_once"})
 
 
 def house_label(spec: Path) -> str:

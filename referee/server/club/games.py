@@ -120,10 +120,16 @@ def season_game(index: int) -> tuple[dict[str, Any], list[str]] | None:
 
 def test_game_record(game: TestGame) -> dict[str, Any] | None:
     """The record of a finished test game (DIR/testgames/<id>.json), or None."""
-    if not game.record_file:
+    return record_file(game.record_file)
+
+
+def record_file(relative: str) -> dict[str, Any] | None:
+    """The record the runner wrote at `relative` (to DIR), or None: none yet, or a path
+    that leads out of the data folder."""
+    if not relative:
         return None
     root = Path(settings.DATA_DIR).resolve()
-    path = (root / game.record_file).resolve()
+    path = (root / relative).resolve()
     if not path.is_relative_to(root) or not path.is_file():
         return None
     data = json.loads(path.read_text())

@@ -72,3 +72,13 @@ def public_leaderboard() -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"{season_file()}: key 'public_leaderboard' must be true or false")
     return value
+
+
+def play_against_students() -> bool:
+    """The organiser's switch `play_against_students` (default false): whether a student may
+    play in the browser against other students' current bots. Read at each request.
+    ValueError, one line, for a value not true/false."""
+    value = season_table().get("play_against_students", False)
+    if not isinstance(value, bool):
+        raise ValueError(f"{season_file()}: key 'play_against_students' must be true or false")
+    return value

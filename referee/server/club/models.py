@@ -224,3 +224,49 @@ class Notice(models.Model):
     text = models.CharField(max_length=500)
     version = models.ForeignKey(BotVersion, on_delete=models.SET_NULL, null=True, blank=True)
     read = models.BooleanField(default=False)
+
+
+class HumanGame(models.Model):
+    """A game a student plays in the browser against bots they chose (never rated).
+
+    The runner plays it with a human seat (referee.server.runner.humangames) whose decisions
+    come from the page through HumanMove rows; it keeps the game's public steps and board here
+    as they happen, so the page draws the game so far after a reload."""
+
+    QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
+    STATES = [(QUEUED, "queued"), (RUNNING, "running"), (DONE, "done"), (FAILED, "failed")]
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                              related_name="human_games")
+    opponents = models.ManyToManyField(BotVersion, related_name="+")
+    state = models.CharField(max_length=10, choices=STATES, default=QUEUED)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    names = models.JSONField(default=list)    # the seats' names, the player's seat first
+    steps = models.JSONField(default=list)    # the game's public lines so far (no bot output)
+    board = models.JSONField(default=dict)    # the casinos and seats as they stand now
+    limits = models.CharField(max_length=100, blank=True)   # the human seat's time limits
+    record_file = models.CharField(max_length=300, blank=True)   # relative to DIR
+    error = models.TextField(blank=True)
+
+
+class HumanMove(models.Model):
+    """One question the runner's human seat asks the page, and the player's answer: `choice`
+    is an index into `question["choices"]` (the legal actions), set once by the page."""
+
+    OPEN, ANSWERED, EXPIRED = "open", "answered", "expired"
+    STATES = [(OPEN, "open"), (ANSWERED, "answered"), (EXPIRED, "expired")]
+
+    game = models.ForeignKey(HumanGame, on_delete=models.CASCADE, related_name="moves")
+    number = models.PositiveIntegerField()
+    question = models.JSONField()             # the roll and the choices' labels
+    state = models.CharField(max_length=10, choices=STATES, default=OPEN)
+    choice = models.PositiveIntegerField(null=True, blank=True)
+    asked_at = models.DateTimeField(auto_now_add=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["game", "number"]
+        constraints = [models.UniqueConstraint(fields=["game", "number"],
+                                               name="club_humanmove_number_unique")]

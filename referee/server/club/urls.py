@@ -5,7 +5,16 @@ from __future__ import annotations
 from django.contrib.auth.views import LogoutView
 from django.urls import path, register_converter
 
-from referee.server.club.views import accounts, api, live, organiser, pages, results, season
+from referee.server.club.views import (
+    accounts,
+    api,
+    live,
+    organiser,
+    pages,
+    play,
+    results,
+    season,
+)
 
 
 class IdConverter:
@@ -51,6 +60,11 @@ urlpatterns = [
     path("testgames/<id:game_id>/viewer", pages.test_game_viewer, name="testgame-viewer"),
     path("testgames/<id:game_id>/live", live.test_stream, name="testgame-live"),
     path("testgames/<id:game_id>/watch", live.test_watch, name="testgame-watch"),
+    path("play/", play.play_games, name="play"),
+    path("play/<id:play_id>/", play.play_page, name="play-game"),
+    path("play/<id:play_id>/state", play.play_state, name="play-state"),
+    path("play/<id:play_id>/answer", play.play_answer, name="play-answer"),
+    path("play/<id:play_id>/viewer", play.play_viewer, name="play-viewer"),
     path("api/submit", api.submit, name="api-submit"),
     path("api/versions/<id:version_id>", api.version_status, name="api-version"),
     path("api/leaderboard", results.leaderboard, name="api-leaderboard"),

@@ -139,6 +139,7 @@ async def serve(data: Path, season_file: Path, settings: Any, cluster: str | Non
     from referee.league.season import open_season
     from referee.server.runner import records
     from referee.server.runner.checks import check_queue
+    from referee.server.runner.humangames import human_game_queue
     from referee.server.runner.play import SeasonLoop
     from referee.server.runner.testgames import test_game_queue
 
@@ -180,6 +181,9 @@ async def serve(data: Path, season_file: Path, settings: Any, cluster: str | Non
                                                 season.stored, limits=loop_.limits),
                                             settings.test_game_timeout_s, cluster=connection),
                             name="test games"),
+        asyncio.create_task(human_game_queue(db, data, dataclasses.replace(
+                                                 season.stored, limits=loop_.limits), settings),
+                            name="human games"),
         asyncio.create_task(refit_loop(db, loop_, settings.refit_games,
                                        settings.refit_seconds), name="refit"),
     ]

@@ -20,7 +20,8 @@ ZERO_ALLOWED = frozenset({"max_rounds", "games_per_bot_per_hour"})   # 0: no bou
 WEB_KEYS = frozenset({"max_bots_per_student", "test_games_per_hour", "upload_max_bytes",
                       "unpacked_max_bytes", "max_files", "uploads_per_hour", "name",
                       "sign_in_failures_per_address", "sign_in_failures_per_name_and_address",
-                      "sign_in_failures_per_name", "public_leaderboard"})
+                      "sign_in_failures_per_name", "public_leaderboard",
+                      "play_against_students"})
 
 
 SAMPLES = sample_bots()
@@ -49,6 +50,11 @@ class RunnerSettings:
     house_bots: list[Path] = field(default_factory=lambda: [
         SAMPLES / f"{name}.toml" for name in DEFAULT_HOUSE])
     house_in_final_table: bool = True  # False: the tables written at close leave them out
+    # A person's seat in a game in the browser: time per move and bank (HUMAN_LIMITS), and
+    # how many such games the runner plays at once (each mostly waits for its player).
+    human_move_seconds: int = 300
+    human_bank_seconds: int = 1800
+    human_games_at_once: int = 4
 
 
 SPECIAL = {"league", "house_bots", "house_in_final_table"}   # not whole numbers

@@ -1,0 +1,174 @@
+"""Games a student plays in the browser against bots they chose (issue 33, item 3).
+
+The season runner plays the game (referee.server.runner.humangames); these views only read
+what it wrote (the steps, the board, the question open for the player) and write the player's
+answers. Only the player and the organiser see a game; only the player answers. Every answer
+is checked against the question the runner asks now: a stale or made-up one is refused with
+one line, never applied to another question.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.db.models import Q, QuerySet
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.clickjacking import xframe_options_sameorigin
+from django.views.decorators.http import require_POST
+
+from referee.server.club import games
+from referee.server.club.limits import play_against_students, server_limits
+from referee.server.club.models import BotVersion, HumanGame, HumanMove
+from referee.server.club.people import is_organiser
+from referee.server.club.views.common import over_limit, refusal
+from referee.server.club.views.pages import OpponentChoice, replay_html
+
+MAX_OPPONENTS = 4   # a table of five at most, the player's seat included
+
+
+def opponent_choices(user: User) -> QuerySet[BotVersion]:
+    """The versions `user` may play against: their own that passed their check, the house
+    bots in the season and, where the organiser allows (`play_against_students`), the other
+    students' current (active) versions."""
+    mine = Q(bot__owner=user, check_state=BotVersion.PASSED)
+    house = Q(bot__house=True, season_state=BotVersion.ACTIVE)
+    allowed = mine | house
+    if play_against_students():
+        allowed |= Q(season_state=BotVersion.ACTIVE)
+    return (BotVersion.objects.select_related("bot").filter(allowed, bot__disabled=False)
+            .order_by("bot__name", "number"))
+
+
+class PlayForm(forms.Form):
+    opponents = OpponentChoice(queryset=BotVersion.objects.none(), label="Opponents")
+
+    def __init__(self, user: User, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["opponents"].queryset = opponent_choices(user)
+
+    def clean_opponents(self) -> Any:
+        chosen = self.cleaned_data["opponents"]
+        if not 1 <= len(chosen) <= MAX_OPPONENTS:
+            raise forms.ValidationError(f"choose 1 to {MAX_OPPONENTS} opponents")
+        return chosen
+
+
+@login_required
+def play_games(request: HttpRequest) -> HttpResponse:
+    """Start a game in the browser (rate-limited as test games are), and the list of yours."""
+    user: User = request.user
+    form = PlayForm(user, request.POST or None)
+    if request.method == "POST":
+        per_hour = server_limits().test_games_per_hour
+        if over_limit(request, "humangame", f"user:{user.pk}", f"{per_hour}/h"):
+            return refusal(request, f"you started {per_hour} games this hour; wait a while", 429)
+        if form.is_valid():
+            with transaction.atomic():   # the runner never claims a game without its opponents
+                game = HumanGame.objects.create(owner=user)
+                game.opponents.set(form.cleaned_data["opponents"])
+            return redirect("club:play-game", play_id=game.pk)
+    mine = HumanGame.objects.filter(owner=user).order_by("-created_at")[:50]
+    return render(request, "club/play_list.html", {
+        "form": form, "games": mine, "against_students": play_against_students()})
+
+
+def _visible_game(user: User, game_id: int) -> HumanGame:
+    """The game if `user` may see it (its player or the organiser); 404 otherwise."""
+    game = get_object_or_404(HumanGame, pk=game_id)
+    if game.owner_id != user.pk and not is_organiser(user):
+        raise Http404("no such game")
+    return game
+
+
+@login_required
+def play_page(request: HttpRequest, play_id: int) -> HttpResponse:
+    """The game's page: drawn and kept up to date by club/play.js; its replay once it ended."""
+    game = _visible_game(request.user, play_id)
+    finished = game.state in (HumanGame.DONE, HumanGame.FAILED)
+    return render(request, "club/play.html", {
+        "game": game, "finished": finished, "player": game.owner_id == request.user.pk,
+        "viewer_url": f"/play/{game.pk}/viewer" if game.record_file else None})
+
+
+def open_move(game: HumanGame) -> HumanMove | None:
+    """The question the runner asks the player now, if any."""
+    if game.state != HumanGame.RUNNING:
+        return None
+    return game.moves.filter(state=HumanMove.OPEN).order_by("-number").first()
+
+
+@login_required
+def play_state(request: HttpRequest, play_id: int) -> HttpResponse:
+    """The game so far as JSON: its steps from `?since=N` on, the board, and the question
+    open for the player (the page polls it)."""
+    game = _visible_game(request.user, play_id)
+    since = request.GET.get("since", "0")
+    start = int(since) if since.isdigit() and len(since) < 7 else 0
+    steps = game.steps if isinstance(game.steps, list) else []
+    move = open_move(game) if game.owner_id == request.user.pk else None
+    return JsonResponse({
+        "state": game.state, "error": game.error, "names": game.names, "limits": game.limits,
+        "steps_from": start, "steps": steps[start:], "steps_total": len(steps),
+        "board": game.board, "question": move.question if move else None})
+
+
+def _answered(request: HttpRequest, game: HumanGame, text: str, status: int) -> HttpResponse:
+    """The answer's outcome: JSON for the page's script, a message and the game's page for a
+    plain form."""
+    if "application/json" in request.headers.get("Accept", ""):
+        return JsonResponse({"ok": status == 200, "message": text}, status=status)
+    (messages.success if status == 200 else messages.error)(request, text)
+    return redirect("club:play-game", play_id=game.pk)
+
+
+def read_answer(request: HttpRequest, move: HumanMove | None) -> tuple[int, str, int]:
+    """The choice the form names for the open `move`; or -1, why, and the HTTP status: 409
+    when the move it answers is not the one asked now, 400 for a choice that is none of it."""
+    number, choice = request.POST.get("number", ""), request.POST.get("choice", "")
+    if move is None:
+        return -1, "no move is asked of you now", 409
+    if not number.isdigit() or len(number) > 6 or int(number) != move.number:
+        return -1, f"that move is no longer asked (the game is at move {move.number})", 409
+    count = len(move.question.get("choices", []))
+    if not choice.isdigit() or len(choice) > 3 or not 0 <= int(choice) < count:
+        return -1, f"choose one of the {count} moves the buttons offer", 400
+    return int(choice), "", 200
+
+
+@login_required
+@require_POST
+def play_answer(request: HttpRequest, play_id: int) -> HttpResponse:
+    """The player's choice for the question the runner asks now."""
+    game = get_object_or_404(HumanGame, pk=play_id)
+    if game.owner_id != request.user.pk:
+        raise Http404("no such game")
+    move = open_move(game)
+    choice, why, status = read_answer(request, move)
+    if why:
+        return _answered(request, game, why, status)
+    assert move is not None
+    # Only an open question takes an answer, once: two quick clicks answer it once.
+    taken = HumanMove.objects.filter(pk=move.pk, state=HumanMove.OPEN).update(
+        state=HumanMove.ANSWERED, choice=choice, answered_at=timezone.now())
+    if not taken:
+        return _answered(request, game, "that move is no longer asked", 409)
+    return _answered(request, game, "your move is in", 200)
+
+
+@login_required
+@xframe_options_sameorigin
+def play_viewer(request: HttpRequest, play_id: int) -> HttpResponse:
+    """The replay viewer for a finished game (the other students' bots' output left out)."""
+    game = _visible_game(request.user, play_id)
+    record = games.record_file(game.record_file)
+    if record is None:
+        raise Http404("the game has no record yet")
+    names = games.record_seat_names(record)
+    return HttpResponse(replay_html(games.visible_record(request.user, record, names)))

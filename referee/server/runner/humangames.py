@@ -1,0 +1,369 @@
+"""Games students play in the browser (issue 33, item 3): a human seat against bots.
+
+The human seat is a bot like any other (referee.game.human): a HumanBot served over the
+protocol on a unix socket, in a thread of the runner with its own event loop, under the human
+seat's limits from the season file (`human_move_seconds`, `human_bank_seconds`), so the
+referee's clock and failure policy apply unchanged. Its decisions come from the page through
+the club's database: the seat writes a HumanMove (the roll and the legal choices) and polls
+for the answer the page posts, until the referee gives up on it (a timeout strike: the
+substitute moves; three of them forfeit the seat and the game plays on to its end without it).
+
+As the game goes, the seat keeps the game's public steps (the narration of `referee play`,
+without any bot's notes or output) and the board in the HumanGame row, so the page redraws
+the game so far after a reload. The record goes to DIR/humangames/<id>.json, its human seat
+marked `"human": true` and the other students' bots' output left out, as for test games.
+No human game ever enters the season's store: none is rated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import os
+import re
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from referee.bots.spec import BotSpec, Limits, capped_limits, load_spec
+from referee.engine import Game, GameRecord
+from referee.engine.actions import Action
+from referee.engine.view import View
+from referee.game.human import HUMAN_VERSION, HumanBot, _Loop
+from referee.game.single import play_one
+from referee.league.stored import StoredLeague
+from referee.present.render import Narrator, money, notes_text, target_name
+from referee.present.text import safe_line
+from referee.sdk.bot import serve
+from referee.server.club.models import HumanGame, HumanMove
+from referee.server.runner import log
+from referee.server.runner.checks import Db
+from referee.server.runner.records import names_by_league_name, notify, spec_path
+from referee.server.runner.testgames import HIDDEN
+from referee.util.seeds import draw_secret
+
+MAX_DECISIONS = 64      # more than a seat is ever asked in a game
+POLL_S = 0.2            # how often the human seat looks for the page's answer
+PLAYER_SEAT = 0         # the player sits first; the opponents follow in the order chosen
+INTERRUPTED = "the season runner stopped during the game; start a new one"
+
+
+@dataclass(frozen=True)
+class HumanRequest:
+    """A human game to play: the player and the opponents' specs, in seat order after them."""
+
+    id: int
+    owner_id: int
+    player: str                              # the human seat's name in the record
+    seats: tuple[tuple[str, Path], ...]      # (league name, spec) of each opponent
+
+
+def seat_name(username: str) -> str:
+    """The human seat's name: `human-` and the username in the characters a spec name has."""
+    return "human-" + (re.sub(r"[^A-Za-z0-9._-]", "-", username)[:50] or "player")
+
+
+# ---------------------------------------------------------------- the database (db thread)
+
+def claim_human_game(data: Path) -> HumanRequest | None:
+    """Take the oldest queued human game (marking it running), or None."""
+    with transaction.atomic():
+        game = (HumanGame.objects.select_related("owner").filter(state=HumanGame.QUEUED)
+                .order_by("created_at", "id").first())
+        if game is None:
+            return None
+        game.state, game.started_at = HumanGame.RUNNING, timezone.now()
+        game.save(update_fields=["state", "started_at"])
+        opponents = game.opponents.select_related("bot").order_by("id")
+        return HumanRequest(game.pk, game.owner_id, seat_name(game.owner.username),
+                            tuple((v.league_name, spec_path(data, v)) for v in opponents))
+
+
+def fail_interrupted() -> int:
+    """Human games a runner that died left running cannot go on (their player's seat and the
+    bots' state are gone): they end as failed, saying why. Their count."""
+    return HumanGame.objects.filter(state=HumanGame.RUNNING).update(
+        state=HumanGame.FAILED, finished_at=timezone.now(), error=INTERRUPTED)
+
+
+def save_progress(game_id: int, steps: list[str], board: dict[str, Any],
+                  names: list[str], limits: str) -> None:
+    """The game's public steps and board as they stand (the page redraws from them)."""
+    HumanGame.objects.filter(pk=game_id).update(steps=steps, board=board, names=names,
+                                                limits=limits)
+
+
+def open_question(game_id: int, number: int, question: dict[str, Any]) -> None:
+    """Ask the page question `number` (earlier ones still open are closed: the referee moved
+    on from them)."""
+    with transaction.atomic():
+        HumanMove.objects.filter(game_id=game_id, state=HumanMove.OPEN).update(
+            state=HumanMove.EXPIRED)
+        HumanMove.objects.create(game_id=game_id, number=number, question=question)
+
+
+def answer_of(game_id: int, number: int) -> int | None:
+    """The choice the page posted for question `number`, or None while there is none."""
+    return (HumanMove.objects.filter(game_id=game_id, number=number, state=HumanMove.ANSWERED)
+            .values_list("choice", flat=True).first())
+
+
+def close_question(game_id: int, number: int) -> None:
+    """Question `number` is no longer asked (the referee moved on without its answer)."""
+    HumanMove.objects.filter(game_id=game_id, number=number, state=HumanMove.OPEN).update(
+        state=HumanMove.EXPIRED)
+
+
+def finish_human_game(game_id: int, record_file: str, error: str) -> None:
+    """A human game's end: its record file (relative to DIR), or why it could not be played."""
+    with transaction.atomic():
+        HumanMove.objects.filter(game_id=game_id, state=HumanMove.OPEN).update(
+            state=HumanMove.EXPIRED)
+        game = HumanGame.objects.get(pk=game_id)
+        game.state = HumanGame.FAILED if error else HumanGame.DONE
+        game.finished_at, game.record_file = timezone.now(), record_file
+        game.error = safe_line(error, limit=300)
+        game.save(update_fields=["state", "finished_at", "record_file", "error"])
+        if error:
+            notify(game.owner_id, f"your game {game.pk} in the browser could not be played: "
+                                  f"{game.error}")
+
+
+# ---------------------------------------------------------------- what the page draws
+
+def board_of(game: Game, names: list[str]) -> dict[str, Any]:
+    """The casinos (notes, each seat's dice on them) and the seats (money, dice left) now."""
+    casinos, seats, _, _ = game.public_parts()
+    return {
+        "round": game.round + 1,
+        "casinos": [{"name": target_name(c.target), "target": c.target,
+                     "notes": [money(n) for n in c.notes],
+                     "dice": [{"seat": s, "count": c.count(s)} for s in range(game.players)
+                              if c.count(s)],
+                     "neutral": c.neutral} for c in casinos],
+        "seats": [{"seat": s.seat, "name": names[s.seat], "money": money(s.money),
+                   "notes": s.notes, "dice": s.dice, "big": s.big_dice} for s in seats],
+    }
+
+
+def question_of(view: View, number: int, deadline_s: float) -> dict[str, Any]:
+    """The roll and the legal choices as the page shows them (labels only: the answer is an
+    index into them)."""
+    roll = view.roll
+    choices = []
+    for action in view.legal:
+        dice = roll.own.count(action.value) + roll.big.count(action.value)
+        neutral = roll.neutral.count(action.value)
+        what = f"{dice} {'die' if dice == 1 else 'dice'}" + (f" + {neutral} neutral"
+                                                            if neutral else "")
+        choices.append({"value": action.value, "target": target_name(action.target),
+                        "label": f"{what} showing {action.value} on {target_name(action.target)}",
+                        "notes": notes_text(view.casino(action.target).notes)
+                        if not action.slot else ""})
+    return {"number": number, "roll": list(roll.own), "big": list(roll.big),
+            "neutral": list(roll.neutral), "choices": choices, "seconds": int(deadline_s)}
+
+
+# ---------------------------------------------------------------- the human seat
+
+class PageSeat:
+    """The runner's side of one human seat: the match's observer (on the runner's loop) and
+    the HumanBot's `ask` (on the human bot's thread), which talk to the page through the
+    club's database on the runner's one database thread."""
+
+    def __init__(self, request: HumanRequest, names: list[str], limits: Limits, db: Db,
+                 loop: asyncio.AbstractEventLoop) -> None:
+        self.request, self.names, self.limits = request, names, limits
+        self.db, self.loop = db, loop
+        self.narrator = Narrator(names)
+        self.steps: list[str] = []
+        self.board: dict[str, Any] = {}
+        self.lock = threading.Lock()
+        self.number = 0
+        self.moved_on = threading.Event()   # the referee placed for the seat: stop waiting
+        self.bank_ms = float(limits.game_bank_ms or 0)
+        self.stopped = threading.Event()
+        self.writes: set[asyncio.Future[Any]] = set()
+
+    def _write(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Run `fn(*args)` on the database thread, after the writes asked before it (the
+        observer runs on the runner's loop; the one database thread keeps their order)."""
+        task = asyncio.ensure_future(self.db(fn, *args))
+        self.writes.add(task)
+        task.add_done_callback(self.writes.discard)
+
+    def observe(self, game: Game, events: list[tuple], decision: dict[str, Any] | None) -> None:
+        """The match's observer: the public lines of the events and the board now."""
+        seat = PLAYER_SEAT
+        public: dict[str, Any] | None = None
+        if decision is not None:   # a strike or a forced move is the table's to see; notes not
+            public = {key: decision[key] for key in ("strike", "auto") if key in decision}
+            if public.get("strike") and decision.get("seat") == seat:
+                public["detail"] = decision.get("detail", "")
+        with self.lock:
+            for event in events:
+                self.steps += self.narrator.lines(event, public if event[0] == "place"
+                                                  else None)
+                if event[0] == "place" and event[1] == seat:
+                    self.moved_on.set()
+            self.board = board_of(game, self.names)
+            steps, board = list(self.steps), self.board
+        self._write(save_progress, self.request.id, steps, board, self.names,
+                    limit_words(self.limits))
+
+    def ask(self, view: View) -> Action:
+        """The HumanBot's choose(): write the question, wait for the page's answer until the
+        referee's deadline for it (the decision time plus what is left of the bank)."""
+        asked = time.monotonic()
+        self.number += 1
+        number = self.number
+        deadline_ms = float(self.limits.decision_ms or 0) + self.bank_ms
+        self.moved_on.clear()
+        self._call(open_question, self.request.id, number,
+                   question_of(view, number, deadline_ms / 1000))
+        choice = None
+        # A little past the referee's deadline (its clock started before ours): by then the
+        # referee struck the seat and moved on, and the observer said so.
+        end = asked + deadline_ms / 1000 + 1.0
+        while choice is None and not self.moved_on.is_set() and not self.stopped.is_set() \
+                and time.monotonic() < end:
+            choice = self._call(answer_of, self.request.id, number)
+            if choice is None:
+                self.moved_on.wait(POLL_S)
+        used_ms = (time.monotonic() - asked) * 1000
+        self.bank_ms = max(0.0, self.bank_ms - max(0.0, used_ms - (self.limits.decision_ms
+                                                                   or 0)))
+        if choice is None or not 0 <= choice < len(view.legal):
+            self._call(close_question, self.request.id, number)
+            return view.legal[0]   # too late: the referee has its substitute move already
+        return view.legal[choice]
+
+    def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """`fn(*args)` on the database thread, from the human bot's thread; its result."""
+        async def call() -> Any:
+            return await self.db(fn, *args)
+
+        return asyncio.run_coroutine_threadsafe(call(), self.loop).result()
+
+    async def flushed(self) -> None:
+        """Wait for the progress writes still under way."""
+        if self.writes:
+            await asyncio.gather(*self.writes, return_exceptions=True)
+
+
+def limit_words(limits: Limits) -> str:
+    """'5 min per move, 30 min bank' (as `referee play` says it), in seconds below a minute."""
+    def words(ms: int | None) -> str:
+        seconds = (ms or 0) / 1000
+        return f"{seconds / 60:g} min" if seconds >= 60 else f"{seconds:g} s"
+
+    return f"{words(limits.decision_ms)} per move, {words(limits.game_bank_ms)} bank"
+
+
+def human_limits(move_s: int, bank_s: int) -> Limits:
+    """The human seat's limits from the season file's keys."""
+    return Limits(decision_ms=move_s * 1000, game_bank_ms=bank_s * 1000)
+
+
+async def play_human_game(db: Db, data: Path, request: HumanRequest, stored: StoredLeague,
+                          limits: Limits, timeout: float) -> None:
+    """Play one claimed human game under the season's rules and `[limits]` (the bots') and the
+    human seat's `limits`, and record it (or say why it could not be played)."""
+    owners = await db(names_by_league_name)
+    names = [request.player, *(name for name, _ in request.seats)]
+    seat = PageSeat(request, names, limits, db, asyncio.get_running_loop())
+    folder = tempfile.TemporaryDirectory(prefix="referee-human-")
+    address = f"unix:{folder.name}/human.sock"
+    human = _Loop(lambda stop: serve(HumanBot(request.player, seat.ask), address, stop=stop))
+    try:
+        specs = [BotSpec(name=request.player, address=address, limits=limits),
+                 *(capped_limits(dataclasses.replace(load_spec(path), name=name),
+                                 stored.limits) for name, path in request.seats)]
+        human.start()
+        result = await asyncio.wait_for(
+            play_one(specs, stored.rules, draw_secret(), observer=seat.observe,
+                     options=stored.options, sandbox=None), timeout)
+    except TimeoutError:
+        await _finish(db, seat, request, "", f"not finished within {timeout:.0f} s")
+        return
+    except Exception as exc:  # noqa: BLE001 - a bot that cannot start, a spec gone: one line
+        await _finish(db, seat, request, "", safe_line(str(exc), limit=300))
+        return
+    finally:
+        seat.stopped.set()
+        human.stop()
+        await asyncio.to_thread(human.join)
+        folder.cleanup()
+    relative = write_record(data, request, result.record, owners)
+    if relative is None:
+        await _finish(db, seat, request, "", "its record could not be written")
+        return
+    await _finish(db, seat, request, relative, "")
+
+
+async def _finish(db: Db, seat: PageSeat, request: HumanRequest, record_file: str,
+                  error: str) -> None:
+    await seat.flushed()
+    await db(finish_human_game, request.id, record_file, error)
+
+
+def write_record(data: Path, request: HumanRequest, record: GameRecord,
+                 owners: dict[str, tuple[str, int, int | None]]) -> str | None:
+    """Write the game's record as DIR/humangames/<id>.json: the human seat marked, the output
+    of bots that are not the player's own left out. Its path relative to DIR (None: the disk
+    refused it, and nothing half-written stays)."""
+    for bot in record.meta.get("bots", []):
+        if bot.get("seat") == PLAYER_SEAT:
+            bot["human"], bot["version"] = True, HUMAN_VERSION
+    shown = record.to_json()
+    names = [request.player, *(name for name, _ in request.seats)]
+    own = {name for name in names if owners.get(name, ("", 0, -1))[2] == request.owner_id}
+    shown["output"] = [text if name in own or index == PLAYER_SEAT else HIDDEN
+                       for index, (name, text) in enumerate(
+                           zip(names, shown.get("output", []), strict=False))]
+    shown["human_game"] = {"id": request.id, "unrated": True, "seats": names}
+    relative = f"humangames/{request.id}.json"
+    path = data / relative
+    partial = path.with_suffix(".part")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_text(json.dumps(shown), encoding="utf-8")
+        os.replace(partial, path)
+    except OSError:
+        partial.unlink(missing_ok=True)
+        return None
+    return relative
+
+
+async def human_game_queue(db: Db, data: Path, stored: StoredLeague, settings: Any,
+                           idle: float = 0.5) -> None:
+    """Claim and play queued human games forever, up to `human_games_at_once` at a time (each
+    waits on a person far more than on the machine)."""
+    failed = await db(fail_interrupted)
+    if failed:
+        log(f"{failed} games in the browser ended: the runner stopped during them")
+    running: set[asyncio.Task[None]] = set()
+    while True:
+        if len(running) >= settings.human_games_at_once:
+            await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            continue
+        request = await db(claim_human_game, data)
+        if request is None:
+            await asyncio.sleep(idle)
+            continue
+        limits = human_limits(settings.human_move_seconds, settings.human_bank_seconds)
+        # Every decision may take its full time, and the bank on top (R: the referee's clock).
+        timeout = (settings.human_move_seconds * MAX_DECISIONS + settings.human_bank_seconds
+                   + settings.test_game_timeout_s)
+        task = asyncio.create_task(play_human_game(db, data, request, stored, limits, timeout),
+                                   name=f"human game {request.id}")
+        running.add(task)
+        task.add_done_callback(running.discard)
