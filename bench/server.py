@@ -186,16 +186,32 @@ def crowd_group() -> Iterator[None]:
         group.rmdir()
 
 
+LAG_TICK_S = 0.01
+
+
+async def lag(until: float, late: list[float]) -> None:
+    """How late the students' own event loop wakes from a short sleep, until `until`: a
+    latency measured here includes that much of waiting for this process, not the server."""
+    while time.monotonic() < until:
+        began = time.perf_counter()
+        await asyncio.sleep(LAG_TICK_S)
+        late.append(time.perf_counter() - began - LAG_TICK_S)
+
+
 async def crowd(url: str, students: list[dict], indexes: list[int], seconds: float,
-                seed: int) -> tuple[dict[str, list[float]], list[str]]:
+                seed: int) -> tuple[dict[str, list[float]], list[str], list[float]]:
+    """Every student's visit for `seconds`: (times per page, errors, the event loop's
+    lateness samples)."""
     seen: dict[str, list[float]] = {}
     errors: list[str] = []
+    late: list[float] = []
     until = time.monotonic() + seconds
     bots = [s["bot"] for s in students]
-    await asyncio.gather(*(student(url, me, bots, indexes, until, seen, errors,
+    await asyncio.gather(lag(until, late),
+                         *(student(url, me, bots, indexes, until, seen, errors,
                                    random.Random(seed * 1000 + n))
                            for n, me in enumerate(students)))
-    return seen, errors
+    return seen, errors, late
 
 
 def big_season(out: Path, bots: int, count: int, seed: int, record: bytes = b"",
@@ -589,8 +605,11 @@ def main() -> None:
         sample = threading.Timer(args.window / 2,
                                  lambda: held.update(connections_held(workers, port)))
         sample.start()
+        crowd_cpu = time.process_time()
         with crowd_group():
-            seen, errors = asyncio.run(crowd(url, students, indexes, args.window, args.seed))
+            seen, errors, late = asyncio.run(crowd(url, students, indexes, args.window,
+                                                   args.seed))
+        crowd_cpu = time.process_time() - crowd_cpu
         sample.cancel()
         load = (games(data) - began) / (time.monotonic() - load_start)
         web_cpu = {pid: cpu_seconds(pid) - cpu_before[pid] for pid in workers}
@@ -610,6 +629,9 @@ def main() -> None:
         passed = BotVersion.objects.filter(number=2, check_state="passed").count()
         uploads = len(seen.get("upload", []))
         print(f"  uploads accepted: {uploads}; their checks passed: {passed}")
+        print(f"  the students' own process: {crowd_cpu:.1f} s CPU; its event loop woke late "
+              f"by p50 {1000 * statistics.median(late):.1f} ms, p95 {1000 * pct(late, 0.95):.1f} "
+              f"ms (included in the times above)")
         print("  web processes (holding the listening socket): CPU s under load, connections "
               "held halfway: " + "; ".join(f"pid {pid} {web_cpu[pid]:.1f} s, {held.get(pid, 0)}"
                                             for pid in workers))
