@@ -15,8 +15,10 @@ first table is fitted, the season's games per second are measured three times:
 * idle B: W seconds after the check queue has drained.
 
 It prints p50 and p95 latency per page with the request counts, the error count (any answer
-other than 200 or 201, or no answer), and games per second under load against the mean of the
-two idle windows (the ratio; goal at least 0.8).
+other than 200 or 201, or no answer), the CPU under load and the connections held of each
+process holding the listening socket, how late the students' own event loop woke (the times
+include it), and games per second under load against the mean of the two idle windows (the
+ratio; goal at least 0.8). `--no-refit` stops here.
 
 Part 2, refit. A season of R bots and G games is stored (results simulated with the engine's
 greedy-or-random policies would take hours; places are drawn from a Plackett-Luce model with
