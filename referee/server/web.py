@@ -5,8 +5,9 @@ socket of its own.
 P`), each in the web server's scheduling group. Each opens its own socket on the same address
 with SO_REUSEPORT, and the kernel spreads new connections across the sockets of the group by
 their addresses. uvicorn's `--workers` shares one listening socket instead: the worker that
-wakes first accepts a whole burst of connections, and with browsers keeping theirs alive it
-served nearly every student while the other workers idled (bench/README.md, "server").
+wakes first accepts a whole burst of connections, and with browsers keeping theirs alive one
+worker held most of the students' (up to 36 of 50) while another had few (bench/README.md,
+"server").
 
 Only processes of the same user can join a SO_REUSEPORT group (the kernel's rule), so no other
 user's program can take a share of the club's connections; the bots run in sandboxes with no
@@ -35,7 +36,6 @@ def listening_socket(host: str, port: int) -> socket.socket:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind((host, port))
         sock.listen(BACKLOG)
-        sock.set_inheritable(False)
     except OSError:
         sock.close()
         raise
