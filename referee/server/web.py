@@ -6,7 +6,7 @@ P`), each in the web server's scheduling group. Each opens its own socket on the
 with SO_REUSEPORT, and the kernel spreads new connections across the sockets of the group by
 their addresses. uvicorn's `--workers` shares one listening socket instead: the worker that
 wakes first accepts a whole burst of connections, and with browsers keeping theirs alive one
-worker held most of the students' (up to 36 of 50) while another had few (bench/README.md,
+worker held most of the students' (up to 45 of 50) while another had few (bench/README.md,
 "server").
 
 Only processes of the same user can join a SO_REUSEPORT group (the kernel's rule), so no other
