@@ -15,8 +15,10 @@ first table is fitted, the season's games per second are measured three times:
 * idle B: W seconds after the check queue has drained.
 
 It prints p50 and p95 latency per page with the request counts, the error count (any answer
-other than 200 or 201, or no answer), and games per second under load against the mean of the
-two idle windows (the ratio; goal at least 0.8).
+other than 200 or 201, or no answer), the CPU under load and the connections held of each
+process holding the listening socket, how late the students' own event loop woke (the times
+include it), and games per second under load against the mean of the two idle windows (the
+ratio; goal at least 0.8). `--no-refit` stops here.
 
 Part 2, refit. A season of R bots and G games is stored (results simulated with the engine's
 greedy-or-random policies would take hours; places are drawn from a Plackett-Luce model with
@@ -28,7 +30,7 @@ back): its wall time against the target of 30 s with a verdict, and the season's
 second meanwhile. bench/refit.py compares it with the old way.
 
     python bench/server.py [--bots 50] [--students 50] [--window 60] [--refit-bots 100]
-                           [--refit-games 100000]
+                           [--refit-games 100000] [--no-refit]
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zipfile
 from collections.abc import Iterator
@@ -185,16 +188,32 @@ def crowd_group() -> Iterator[None]:
         group.rmdir()
 
 
+LAG_TICK_S = 0.01
+
+
+async def lag(until: float, late: list[float]) -> None:
+    """How late the students' own event loop wakes from a short sleep, until `until`: a
+    latency measured here includes that much of waiting for this process, not the server."""
+    while time.monotonic() < until:
+        began = time.perf_counter()
+        await asyncio.sleep(LAG_TICK_S)
+        late.append(time.perf_counter() - began - LAG_TICK_S)
+
+
 async def crowd(url: str, students: list[dict], indexes: list[int], seconds: float,
-                seed: int) -> tuple[dict[str, list[float]], list[str]]:
+                seed: int) -> tuple[dict[str, list[float]], list[str], list[float]]:
+    """Every student's visit for `seconds`: (times per page, errors, the event loop's
+    lateness samples)."""
     seen: dict[str, list[float]] = {}
     errors: list[str] = []
+    late: list[float] = []
     until = time.monotonic() + seconds
     bots = [s["bot"] for s in students]
-    await asyncio.gather(*(student(url, me, bots, indexes, until, seen, errors,
+    await asyncio.gather(lag(until, late),
+                         *(student(url, me, bots, indexes, until, seen, errors,
                                    random.Random(seed * 1000 + n))
                            for n, me in enumerate(students)))
-    return seen, errors
+    return seen, errors, late
 
 
 def big_season(out: Path, bots: int, count: int, seed: int, record: bytes = b"",
@@ -391,6 +410,15 @@ def pages_alone(bots: int, count: int, seed: int, requests: int, profile: Path |
             costs[page] = 1000 * statistics.mean(times)
             if profiler and profile:
                 profiler.dump_stats(profile.with_suffix(f".{page.replace(' ', '-')}.prof"))
+        # The request that meets a new standing shapes it (its worker's other requests wait
+        # behind it: Django runs a process's views on one thread).
+        shaped = []
+        for n in range(max(3, requests // 4)):
+            Standing.objects.create(games=count + n + 1, data=standing)
+            began = time.process_time()
+            assert client.get("/leaderboard/").status_code == 200
+            shaped.append(time.process_time() - began)
+        costs["new standing"] = 1000 * statistics.mean(shaped)
         costs["standing bytes"] = len(json.dumps(standing))
         print(json.dumps(costs))
     finally:
@@ -449,6 +477,54 @@ def verdicts(cpu_alone: dict[str, float], seen: dict[str, list[float]], errors: 
         print("verdict: " + ("every target met" if met else "targets missed (NOT MET above)"))
 
 
+def _tcp_on_port(port: int) -> dict[int, str]:
+    """This machine's TCP sockets whose local port is `port`: inode -> state ("0A" listening,
+    "01" established), from /proc/net/tcp and tcp6."""
+    found = {}
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    found[int(fields[9])] = fields[3]
+    return found
+
+
+def _sockets_of(pid: int) -> set[int]:
+    """The inodes of the sockets process `pid` holds."""
+    found = set()
+    with contextlib.suppress(OSError):
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            with contextlib.suppress(OSError):
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    found.add(int(target[8:-1]))
+    return found
+
+
+def web_workers(port: int) -> list[int]:
+    """The processes that hold a socket listening on `port`: the web workers (and, with
+    uvicorn's --workers, the supervisor that shares its socket with them)."""
+    listening = {inode for inode, state in _tcp_on_port(port).items() if state == "0A"}
+    return sorted(int(entry.name) for entry in Path("/proc").iterdir()
+                  if entry.name.isdigit() and _sockets_of(int(entry.name)) & listening)
+
+
+def connections_held(pids: list[int], port: int) -> dict[int, int]:
+    """How many connections to `port` each of `pids` holds open now."""
+    established = {inode for inode, state in _tcp_on_port(port).items() if state == "01"}
+    return {pid: len(_sockets_of(pid) & established) for pid in pids}
+
+
+def cpu_seconds(pid: int) -> float:
+    """The CPU time (user and system) process `pid` has used so far; 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -465,6 +541,7 @@ def main() -> None:
     parser.add_argument("--alone-bots", type=int, default=100)
     parser.add_argument("--alone-games", type=int, default=100_000)
     parser.add_argument("--requests", type=int, default=40, help="per page, alone")
+    parser.add_argument("--no-refit", action="store_true", help="stop after part 1")
     parser.add_argument("--pages-alone", action="store_true",
                         help="only each page's CPU per request alone (one JSON line)")
     parser.add_argument("--profile", type=Path, help="with --pages-alone: cProfile files "
@@ -485,7 +562,8 @@ def main() -> None:
     cpu_alone = json.loads(alone.stdout.strip().splitlines()[-1])
     for page, target in CPU_TARGET_MS.items():
         print(f"  {page:<18} {cpu_alone[page]:6.1f} ms CPU per request (target {target:.0f})")
-    print(f"  (the standing: {cpu_alone['standing bytes']} bytes of JSON)", flush=True)
+    print(f"  (the standing: {cpu_alone['standing bytes']} bytes of JSON; the leaderboard "
+          f"request that shapes a new one: {cpu_alone['new standing']:.1f} ms CPU)", flush=True)
 
     data = Path(tempfile.mkdtemp(prefix="bench-server-"))
     # The runner's defaults otherwise: a refit after 50 new games or 30 s. Unpaced: the
@@ -522,9 +600,21 @@ def main() -> None:
         indexes = list(range(games(data)))
         began = games(data)
         load_start = time.monotonic()
+        workers = web_workers(port)
+        cpu_before = {pid: cpu_seconds(pid) for pid in workers}
+        held: dict[int, int] = {}
+        # Halfway through the load, once every student has a connection open.
+        sample = threading.Timer(args.window / 2,
+                                 lambda: held.update(connections_held(workers, port)))
+        sample.start()
+        crowd_cpu = time.process_time()
         with crowd_group():
-            seen, errors = asyncio.run(crowd(url, students, indexes, args.window, args.seed))
+            seen, errors, late = asyncio.run(crowd(url, students, indexes, args.window,
+                                                   args.seed))
+        crowd_cpu = time.process_time() - crowd_cpu
+        sample.cancel()
         load = (games(data) - began) / (time.monotonic() - load_start)
+        web_cpu = {pid: cpu_seconds(pid) - cpu_before[pid] for pid in workers}
         count_load = games(data) - began
         wait("the check queue to drain", lambda: not BotVersion.objects.filter(
             check_state__in=["queued", "running"]).exists())
@@ -541,10 +631,18 @@ def main() -> None:
         passed = BotVersion.objects.filter(number=2, check_state="passed").count()
         uploads = len(seen.get("upload", []))
         print(f"  uploads accepted: {uploads}; their checks passed: {passed}")
+        print(f"  the students' own process: {crowd_cpu:.1f} s CPU; its event loop woke late "
+              f"by p50 {1000 * statistics.median(late):.1f} ms, p95 {1000 * pct(late, 0.95):.1f} "
+              f"ms (included in the times above)")
+        print("  web processes (holding the listening socket): CPU s under load, connections "
+              "held halfway: " + "; ".join(f"pid {pid} {web_cpu[pid]:.1f} s, {held.get(pid, 0)}"
+                                            for pid in workers))
         print(f"\ngames per second: idle A {idle_a:.2f} ({count_a} games), under load "
               f"{load:.2f} ({count_load} games), idle B {idle_b:.2f} ({count_b} games)")
         print(f"ratio load / mean idle: {load / idle:.2f} (goal >= 0.8)", flush=True)
         verdicts(cpu_alone, seen, errors, idle, load, bytes_per_game(data / "season"))
+        if args.no_refit:
+            return
 
         out = data / "big-season"
         made = time.monotonic()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 
@@ -51,16 +52,61 @@ def parent_of(pid: int) -> int | None:
         return None
 
 
-def module_below(pid: int, module: str) -> int:
-    """The process below `pid` that runs `python -m module` (e.g. uvicorn)."""
+def modules_below(pid: int, module: str) -> list[int]:
+    """The processes below `pid` that run `python -m module` (e.g. referee.server.web)."""
+    found = []
     for child in descendants(pid):
         try:
             argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
         if argv[1:3] == [b"-m", module.encode()]:
-            return child
-    raise AssertionError(f"no `python -m {module}` below {pid}")
+            found.append(child)
+    return found
+
+
+def module_below(pid: int, module: str) -> int:
+    """The process below `pid` that runs `python -m module` (the first, if several do)."""
+    found = modules_below(pid, module)
+    if not found:
+        raise AssertionError(f"no `python -m {module}` below {pid}")
+    return found[0]
+
+
+LISTEN, ESTABLISHED = "0A", "01"    # TCP states as /proc/net/tcp writes them
+
+
+def tcp_sockets(port: int) -> dict[int, str]:
+    """The TCP sockets of this network namespace whose local port is `port`: inode -> state
+    (LISTEN, ESTABLISHED, ...)."""
+    found = {}
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port:
+                found[int(fields[9])] = fields[3]
+    return found
+
+
+def socket_inodes(pid: int) -> set[int]:
+    """The inodes of the sockets process `pid` holds open (none once it is gone)."""
+    found = set()
+    try:
+        fds = list(Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:
+        return found
+    for fd in fds:
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            found.add(int(target[len("socket:["):-1]))
+    return found
 
 
 def rss_kib(pid: int) -> int:

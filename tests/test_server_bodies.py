@@ -11,7 +11,7 @@ import socket
 import urllib.request
 from pathlib import Path
 
-from proc_support import module_below, rss_kib
+from proc_support import modules_below, rss_kib
 from server_support import ServerProcess, make_student, student_bot, zip_of
 
 MIB = 1 << 20
@@ -19,17 +19,23 @@ BUDGET = 512 * MIB          # the most the test ever sends (the old server read 
 GROWTH_KIB = 64 * 1024      # the web process may grow by this much, no more
 
 
-def chunked_flood(port: int, head: str, web_pid: int) -> tuple[bytes, int, int]:
+def web_rss_kib(web_pids: list[int]) -> int:
+    """The resident memory of the web workers together, in KiB (the kernel gives a connection
+    to any one of them)."""
+    return sum(rss_kib(pid) for pid in web_pids)
+
+
+def chunked_flood(port: int, head: str, web_pids: list[int]) -> tuple[bytes, int, int]:
     """Send `head` and then a chunked body of 1 MiB chunks until the server answers or closes
-    (at most BUDGET bytes); (its answer, bytes of body sent, the web process's highest RSS
+    (at most BUDGET bytes); (its answer, bytes of body sent, the web workers' highest RSS
     growth in KiB)."""
-    before = rss_kib(web_pid)
+    before = web_rss_kib(web_pids)
     sent = grew = 0
     chunk = b"%x\r\n" % MIB + b"a" * MIB + b"\r\n"
     with socket.create_connection(("127.0.0.1", port), timeout=60) as conn:
         conn.sendall(head.encode())
         while sent < BUDGET:
-            grew = max(grew, rss_kib(web_pid) - before)
+            grew = max(grew, web_rss_kib(web_pids) - before)
             if grew > 4 * GROWTH_KIB or select.select([conn], [], [], 0)[0]:
                 break   # the server grows without bound (the old one did), or it answered
             try:
@@ -43,7 +49,7 @@ def chunked_flood(port: int, head: str, web_pid: int) -> tuple[bytes, int, int]:
                 answer += part
         except (ConnectionResetError, TimeoutError):
             pass
-    return answer, sent, max(grew, rss_kib(web_pid) - before)
+    return answer, sent, max(grew, web_rss_kib(web_pids) - before)
 
 
 def spooled(data: Path) -> list[Path]:
@@ -55,7 +61,8 @@ def spooled(data: Path) -> list[Path]:
 def test_a_chunked_body_without_a_length_is_refused_as_it_streams_in(tmp_path: Path) -> None:
     server = ServerProcess(tmp_path / "data")
     try:
-        web = module_below(server.proc.pid, "uvicorn")
+        web = modules_below(server.proc.pid, "referee.server.web")
+        assert web, server.output()
         for method, path in (("POST", "/login/"), ("GET", "/leaderboard/"),
                              ("POST", "/admin/login/")):
             head = (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"

@@ -17,7 +17,15 @@ from pathlib import Path
 
 import pytest
 from cli_support import free_port, referee
-from proc_support import descendants, parent_of, running
+from proc_support import (
+    ESTABLISHED,
+    LISTEN,
+    descendants,
+    parent_of,
+    running,
+    socket_inodes,
+    tcp_sockets,
+)
 from runner_support import Club, sample, write_season
 from server_support import ServerProcess, make_student
 from wait_support import wait_for
@@ -157,7 +165,7 @@ def test_sigkill_of_the_server_takes_its_processes_along_and_a_restart_loses_not
             second.wait()
         below = descendants(server.proc.pid)
         assert runner_pids(server.proc.pid)
-        assert any("uvicorn" in line for line in below.values())
+        assert any("referee.server.web" in line for line in below.values())
         os.kill(server.proc.pid, signal.SIGKILL)
         server.proc.wait()
         wait_for("the server's processes to stop", lambda: not running(*below), timeout=240)
@@ -248,7 +256,7 @@ def test_the_season_and_its_checks_run_below_the_pages(tmp_path: Path, monkeypat
                     if any(word.endswith("main.py") for word in line.split()):
                         seen["bot"] = pid
             for pid, line in below.items():
-                if "uvicorn" in line and (found := scheduling(pid)):
+                if "referee.server.web" in line and (found := scheduling(pid)):
                     assert "referee-season-" not in found[0] and not found[2].endswith(
                         f"nice {SEASON_NICE}"), (line, found)
                     assert ("referee-web-" in found[0]) == (cgroup == "on"), (line, found)
@@ -281,3 +289,51 @@ def cpu_weight(group: Path) -> int:
         if (group / name).is_file():
             return int((group / name).read_text())
     raise AssertionError(f"{group} has no CPU weight")
+
+
+CONNECTIONS = 24    # all on one of two workers by chance: once in 2**23 runs
+
+
+def listeners_below(pid: int, port: int) -> dict[int, set[int]]:
+    """The processes below `pid` that hold a socket listening on `port`, each with the inodes
+    of those sockets."""
+    on_port = tcp_sockets(port)
+    held = {child: {inode for inode in socket_inodes(child) if on_port.get(inode) == LISTEN}
+            for child in descendants(pid)}
+    return {child: inodes for child, inodes in held.items() if inodes}
+
+
+def test_each_web_worker_listens_on_a_socket_of_its_own_and_connections_spread(
+        tmp_path: Path) -> None:
+    """Each web worker holds a listening socket of its own on the server's port (SO_REUSEPORT:
+    the kernel spreads new connections across them), and connections that many clients keep
+    open reach every worker. With uvicorn's --workers the workers shared one socket, and the
+    first to wake accepted nearly every student's connection while the other idled."""
+    server = ServerProcess(tmp_path / "data", "--workers", "2")
+    clients: list[socket.socket] = []
+    try:
+        held = listeners_below(server.proc.pid, server.port)
+        assert len(held) == 2, held
+        assert all(len(inodes) == 1 for inodes in held.values()), held
+        assert len(set.union(*held.values())) == 2, held     # not one socket shared
+        # Connections that send nothing yet: the server keeps them open (no keep-alive timer
+        # runs before a first request), so counting them does not race a timeout.
+        clients = [socket.create_connection(("127.0.0.1", server.port), timeout=60)
+                   for _ in range(CONNECTIONS)]
+
+        def accepted() -> dict[int, int] | None:
+            """Connections on the port each worker holds, once they hold them all."""
+            on_port = tcp_sockets(server.port)
+            counts = {pid: sum(on_port.get(inode) == ESTABLISHED for inode in socket_inodes(pid))
+                      for pid in held}
+            return counts if sum(counts.values()) == CONNECTIONS else None
+
+        counts = wait_for("the web workers to accept every connection", accepted, server,
+                          timeout=300)
+        assert all(counts.values()), counts
+        with urllib.request.urlopen(f"{server.url}/login/", timeout=60) as answer:
+            assert answer.status == 200
+    finally:
+        for client in clients:
+            client.close()
+        assert server.stop() == 0, server.output()

@@ -1,8 +1,9 @@
-"""`referee serve`: the club server's two processes, the web application and the season runner.
+"""`referee serve`: the club server's processes, the web workers and the season runner.
 
 The supervisor prepares the data folder (migrations, the organiser's account on the first
-start), then runs uvicorn (the ASGI app) and the runner as child processes in sessions of their
-own, restarts the runner when it dies, and on Ctrl-C or SIGTERM asks both to stop and waits for
+start), then runs the web workers (uvicorn serving the ASGI app, each on a listening socket of
+its own: referee.server.web) and the runner as child processes in sessions of their own,
+restarts the runner when it dies, and on Ctrl-C or SIGTERM asks them all to stop and waits for
 them. It never plays a game or serves a page itself.
 """
 
@@ -65,7 +66,7 @@ class ServeError(UserError, RuntimeError):
 
 
 def environment(options: ServeOptions) -> dict[str, str]:
-    """The environment both children (and this process's Django) run with."""
+    """The environment every child (and this process's Django) runs with."""
     # The loopback names always work (a proxy on this machine, the organiser's own browser).
     hosts = (["*"] if options.host in ("0.0.0.0", "::") and not options.allowed_hosts else
              [*options.allowed_hosts, options.host, "127.0.0.1", "localhost", "[::1]"])
@@ -141,13 +142,13 @@ def how_it_ended(code: int) -> str:
 
 
 class Supervisor:
-    """The two children and what to do when one stops."""
+    """The children (web workers and the runner) and what to do when one stops."""
 
     def __init__(self, options: ServeOptions, say: Callable[[str], None]) -> None:
         self.options = options
         self.say = say
         self.env = environment(options)
-        self.web: subprocess.Popen | None = None
+        self.web: list[subprocess.Popen] = []
         self.runner: subprocess.Popen | None = None
         self.stop_signal: int | None = None
         self.restarts = 0
@@ -169,18 +170,20 @@ class Supervisor:
                                 preexec_fn=group.join)
 
     def start_web(self) -> None:
+        """Start the web workers, each listening on the server's address with a socket of
+        its own (referee.server.web), all in the web server's scheduling group."""
         o = self.options
-        argv = [sys.executable, "-m", "uvicorn", "referee.server.asgi:application",
-                "--host", o.host, "--port", str(o.port), "--log-level", "warning",
-                "--no-access-log", "--timeout-graceful-shutdown", "20",
-                "--workers", str(o.workers)]
+        argv = [sys.executable, "-m", "referee.server.web", "--host", o.host,
+                "--port", str(o.port)]
         if o.behind_proxy:
-            argv += ["--proxy-headers", "--forwarded-allow-ips", "127.0.0.1,::1"]
-        else:
-            argv += ["--no-proxy-headers"]
+            argv.append("--behind-proxy")
         if self.web_group is None:
             self.web_group = web_group()
-        self.web = self._start(argv, self.web_group)
+        self.web = [self._start(argv, self.web_group) for _ in range(o.workers)]
+
+    def stopped_web_worker(self) -> subprocess.Popen | None:
+        """A web worker that has stopped (the server cannot go on without it), or None."""
+        return next((proc for proc in self.web if proc.poll() is not None), None)
 
     def start_runner(self) -> None:
         o = self.options
@@ -199,7 +202,7 @@ class Supervisor:
         self.stop_signal = self.stop_signal or signum
 
     def run(self) -> int:
-        """Supervise until a signal or the web process stops; the exit status."""
+        """Supervise until a signal or a web worker stops; the exit status."""
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, self.on_signal)
         self.start_web()
@@ -212,9 +215,9 @@ class Supervisor:
         status = 0
         while self.stop_signal is None:
             time.sleep(0.2)
-            if self.web is not None and self.web.poll() is not None:
-                self.say(f"error: the web server stopped ({how_it_ended(self.web.returncode)}); "
-                         f"stopping the runner too")
+            if (worker := self.stopped_web_worker()) is not None:
+                self.say(f"error: a web worker (pid {worker.pid}) stopped "
+                         f"({how_it_ended(worker.returncode)}); stopping the server")
                 status = 1
                 break
             if self.runner is not None and self.runner.poll() is not None:
@@ -240,8 +243,8 @@ class Supervisor:
         return status
 
     def stop(self) -> None:
-        """Ask both children to stop (SIGTERM), wait, and kill what is left."""
-        children = [p for p in (self.web, self.runner) if p is not None and p.poll() is None]
+        """Ask every child to stop (SIGTERM), wait, and kill what is left."""
+        children = [p for p in (*self.web, self.runner) if p is not None and p.poll() is None]
         if children:
             self.say("stopping: the web server and the runner (games in flight finish or are "
                      "played again on the next start)")
