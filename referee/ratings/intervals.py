@@ -35,6 +35,7 @@ from referee.ratings.plackett import (
     Design,
     SizeTest,
     canonical_key,
+    canonical_order,
     size_test,
     strength_sd,
     to_elo,
@@ -138,6 +139,8 @@ def resampling_units(games: Sequence[PlayedGame],
     # key is the tuple of its games' keys (compared as the list of them was)
     units = [unit if len(unit) == 1 else sorted(unit, key=canonical_key)
              for unit in by_group.values()]
+    if all(len(unit) == 1 for unit in units):   # a unit's key is then its game's, in a tuple
+        return [units[i] for i in canonical_order([unit[0] for unit in units])]
     return sorted(units, key=lambda unit: tuple(map(canonical_key, unit)))
 
 
