@@ -219,3 +219,33 @@ def test_games_put_in_canonical_order_by_numpy_are_in_the_order_sorted_gives(see
     assert units == sorted(([game] for game in games), key=lambda unit: canonical_key(unit[0]))
     odd = [dataclasses.replace(games[0], places=(1.5, 1, 2, 3)[:games[0].players])] + games
     assert canonical_order(odd) == sorted(range(len(odd)), key=lambda i: canonical_key(odd[i]))
+
+
+def test_the_games_and_schedule_are_parsed_as_one_json_document(tmp_path: Path,
+                                                                monkeypatch) -> None:
+    """json.loads's fixed cost is paid once for all games, not once per game (strikes are
+    decoded once per distinct text, as before), and the same games and schedule come out."""
+    from referee.league import store as store_module
+
+    games = random_league(300, seed=9)
+    store = stored(tmp_path, games)
+    store.db.executemany("INSERT INTO schedule VALUES (?, ?, ?, ?)",
+                         [(g.index, g.index // 2, json.dumps(list(g.bots)), g.index)
+                          for g in games])
+    texts = {text for (text,) in store.db.execute("SELECT strikes FROM games")}
+    calls = {"count": 0}
+    loads = json.loads
+
+    def counted(*args, **kwargs):
+        calls["count"] += 1
+        return loads(*args, **kwargs)
+
+    monkeypatch.setattr(store_module.json, "loads", counted)
+    assert store.played() == games
+    assert calls["count"] == 1 + len(texts)
+    calls["count"] = 0
+    schedule = store.schedule()
+    assert calls["count"] == 1
+    assert [(s.index, s.bots, s.group, s.rotation) for s in schedule] == [
+        (g.index, g.bots, g.index // 2, g.index % 2) for g in games]
+    store.close()
