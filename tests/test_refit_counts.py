@@ -19,7 +19,7 @@ from referee.league.schedule import ScheduledGame, balance
 from referee.league.store import LeagueStore
 from referee.league.tables import head_to_head, league_table, percentile
 from referee.ratings.intervals import resampling_units
-from referee.ratings.plackett import canonical_key, canonical_order
+from referee.ratings.plackett import canonical_key
 from referee.ratings.results import PlayedGame
 from referee.ratings.trueskill import Ratings, RatingState, rate_games
 
@@ -205,6 +205,8 @@ def test_a_state_of_other_games_gives_the_state_and_table_of_a_rating_from_scrat
 
 @pytest.mark.parametrize("seed", [6, 7])
 def test_games_put_in_canonical_order_by_numpy_are_in_the_order_sorted_gives(seed: int) -> None:
+    from referee.ratings.plackett import canonical_order
+
     # names that sort differently as text and by length, tables of 2-5 (a shorter table whose
     # seats are a prefix of a longer one's first), shared places, forfeits, repeated games
     games = random_league(400, seed)
