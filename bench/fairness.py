@@ -9,16 +9,21 @@ issues 24 and 32), each alone on its line ("not met" where a target is not):
    bots, tables of 4) is played once; each simulated gauntlet draws its pairs from the pool
    with replacement and swaps candidate and baseline with probability 1/2 (two equal bots are
    exchangeable, so this is exactly "equal bots"). The test at the defaults (--delta 50,
-   alpha 0.05) is run on each; beside it, on the very same pairs, the test used before (a
-   normal approximation with one variance for both hypotheses, Wald's bounds) and a GSPRT with
-   a normal profile likelihood (a variance per hypothesis).
-2. **Gauntlet power.** Bots exactly --delta Elo apart cannot be made from engine policies, so
-   gauntlets are drawn from the model the delta is defined on: at each table of 4 the three
-   opponents (strengths -100, 0, +100 Elo) and the tested bot finish in the order of strength
-   plus Gumbel noise (which is Plackett-Luce); the opponents' noise is the same in both games
-   of a pair and the tested seat's with probability 0.3 (the pairing), so that a pair's
-   difference varies about as much as with the engine bots. The candidate is --delta above
-   the baseline.
+   alpha 0.05) is run on each; beside it, on the very same pairs, the test before it (the same
+   bets, with the gain to detect from the baseline's mean score), the normal approximation
+   with one variance for both hypotheses and Wald's bounds used before that, and a GSPRT with a
+   normal profile likelihood.
+2. **Gauntlet errors on spread fields.** Bots exactly --delta Elo apart cannot be made from
+   engine policies, so gauntlets are drawn from the model the delta is defined on: at each
+   table of 4 three of six opponents, evenly spread over -S..+S Elo around the baseline (S = 0,
+   100, 200, 300), are seated at random, and they and the tested bot finish in the order of
+   strength plus Gumbel noise (which is Plackett-Luce); the opponents' noise is the same in
+   both games of a pair and the tested seat's with probability 0.3 (the pairing), so that a
+   pair's difference varies about as much as with the engine bots. Per S, the test now and
+   the test before: false "not better" for a candidate --delta better (at tables of 4 only,
+   the league table's Elo is the Elo at 4) and false "better" for an equal one. Then the games
+   two identical deterministic bots (greedy against itself, field random and greedy, tables of
+   3, as in tests/test_gauntlet.py) need to settle "not better", now and before.
 3. **--until-settled with two equal bots.** A pool of real games at tables of 3 of a strong
    bot (greedy) and two equal ones (greedy with 60% random moves) is played once; each run
    plays blocks of 75 games drawn from it (the twins' names swapped with probability 1/2 per
@@ -38,7 +43,10 @@ issues 24 and 32), each alone on its line ("not met" where a target is not):
    5, near the engine's), strengths evenly spread over 100-1000 Elo at tables of 2: for 4, 8
    and 12 bots at 20, 60 and 200 games per bot, at tables of 4 and of 2-5, how often the 95%
    interval holds the true strength (at the league's typical table), for every bot and for
-   the strongest and weakest alone; at least 480 intervals per cell (+-0.02). Beside it, how
+   the strongest and weakest alone; at least 2400 intervals per cell (+-0.009; of them at
+   least 400 extremes, +-0.021), each cell with its verdict against 0.93-0.97 (both rates).
+   The intervals before (the curvature with the weak priors' in) are measured beside them on
+   the same leagues. Beside it, how
    often the size model's likelihood-ratio test rejects leagues drawn from the model (target
    0.05; "not met" above 0.08).
 
@@ -64,7 +72,7 @@ import statistics
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -72,6 +80,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from simulated import (  # noqa: E402
+    fit_games,
     hashed_greedy,
     noisy_greedy,
     pair_pool,
@@ -92,8 +101,8 @@ from referee.ratings.plackett import (  # noqa: E402
     ELO,
     Design,
     GlobalFit,
-    fit_games,
     size_test,
+    strength_sd,
     to_elo,
 )
 from referee.ratings.results import PlayedGame  # noqa: E402
@@ -101,41 +110,74 @@ from referee.ratings.sprt import (  # noqa: E402
     BETTER,
     INCONCLUSIVE,
     NOT_BETTER,
+    Pair,
     SequentialTest,
     SprtParams,
+    logistic,
+    logit,
 )
 from referee.ratings.trueskill import RatingParams, rate_games  # noqa: E402
 
 RULES = preset("classic")
-Pairs = list[tuple[float, float]]
+PER_ELO = math.log(10) / 400
 
 
 # --- 1 and 2: the gauntlet -----------------------------------------------------------------
 
-def run_test(pairs: Sequence[tuple[float, float]], params: SprtParams) -> tuple[str, int]:
-    """The gauntlet's test on `pairs`: its verdict and the pairs it took."""
+def run_test(pairs: Iterable[Pair], params: SprtParams) -> tuple[str, int]:
+    """The gauntlet's test on `pairs` (one table size: --delta in Elo at it): its verdict and
+    the pairs it took."""
     test = SequentialTest(params)
-    for candidate, baseline in pairs:
-        state = test.add(candidate, baseline)
+    for pair in pairs:
+        state = test.add(pair)
         if state.verdict is not None:
             return state.verdict, state.pairs
     return test.current.verdict or INCONCLUSIVE, test.current.pairs
 
 
-def run_normal(pairs: Sequence[tuple[float, float]], params: SprtParams,
-               profile: bool) -> tuple[str, int]:
-    """The baselines: a GSPRT with a normal likelihood, one variance for both hypotheses and
-    Wald's bounds (the test before, var floor 0.01), or (`profile`) a variance per hypothesis,
-    LLR = n/2 log(sum D^2 / sum (D - d)^2) (the issue's proposal), with bounds log(1/alpha)
-    and log(beta). Both with the same d, from --delta in Elo, as the gauntlet's test."""
+def gain_before(params: SprtParams, baseline_score: float) -> float:
+    """The gain the test before this one bet on: from the baseline's mean score alone."""
+    return logistic(logit(baseline_score) + params.delta * PER_ELO) - baseline_score
+
+
+def run_before(pairs: Iterable[Pair], params: SprtParams) -> tuple[str, int]:
+    """The test by betting as it was before (referee 8c74e58): the same bets, but d from the
+    baseline's mean score over all its opponents instead of from the opponents seated."""
+    evidence = against = total = square = base = 0.0
+    n = 0
+    for n, pair in enumerate(pairs, start=1):
+        k = n - 1
+        mean = total / k if k else 0.0
+        var = (square - k * mean * mean + 0.25) / n
+        gain = gain_before(params, (base + 0.5) / n)
+        stake = min(0.5, gain / (var + gain * gain))
+        diff = pair.candidate - pair.baseline
+        evidence += math.log1p(stake * diff)
+        against += math.log1p(stake * (gain - diff))
+        total, square, base = total + diff, square + diff * diff, base + pair.baseline
+        if n >= params.min_pairs:
+            if evidence >= params.better_at:
+                return BETTER, n
+            if against >= params.not_better_at:
+                return NOT_BETTER, n
+        if n >= params.max_pairs:
+            break
+    return INCONCLUSIVE, n
+
+
+def run_normal(pairs: Iterable[Pair], params: SprtParams, profile: bool) -> tuple[str, int]:
+    """The GSPRTs tried before: a normal likelihood, one variance for both hypotheses and
+    Wald's bounds (var floor 0.01), or (`profile`) a variance per hypothesis,
+    LLR = n/2 log(sum D^2 / sum (D - d)^2), with bounds log(1/alpha) and log(beta); both with
+    d from the baseline's mean score (`gain_before`)."""
     total = square = base = 0.0
     upper = math.log(1 / params.alpha) if profile else math.log((1 - params.beta) / params.alpha)
     lower = math.log(params.beta) if profile else math.log(params.beta / (1 - params.alpha))
     n = 0
-    for n, (candidate, baseline) in enumerate(pairs, start=1):
-        diff = candidate - baseline
-        total, square, base = total + diff, square + diff * diff, base + baseline
-        gain = params.score_gain((base + 0.5) / (n + 1))
+    for n, pair in enumerate(pairs, start=1):
+        diff = pair.candidate - pair.baseline
+        total, square, base = total + diff, square + diff * diff, base + pair.baseline
+        gain = gain_before(params, (base + 0.5) / (n + 1))
         if profile:
             llr = n / 2 * math.log((square + n * 1e-3)
                                    / (square - 2 * gain * total + n * gain * gain + n * 1e-3))
@@ -148,37 +190,60 @@ def run_normal(pairs: Sequence[tuple[float, float]], params: SprtParams,
                 return BETTER, n
             if llr <= lower:
                 return NOT_BETTER, n
+        if n >= params.max_pairs:
+            break
     return INCONCLUSIVE, n
 
 
-def equal_pool(pairs: int, seed: int) -> Pairs:
+def equal_pool(pairs: int, seed: int) -> list[Pair]:
     """Real gauntlet pairs of two equal bots (greedy with 30% random moves)."""
     policies = {name: noisy_greedy(0.3, name) for name in ("twin-a", "twin-b", "f0", "f1", "f2")}
     return pair_pool(RULES, policies, "twin-a", "twin-b", ["f0", "f1", "f2"], (4, 4), pairs,
                      seed)
 
 
-def resampled(pool: Pairs, count: int, rng: random.Random) -> Pairs:
+def resampled(pool: list[Pair], count: int, rng: random.Random) -> list[Pair]:
     """`count` pairs drawn from `pool`, each swapped with probability 1/2 (equal bots)."""
     drawn = []
     for _ in range(count):
-        candidate, baseline = pool[rng.randrange(len(pool))]
-        drawn.append((candidate, baseline) if rng.random() < 0.5 else (baseline, candidate))
+        pair = pool[rng.randrange(len(pool))]
+        drawn.append(pair if rng.random() < 0.5 else pair.swapped())
     return drawn
 
 
-def model_pairs(rng: np.random.Generator, count: int, gap_elo: float, rho: float = 0.3,
-                field: Sequence[float] = (-100.0, 0.0, 100.0)) -> Pairs:
-    """Gauntlet pairs at tables of 4 from the Plackett-Luce model: the candidate `gap_elo`
-    above the baseline (strength 0), opponents drawn from `field`; the opponents' Gumbel noise
-    is shared by both games of a pair, the tested seat's with probability `rho`."""
-    opponents = rng.choice(np.asarray(field) / ELO, size=(count, 3))
-    others = opponents + rng.gumbel(size=(count, 3))
-    mine = rng.gumbel(size=count)
-    theirs = np.where(rng.random(count) < rho, mine, rng.gumbel(size=count))
-    candidate = ((gap_elo / ELO + mine)[:, None] > others).mean(axis=1)
-    baseline = (theirs[:, None] > others).mean(axis=1)
-    return list(zip(candidate.tolist(), baseline.tolist(), strict=True))
+def model_field(spread: float) -> dict[str, float]:
+    """Six opponents evenly spread over -spread..+spread Elo around the baseline (0)."""
+    return {f"o{i}": float(x) for i, x in enumerate(np.linspace(-spread, spread, 6))}
+
+
+def model_pairs(rng: np.random.Generator, gap_elo: float, field: dict[str, float],
+                rho: float = 0.3, chunk: int = 100) -> Iterator[Pair]:
+    """Gauntlet pairs at tables of 4 from the Plackett-Luce model, made as they are needed:
+    the candidate `gap_elo` above the baseline (strength 0), three opponents of `field` seated
+    at random; the opponents' Gumbel noise is shared by both games of a pair, the tested
+    seat's with probability `rho` (the pairing)."""
+    names = list(field)
+    strengths = np.asarray([field[name] for name in names]) / ELO
+    while True:
+        seated = np.argsort(rng.random((chunk, len(names))), axis=1)[:, :3]
+        others = strengths[seated] + rng.gumbel(size=(chunk, 3))
+        mine = rng.gumbel(size=chunk)
+        theirs = np.where(rng.random(chunk) < rho, mine, rng.gumbel(size=chunk))
+        candidate = (gap_elo / ELO + mine)[:, None] > others
+        baseline = theirs[:, None] > others
+        for row in range(chunk):
+            yield Pair(4, tuple(names[j] for j in seated[row]),
+                       tuple(candidate[row].astype(float).tolist()),
+                       tuple(baseline[row].astype(float).tolist()))
+
+
+TESTS = {"now": ("by betting, d from the seated opponents (now)", run_test),
+         "before": ("by betting, d from the mean score (before)", run_before),
+         "normal": ("normal, one variance, Wald bounds (earlier)",
+                    lambda pairs, params: run_normal(pairs, params, profile=False)),
+         "profile": ("normal profile likelihood",
+                     lambda pairs, params: run_normal(pairs, params, profile=True))}
+SPREADS = (0.0, 100.0, 200.0, 300.0)
 
 
 def gauntlet_section(args) -> dict[str, tuple[int, int]]:
@@ -188,56 +253,83 @@ def gauntlet_section(args) -> dict[str, tuple[int, int]]:
           f"--delta {params.delta:g}, alpha {params.alpha}, beta {params.beta}, budget "
           f"{params.max_games} games", flush=True)
     pool = equal_pool(args.pool, 2024)
-    diffs = [c - b for c, b in pool]
-    scores = [x for pair in pool for x in pair]
+    diffs = [pair.candidate - pair.baseline for pair in pool]
+    scores = [x for pair in pool for x in (pair.candidate, pair.baseline)]
     print(f"   pool: mean difference {statistics.fmean(diffs):+.4f}, sd "
           f"{statistics.stdev(diffs):.3f}; correlation of the two scores of a pair "
-          f"{np.corrcoef(*zip(*pool, strict=True))[0, 1]:.2f}; mean score "
-          f"{statistics.fmean(scores):.3f}")
+          f"{np.corrcoef([p.candidate for p in pool], [p.baseline for p in pool])[0, 1]:.2f}; "
+          f"mean score {statistics.fmean(scores):.3f}")
     rng = random.Random(1)
-    results: dict[str, list[tuple[str, int]]] = {"new": [], "before": [], "profile": []}
+    results: dict[str, list[tuple[str, int]]] = {key: [] for key in TESTS}
     for _ in range(args.gauntlets):
         pairs = resampled(pool, params.max_pairs, rng)
-        results["new"].append(run_test(pairs, params))
-        results["before"].append(run_normal(pairs, params, profile=False))
-        results["profile"].append(run_normal(pairs, params, profile=True))
-    labels = {"new": "by betting (the gauntlet's test)",
-              "before": "normal, one variance, Wald bounds (before)",
-              "profile": "normal profile likelihood"}
-    print(f"   {'test':<44} {'better':>7} {'rate':>6} {'median pairs':>13}")
-    for key, label in labels.items():
+        for key, (_, test) in TESTS.items():
+            results[key].append(test(pairs, params))
+    print(f"   {'test':<48} {'better':>7} {'rate':>6} {'median pairs':>13}")
+    for key, (label, _) in TESTS.items():
         better = sum(verdict == BETTER for verdict, _ in results[key])
         pairs_taken = statistics.median(n for _, n in results[key])
-        print(f"   {label:<44} {better:>7} {better / args.gauntlets:>6.3f} {pairs_taken:>13.0f}")
-    new_fp = sum(v == BETTER for v, _ in results["new"])
-    old_fp = sum(v == BETTER for v, _ in results["before"])
-    if new_fp:
-        print(f"   ratio of false positives, before / now: {old_fp / new_fp:.2f}")
+        print(f"   {label:<48} {better:>7} {better / args.gauntlets:>6.3f} {pairs_taken:>13.0f}")
+    new_fp = sum(v == BETTER for v, _ in results["now"])
+    outcome = {"fp": (new_fp, args.gauntlets)}
+    outcome.update(model_section(args, params))
+    outcome.update(identical_section(params))
+    return outcome
 
-    print(f"\n2. gauntlet, candidate {params.delta:g} Elo better: {args.power_runs} gauntlets "
-          f"from the Plackett-Luce model (tables of 4, opponents -100/0/+100 Elo, tested seat's "
-          f"noise shared with probability 0.3)", flush=True)
+
+def model_section(args, params: SprtParams) -> dict[str, tuple[int, int]]:
+    """Section 2: false "not better" for a candidate --delta better and false "better" for an
+    equal one, on model fields of each spread."""
+    print(f"\n2. gauntlet on the Plackett-Luce model: {args.power_runs} gauntlets per line, "
+          f"tables of 4 (--delta {params.delta:g} league-table Elo = {params.delta:g} Elo "
+          f"there), three of six opponents spread evenly over +-S Elo around the baseline "
+          f"seated at random, the tested seat's noise shared with probability 0.3; the "
+          f"candidate {params.delta:g} Elo better (false 'not better' at beta "
+          f"{params.beta:g}) or equal (false 'better' at alpha {params.alpha:g})", flush=True)
     model = np.random.default_rng(7)
-    power: dict[str, list[tuple[str, int]]] = {"new": [], "before": []}
-    model_fp = []
-    for _ in range(args.power_runs):
-        pairs = model_pairs(model, params.max_pairs, params.delta)
-        power["new"].append(run_test(pairs, params))
-        power["before"].append(run_normal(pairs, params, profile=False))
-        model_fp.append(run_test(model_pairs(model, params.max_pairs, 0.0), params)[0])
-    sample = model_pairs(np.random.default_rng(8), 4000, params.delta)
-    print(f"   model pairs: sd of the difference "
-          f"{statistics.stdev(c - b for c, b in sample):.3f}, correlation "
-          f"{np.corrcoef(*zip(*sample, strict=True))[0, 1]:.2f}")
-    for key, label in (("new", labels["new"]), ("before", labels["before"])):
-        found = Counter(verdict for verdict, _ in power[key])
-        print(f"   {label:<44} better {found[BETTER]}/{args.power_runs}, not better "
-              f"{found[NOT_BETTER]}, inconclusive {found[INCONCLUSIVE]}; median pairs "
-              f"{statistics.median(n for _, n in power[key]):.0f}, 90th percentile "
-              f"{np.percentile([n for _, n in power[key]], 90):.0f}")
-    print(f"   equal bots on the model: better {model_fp.count(BETTER)}/{args.power_runs}")
-    return {"fp": (new_fp, args.gauntlets),
-            "power": (sum(v == BETTER for v, _ in power["new"]), args.power_runs)}
+    worst = {"miss": (0, 1), "model_fp": (0, 1)}
+    print(f"   {'S':>4} {'test':<48} {'+delta: not better':>19} {'better':>7} "
+          f"{'median pairs':>12} {'equal: better':>14}")
+    for spread in SPREADS:
+        field = model_field(spread)
+        for key in ("now", "before"):
+            label, test = TESTS[key]
+            good = [test(model_pairs(model, params.delta, field), params)
+                    for _ in range(args.power_runs)]
+            equal = [test(model_pairs(model, 0.0, field), params)[0]
+                     for _ in range(args.power_runs)]
+            found = Counter(verdict for verdict, _ in good)
+            missed, fp = found[NOT_BETTER], equal.count(BETTER)
+            runs = args.power_runs
+            print(f"   {spread:>4.0f} {label:<48} {missed:>5}/{runs} {missed / runs:.3f}"
+                  f"{mark(missed / runs <= params.beta)} {found[BETTER]:>7} "
+                  f"{statistics.median(n for _, n in good):>12.0f} {fp:>5}/{runs} "
+                  f"{fp / runs:.3f}{mark(fp / runs <= params.alpha)}", flush=True)
+            if key == "now":
+                if missed / runs >= worst["miss"][0] / worst["miss"][1]:
+                    worst["miss"] = (missed, runs)
+                if fp / runs >= worst["model_fp"][0] / worst["model_fp"][1]:
+                    worst["model_fp"] = (fp, runs)
+    return worst
+
+
+def identical_section(params: SprtParams) -> dict[str, tuple[int, int]]:
+    """Pairs two identical deterministic bots need to settle "not better", before and now:
+    greedy against greedy, field random and greedy, tables of 3 (as in the CLI's test)."""
+    policies = {"greedy": noisy_greedy(0.0), "greedy-baseline": noisy_greedy(0.0),
+                "random": noisy_greedy(1.0, "r"), "greedy-field": noisy_greedy(0.0)}
+    pool = pair_pool(RULES, policies, "greedy", "greedy-baseline", ["random", "greedy-field"],
+                     (3, 3), params.max_pairs // 4, 11)
+    now, before = run_test(pool, params), run_before(pool, params)
+    print(f"\n   identical bots (greedy against itself, field random and greedy, tables of 3): "
+          f"'{now[0]}' after {now[1]} pairs ({2 * now[1]} games); before: '{before[0]}' after "
+          f"{before[1]} pairs ({2 * before[1]} games)")
+    return {"identical": (2 * now[1], 2 * before[1])}
+
+
+def mark(ok: bool) -> str:
+    """'' where a target is met, ' not met' where it is not."""
+    return "" if ok else " not met"
 
 
 def pairing_section(args) -> None:
@@ -255,7 +347,7 @@ def pairing_section(args) -> None:
                     **{f"f{i}": noisy_greedy(0.3, f"f{i}") for i in range(3)}}
         pool = pair_pool(RULES, policies, "c", "b", ["f0", "f1", "f2"], (4, 4),
                          args.pool // 2, 99)
-        corr = np.corrcoef(*zip(*pool, strict=True))[0, 1]
+        corr = np.corrcoef([p.candidate for p in pool], [p.baseline for p in pool])[0, 1]
         print(f"   {label:<44} {corr:.2f}")
 
 
@@ -372,52 +464,91 @@ COVER_BOTS = (4, 8, 12)
 COVER_GAMES = (20, 60, 200)
 
 
+#: the coverage the 95% intervals must reach in every cell (issue 32)
+COVER_TARGET = (0.93, 0.97)
+#: the interval kinds measured side by side on the same leagues
+COVER_KINDS = {"now": "the games' curvature", "before": "with the priors' curvature"}
+
+
+@dataclasses.dataclass
+class Cell:
+    """How often each kind of interval held the true strength in one cell: per kind, (covered,
+    intervals) over every bot and over the extremes (the strongest and the weakest)."""
+
+    every: dict[str, list[int]]
+    extremes: dict[str, list[int]]
+
+    def verdict(self, kind: str = "now") -> str:
+        """'ok' when both rates are within COVER_TARGET, else what is off."""
+        low, high = COVER_TARGET
+        misses = [f"{label} {rate:.3f}" for label, (hit, n) in
+                  (("all", self.every[kind]), ("extremes", self.extremes[kind]))
+                  if not low <= (rate := hit / n) <= high]
+        return "ok" if not misses else "MISS " + ", ".join(misses)
+
+
 def coverage_cell(rng: np.random.Generator, bots: int, per_bot: int, sizes: Sequence[int],
-                  intervals: int) -> tuple[int, int, int, int]:
+                  intervals: int) -> Cell:
     """Synthetic leagues (Plackett-Luce with the per-size scales TRUE_SCALES; strengths evenly
     spread over a width drawn from 100 to 1000 Elo at tables of 2) until `intervals`
-    intervals are in: (covered, intervals, extremes covered, extremes), extremes being the
-    strongest and the weakest bot of each league."""
+    intervals are in, each kind of COVER_KINDS (plackett.py's `strength_sd`) on the same
+    leagues."""
     names = [f"b{i}" for i in range(bots)]
-    covered = total = edge_covered = edges = 0
-    while total < intervals:
+    cell = Cell({kind: [0, 0] for kind in COVER_KINDS}, {kind: [0, 0] for kind in COVER_KINDS})
+    while cell.every["now"][1] < intervals:
         width = rng.uniform(100, 1000) / ELO
         strengths = np.linspace(-width / 2, width / 2, bots)
         games = synthetic_league(rng, strengths, per_bot, sizes, TRUE_SCALES)
-        truth = true_typical(games, strengths, TRUE_SCALES)
+        truth = np.array([true_typical(games, strengths, TRUE_SCALES)[bot] for bot in names])
         design = Design(games, names)
-        point, sd = fit_with_sd(design, *design.fit_scaled())
-        assert sd is not None
-        low, high = wald_interval(point, sd)
-        for i, bot in enumerate(names):
-            inside = bool(low[i] <= truth[bot] <= high[i])
-            covered, total = covered + inside, total + 1
-            if i in (0, bots - 1):
-                edge_covered, edges = edge_covered + inside, edges + 1
-    return covered, total, edge_covered, edges
+        theta, log_scale = design.fit_scaled()
+        point = fit_with_sd(design, theta, log_scale)[0]
+        for kind in COVER_KINDS:
+            sd = strength_sd(design, theta, log_scale, games_only=kind == "now")
+            assert sd is not None
+            low, high = wald_interval(point, sd)
+            inside = (low <= truth) & (truth <= high)
+            for counts, hits in ((cell.every[kind], inside), (cell.extremes[kind],
+                                                              inside[[0, bots - 1]])):
+                counts[0] += int(hits.sum())
+                counts[1] += len(hits)
+    return cell
 
 
 def coverage_section(args) -> dict[str, tuple[int, int]]:
     """The 95% intervals' coverage of the true strength (issue 32), per number of bots, games
-    per bot and table mix: returns the worst cell's and the extremes' worst counts."""
+    per bot and table mix, now and before: returns the worst cell's and the extremes' worst
+    counts (now)."""
     print(f"\n5. 95% intervals against known strengths: synthetic leagues of "
           f"{'/'.join(map(str, COVER_BOTS))} bots x {'/'.join(map(str, COVER_GAMES))} games per "
           f"bot, at tables of 4 and of 2-5 (true scales "
           + ", ".join(f"{k}: {c:g}" for k, c in TRUE_SCALES.items())
-          + f"); at least {args.cover_intervals} intervals per cell; target 0.93-0.97",
+          + f"); at least {args.cover_intervals} intervals per cell; target "
+          f"{COVER_TARGET[0]}-{COVER_TARGET[1]} for every bot and for the extremes; now: "
+          f"{COVER_KINDS['now']}, before: {COVER_KINDS['before']} (the same leagues)",
           flush=True)
     rng = np.random.default_rng(32)
-    print(f"   {'tables':>6} {'bots':>4} {'games':>5} {'covered':>16} {'extremes':>16}")
-    cells: list[tuple[int, int, int, int]] = []
+    print(f"   {'tables':>6} {'bots':>4} {'games':>5} {'now: covered':>19} {'extremes':>18} "
+          f"{'before: covered':>19} {'extremes':>18}  verdict (now)")
+    cells: list[Cell] = []
+
+    def rate(counts: list[int]) -> str:
+        return f"{counts[0] / counts[1]:.3f} ({counts[0]}/{counts[1]})"
+
     for mix, sizes in MIXES.items():
         for bots in COVER_BOTS:
             for per_bot in COVER_GAMES:
                 cell = coverage_cell(rng, bots, per_bot, sizes, args.cover_intervals)
                 cells.append(cell)
-                covered, total, edge_covered, edges = cell
-                print(f"   {mix:>6} {bots:>4} {per_bot:>5} {covered / total:>6.3f} "
-                      f"({covered}/{total}) {edge_covered / edges:>6.3f} "
-                      f"({edge_covered}/{edges})", flush=True)
+                print(f"   {mix:>6} {bots:>4} {per_bot:>5} {rate(cell.every['now']):>19} "
+                      f"{rate(cell.extremes['now']):>18} {rate(cell.every['before']):>19} "
+                      f"{rate(cell.extremes['before']):>18}  {cell.verdict()}", flush=True)
+    for kind in COVER_KINDS:
+        good = sum(c.verdict(kind) == "ok" for c in cells)
+        hit = sum(c.every[kind][0] for c in cells)
+        n = sum(c.every[kind][1] for c in cells)
+        print(f"   {kind}: {hit / n:.3f} ({hit}/{n}) of all intervals; {good} of {len(cells)} "
+              f"cells within {COVER_TARGET[0]}-{COVER_TARGET[1]} for every bot and the extremes")
     names = [f"b{i}" for i in range(6)]
     rejected = 0
     for _ in range(args.size_tests):
@@ -429,12 +560,14 @@ def coverage_section(args) -> dict[str, tuple[int, int]]:
     print(f"   the size model's likelihood-ratio test on {args.size_tests} leagues drawn from it "
           f"(6 bots x 60 games, tables of 2-5): rejected {rejected} "
           f"({rejected / args.size_tests:.3f}; at p < 0.05 it should be about 0.05)")
-    low = min(cells, key=lambda c: c[0] / c[1])
-    high = max(cells, key=lambda c: c[0] / c[1])
-    edge = min(cells, key=lambda c: c[2] / c[3])
-    return {"low": (low[0], low[1]), "high": (high[0], high[1]), "edge": (edge[2], edge[3]),
-            "all": (sum(c[0] for c in cells), sum(c[1] for c in cells)),
-            "cells": (len(cells), sum(0.93 <= c[0] / c[1] <= 0.97 for c in cells)),
+    now = [(tuple(c.every["now"]), tuple(c.extremes["now"])) for c in cells]
+    low = min(now, key=lambda c: c[0][0] / c[0][1])[0]
+    high = max(now, key=lambda c: c[0][0] / c[0][1])[0]
+    edge = min(now, key=lambda c: c[1][0] / c[1][1])[1]
+    edge_high = max(now, key=lambda c: c[1][0] / c[1][1])[1]
+    return {"low": low, "high": high, "edge": edge, "edge_high": edge_high,
+            "all": (sum(c[0][0] for c in now), sum(c[0][1] for c in now)),
+            "cells": (len(cells), sum(c.verdict() == "ok" for c in cells)),
             "size_test": (rejected, args.size_tests)}
 
 
@@ -576,17 +709,23 @@ def promise_lines(gauntlet: dict[str, tuple[int, int]] | None,
     with 'not met' where a target is not."""
     params = SprtParams()
 
-    def mark(ok: bool) -> str:
-        return "" if ok else " not met"
-
     lines = []
     if gauntlet is not None:
         fp, runs = gauntlet["fp"]
-        found, power_runs = gauntlet["power"]
+        model_fp, model_runs = gauntlet["model_fp"]
+        missed, miss_runs = gauntlet["miss"]
+        now, before = gauntlet["identical"]
         lines += [f"gauntlet false-positive rate: {fp / runs:.3f} ({fp}/{runs}) at alpha "
                   f"{params.alpha:g}{mark(fp / runs <= params.alpha)}",
-                  f"gauntlet power: {found / power_runs:.3f} ({found}/{power_runs}) at beta "
-                  f"{params.beta:g}{mark(found / power_runs >= 1 - params.beta)}"]
+                  f"gauntlet false 'better' on fields of 0 to +-{max(SPREADS):.0f} Elo: at most "
+                  f"{model_fp / model_runs:.3f} ({model_fp}/{model_runs}) at alpha "
+                  f"{params.alpha:g}{mark(model_fp / model_runs <= params.alpha)}",
+                  f"gauntlet false 'not better' at +{params.delta:g} Elo, fields of 0 to "
+                  f"+-{max(SPREADS):.0f} Elo: at most {missed / miss_runs:.3f} "
+                  f"({missed}/{miss_runs}) at beta {params.beta:g}"
+                  f"{mark(missed / miss_runs <= params.beta)}",
+                  f"gauntlet, identical bots: 'not better' in {now} games (before {before})"
+                  f"{mark(now < before)}"]
     if settled is not None:
         separated, settled_runs = settled
         lines.append(f"until-settled false separation: {separated / settled_runs:.3f} "
@@ -598,11 +737,12 @@ def promise_lines(gauntlet: dict[str, tuple[int, int]] | None,
     if coverage is not None:
         (lo, lo_n), (hi, hi_n) = coverage["low"], coverage["high"]
         (edge, edge_n), (inside, total) = coverage["edge"], coverage["all"]
+        top, top_n = coverage["edge_high"]
         cells, good = coverage["cells"]
         lines.append(f"interval coverage: {inside / total:.3f} ({inside}/{total}); cells "
-                     f"{lo / lo_n:.3f} ({lo}/{lo_n}) to {hi / hi_n:.3f} ({hi}/{hi_n}), {good} of "
-                     f"{cells} within 0.93-0.97; extremes at least {edge / edge_n:.3f} "
-                     f"({edge}/{edge_n}){mark(good == cells and edge / edge_n >= 0.93)}")
+                     f"{lo / lo_n:.3f} ({lo}/{lo_n}) to {hi / hi_n:.3f} ({hi}/{hi_n}); extremes "
+                     f"{edge / edge_n:.3f} ({edge}/{edge_n}) to {top / top_n:.3f} ({top}/{top_n}); "
+                     f"{good} of {cells} cells within 0.93-0.97{mark(good == cells)}")
         rejected, leagues = coverage["size_test"]
         lines.append(f"size model false rejection: {rejected / leagues:.3f} ({rejected}/{leagues}) "
                      f"at p < 0.05{mark(rejected / leagues <= 0.08)}")
@@ -627,8 +767,9 @@ def main() -> None:
     parser.add_argument("--size-games", type=int, default=600)
     parser.add_argument("--size-tests", type=int, default=400,
                         help="synthetic leagues for the size model's test")
-    parser.add_argument("--cover-intervals", type=int, default=480,
-                        help="intervals per coverage cell (480: +-0.02 at 95%%)")
+    parser.add_argument("--cover-intervals", type=int, default=2400,
+                        help="intervals per coverage cell (2400: +-0.009 at 95%%; the "
+                             "extremes, at least 400: +-0.021)")
     parser.add_argument("--ts-seeds", type=int, default=8)
     parser.add_argument("--ts-budget", type=int, default=512)
     parser.add_argument("--ts-block", type=int, default=16)

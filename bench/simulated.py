@@ -11,16 +11,17 @@ salt, so a game is a pure function of its schedule entry, as in a league of real
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from referee.engine import Action, Game, RuleSet
 from referee.engine.policies import greedy_policy
-from referee.league.gauntlet import gauntlet_schedule, tested_score
+from referee.league.gauntlet import game_pair, gauntlet_schedule, schedule_deltas
 from referee.league.schedule import ScheduledGame
+from referee.ratings.plackett import Design, GlobalFit, to_elo, typical
 from referee.ratings.results import PlayedGame
-from referee.ratings.sprt import SequentialTest, SprtParams, SprtState
+from referee.ratings.sprt import Pair, SequentialTest, SprtParams, SprtState
 from referee.util.seeds import derive_seed
 
 Chooser = Callable[[Game], Action]
@@ -84,10 +85,11 @@ def simulate_gauntlet(rules: RuleSet, policies: Mapping[str, Policy], candidate:
                       seed: int, params: SprtParams) -> SprtState:
     """A gauntlet played in process: its final test state (verdict, estimate, pairs)."""
     schedule = gauntlet_schedule(candidate, baseline, field, params.max_pairs, players, seed)
-    test = SequentialTest(params)
+    test = SequentialTest(params, schedule_deltas(schedule, params))
     for first, second in zip(schedule[::2], schedule[1::2], strict=True):
-        current = test.add(tested_score(play_scheduled(rules, first, policies), candidate),
-                           tested_score(play_scheduled(rules, second, policies), baseline))
+        current = test.add(game_pair(play_scheduled(rules, first, policies),
+                                     play_scheduled(rules, second, policies),
+                                     candidate, baseline))
         if current.verdict is not None:
             return current
     return test.current
@@ -95,12 +97,12 @@ def simulate_gauntlet(rules: RuleSet, policies: Mapping[str, Policy], candidate:
 
 def pair_pool(rules: RuleSet, policies: Mapping[str, Policy], candidate: str, baseline: str,
               field: Sequence[str], players: tuple[int, int], pairs: int,
-              seed: int) -> list[tuple[float, float]]:
-    """The (candidate score, baseline score) of `pairs` gauntlet pairs played in process: a
-    pool that a bench resamples into many gauntlets."""
+              seed: int) -> list[Pair]:
+    """`pairs` gauntlet pairs played in process: a pool that a bench resamples into many
+    gauntlets."""
     schedule = gauntlet_schedule(candidate, baseline, field, pairs, players, seed)
-    return [(tested_score(play_scheduled(rules, first, policies), candidate),
-             tested_score(play_scheduled(rules, second, policies), baseline))
+    return [game_pair(play_scheduled(rules, first, policies),
+                      play_scheduled(rules, second, policies), candidate, baseline)
             for first, second in zip(schedule[::2], schedule[1::2], strict=True)]
 
 
@@ -137,3 +139,14 @@ def true_typical(games: Sequence[PlayedGame], strengths: Sequence[float],
     shift = float(np.mean([np.log(scale[g.players]) for g in games]))
     elo = (theta - theta.mean()) * np.exp(shift) * 400 / np.log(10)
     return {f"b{i}": float(v) for i, v in enumerate(elo)}
+
+
+def fit_games(games: Iterable[PlayedGame], bots: Sequence[str]) -> GlobalFit:
+    """The global Plackett-Luce fit of `games` (any order) for `bots`, at the league's typical
+    table."""
+    design = Design(games, bots)
+    theta, log_scale = typical(design, *design.fit_scaled())
+    elo = to_elo(theta, design.played)
+    return GlobalFit({bot: float(elo[i]) if design.played[i] else None
+                      for i, bot in enumerate(design.bots)},
+                     {k: float(c) for k, c in zip(design.sizes, np.exp(log_scale), strict=True)})

@@ -9,7 +9,7 @@ import socket
 import subprocess
 import sys
 import uuid
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,27 +17,34 @@ from typing import Any
 REFEREE = (sys.executable, "-m", "referee.cli")
 
 
-def cli_env(run_id: str | None = None, env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """This process's environment with `env` on top and REFEREE_RUN_ID set (`run_id`, or a
-    fresh one): every process of the run carries it, so a test can find what is left."""
-    return {**os.environ, "REFEREE_RUN_ID": run_id or uuid.uuid4().hex[:12], **(env or {})}
+def cli_env(run_id: str | None = None, env: Mapping[str, str] | None = None,
+            unset: Collection[str] = ()) -> dict[str, str]:
+    """This process's environment without the variables `unset`, with `env` on top and
+    REFEREE_RUN_ID set (`run_id`, or a fresh one): every process of the run carries it, so a
+    test can find what is left."""
+    kept = {key: value for key, value in os.environ.items() if key not in unset}
+    return {**kept, "REFEREE_RUN_ID": run_id or uuid.uuid4().hex[:12], **(env or {})}
 
 
 def start_referee(*args: str | Path, run_id: str | None = None,
-                  env: Mapping[str, str] | None = None, **popen: Any) -> subprocess.Popen[str]:
+                  env: Mapping[str, str] | None = None, unset: Collection[str] = (),
+                  **popen: Any) -> subprocess.Popen[str]:
     """`referee ARGS` started in text mode; `popen` as subprocess.Popen takes it (stdout,
     stderr, cwd...). The caller waits for it or stops it."""
-    return subprocess.Popen([*REFEREE, *map(str, args)], env=cli_env(run_id, env), text=True,
-                            **popen)
+    return subprocess.Popen([*REFEREE, *map(str, args)], env=cli_env(run_id, env, unset),
+                            text=True, **popen)
 
 
 def referee(*args: str | Path, timeout: float = 300, check: bool = True,
             run_id: str | None = None, env: Mapping[str, str] | None = None,
-            cwd: str | Path | None = None) -> subprocess.CompletedProcess[str]:
+            unset: Collection[str] = (), cwd: str | Path | None = None,
+            merged: bool = False) -> subprocess.CompletedProcess[str]:
     """Run `referee ARGS` to its end with its output captured (`timeout`: a bound for a hung
-    run). AssertionError with that output when `check` and it fails."""
-    with start_referee(*args, run_id=run_id, env=env, cwd=cwd, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE) as process:
+    run; `merged`: stderr into stdout, in the order written). AssertionError with that output
+    when `check` and it fails."""
+    with start_referee(*args, run_id=run_id, env=env, unset=unset, cwd=cwd,
+                       stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT if merged else subprocess.PIPE) as process:
         try:
             stdout, stderr = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:

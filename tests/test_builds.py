@@ -18,6 +18,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from cli_support import referee
 from net_support import accepted, dask_scheduler, scheduler_clients
 from wait_support import wait_for
 
@@ -135,11 +136,9 @@ def test_the_javascript_sample_bot_builds_with_network_and_plays(tmp_path: Path)
     shutil.copy(BOTS / "honest.toml", bots / "honest.toml")
     spec = load_spec(bots / "greedy-js.toml")
     assert spec.build_network
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    done = subprocess.run([sys.executable, "-m", "referee.cli", "match",
-                           str(bots / "greedy-js.toml"), str(bots / "honest.toml"),
-                           "--seed", "71923844416237641235"], env=env, capture_output=True,
-                          text=True, timeout=600)
+    done = referee("match", bots / "greedy-js.toml", bots / "honest.toml",
+                   "--seed", "71923844416237641235",
+                   env={"XDG_CACHE_HOME": str(tmp_path / "cache")}, timeout=600, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "greedy-js" in done.stdout and "strikes: none" in done.stdout, done.stdout
     assert (bots / "greedy-js" / "node_modules" / "@grpc" / "grpc-js").is_dir()

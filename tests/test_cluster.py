@@ -274,12 +274,11 @@ def test_a_build_that_hangs_on_the_workers_is_left_out_and_the_league_plays(
     spec = tmp_path / "bots" / "build_hang.toml"
     spec.write_text((TEST_BOTS / "build_hang.toml").read_text().replace(
         'workdir = "."', 'workdir = "build_hang"'))
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    done = subprocess.run(
-        [sys.executable, "-m", "referee.cli", "league", *map(str, sample_bots()[:2]), str(spec),
-         "--games", "6", "--seed", "5", "--quiet", "--skip-broken", "--out",
-         str(tmp_path / "out"), "--cluster", "local:2"],
-        env=env, capture_output=True, text=True, timeout=900)
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = referee(
+        "league", *sample_bots()[:2], spec,
+        "--games", "6", "--seed", "5", "--quiet", "--skip-broken", "--out",
+        tmp_path / "out", "--cluster", "local:2", env=env, timeout=900, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "6/6 games recorded, finished" in done.stdout
     skipped = [line for line in done.stderr.splitlines()

@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from cli_support import referee
 
 from referee.bots.errors import BotStartError
 from referee.bots.spec import BotSpecError, load_spec, moved_to
@@ -164,11 +165,10 @@ finally:
 
 @pytest.mark.slow
 def test_a_bad_cluster_address_is_one_line(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "referee.cli", "league", f"{ROOT}/sample_bots/random.toml",
-         f"{ROOT}/sample_bots/greedy.toml", "--games", "2", "--quiet", "--out",
-         str(tmp_path / "out"), "--cluster", "local:zero"], capture_output=True, text=True,
-        timeout=300)
+    done = referee(
+        "league", f"{ROOT}/sample_bots/random.toml",
+        f"{ROOT}/sample_bots/greedy.toml", "--games", "2", "--quiet", "--out",
+        tmp_path / "out", "--cluster", "local:zero", timeout=300, check=False)
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "local:N" in done.stderr
 

@@ -24,6 +24,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from cli_support import referee
 from container_support import TEST_REPO, bot_image, need_runtime
 from wait_support import wait_for
 
@@ -367,9 +368,7 @@ def test_remove_run_containers_sweeps_by_label(runtime: str, image: str) -> None
 
 def test_referee_check_passes_a_container_bot(runtime: str, image: str, tmp_path: Path) -> None:
     spec = write_spec(tmp_path, "checked", image)
-    done = subprocess.run([sys.executable, "-m", "referee.cli", "check", str(spec),
-                           "--opponent", str(HONEST)], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300, check=False)
+    done = referee("check", spec, "--opponent", HONEST, cwd=ROOT, timeout=300, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert re.search(r"^PASS  spec +image bot", done.stdout, re.M), done.stdout
     assert "checked conforms" in done.stdout
@@ -556,9 +555,8 @@ def test_referee_check_passes_a_bot_handed_in_as_an_archive(runtime: str, archiv
     name = f"checked-{uuid.uuid4().hex[:6]}"
     spec = write_archive_spec(archive.parent, name, archive.name)
     try:
-        done = subprocess.run([sys.executable, "-m", "referee.cli", "check", str(spec),
-                               "--preset", "classic", "--opponent", str(HONEST)], cwd=ROOT,
-                              capture_output=True, text=True, timeout=600, check=False)
+        done = referee("check", spec, "--preset", "classic", "--opponent", HONEST, cwd=ROOT,
+                       timeout=600, check=False)
     finally:
         subprocess.run([runtime, "rmi", f"localhost/referee-archive/{name}:latest"],
                        capture_output=True, check=False)

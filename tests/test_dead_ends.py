@@ -94,17 +94,14 @@ def test_a_build_says_it_is_building_and_a_failed_one_shows_its_errors(tmp_path:
     spec = folder / "bot.toml"
     spec.write_text('name = "unbuildable"\ncommand = ["{python}", "main.py"]\n'
                     'build = ["{python}", "build.py"]\n')
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"),
-           "REFEREE_RUN_ID": uuid.uuid4().hex[:12]}
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
     honest = bot_spec(tmp_path, "honest-a")
     for command in (["check", spec, "--no-probes"],
                     ["league", spec, honest, "--out", tmp_path / "l"],
                     # a new gauntlet that cannot start its bots leaves no gauntlet to --resume
                     ["gauntlet", spec, "--baseline", honest, "--field", honest, "--out",
                      tmp_path / "g" / "gauntlet"]):
-        done = subprocess.run([sys.executable, "-m", "referee.cli", *map(str, command)],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              timeout=240, env=env)
+        done = referee(*command, merged=True, timeout=240, env=env, check=False)
         assert done.returncode != 0
         output = done.stdout
         building = output.index("building unbuildable: {python} build.py")
@@ -129,11 +126,9 @@ def test_check_shows_the_build_output_line_by_line_as_it_runs(tmp_path: Path) ->
     spec = folder / "bot.toml"
     spec.write_text('name = "unbuildable"\ncommand = ["{python}", "main.py"]\n'
                     'build = ["{python}", "build.py"]\n')
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"),
-           "REFEREE_RUN_ID": uuid.uuid4().hex[:12]}
-    done = subprocess.run([sys.executable, "-m", "referee.cli", "check", "--build-output",
-                           str(spec), "--no-probes"], stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, timeout=240, env=env)
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = referee("check", "--build-output", spec, "--no-probes", merged=True, timeout=240,
+                   env=env, check=False)
     assert done.returncode == 1
     lines = done.stdout.splitlines()
     # Each of the build's two streams is printed in its own order, all before the FAIL line
@@ -146,9 +141,8 @@ def test_check_shows_the_build_output_line_by_line_as_it_runs(tmp_path: Path) ->
     assert first < odd < failed and error < make < failed, done.stdout
     assert "\x1b" not in done.stdout and "build| odd \\x1b[31mred" in done.stdout
     # Without the flag the build's lines are not printed, only the tail in the FAIL line.
-    quiet = subprocess.run([sys.executable, "-m", "referee.cli", "check", str(spec),
-                            "--no-probes"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           text=True, timeout=240, env=env)
+    quiet = referee("check", spec, "--no-probes", merged=True, timeout=240, env=env,
+                    check=False)
     assert "build| " not in quiet.stdout and "main.c:3: error" in quiet.stdout
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import signal
+import sqlite3
 import subprocess
 import sys
 from collections import Counter
@@ -15,14 +16,20 @@ from cli_support import referee, start_referee
 from wait_support import wait_for
 
 from referee.engine import preset
-from referee.league.gauntlet import gauntlet_schedule, pair_differences, pair_scores
+from referee.league.gauntlet import gauntlet_schedule, pair_scores
 from referee.league.store import games_stored
 from referee.ratings.results import PlayedGame
 from referee.ratings.sprt import (
     BETTER,
     INCONCLUSIVE,
+    MAX_STAKE,
     NOT_BETTER,
+    Pair,
+    SequentialTest,
     SprtParams,
+    ahead_chance,
+    delta_by_size,
+    seat_results,
     seat_score,
     state,
     trail,
@@ -33,6 +40,11 @@ sys.path.insert(0, str(ROOT / "bench"))   # bench/simulated.py: engine policies 
 from simulated import noisy_greedy, simulate_gauntlet  # noqa: E402
 
 GREEDY, RANDOM = ROOT / "sample_bots" / "greedy.toml", ROOT / "sample_bots" / "random.toml"
+
+
+def pair_differences(games: dict[int, PlayedGame], candidate: str, baseline: str) -> list[float]:
+    """Candidate's score minus baseline's, for each complete pair (as `pair_scores`)."""
+    return [pair.candidate - pair.baseline for pair in pair_scores(games, candidate, baseline)]
 
 
 def test_pairs_share_table_seats_and_seed_with_the_two_swapped():
@@ -60,6 +72,7 @@ def test_scores_count_opponents_beaten_and_ties_half():
     assert seat_score([[0], [1], [2], [3]], 3) == 0.0
     assert seat_score([[1, 2], [0]], 1) == 0.75
     assert seat_score([[0, 1, 2]], 2) == 0.5
+    assert seat_results([[1, 2], [0], [3]], 1) == {0: 1.0, 2: 0.5, 3: 1.0}   # mean 0.833
     # pair differences use only complete pairs from the start, forfeits last
     def game(index, bots, places, forfeited=(False, False)):
         return PlayedGame(index, bots, places, (0, 0), forfeited, ({}, {}), ((), ()))
@@ -70,35 +83,92 @@ def test_scores_count_opponents_beaten_and_ties_half():
     assert pair_differences(games, "new", "old") == [1.0]
     games[2] = game(2, ("x", "new"), (1, 1))
     assert pair_differences(games, "new", "old") == [1.0, 0.0, -1.0]
-    assert pair_scores(games, "new", "old") == [(1.0, 0.0), (0.5, 0.5), (0.0, 1.0)]
+    assert [(pair.candidate, pair.baseline) for pair in pair_scores(games, "new", "old")] == \
+        [(1.0, 0.0), (0.5, 0.5), (0.0, 1.0)]
+    assert pair_scores(games, "new", "old")[1] == Pair(2, ("x",), (0.5,), (0.5,))
 
 
-def wealth(pairs, params):
+def elo_shift(p, elo):
+    """A chance p of finishing ahead, for a bot `elo` better (odds times 10^(elo/400))."""
+    odds = p / (1 - p) * 10 ** (elo / 400)
+    return odds / (1 + odds)
+
+
+def wealth(pairs, params, delta_at):
     """The two gamblers' log wealth, written out from the docstring of sprt.py."""
-    evidence = against = total = square = base = 0.0
-    for n, (candidate, baseline) in enumerate(pairs):
+    evidence = against = total = square = 0.0
+    versus = {}   # (opponent, size) -> (ahead, games) of the baseline
+    for n, pair in enumerate(pairs):
         mean = total / n if n else 0.0
         var = (square - n * mean * mean + 0.25) / (n + 1)
-        gain = params.score_gain((base + 0.5) / (n + 1))
-        stake = min(0.5, gain / (var + gain * gain))
-        diff = candidate - baseline
+        gains = []
+        for opponent in pair.opponents:
+            ahead, games = versus.get((opponent, pair.players), (0.0, 0))
+            p = (ahead + 0.5) / (games + 1)
+            gains.append(elo_shift(p, delta_at[pair.players]) - p)
+        gain = sum(gains) / len(gains)
+        stake = min(MAX_STAKE, gain / (var + gain * gain))
+        diff = pair.candidate - pair.baseline
         evidence += math.log(1 + stake * diff)
         against += math.log(1 + stake * (gain - diff))
-        total, square, base = total + diff, square + diff * diff, base + baseline
+        total, square = total + diff, square + diff * diff
+        for opponent, result in zip(pair.opponents, pair.baseline_results, strict=True):
+            ahead, games = versus.get((opponent, pair.players), (0.0, 0))
+            versus[opponent, pair.players] = (ahead + result, games + 1)
     return evidence, against
+
+
+def test_the_gain_comes_from_the_opponents_seated_and_earlier_pairs_only():
+    params = SprtParams(delta=100)
+    test = SequentialTest(params, {3: 100.0, 4: 60.0})
+    # first pair: nothing known, every opponent level (1/2) at tables of 3
+    first = Pair(3, ("weak", "strong"), (1.0, 0.5), (1.0, 0.0))
+    assert test.gain(first) == pytest.approx(elo_shift(0.5, 100) - 0.5)
+    test.add(first)
+    # the baseline beat "weak" once and lost to "strong" once: (1 + 1/2) / 2 and (0 + 1/2) / 2
+    later = Pair(3, ("strong", "weak"), (0.0, 1.0), (0.0, 1.0))
+    expected = ((elo_shift(0.25, 100) - 0.25) + (elo_shift(0.75, 100) - 0.75)) / 2
+    assert test.gain(later) == pytest.approx(expected)
+    # the gain of the mean chance (the test before) is larger: its bet over-asked
+    assert elo_shift(0.5, 100) - 0.5 > expected
+    # at tables of 4 the baseline has met no one yet, and delta is 60 Elo there
+    assert test.gain(Pair(4, ("strong", "weak", "new"), (1.0,) * 3, (1.0,) * 3)) == \
+        pytest.approx(elo_shift(0.5, 60) - 0.5)
+    # an opponent not seated does not count; a shared place counts half
+    alone = Pair(3, ("weak", "other"), (0.5, 0.5), (0.5, 0.5))
+    assert test.gain(alone) == pytest.approx(
+        ((elo_shift(0.75, 100) - 0.75) + (elo_shift(0.5, 100) - 0.5)) / 2)
+    got = test.add(later)
+    assert got.gain == pytest.approx(expected) and (got.evidence, got.against) == \
+        pytest.approx(wealth([first, later], params, {3: 100.0, 4: 60.0}))
+
+
+def test_delta_in_league_table_elo_becomes_elo_at_each_size():
+    # one size: the league table of those games is at that size
+    assert delta_by_size(50, [4] * 10) == {4: pytest.approx(50)}
+    # tables of 3 and 5 in equal numbers: the scales 0.40 and 0.29 against a typical table
+    # at their geometric mean
+    typical = math.sqrt(0.40 * 0.29)
+    got = delta_by_size(50, [3, 5] * 7)
+    assert got == {3: pytest.approx(50 * 0.40 / typical), 5: pytest.approx(50 * 0.29 / typical)}
+    assert math.sqrt(got[3] * got[5]) == pytest.approx(50)
+    # larger tables take the scale of 5
+    assert delta_by_size(50, [5, 6]) == {5: pytest.approx(50), 6: pytest.approx(50)}
+    assert ahead_chance(0) == 0.5 and ahead_chance(400) == pytest.approx(10 / 11)
 
 
 def test_the_test_bets_bounds_and_budget():
     params = SprtParams(delta=100, alpha=0.05, beta=0.1, max_games=200, min_pairs=4)
     assert params.better_at == pytest.approx(math.log(1 / (0.7 * 0.05)))
     assert params.not_better_at == pytest.approx(math.log(1 / (0.7 * 0.1)))
-    # delta in Elo: at a baseline score of 1/2, 100 Elo is a score of 1 / (1 + 10^-0.25)
-    assert params.score_gain(0.5) == pytest.approx(1 / (1 + 10 ** -0.25) - 0.5)
-    pairs = [(0.9, 0.4), (0.6, 0.4), (0.8, 0.4), (0.7, 0.4)]
+
+    def pair(candidate, baseline):
+        return Pair(2, ("x",), (candidate,), (baseline,))
+
+    pairs = [pair(1.0, 0.0), pair(1.0, 1.0), pair(1.0, 0.0), pair(0.5, 0.5)]
     got = state(pairs[:3], params)
-    assert got.baseline_score == pytest.approx((1.2 + 0.5) / 4)
-    assert got.gain == pytest.approx(params.score_gain(got.baseline_score))
-    assert (got.evidence, got.against) == pytest.approx(wealth(pairs[:3], params))
+    assert got.baseline_score == pytest.approx((1.0 + 0.5) / 4)
+    assert (got.evidence, got.against) == pytest.approx(wealth(pairs[:3], params, {2: 100}))
     assert got.verdict is None                                # before min_pairs
     decided = state(pairs * 10, params)
     steps = trail(pairs * 10, params)
@@ -106,12 +176,11 @@ def test_the_test_bets_bounds_and_budget():
     assert decided.evidence >= params.better_at
     assert all(s.evidence < params.better_at and s.against < params.not_better_at
                for s in steps[params.min_pairs - 1:-1])
-    assert state(pairs * 10 + [(0.0, 1.0)] * 50, params) == decided  # later pairs: no change
-    assert state([(0.5, 0.5)] * 60, params).verdict == NOT_BETTER   # identical results
-    noisy = [(0.8, 0.4), (0.1, 0.45)] * 60                    # mean 0.025: undecided
-    short = SprtParams(delta=100, max_games=40, min_pairs=4)   # ... within 20 pairs
+    assert state(pairs * 10 + [pair(0.0, 1.0)] * 50, params) == decided  # later: no change
+    assert state([pair(0.5, 0.5)] * 60, params).verdict == NOT_BETTER   # identical results
+    noisy = [pair(1.0, 0.0), pair(0.0, 1.0), pair(1.0, 1.0), pair(0.5, 0.0)] * 60
+    short = SprtParams(delta=100, max_games=40, min_pairs=4)   # undecided within 20 pairs
     assert state(noisy, short).verdict == INCONCLUSIVE and state(noisy, short).pairs == 20
-    assert state(noisy, params).verdict == NOT_BETTER
     low, high = decided.interval
     assert low < decided.mean < high
     with pytest.raises(ValueError):
@@ -143,6 +212,14 @@ def test_an_equal_candidate_is_rarely_called_better():
     assert verdicts[NOT_BETTER] >= 12, verdicts
 
 
+def test_the_same_seed_gives_the_same_verdict_after_the_same_pairs():
+    params = SprtParams(delta=100, max_games=300)
+    runs = [simulate_gauntlet(RULES, POLICIES, "strong", "twin-a", FIELD, (3, 4), seed, params)
+            for seed in (5, 5, 6)]
+    assert runs[0] == runs[1] and runs[0].verdict is not None
+    assert runs[2] != runs[0]          # another seed, other games
+
+
 def verdict_of(out: Path) -> dict:
     data = json.loads((out / "gauntlet.json").read_text())
     return {"verdict": data["verdict"], "state": data["state"], "trail": data["trail"]}
@@ -159,7 +236,8 @@ def test_cli_greedy_is_better_than_random_and_not_better_than_itself(tmp_path: P
     assert "-0.000" not in better.stdout
     first_pair = next(i for i, line in enumerate(lines) if line.startswith("  pairs"))
     explained = " ".join(" ".join(lines[:first_pair]).split())
-    assert "no decision before 20 pairs" in explained and "50 Elo" in explained
+    assert "no decision before 20 pairs" in explained
+    assert "--delta 50 (league-table Elo) = 50 Elo at tables of 3 (57%)" in explained
     # random is the baseline and in the field: one line says so
     assert "note: random plays twice; the field's copy (its own process) is random-field" \
         in lines
@@ -198,3 +276,18 @@ def test_killed_gauntlet_resumes_to_the_same_verdict(tmp_path: Path) -> None:
     assert "verdict: better" in resumed.stdout
     again = referee("gauntlet", "--resume", "--out", out)
     assert "played now: 0" in again.stdout
+
+
+def test_a_gauntlet_of_the_test_before_is_refused_in_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "old"
+    referee("gauntlet", GREEDY, "--baseline", RANDOM, "--field", RANDOM, GREEDY, "--players",
+            "3", "--max-games", "4", "--out", out, "--quiet")
+    with sqlite3.connect(out / "gauntlet.db") as db:   # as the referee before stored it
+        db.execute("UPDATE settings SET value = ? WHERE key = 'test'",
+                   (json.dumps("test by betting, delta in Elo"),))
+    db.close()
+    refused = referee("gauntlet", "--resume", "--out", out, check=False)
+    assert refused.returncode != 0 and refused.stdout == ""
+    assert "Traceback" not in refused.stderr and len(refused.stderr.splitlines()) == 1
+    assert "cannot be resumed" in refused.stderr and "test by betting, delta in Elo" in \
+        refused.stderr and str(out) in refused.stderr

@@ -11,7 +11,6 @@ import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -102,11 +101,11 @@ def test_a_reader_that_goes_away_ends_the_output_quietly() -> None:
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        done = subprocess.run([sys.executable, "-m", "referee.cli", "rules"], stdout=write_end,
-                              stderr=subprocess.PIPE, text=True, timeout=120)
+        with start_referee("rules", stdout=write_end, stderr=subprocess.PIPE) as process:
+            _, stderr = process.communicate(timeout=120)
     finally:
         os.close(write_end)
-    assert (done.returncode, done.stderr) == (141, "")
+    assert (process.returncode, stderr) == (141, "")
 
 
 def test_resume_where_there_is_no_league_creates_nothing(tmp_path: Path) -> None:

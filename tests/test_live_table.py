@@ -7,11 +7,10 @@ import pty
 import random
 import select
 import subprocess
-import sys
-import uuid
 from pathlib import Path
 
 import pytest
+from cli_support import referee, start_referee
 from report_support import league_bots
 
 from referee.league.live import LiveTable
@@ -65,9 +64,8 @@ def run_on_a_terminal(args: list[str]) -> tuple[int, str]:
     """Run the CLI with stderr on a pseudo-terminal; return its status and what the terminal
     showed."""
     master, slave = pty.openpty()
-    env = {**os.environ, "REFEREE_RUN_ID": uuid.uuid4().hex[:12], "COLUMNS": "120"}
-    proc = subprocess.Popen([sys.executable, "-m", "referee.cli", *args], env=env,
-                            stdout=subprocess.DEVNULL, stderr=slave, stdin=subprocess.DEVNULL)
+    proc = start_referee(*args, env={"COLUMNS": "120"}, stdout=subprocess.DEVNULL,
+                         stderr=slave, stdin=subprocess.DEVNULL)
     os.close(slave)
     shown = b""
     while True:
@@ -99,10 +97,7 @@ def test_on_a_terminal_the_bar_shows_the_top_of_the_table(tmp_path: Path) -> Non
 
 @pytest.mark.slow
 def test_off_a_terminal_progress_lines_are_unchanged(tmp_path: Path) -> None:
-    env = {**os.environ, "REFEREE_RUN_ID": uuid.uuid4().hex[:12]}
-    bots = map(str, league_bots(tmp_path))
-    done = subprocess.run([sys.executable, "-m", "referee.cli", "league", *bots,
-                           "--games", "4", "--seed", "2", "--out", str(tmp_path / "out"),
-                           "--no-report"], env=env, capture_output=True, text=True, timeout=300)
+    done = referee("league", *league_bots(tmp_path), "--games", "4", "--seed", "2",
+                   "--out", tmp_path / "out", "--no-report", timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert "games 4/4" in done.stderr and "standings after" not in done.stderr

@@ -6,6 +6,7 @@ import math
 import shutil
 
 import pytest
+from cli_support import referee
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -108,9 +109,6 @@ def test_a_bot_s_value_names_stay_bounded_in_every_output(tmp_path) -> None:
     table.json to 1.35 MB, a report page to 1.35 MB and the terminal table by 10,508 lines
     when every name was kept)."""
     import json
-    import os
-    import subprocess
-    import sys
 
     from league_support import install_test_bot
 
@@ -119,10 +117,8 @@ def test_a_bot_s_value_names_stay_bounded_in_every_output(tmp_path) -> None:
 
     specs = [install_test_bot(tmp_path, "namer"), install_test_bot(tmp_path, "honest")]
     out = tmp_path / "out"
-    done = subprocess.run([sys.executable, "-m", "referee.cli", "league", *map(str, specs),
-                           "--games", "30", "--players", "2", "--seed", str(2**70),
-                           "--out", str(out)], capture_output=True, text=True, timeout=900,
-                          env={**os.environ, "COLUMNS": "100"})
+    done = referee("league", *specs, "--games", "30", "--players", "2", "--seed", str(2**70),
+                   "--out", out, timeout=900, env={"COLUMNS": "100"}, check=False)
     assert done.returncode == 0, done.stderr
     store = LeagueStore(out / "league.db")
     sent = set()

@@ -45,6 +45,29 @@ def test_only_the_one_loop_hands_games_to_an_executor() -> None:
     assert calls(ROOT, "play", "executor") == [THE_LOOP]
 
 
+def plays(root: Path, under: str) -> list[tuple[str, str]]:
+    """(file, function) of every call under root/`under` of a function that plays a game
+    without the loop (play_one, play_seeded, play_match, play_on_roster), by name or attribute."""
+    found = []
+    for path in sorted((root / under).rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        found += [(path.relative_to(root).as_posix(), where)
+                  for where, node in _calls_in(tree, "<module>")
+                  if ast.unparse(node.func).split(".")[-1] in GAME_PLAYERS]
+    return sorted(found)
+
+
+GAME_PLAYERS = {"play_one", "play_seeded", "play_match", "play_on_roster"}
+
+
+def test_the_club_plays_its_games_and_test_games_through_the_one_loop() -> None:
+    """The season runner and the test games hand their games to `play_schedule`; the server
+    plays none by itself but in the task a cluster's worker runs for a test game, which the
+    loop's executor (remote.TaskExecutor) submits."""
+    assert plays(ROOT, "referee/server") == [("referee/server/runner/jobs.py",
+                                              "run_test_game_job")]
+
+
 def test_a_second_place_that_stores_a_result_is_found(tmp_path: Path) -> None:
     """The check itself: a caller that stores a result on its own is named."""
     (tmp_path / "referee" / "league").mkdir(parents=True)

@@ -8,12 +8,10 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
-import uuid
 from pathlib import Path
 
 import pytest
-from cli_support import referee
+from cli_support import REFEREE, cli_env, referee
 from proc_support import descendants, running
 from pty_support import Terminal
 from test_league import ROOT
@@ -30,9 +28,8 @@ CAPTURE = os.environ.get("REFEREE_PLAY_CAPTURE")   # where to keep the screen (f
 def play(tmp_path: Path, *args: str) -> Terminal:
     """`referee play --seed 7 --players 3 ARGS` (the sample bots) on a terminal of 100 columns,
     standing in tmp_path."""
-    env = {**os.environ, "COLUMNS": "100", "REFEREE_RUN_ID": uuid.uuid4().hex[:12]}
-    return Terminal([sys.executable, "-m", "referee.cli", "play", "--seed", "7", "--players",
-                     "3", *args], env=env, cwd=str(tmp_path))
+    return Terminal([*REFEREE, "play", "--seed", "7", "--players", "3", *args],
+                    env=cli_env(env={"COLUMNS": "100"}), cwd=str(tmp_path))
 
 
 @pytest.mark.sandbox

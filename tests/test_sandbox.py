@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cli_support import referee
 from proc_support import descendants, running
 from wait_support import wait_for
 
@@ -472,10 +473,8 @@ def test_an_uploaded_bot_sees_the_folder_its_spec_names_and_nothing_of_the_serve
                  other.parent, other):
         path.chmod(0o755)   # as readable as the server could ever leave them
     unpacked = unpack_upload(upload / "archive", upload / "bot")
-    done = subprocess.run([sys.executable, "-m", "referee.cli", "check",
-                           str(unpacked.folder / unpacked.spec), "--preset", "classic",
-                           "--no-probes"], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "COLUMNS": "200"})
+    done = referee("check", unpacked.folder / unpacked.spec, "--preset", "classic",
+                   "--no-probes", timeout=300, env={"COLUMNS": "200"}, check=False)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "probe: own=True " + " ".join(["FileNotFoundError"] * len(secrets)) in done.stdout, \
         done.stdout

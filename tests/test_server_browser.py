@@ -14,12 +14,11 @@ from __future__ import annotations
 import os
 import re
 import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cli_support import referee
 from report_support import chromium_missing, start_browser
 from server_support import ROOT, ServerProcess, student_bot, zip_of
 from wait_support import wait_for
@@ -186,10 +185,8 @@ def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) 
         click(student, "#make-token")
         token = wait_for("the new token", lambda: text_of(student, "#new-token"), timeout=60)
         bob_bot = student_bot(tmp_path / "bob" / "bobbot", "bobbot", "BOB-WAS-HERE")
-        done = subprocess.run(
-            [sys.executable, "-m", "referee.cli", "submit", str(bob_bot), "--server", url],
-            env={**os.environ, "REFEREE_TOKEN": token}, capture_output=True, text=True,
-            timeout=WAIT_S)
+        done = referee("submit", bob_bot, "--server", url, env={"REFEREE_TOKEN": token},
+                       timeout=WAIT_S, check=False)
         assert done.returncode == 0, done.stdout + done.stderr
         assert "uploaded bobbot v1 as bobbot.v1" in done.stdout
         assert "check passed" in done.stdout and "PASS  start" in done.stdout

@@ -16,7 +16,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from cli_support import free_port
+from cli_support import free_port, referee
 from proc_support import descendants, parent_of, running
 from runner_support import Club, sample, write_season
 from server_support import ServerProcess, make_student
@@ -84,9 +84,8 @@ def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", port))
         taken.listen()
-        done = subprocess.run([sys.executable, "-m", "referee.cli", "serve", "--data",
-                               str(tmp_path / "data"), "--port", str(port)],
-                              capture_output=True, text=True, timeout=120)
+        done = referee("serve", "--data", tmp_path / "data", "--port", str(port), timeout=120,
+                       check=False)
     assert done.returncode != 0
     assert done.stderr.strip().count("\n") == 0, done.stderr
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr

@@ -4,12 +4,11 @@ naming the fix and the page that shows it (docs/bots/submitting.md, "What to upl
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
+from cli_support import referee
 
 from referee.server.client import SubmitError, pack
 
@@ -91,9 +90,8 @@ def test_a_layout_that_cannot_be_sent_names_the_fix(tmp_path: Path) -> None:
 def test_referee_submit_says_a_layout_mistake_in_one_line(tmp_path: Path) -> None:
     (tmp_path / "mybot").mkdir()
     (tmp_path / "mybot" / "mybot.toml").write_text(SPEC)
-    done = subprocess.run([sys.executable, "-m", "referee.cli", "submit", "mybot/mybot.toml",
-                           "--server", "http://127.0.0.1:9", "--token", "rt_x"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    done = referee("submit", "mybot/mybot.toml", "--server", "http://127.0.0.1:9",
+                   "--token", "rt_x", cwd=tmp_path, timeout=120, check=False)
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: "), done.stderr
     assert "Traceback" not in done.stderr and HELP in done.stderr
@@ -103,15 +101,13 @@ def test_referee_check_takes_a_folder_as_submit_does(tmp_path: Path) -> None:
     """`referee check mybot/` checks the spec beside the folder (the guides' layout); a folder
     with no spec is one line naming the fix."""
     root = Path(__file__).resolve().parents[1]
-    done = subprocess.run([sys.executable, "-m", "referee.cli", "check", "sample_bots/greedy",
-                           "--preset", "classic", "--no-probes"],
-                          cwd=root, capture_output=True, text=True, timeout=600)
+    done = referee("check", "sample_bots/greedy", "--preset", "classic", "--no-probes",
+                   cwd=root, timeout=600, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("referee check ") and "greedy.toml" in \
         done.stdout.splitlines()[0] and "greedy conforms" in done.stdout
     (tmp_path / "mybot").mkdir()
-    done = subprocess.run([sys.executable, "-m", "referee.cli", "check", "mybot"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    done = referee("check", "mybot", cwd=tmp_path, timeout=120, check=False)
     assert done.returncode != 0 and done.stderr.count("\n") == 1, done.stderr
     assert "mybot: no bot spec inside it or beside it naming it: write mybot.toml beside it" \
         in done.stderr and HELP in done.stderr

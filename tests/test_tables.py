@@ -10,10 +10,10 @@ import pytest
 from rich.console import Console
 
 from referee.cli.tables import render_terminal
-from referee.league.table_files import h2h_csv, to_csv, to_json, to_markdown, write_tables
 from referee.league.tables import Row, head_to_head, league_table, percentile
 from referee.ratings.results import PlayedGame
 from referee.ratings.trueskill import Ratings, rate_games
+from referee.report.table_files import h2h_csv, to_csv, to_json, to_markdown, write_tables
 
 BOTS = ["ann", "bob", "cat"]
 GAMES = [

@@ -6,10 +6,8 @@ browser. (Ctrl-C's exit status 130: tests/test_league_settings.py.)"""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -115,10 +113,8 @@ def test_report_open_without_a_browser_says_so(tmp_path: Path) -> None:
     bots = [bot_spec(tmp_path, "honest-a"), bot_spec(tmp_path, "honest-b")]
     out = tmp_path / "out"
     run("league", *bots, "--games", "2", "--out", out, "-q", "--no-report")
-    env = {key: value for key, value in os.environ.items()
-           if key not in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER", "TERM")}
-    done = subprocess.run([sys.executable, "-m", "referee.cli", "report", str(out), "--open"],
-                          env=env, capture_output=True, text=True, timeout=300)
+    done = referee("report", out, "--open", unset=("DISPLAY", "WAYLAND_DISPLAY", "BROWSER", "TERM"),
+                   timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stderr.strip().splitlines() == [
         f"--open: no web browser found on this machine; open {out}/report/index.html in one"]

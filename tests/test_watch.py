@@ -6,14 +6,11 @@ game in play until the test opens the gate, so nothing depends on timing."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
-import uuid
 from pathlib import Path
 
 import pytest
-from cli_support import referee, start_referee
+from cli_support import REFEREE, cli_env, referee, start_referee
 from league_support import install_test_bot
 from pty_support import Terminal
 from test_league import ROOT
@@ -49,9 +46,8 @@ def test_a_terminal_follows_a_league_game_to_its_end_as_show_tells_it(tmp_path: 
         header = json.loads(wait_for("its header", lambda: path.read_text().split("\n", 1)[0]))
         assert header["bots"] == ["gated", "greedy"] and header["players"] == 2
         assert "seed" not in header
-        env = {**os.environ, "COLUMNS": "100", "REFEREE_RUN_ID": uuid.uuid4().hex[:12]}
-        terminal = Terminal([sys.executable, "-m", "referee.cli", "watch", str(out),
-                             "--games", "1"], env=env, cwd=str(tmp_path))
+        terminal = Terminal([*REFEREE, "watch", str(out), "--games", "1"],
+                            env=cli_env(env={"COLUMNS": "100"}), cwd=str(tmp_path))
         terminal.expect(r"Game (g[0-9a-f]+) \(live\): classic, 2 seats\n")
         terminal.expect(r"Round 1, ")   # what was played before the watcher came
         gate.write_text("")
@@ -88,3 +84,36 @@ def test_watch_refuses_a_folder_that_holds_no_league_in_one_line(tmp_path: Path)
     done = referee("watch", tmp_path, check=False)
     assert done.returncode == 2
     assert "not a league folder" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.sandbox
+def test_league_watch_tells_its_game_as_it_is_played_then_prints_its_table(
+        tmp_path: Path) -> None:
+    spec = install_test_bot(tmp_path, "gated")
+    spec.write_text(spec.read_text() + "[limits]\ndecision_ms = 600000\n")
+    gate, out = tmp_path / "gated" / "go", tmp_path / "league"
+    terminal = Terminal([*REFEREE, "league", str(spec),
+                         str(ROOT / "sample_bots" / "greedy.toml"), "--games", "1",
+                         "--players", "2", "--seed", "7", "--out", str(out), "--no-report",
+                         "--watch"], env=cli_env(env={"COLUMNS": "100"}),
+                        cwd=str(tmp_path))
+    try:
+        terminal.expect(r"Game (g[0-9a-f]+) \(live\): classic, 2 seats\n", timeout=600)
+        terminal.expect(r"Round 1, ", timeout=600)   # the gated bot holds the game here
+        gate.write_text("")
+        ended = terminal.expect(
+            r"game (g[0-9a-f]+) ended;\s+its record: referee show\s+\S+\s+\1\n")
+        terminal.expect(r"gated", timeout=600)       # the league's table follows
+        assert terminal.wait(timeout=600) == 0
+    finally:
+        gate.touch()
+    shown = referee("show", out, ended.group(1), env={"COLUMNS": "100"}).stdout
+    watched = terminal.screen[terminal.screen.index("Round 1, "):ended.start()]
+    assert watched.strip() and watched.strip() in shown
+
+
+def test_league_watch_refuses_quiet_in_one_line(tmp_path: Path) -> None:
+    done = referee("league", ROOT / "sample_bots" / "greedy.toml", "--watch", "--quiet",
+                   "--out", tmp_path / "l", check=False)
+    assert done.returncode == 2 and "--watch tells the games" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -11,11 +11,12 @@ from pathlib import Path
 from rich.console import Console
 
 from referee.cli.tables import render_workers
-from referee.league.table_files import write_tables
 from referee.league.tables import head_to_head, league_table
-from referee.league.worker_health import worker_health, write_worker_tables
+from referee.league.worker_health import worker_health
 from referee.ratings.results import PlayedGame
 from referee.ratings.trueskill import rate_games
+from referee.report.table_files import write_tables
+from referee.report.worker_tables import write_worker_tables
 
 BOTS = ["ann", "bob"]
 GAMES = [

@@ -442,11 +442,15 @@ def _players_option(ctx: Any, param: Any, value: str | None) -> tuple[int, int] 
 @click.option("--cluster", metavar="ADDRESS",
               help="Play the games on a dask cluster: a scheduler address (tcp://HOST:8786) "
                    "or local:N for N worker processes here (docs/cluster.md).")
+@click.option("--watch", is_flag=True,
+              help="Tell the games move by move as they are played, one after another, as "
+                   "`referee watch` does (instead of the progress bar).")
 def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int] | None,
            rules: RuleSet | None, seed: int | None, concurrency: int | None, out: Path | None,
            duplicate: bool | None, resume: bool, accept_changed: bool, skip_broken: bool | None,
            quiet: bool, verbose: bool, no_sandbox: bool, no_report: bool, until_settled: bool,
-           max_games: int | None, add: tuple[str, ...], cluster: str | None) -> None:
+           max_games: int | None, add: tuple[str, ...], cluster: str | None,
+           watch: bool) -> None:
     """Play a league between bots and print its table (and write its report).
 
     \b
@@ -455,6 +459,7 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
     referee league --resume --out DIR     (continue after an interruption)
     referee league --out DIR --add new.toml   (a bot joins the league)
     referee league bots/*.toml --until-settled --max-games 2000
+    referee league sample_bots/*.toml --watch   (its games told as played)
     """
     import asyncio
     import shlex
@@ -463,6 +468,7 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
     from referee.league.config import LeagueSettings, expand_bots, is_league_file, load_league_file
     from referee.league.runner import run_league
     from referee.league.store import games_stored
+    from referee.report.table_files import write_outputs
     from referee.util.seeds import weak_secret_warning
 
     if len(sources) == 1 and Path(sources[0]).suffix == ".toml" and \
@@ -491,25 +497,36 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
         click.echo(warning, err=True)
     if quiet and verbose:
         raise click.UsageError("--quiet and --verbose exclude each other")
-    progress = make_progress(quiet, games_log=verbose)
+    if watch and (quiet or verbose or settings.cluster):
+        raise click.UsageError("--watch tells the games on this terminal: not with --quiet, "
+                               "--verbose or a cluster (its games write no live files)")
+    # Watching, the narration is the progress: a bar redrawn beside it would garble both.
+    progress = make_progress(quiet or watch, games_log=verbose)
     show_notices(quiet)
+    stop_watching = None
+    if watch:
+        from referee.cli.records import watching_in_thread
+
+        stop_watching = watching_in_thread(settings.out)
     try:
         settled = None
         if add:
             from referee.league.extend import add_bots
 
             outcome = asyncio.run(add_bots(settings, expand_bots(list(add), Path(".")),
-                                           progress, accept_changed=accept_changed))
+                                           progress, accept_changed=accept_changed,
+                                           publish=write_outputs))
         elif until_settled:
             from referee.league.extend import run_until_settled
 
             settled = asyncio.run(run_until_settled(
                 settings, progress, max_games, resume=resume, accept_changed=accept_changed,
-                announce=None if quiet else _announce))
+                announce=None if quiet else _announce, publish=write_outputs))
             outcome = settled.outcome
         else:
             outcome = asyncio.run(run_league(settings, progress, resume=resume,
-                                             accept_changed=accept_changed))
+                                             accept_changed=accept_changed,
+                                             publish=write_outputs))
     except KeyboardInterrupt:
         store_path = LeagueFolder(settings.out).store_path
         saved = games_stored(store_path)
@@ -522,6 +539,9 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
             command.append("--no-sandbox")
         interrupted(f"interrupted: {saved} games saved in {store_path}; resume "
                     f"with: {shlex.join(command)}")
+    finally:
+        if stop_watching is not None:
+            stop_watching()
     for error in outcome.broken:
         echo_fitted(f"skipped {error}", err=True)
     for note in outcome.notes:
@@ -562,7 +582,8 @@ def _announce(line: str) -> None:
                 default="league-out")
 def table(out: Path) -> None:
     """Reprint a league's tables from its store (and rewrite the table files)."""
-    from referee.league.runner import load_outcome, write_outputs
+    from referee.league.runner import load_outcome
+    from referee.report.table_files import write_outputs
 
     folder = LeagueFolder(out)
     if not folder.store_path.exists():

@@ -26,15 +26,18 @@ from referee.present.render import fit
               help="The secret seed (default: drawn at random and stored).")
 @click.option("--delta", type=click.FloatRange(0, 1000, min_open=True), default=50,
               show_default=True,
-              help="Smallest gain worth detecting, in Elo at the tables played.")
+              help="Smallest gain worth detecting, in Elo of the league table (the gauntlet "
+                   "says what that is at the tables it plays).")
 @click.option("--alpha", type=click.FloatRange(0, 0.5, min_open=True, max_open=True),
               default=0.05, show_default=True,
-              help="Chance of calling an equal bot better (measured at 0.05: 80 of 2000 "
-                   "simulated gauntlets, 0.040; docs/ratings.md).")
+              help="Chance of calling an equal bot better (measured at 0.05: 82 of 2000 "
+                   "simulated gauntlets, 0.041; at most 38 of 1000 on fields spread up to "
+                   "+-300 Elo; docs/ratings.md).")
 @click.option("--beta", type=click.FloatRange(0, 0.5, min_open=True, max_open=True),
               default=0.05, show_default=True,
-              help="Chance of missing a gain of --delta (measured at 0.05: found 956 of 1000 "
-                   "simulated candidates 50 Elo better).")
+              help="Chance of missing a gain of --delta (measured at 0.05: called not better "
+                   "at most 38 of 1000 simulated candidates 50 Elo better, 0.038, on fields "
+                   "spread up to +-300 Elo).")
 @click.option("--max-games", type=click.IntRange(min=2), default=4000, show_default=True,
               help="Game budget (candidate and baseline games together).")
 @click.option("--concurrency", "-j", type=click.IntRange(min=1), help="Games in flight.")
@@ -111,12 +114,23 @@ def header_lines(outcome) -> list[str]:
         role = name[len(original) + 1:]
         lines.append(f"note: {original} plays twice; the {role}'s copy (its own process) "
                      f"is {name}")
+    lines.append(delta_line(params.delta, outcome.delta_at))
     lines.append(f"each line: pairs, score difference per game (candidate - baseline) with "
                  f"its 95% interval, and the test's evidence that the candidate is better "
-                 f"('for') and that it is not better by {params.delta:g} Elo ('against'); it "
+                 f"('for') and that it is not better by --delta ('against'); it "
                  f"decides when 'for' reaches {params.better_at:.1f} or 'against' "
                  f"{params.not_better_at:.1f}; no decision before {params.min_pairs} pairs")
     return [piece for line in lines for piece in fit(line, 80)]
+
+
+def delta_line(delta: float, delta_at: dict[int, float]) -> str:
+    """What --delta means at the table sizes the gauntlet plays, in one line."""
+    from referee.ratings.sprt import ahead_chance
+
+    at = [f"{elo:.0f} Elo at tables of {size} ({ahead_chance(elo):.0%})"
+          for size, elo in sorted(delta_at.items())]
+    return (f"--delta {delta:g} (league-table Elo) = {', '.join(at)}: how often a candidate "
+            f"that good finishes ahead of an opponent the baseline beats half the time")
 
 
 def progress_line(state) -> str:

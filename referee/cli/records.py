@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import click
@@ -51,17 +52,25 @@ def watch(directory: Path, games: int | None) -> None:
     """Watch the games of a running league in DIR as they are played, one after another,
     told as `referee show` tells them. Games played on a cluster's workers cannot be watched.
     """
+    from referee.league.folder import LeagueFolder
+
+    if not LeagueFolder(directory).store_path.exists():
+        raise click.UsageError(f"{directory}: not a league folder (no league store there)")
+    watch_games(directory, games)
+
+
+def watch_games(directory: Path, games: int | None = None,
+                stop: threading.Event | None = None) -> None:
+    """Tell the games of the league in `directory` as they are played, one after another:
+    `games` of them, or until `stop` is set (`referee watch`, `referee league --watch`)."""
     import time
 
     from referee.game.livefile import games_in_play
     from referee.league.folder import LeagueFolder
     from referee.present.render import fit
 
-    folder = LeagueFolder(directory)
-    if not folder.store_path.exists():
-        raise click.UsageError(f"{directory}: not a league folder (no league store there)")
-    live, watched, waiting = folder.live, 0, False
-    while games is None or watched < games:
+    live, watched, waiting = LeagueFolder(directory).live, 0, False
+    while (games is None or watched < games) and not (stop and stop.is_set()):
         playing = games_in_play(live)
         if not playing:
             if not waiting:
@@ -74,6 +83,21 @@ def watch(directory: Path, games: int | None) -> None:
             for part in fit(line):
                 click.echo(part)
         watched += 1
+
+
+def watching_in_thread(directory: Path) -> Callable[[], None]:
+    """Start telling the league's games as `referee watch` does, in a thread beside the
+    league; the function that stops it (after the game it tells, which the league ends)."""
+    stop = threading.Event()
+    thread = threading.Thread(target=watch_games, args=(directory, None, stop),
+                              name="league-watch", daemon=True)
+    thread.start()
+
+    def stopper() -> None:
+        stop.set()
+        thread.join(timeout=60)
+
+    return stopper
 
 
 def _watch_game(path: Path, directory: Path) -> Iterator[str]:

@@ -11,7 +11,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from referee.league.table_files import (
+from referee.league.tables import HeadToHead, Pairwise, Row
+from referee.league.worker_health import WorkerRow
+from referee.present.render import fit
+from referee.ratings.plackett import SizeTest
+from referee.report.table_files import (
     apart,
     fit_sizes,
     fmt,
@@ -23,10 +27,7 @@ from referee.league.table_files import (
     signed,
     table_sizes,
 )
-from referee.league.tables import HeadToHead, Pairwise, Row
-from referee.league.worker_health import HEADERS, WorkerRow, worker_cells
-from referee.present.render import fit
-from referee.ratings.plackett import SizeTest
+from referee.report.worker_tables import HEADERS, worker_cells
 
 # Terminal columns: (heading, minimum width it needs); the first ones are always shown, the
 # others while the terminal is wide enough. Every column is in the table files.

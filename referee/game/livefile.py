@@ -29,10 +29,14 @@ SUFFIX = ".jsonl"
 class LiveFile:
     """The writer of one game's live file; its `observe` is a play_match observer."""
 
-    def __init__(self, path: Path, game_id: str, bots: list[str]) -> None:
+    def __init__(self, path: Path, game_id: str, bots: list[str],
+                 index: int | None = None) -> None:
+        """`index`: the game's schedule index in its league (a season's game page is found
+        by it), None for a game outside a schedule (a test game)."""
         self.path = path
         self.game_id = game_id
         self.bots = bots
+        self.index = index
         self.file: IO[str] | None = None
 
     def _write(self, data: dict[str, Any]) -> None:
@@ -49,7 +53,8 @@ class LiveFile:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.file = self.path.open("w", encoding="utf-8")
             self._write({"game_id": self.game_id, "players": game.players,
-                         "rules": game.rules.to_dict(), "bots": self.bots, "t": time.time()})
+                         "rules": game.rules.to_dict(), "bots": self.bots, "index": self.index,
+                         "t": time.time()})
         self._write({"events": [event_to_dict(event) for event in events],
                      "decision": decision, "t": time.time()})
 
@@ -74,9 +79,9 @@ class LiveFolder:
         for path in self.folder.glob(f"*{SUFFIX}"):
             path.unlink(missing_ok=True)
 
-    def game(self, game_id: str, bots: list[str]) -> LiveFile:
+    def game(self, game_id: str, bots: list[str], index: int | None = None) -> LiveFile:
         """The live file of game `game_id` (a game id is a file name: g + hex digits)."""
-        return LiveFile(self.folder / f"{game_id}{SUFFIX}", game_id, bots)
+        return LiveFile(self.folder / f"{game_id}{SUFFIX}", game_id, bots, index)
 
 
 def games_in_play(folder: Path) -> list[Path]:
@@ -88,6 +93,44 @@ def games_in_play(folder: Path) -> list[Path]:
     return [path for _, path in sorted(found)]
 
 
+class LiveReader:
+    """Reads a live file's complete lines as they are written, never blocking: the one reader
+    behind `follow` (a thread or a terminal) and the club server's streams (an event loop)."""
+
+    def __init__(self, file: IO[str]) -> None:
+        self.file = file
+        self.partial = ""
+        self.ended = False          # the end line was read, or the file is not a live file
+        self.quiet_since = time.monotonic()
+
+    def ready(self) -> list[dict[str, Any]]:
+        """The lines written since the last call (up to the end line), parsed; [] for none."""
+        found: list[dict[str, Any]] = []
+        while not self.ended:
+            chunk = self.file.readline()
+            if not chunk:
+                break
+            self.quiet_since = time.monotonic()
+            self.partial += chunk
+            if not self.partial.endswith("\n"):   # the rest is still being written
+                continue
+            line, self.partial = self.partial, ""
+            try:
+                data = json.loads(line)
+            except ValueError:
+                data = None
+            if not isinstance(data, dict):   # not a file the referee wrote: stop here
+                self.ended = True
+                break
+            found.append(data)
+            self.ended = bool(data.get("end"))
+        return found
+
+    def quiet_for(self) -> float:
+        """Seconds since the last line came."""
+        return time.monotonic() - self.quiet_since
+
+
 def follow(path: Path, poll: float = 0.05, idle_limit: float = 3600.0) -> Iterator[dict[str, Any]]:
     """The lines of a live file as they are written, up to its end line. Ends early (without
     an end line) if nothing is written for `idle_limit` s: a referee that was killed."""
@@ -96,28 +139,14 @@ def follow(path: Path, poll: float = 0.05, idle_limit: float = 3600.0) -> Iterat
     except FileNotFoundError:   # the game ended before we looked
         return
     with file:
-        partial, quiet_since = "", time.monotonic()
-        while True:
-            chunk = file.readline()
-            if not chunk:
-                if time.monotonic() - quiet_since > idle_limit:
+        reader = LiveReader(file)
+        while not reader.ended:
+            lines = reader.ready()
+            yield from lines
+            if not lines and not reader.ended:
+                if reader.quiet_for() > idle_limit:
                     return
                 time.sleep(poll)
-                continue
-            quiet_since = time.monotonic()
-            partial += chunk
-            if not partial.endswith("\n"):   # the rest of the line is still being written
-                continue
-            line, partial = partial, ""
-            try:
-                data = json.loads(line)
-            except ValueError:
-                return   # not a file the referee wrote
-            if not isinstance(data, dict):
-                return
-            yield data
-            if data.get("end"):
-                return
 
 
 def public_step(step: dict[str, Any]) -> dict[str, Any]:

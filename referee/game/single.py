@@ -24,15 +24,28 @@ async def play_one(
     sandbox: bool | None = None,
 ) -> MatchResult:
     """Start the bots, play one game with specs[i] in seat i, stop the bots."""
+    # R51: the game seed and id come one-way from the secret `seed`; neither reveals it.
+    return await play_seeded(specs, rules, keyed_seed(seed, "match"), opaque_id(seed, "match"),
+                             observer=observer, options=options, sandbox=sandbox)
+
+
+async def play_seeded(
+    specs: Sequence[BotSpec],
+    rules: RuleSet,
+    game_seed: int,
+    game_id: str,
+    *,
+    observer: Observer | None = None,
+    options: MatchOptions | None = None,
+    sandbox: bool | None = None,
+) -> MatchResult:
+    """`play_one` of a game whose seed and id are drawn already (a scheduled game's)."""
     rules.check_players(len(specs))
     async with Roster(list(specs), sandbox=sandbox) as roster:
         await roster.start()
         leases = [await roster.runners[spec.name].lease() for spec in specs]
-        # R51: the game seed and id come one-way from the secret `seed`; neither reveals it.
-        game_seed = keyed_seed(seed, "match")
         try:
-            return await play_match(rules, leases, game_seed, opaque_id(seed, "match"), options,
-                                    observer)
+            return await play_match(rules, leases, game_seed, game_id, options, observer)
         finally:
             for lease in leases:
                 await lease.runner.release(lease)

@@ -21,12 +21,12 @@ from referee.league.progress import Progress
 from referee.league.runner import (
     LeagueOutcome,
     LeagueStateError,
+    Publish,
     load_outcome,
     open_store,
     read_settings,
     run_league,
     separation_rule,
-    write_outputs,
 )
 from referee.league.stored import GAUNTLET, read_league
 from referee.ratings.intervals import Standings
@@ -47,7 +47,8 @@ class Settled:
 async def run_until_settled(settings: LeagueSettings, progress: Progress | None = None,
                             max_games: int | None = None, resume: bool = False,
                             accept_changed: bool = False,
-                            announce: Callable[[str], None] | None = None) -> Settled:
+                            announce: Callable[[str], None] | None = None,
+                            publish: Publish | None = None) -> Settled:
     """Play the league, then further blocks of games (each a balanced schedule of the league's
     game count) until every pair of neighbours in the table is separated or the schedule
     holds `max_games` games (default: 10 blocks).
@@ -58,7 +59,9 @@ async def run_until_settled(settings: LeagueSettings, progress: Progress | None 
     use the same rule. `announce` is told, before each new block, why it is played."""
     progress = progress or Progress()
     announce = announce or (lambda _line: None)
-    outcome = await run_league(settings, progress, resume=resume, accept_changed=accept_changed)
+    publish = publish or (lambda _outcome: None)   # it is called here too
+    outcome = await run_league(settings, progress, resume=resume, accept_changed=accept_changed,
+                               publish=publish)
     blocks = 1
     while True:
         store = open_store(outcome.out)
@@ -72,7 +75,7 @@ async def run_until_settled(settings: LeagueSettings, progress: Progress | None 
                 reloaded = load_outcome(store, outcome.played_now)
                 reloaded.broken, reloaded.notes = outcome.broken, outcome.notes
                 outcome = reloaded
-                write_outputs(outcome)
+                publish(outcome)
             assert outcome.standings is not None
             unresolved = outcome.standings.unresolved()
             schedule = store.schedule()
@@ -89,7 +92,7 @@ async def run_until_settled(settings: LeagueSettings, progress: Progress | None 
         finally:
             store.close()
         outcome = await run_league(settings, progress, resume=True,
-                                   accept_changed=accept_changed)
+                                   accept_changed=accept_changed, publish=publish)
 
 
 def block_reason(fit: Standings, unresolved: list[tuple[str, str]], block: int, looks: int,
@@ -106,7 +109,8 @@ def block_reason(fit: Standings, unresolved: list[tuple[str, str]], block: int, 
 
 async def add_bots(settings: LeagueSettings, paths: list[Path],
                    progress: Progress | None = None,
-                   accept_changed: bool = False) -> LeagueOutcome:
+                   accept_changed: bool = False,
+                   publish: Publish | None = None) -> LeagueOutcome:
     """Add the bots of `paths` to the league in `settings.out` (finished or not), schedule
     their games against the bots already there, and play every game not yet recorded.
 
@@ -146,7 +150,8 @@ async def add_bots(settings: LeagueSettings, paths: list[Path],
         store.close()
     resumed = LeagueSettings(bots=[], out=out, concurrency=settings.concurrency,
                              sandbox=settings.sandbox, cluster=settings.cluster)
-    return await run_league(resumed, progress, resume=True, accept_changed=accept_changed)
+    return await run_league(resumed, progress, resume=True, accept_changed=accept_changed,
+                            publish=publish)
 
 
 def _entries(paths: list[Path], known: dict[str, tuple[str, str | None]]) -> list[BotSpec]:

@@ -41,10 +41,13 @@ from referee.ratings.plackett import finishing_groups
 from referee.ratings.results import PlayedGame
 from referee.ratings.sprt import (
     TEST_NAME,
+    Pair,
     SequentialTest,
     SprtParams,
     SprtState,
+    delta_by_size,
     elo_gap,
+    seat_results,
     seat_score,
     trail,
 )
@@ -93,6 +96,7 @@ class GauntletOutcome:
     trail: list[SprtState] = dataclasses.field(default_factory=list)   # the test after each pair
     sizes: list[SizeResult] = dataclasses.field(default_factory=list)  # pairs per table size
     renamed: dict[str, str] = dataclasses.field(default_factory=dict)  # played as -> spec's name
+    delta_at: dict[int, float] = dataclasses.field(default_factory=dict)  # --delta per size (Elo)
 
     def to_json(self) -> dict[str, Any]:
         """The outcome as plain data (written to gauntlet.json)."""
@@ -100,6 +104,7 @@ class GauntletOutcome:
             "candidate": self.candidate, "baseline": self.baseline, "field": self.field,
             "renamed": self.renamed,
             "params": self.params.to_dict(), "verdict": self.state.verdict,
+            "delta_elo_by_table_size": {str(k): v for k, v in self.delta_at.items()},
             "state": self.state.to_dict(), "games_stored": self.games_stored,
             "by_table_size": [dataclasses.asdict(size) for size in self.sizes],
             "trail": [{"pairs": s.pairs, "mean": s.mean, "evidence": s.evidence,
@@ -119,21 +124,20 @@ class SizeResult:
     elo: float             # the gain in Elo at this table size (from the mean scores)
 
 
-def by_table_size(games: dict[int, PlayedGame], scores: Sequence[tuple[float, float]]
-                  ) -> list[SizeResult]:
-    """The pairs `scores` (in schedule order, from pair 0) summarised per table size, so that
-    a candidate is compared at the sizes it played."""
+def by_table_size(pairs: Sequence[Pair]) -> list[SizeResult]:
+    """The pairs summarised per table size, so that a candidate is compared at the sizes it
+    played."""
     per_size: dict[int, list[tuple[float, float]]] = {}
-    for pair, score in enumerate(scores):
-        per_size.setdefault(games[2 * pair].players, []).append(score)
+    for pair in pairs:
+        per_size.setdefault(pair.players, []).append((pair.candidate, pair.baseline))
     results = []
-    for players, pairs in sorted(per_size.items()):
-        diffs = [c - b for c, b in pairs]
+    for players, scores in sorted(per_size.items()):
+        diffs = [c - b for c, b in scores]
         n = len(diffs)
         mean = sum(diffs) / n
         sd = (sum((d - mean) ** 2 for d in diffs) / (n - 1)) ** 0.5 if n > 1 else 0.0
         half = 1.96 * sd / n ** 0.5 if n > 1 else float("inf")
-        base = (sum(b for _, b in pairs) + 0.5) / (n + 1)
+        base = (sum(b for _, b in scores) + 0.5) / (n + 1)
         results.append(SizeResult(players, n, mean, mean - half, mean + half,
                                   elo_gap(base + mean, base)))
     return results
@@ -165,23 +169,30 @@ def pair_game_id(secret: int, game: ScheduledGame) -> str:
     return opaque_id(secret, "gauntlet", game.group)
 
 
-def pair_scores(games: dict[int, PlayedGame], candidate: str,
-                baseline: str) -> list[tuple[float, float]]:
-    """(candidate's score, baseline's score) for each complete pair from the first on,
-    stopping at the first pair with a game missing (so the list depends only on the schedule
-    order)."""
-    scores = []
-    pair = 0
-    while 2 * pair in games and 2 * pair + 1 in games:
-        scores.append((tested_score(games[2 * pair], candidate),
-                       tested_score(games[2 * pair + 1], baseline)))
-        pair += 1
-    return scores
+def pair_scores(games: dict[int, PlayedGame], candidate: str, baseline: str) -> list[Pair]:
+    """Each complete pair from the first on, stopping at the first pair with a game missing
+    (so the list depends only on the schedule order)."""
+    pairs: list[Pair] = []
+    while 2 * len(pairs) in games and 2 * len(pairs) + 1 in games:
+        index = 2 * len(pairs)
+        pairs.append(game_pair(games[index], games[index + 1], candidate, baseline))
+    return pairs
 
 
-def pair_differences(games: dict[int, PlayedGame], candidate: str, baseline: str) -> list[float]:
-    """Candidate's score minus baseline's, for each complete pair (as `pair_scores`)."""
-    return [c - b for c, b in pair_scores(games, candidate, baseline)]
+def game_pair(first: PlayedGame, second: PlayedGame, candidate: str, baseline: str) -> Pair:
+    """The pair of `first` (the candidate's game) and `second` (the baseline's): what each
+    made of every opponent seated at the table."""
+    mine, theirs = tested_results(first, candidate), tested_results(second, baseline)
+    opponents = tuple(mine)
+    return Pair(first.players, opponents, tuple(mine[name] for name in opponents),
+                tuple(theirs[name] for name in opponents))
+
+
+def tested_results(game: PlayedGame, bot: str) -> dict[str, float]:
+    """What `bot` made of each opponent in `game` (1 ahead, 1/2 shared place, 0 behind)."""
+    seats = {name: seat for seat, name in enumerate(game.bots)}
+    groups = [[seats[name] for name in group] for group in finishing_groups(game)]
+    return {game.bots[seat]: result for seat, result in seat_results(groups, seats[bot]).items()}
 
 
 def tested_score(game: PlayedGame, bot: str) -> float:
@@ -214,13 +225,20 @@ def load_gauntlet(store: LeagueStore, played_now: int = 0) -> GauntletOutcome:
     gauntlet = stored_gauntlet(store)
     params = stored_params(gauntlet, store.path)
     games = {game.index: game for game in store.played()}
-    scores = pair_scores(games, gauntlet.candidate, gauntlet.baseline)
-    states = trail(scores, params)
+    pairs = pair_scores(games, gauntlet.candidate, gauntlet.baseline)
+    delta_at = schedule_deltas(store.schedule(), params)
+    states = trail(pairs, params, delta_at)
     current = states[-1] if states else SprtState(0, 0.0, 0.0, 0.0, None)
     return GauntletOutcome(store.path.parent, gauntlet.candidate, gauntlet.baseline,
                            list(gauntlet.field), params, current, len(games), played_now,
-                           states, by_table_size(games, scores[:current.pairs]),
-                           gauntlet.renamed)
+                           states, by_table_size(pairs[:current.pairs]), gauntlet.renamed,
+                           delta_at)
+
+
+def schedule_deltas(schedule: Sequence[ScheduledGame], params: SprtParams) -> dict[int, float]:
+    """--delta as Elo at each table size of the gauntlet's whole schedule (fixed before any
+    game is played, as the test's bets must be)."""
+    return delta_by_size(params.delta, [len(game.bots) for game in schedule[::2]])
 
 
 def stored_gauntlet(store: LeagueStore) -> StoredGauntlet:
@@ -232,11 +250,12 @@ def stored_gauntlet(store: LeagueStore) -> StoredGauntlet:
 
 
 def stored_params(gauntlet: StoredGauntlet, where: Path) -> SprtParams:
-    """The test's parameters of a stored gauntlet; ConfigError for one made with another test
-    (before --delta was in Elo), whose verdict this version cannot reproduce."""
+    """The test's parameters of a stored gauntlet; ConfigError for one made with another test,
+    whose verdict this version cannot reproduce."""
     if gauntlet.test != TEST_NAME:
+        made_with = f" ({gauntlet.test})" if gauntlet.test else " (--delta in score)"
         raise ConfigError(f"{where}: this gauntlet was made by an older referee with another "
-                          f"sequential test (--delta in score); start a new one")
+                          f"sequential test{made_with}; it cannot be resumed: start a new one")
     return SprtParams(**gauntlet.params)
 
 
@@ -362,9 +381,9 @@ async def _play(store: LeagueStore, stored: StoredLeague, specs: list[BotSpec],
     pending = [game for game in store.schedule() if game.index not in games]
     size = max(stored.players)
     concurrency = settings.concurrency or LeagueSettings(bots=[]).default_concurrency(size)
-    test = SequentialTest(params)
-    for scores in pair_scores(games, candidate, baseline):
-        test.add(*scores)
+    test = SequentialTest(params, schedule_deltas(store.schedule(), params))
+    for pair in pair_scores(games, candidate, baseline):
+        test.add(pair)
 
     def decided() -> bool:
         return test.current.verdict is not None
@@ -375,9 +394,8 @@ async def _play(store: LeagueStore, stored: StoredLeague, specs: list[BotSpec],
             return   # a game that was in flight when the test decided: stored, not judged
         # the pairs completed from the next untested one on, in schedule order
         while not decided() and all(2 * test.n + k in games for k in (0, 1)):
-            pair = test.n
-            report(test.add(tested_score(games[2 * pair], candidate),
-                            tested_score(games[2 * pair + 1], baseline)))
+            index = 2 * test.n
+            report(test.add(game_pair(games[index], games[index + 1], candidate, baseline)))
 
     executor = make_executor(specs, concurrency=concurrency, sandbox=settings.sandbox,
                              cluster=settings.cluster, league=str(settings.out.resolve()))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,9 +29,8 @@ from referee.league.resume import differences
 from referee.league.schedule import Balance, ScheduledGame, balance, make_schedule
 from referee.league.store import LeagueStore, remove_database
 from referee.league.stored import StoredLeague, read_league
-from referee.league.table_files import write_tables
 from referee.league.tables import Row, head_to_head, league_table
-from referee.league.worker_health import WorkerRow, worker_health, write_worker_tables
+from referee.league.worker_health import WorkerRow, worker_health
 from referee.ratings.intervals import Standings, standings
 from referee.ratings.results import PlayedGame
 from referee.ratings.trueskill import Ratings, RatingState, rate_games
@@ -76,6 +75,12 @@ class LeagueOutcome:
 
 class LeagueStateError(ConfigError):
     """The output directory holds a league that this command cannot continue as asked."""
+
+
+# What the caller does with an outcome whenever the league has one ready (at the end of play,
+# and when `--until-settled` re-rates): the CLI and the club write its table files
+# (referee.report.table_files.write_outputs). The league shows and writes nothing itself.
+Publish = Callable[[LeagueOutcome], None]
 
 
 def _with_limits(spec: BotSpec, ceiling: dict[str, int]) -> BotSpec:
@@ -199,20 +204,11 @@ def separation_rule(fit: Standings) -> str:
     return f"gap z > {fit.z:.2f}, 95% over {fit.looks} looks"
 
 
-def write_outputs(outcome: LeagueOutcome) -> None:
-    """Write the tables (Markdown, CSV, JSON) next to the database."""
-    extra = {**outcome.facts, "games_recorded": len(outcome.games),
-             "games_all_forfeited": sum(game.void for game in outcome.games),
-             "schedule_balance": outcome.balance.describe(), **fit_facts(outcome.standings)}
-    tables = LeagueFolder(outcome.out).tables
-    write_tables(tables, outcome.rows, outcome.h2h, extra, outcome.pairwise)
-    write_worker_tables(tables, outcome.workers)
-
-
 async def run_league(settings: LeagueSettings, progress: Progress | None = None,
-                     resume: bool = False, accept_changed: bool = False) -> LeagueOutcome:
-    """Create (or, with `resume`, continue) the league in `settings.out`, play it, and write
-    its tables there.
+                     resume: bool = False, accept_changed: bool = False,
+                     publish: Publish | None = None) -> LeagueOutcome:
+    """Create (or, with `resume`, continue) the league in `settings.out`, play it, and hand
+    its outcome to `publish` (the caller's table files; none by default).
 
     When `settings.out` already holds a league, every setting that was given must agree with
     the stored one (LeagueStateError naming each difference); the others take the stored
@@ -220,6 +216,7 @@ async def run_league(settings: LeagueSettings, progress: Progress | None = None,
     `accept_changed`. A start that fails leaves no league behind.
     """
     progress = progress or Progress()
+    publish = publish or (lambda _outcome: None)
     settings.validate()
     folder = LeagueFolder(settings.out)
     if folder.store_path.exists():
@@ -228,13 +225,13 @@ async def run_league(settings: LeagueSettings, progress: Progress | None = None,
             stored = read_league(store)
             if stored is not None:
                 return await _continue(store, stored, settings, progress, resume,
-                                       accept_changed)
+                                       accept_changed, publish)
         finally:
             store.close()
     if resume:
         raise LeagueStateError(f"--resume: {settings.out} holds no league to resume (no "
                                f"{folder.store_path.name}); leave out --resume to start one")
-    return await _start(settings, progress)
+    return await _start(settings, progress, publish)
 
 
 def _writable_out(out: Path) -> list[Path]:
@@ -277,7 +274,8 @@ def _load_specs(settings: LeagueSettings) -> tuple[list[BotSpec], list[BotStartE
     return [spec for spec in specs if id(spec) not in left_out], skipped
 
 
-async def _start(settings: LeagueSettings, progress: Progress) -> LeagueOutcome:
+async def _start(settings: LeagueSettings, progress: Progress,
+                 publish: Publish) -> LeagueOutcome:
     specs, skipped = _load_specs(settings)
     names = [spec.name for spec in specs]
     if len(set(names)) != len(names):
@@ -309,7 +307,7 @@ async def _start(settings: LeagueSettings, progress: Progress) -> LeagueOutcome:
             store.create(league_definition(settings, working, names, len(schedule), asked,
                                            (low, high)),
                          {name: (versions[name], paths[name]) for name in working}, schedule)
-            outcome = await _play(store, read_settings(store), executor, progress)
+            outcome = await _play(store, read_settings(store), executor, progress, publish)
     except BaseException:
         if store is None or not store.holds_league():
             if store is not None:
@@ -355,7 +353,8 @@ def intro(settings: LeagueSettings, bots: list[str], schedule: list[ScheduledGam
 
 
 async def _continue(store: LeagueStore, stored: StoredLeague, settings: LeagueSettings,
-                    progress: Progress, resume: bool, accept_changed: bool) -> LeagueOutcome:
+                    progress: Progress, resume: bool, accept_changed: bool,
+                    publish: Publish) -> LeagueOutcome:
     out = settings.out
     given_names = [spec.name for spec in _load_specs(settings)[0]]
     found = differences(settings, stored, given_names)
@@ -368,7 +367,7 @@ async def _continue(store: LeagueStore, stored: StoredLeague, settings: LeagueSe
     finished = store.done() >= {g.index for g in schedule}
     if finished:
         outcome = load_outcome(store)
-        write_outputs(outcome)
+        publish(outcome)
         return outcome
     if not resume:
         raise LeagueStateError(f"{out} holds an unfinished league: add --resume to "
@@ -405,7 +404,7 @@ async def _continue(store: LeagueStore, stored: StoredLeague, settings: LeagueSe
         paths = {spec.name: str(spec.path) for spec in specs}
         for name, version in versions.items():
             store.update_bot(name, version, paths[name])
-        outcome = await _play(store, stored, executor, progress)
+        outcome = await _play(store, stored, executor, progress, publish)
         outcome.broken = broken
         return outcome
 
@@ -419,7 +418,7 @@ def _free_name(out: Path) -> Path:
 
 
 async def _play(store: LeagueStore, stored: StoredLeague, executor: Executor,
-                progress: Progress) -> LeagueOutcome:
+                progress: Progress, publish: Publish) -> LeagueOutcome:
     """Play the schedule's games that have no record yet, storing each as it arrives."""
     schedule = store.schedule()
     done = store.done()
@@ -434,5 +433,5 @@ async def _play(store: LeagueStore, stored: StoredLeague, executor: Executor,
     finally:
         progress.close()
     outcome = load_outcome(store, progress.played)
-    write_outputs(outcome)
+    publish(outcome)
     return outcome

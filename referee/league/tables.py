@@ -1,14 +1,14 @@
 """League tables and head-to-head counts from played games: the numbers, not their text.
 
 `league_table` and `head_to_head` are pure. Their text is elsewhere: the files a league writes
-(Markdown, CSV, JSON) in `referee.league.table_files`, the terminal view in `referee.cli.tables`.
+(Markdown, CSV, JSON) in `referee.report.table_files`, the terminal view in `referee.cli.tables`.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -276,8 +276,3 @@ class _Stats:
 
 def _pct(part: int, whole: int) -> float | None:
     return 100 * part / whole if whole else None
-
-
-def _known(bot: str, known: Container[str], game: PlayedGame) -> None:
-    if bot not in known:
-        raise ValueError(f"game {game.index}: unknown bot {bot!r}")

@@ -6,11 +6,13 @@ paired. A resample draws as many units as there are, with replacement (numpy's P
 seeded one-way from the league's secret seed); the Plackett-Luce fit (plackett.py) is
 repeated on each. A bot's rank range is the 2.5th..97.5th percentile of its rank over the
 resamples. Its 95% interval is the strength plus or minus 1.96 standard errors, from the
-curvature of the fit at its maximum with the per-size scales profiled out (plackett.py's
-`strength_sd`): a percentile interval of the bootstrap undercovered where table sizes are
-mixed (the split between strengths and scales is skewed in small leagues) and could even
-leave out the strength itself; this one always holds it, and bench/fairness.py measures its
-coverage in synthetic leagues of known strengths. Two bots next to each
+curvature of the games' log-likelihood at the fit's maximum with the per-size scales profiled
+out (plackett.py's `strength_sd`; the weak priors' curvature is left out: they keep the fit
+finite, they are no knowledge, and counting them made small leagues at mixed table sizes'
+intervals too narrow): a percentile interval of the bootstrap undercovered where table sizes
+are mixed (the split between strengths and scales is skewed in small leagues) and could even
+leave out the strength itself; this one always holds it, and bench/fairness.py (section 5)
+measures its coverage in synthetic leagues of known strengths. Two bots next to each
 other in the table are *separated* when their intervals do not overlap.
 
 A table that is looked at repeatedly (`--until-settled` checks after every block) would, at

@@ -26,8 +26,9 @@ formula, so strengths are reported on the Elo scale (400 / ln 10 per unit of the
   picked by a tie-break, and the numbers do not move with which size is the most played);
   c_k times a strength is the strength at size k. Each log c_k (against the most played size,
   which the fit holds at 1 while it iterates) has a weak normal prior (sd 1) so that a size
-  where all bots look alike keeps a finite scale; bench/fairness.py measures that the
-  intervals cover with it. A league of one size is the plain model.
+  where all bots look alike keeps a finite scale. The intervals (`strength_sd`) leave both
+  priors' curvature out (bench/fairness.py measures their coverage with the priors' pull in
+  the fit). A league of one size is the plain model.
 
 The fit is the maximum of the log-likelihood, found by Newton's method with a backtracking line
 search in numpy, on the strengths and the scales at once (damped where the joint problem is
@@ -622,18 +623,28 @@ def typical(design: Design, theta: np.ndarray, log_scale: np.ndarray
     return theta * math.exp(shift), log_scale - shift
 
 
-def strength_sd(design: Design, theta: np.ndarray, log_scale: np.ndarray) -> np.ndarray | None:
+def strength_sd(design: Design, theta: np.ndarray, log_scale: np.ndarray,
+                games_only: bool = True) -> np.ndarray | None:
     """The standard error (Elo) of each bot's reported strength (at the typical table, centred
     on the bots that played) at the fit's maximum (`theta`, `log_scale` as `fit_scaled` gives
-    them): the inverse of the negative Hessian of the objective in the strengths and the
-    scales (so the scales' uncertainty is in it: they are profiled out), carried to the
-    reported numbers by their derivatives (the delta method). None when the Hessian is not
-    invertible."""
+    them): the inverse of the negative Hessian in the strengths and the scales (so the scales'
+    uncertainty is in it: they are profiled out), carried to the reported numbers by their
+    derivatives (the delta method). None when the Hessian is not invertible.
+
+    With `games_only` (the default) the curvature is the games' alone (`games_curvature`): the
+    weak priors keep the fit finite but claim no certainty, so a small league at mixed table
+    sizes, where the scale prior's curvature is a large share of what is known about a scale,
+    does not get intervals that are too narrow. `games_only=False` is the curvature with the
+    priors in (the intervals before; bench/fairness.py prints both)."""
     n, joint = design.n, len(design.sizes) > 1
     ones = np.ones(len(design.games))
     _, info = (design._joint_newton(theta, ones, log_scale) if joint
                else design._theta_newton(theta, ones, log_scale))
-    covariance = _inverse(info) if info is not None else None
+    if info is None:
+        return None
+    covariance = _inverse(games_curvature(design, theta, info)) if games_only else None
+    if covariance is None:      # the games alone do not pin every scale: the priors' help
+        covariance = _inverse(info)
     if covariance is None:
         return None
     played = design.played > 0
@@ -647,6 +658,29 @@ def strength_sd(design: Design, theta: np.ndarray, log_scale: np.ndarray) -> np.
         jacobian[:, n:] = (gain * centred)[:, None] * design.size_weights[None, 1:]
     variance = np.einsum("ij,jk,ik->i", jacobian, covariance, jacobian)
     return np.sqrt(np.maximum(variance, 0.0))
+
+
+def games_curvature(design: Design, theta: np.ndarray, info: np.ndarray) -> np.ndarray:
+    """`info` (the objective's negative Hessian in the strengths and the free log scales, as
+    `fit_scaled` steps on it) less the priors' curvature: the phantom's on each strength and
+    the scale prior's (1) on each log scale. The games alone cannot tell the strengths' common
+    level (adding one number to every strength changes no game's odds), and the reported,
+    centred strengths do not depend on it either, so that one direction is pinned (any pin
+    gives the centred strengths the same variance); a bot without games is pinned alone (it is
+    reported as None)."""
+    n = design.n
+    games = info.copy()
+    sig = 1 / (1 + np.exp(-theta))
+    games[np.arange(n), np.arange(n)] -= 2 * sig * (1 - sig)          # the phantom
+    free = np.arange(n, len(info))
+    games[free, free] -= 1.0                                          # the scale prior
+    played = design.played > 0
+    level = np.zeros(len(info))
+    level[:n] = played
+    games += np.outer(level, level) / max(int(played.sum()), 1)
+    idle = np.flatnonzero(~played)
+    games[idle, idle] += 1.0
+    return games
 
 
 #: p below which the league's games reject one scale per table size
@@ -721,14 +755,3 @@ def chi2_sf(x: float, df: int) -> float:
         if abs(d * c - 1) < 1e-15:
             break
     return math.exp(log_front) * h
-
-
-def fit_games(games: Iterable[PlayedGame], bots: Sequence[str]) -> GlobalFit:
-    """The global Plackett-Luce fit of `games` (any order) for `bots`, at the league's typical
-    table."""
-    design = Design(games, bots)
-    theta, log_scale = typical(design, *design.fit_scaled())
-    elo = to_elo(theta, design.played)
-    return GlobalFit({bot: float(elo[i]) if design.played[i] else None
-                      for i, bot in enumerate(design.bots)},
-                     {k: float(c) for k, c in zip(design.sizes, np.exp(log_scale), strict=True)})

@@ -7,16 +7,24 @@ of the game pairs fastchess plays with colours reversed). Each game gives the te
 (1 = first alone, 0 = last alone; forfeits finish last). A pair gives the difference
 D = candidate's score - baseline's score, in -1..1.
 
-`delta` is in Elo on the scale of the tables played: a candidate `delta` better finishes ahead
-of a given opponent with odds 10 ** (delta / 400) times the baseline's (the global fit's
-meaning of a gap at that table size). With the baseline's score s (estimated from its games,
-shrunk towards 1/2 by one game), such a candidate's expected score is
-L(logit(s) + delta * ln(10) / 400), L the logistic function, so the gain in score to detect is
+`delta` is in the Elo of the league table (docs/ratings.md, "Table sizes"): the Elo at the
+typical table of a league playing the gauntlet's table sizes. Gaps at a table of k are that
+times the size's scale, so `delta_by_size` turns delta into Elo at each size with the fixed
+scales `TABLE_SCALES` (measured by bench/fairness.py; fixed rather than fitted from the
+gauntlet's own games, which a gauntlet at one size could not fit and which would leave the
+meaning of --delta unknown until the games are in). At a table of k, a candidate delta_k better
+finishes ahead of a given opponent with odds 10 ** (delta_k / 400) times the baseline's (under
+the Plackett-Luce model of the league table this holds whoever else is seated). So for pair i,
+with the baseline's chance p_j of finishing ahead of each seated opponent j (estimated from the
+baseline's games against j at that table size in the earlier pairs, a shared place counting
+half, shrunk towards 1/2 by one game), the gain in score to detect is the average over the
+seated opponents
 
-    d = L(logit(s) + delta * ln(10) / 400) - s.
+    d_i = mean_j [ L(logit(p_j) + delta_k * ln(10) / 400) - p_j ],   L the logistic function.
 
-(Exact when the opponents are equally strong; an approximation otherwise, measured in
-bench/fairness.py.)
+(A score is the average over the opponents of finishing ahead of each, so this is the
+candidate's expected gain whatever the field's spread; only its estimates p_j are
+approximate, measured in bench/fairness.py.)
 
 The test is a sequential test *by betting* (Shafer; Waudby-Smith and Ramdas): two gamblers
 start with 1 each and, before every pair, stake a share lambda (chosen from the pairs before it
@@ -33,9 +41,11 @@ candidate better by d. So the test says *better* when W_better reaches 1 / (marg
 margin * beta of the time, at any stopping time, with no normal approximation. margin = 0.7
 keeps the measured rates below alpha and beta with room to spare for the luck of a finite
 measurement (2,000 simulated gauntlets estimate a rate of 0.05 only to +-0.01) and for the
-approximation in d. lambda_i = min(1/2, d_i / (v_i + d_i^2)), v_i the variance of the earlier
+approximation in d. lambda_i = min(3/4, d_i / (v_i + d_i^2)), v_i the variance of the earlier
 differences (with one pseudo-pair of variance 1/4), is the bet that grows fastest when the
-candidate is better by d; the test then needs about as many pairs as a likelihood-ratio test.
+candidate is better by d (any stake below 1 keeps both wealths positive; the cap only binds
+when the pairs barely vary, as for identical bots, which 3/4 settles in fewer pairs than 1/2);
+the test then needs about as many pairs as a likelihood-ratio test.
 The GSPRTs tried before (a normal approximation with one variance for both hypotheses, a normal
 profile likelihood, an empirical likelihood) have no such guarantee and called equal bots
 better at or above alpha (bench/fairness.py prints two of them beside this test). The evidence
@@ -48,20 +58,26 @@ in bench/README.md.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 BETTER, NOT_BETTER, INCONCLUSIVE = "better", "not better", "inconclusive at the budget"
-TEST_NAME = "test by betting, delta in Elo"   # stored with a gauntlet
+# stored with a gauntlet: a gauntlet made with another test cannot be resumed
+TEST_NAME = "test by betting, delta in league-table Elo, gain from the seated opponents"
 _PER_ELO = math.log(10) / 400    # theta units per Elo point
+#: Each table size's scale against tables of 2 (bench/fairness.py, "Table sizes": 600 games at
+#: each size of five greedy bots with 0-100% random moves). Larger tables use the scale of 5.
+TABLE_SCALES = {2: 1.0, 3: 0.40, 4: 0.35, 5: 0.29}
+_PRIOR_GAMES = 1.0   # each estimate p_j starts from one game finishing level
+MAX_STAKE = 0.75    # the largest share of its wealth a gambler stakes on one pair (see above)
 
 
 @dataclass(frozen=True)
 class SprtParams:
     """The test's parameters (documented in docs/ratings.md)."""
 
-    delta: float = 50.0        # smallest gain worth detecting, in Elo on the table's scale
+    delta: float = 50.0        # smallest gain worth detecting, in league-table Elo
     alpha: float = 0.05        # false "better" rate
     beta: float = 0.05         # missed-gain rate at delta
     max_games: int = 4000      # budget: candidate and baseline games together
@@ -94,11 +110,6 @@ class SprtParams:
         """The budget in pairs."""
         return self.max_games // 2
 
-    def score_gain(self, baseline_score: float) -> float:
-        """The score gain of a candidate `delta` Elo better than a baseline scoring
-        `baseline_score` (0 < score < 1)."""
-        return logistic(logit(baseline_score) + self.delta * _PER_ELO) - baseline_score
-
     def to_dict(self) -> dict[str, Any]:
         """As plain data (stored with a gauntlet)."""
         return asdict(self)
@@ -115,7 +126,7 @@ class SprtState:
     verdict: str | None         # BETTER, NOT_BETTER, INCONCLUSIVE, or None while running
     against: float = 0.0        # log W_not_better: decides *not better* at not_better_at
     baseline_score: float = 0.5  # the baseline's mean score (shrunk towards 1/2 by one game)
-    gain: float = 0.0           # the score gain H1 stands for at that baseline score
+    gain: float = 0.0           # the score gain H1 stood for at the last pair (its d_i)
 
     @property
     def interval(self) -> tuple[float, float]:
@@ -169,17 +180,92 @@ def seat_score(place_groups: Sequence[Sequence[int]], seat: int) -> float:
     return ahead / others if others else 0.5
 
 
+def scale_at(players: int) -> float:
+    """The scale of gaps at tables of `players` against tables of 2 (`TABLE_SCALES`)."""
+    return TABLE_SCALES[min(max(players, 2), max(TABLE_SCALES))]
+
+
+def delta_by_size(delta: float, sizes: Sequence[int]) -> dict[int, float]:
+    """`delta` in league-table Elo as Elo at each table size in `sizes` (one entry per pair
+    of the schedule): the league table of these games reads strengths where the geometric
+    mean of the scales over its games is 1 (docs/ratings.md, "Table sizes")."""
+    if not sizes:
+        return {}
+    typical = math.exp(sum(math.log(scale_at(k)) for k in sizes) / len(sizes))
+    return {k: delta * scale_at(k) / typical for k in sorted(set(sizes))}
+
+
+def ahead_chance(elo: float) -> float:
+    """The chance to finish ahead of an equal opponent for a bot `elo` better."""
+    return logistic(elo * _PER_ELO)
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One pair of games: the table size, the tested seat's opponents, and what the candidate
+    and the baseline made of each of them (1 finished ahead, 1/2 a shared place, 0 behind)."""
+
+    players: int
+    opponents: tuple[str, ...]
+    candidate_results: tuple[float, ...]
+    baseline_results: tuple[float, ...]
+
+    @property
+    def candidate(self) -> float:
+        """The candidate's score: the share of its opponents it finished ahead of."""
+        return _share(self.candidate_results)
+
+    @property
+    def baseline(self) -> float:
+        """The baseline's score."""
+        return _share(self.baseline_results)
+
+    def swapped(self) -> Pair:
+        """The pair with candidate and baseline exchanged."""
+        return Pair(self.players, self.opponents, self.baseline_results, self.candidate_results)
+
+
+def _share(results: tuple[float, ...]) -> float:
+    return sum(results) / len(results) if results else 0.5
+
+
+def seat_results(place_groups: Sequence[Sequence[int]], seat: int) -> dict[int, float]:
+    """What `seat` made of each other seat given the finishing groups (seat numbers, best
+    first): 1 finished ahead, 1/2 a shared place, 0 behind (their mean is `seat_score`)."""
+    position = {s: rank for rank, group in enumerate(place_groups) for s in group}
+    if seat not in position:
+        raise ValueError(f"seat {seat} is not in the game")
+    mine = position[seat]
+    return {other: 1.0 if mine < rank else 0.5 if mine == rank else 0.0
+            for other, rank in sorted(position.items()) if other != seat}
+
+
 class SequentialTest:
     """The test, updated one pair at a time."""
 
-    def __init__(self, params: SprtParams) -> None:
+    def __init__(self, params: SprtParams, delta_at: Mapping[int, float] | None = None) -> None:
+        """`delta_at`: `params.delta` as Elo at each table size (`delta_by_size`); without it,
+        `params.delta` at every size (right for a gauntlet of one size)."""
         self.params = params
+        self.delta_at = dict(delta_at or {})
         self.n = 0
         self.total = self.square = self.base = 0.0
         self.evidence = self.against = 0.0
+        self.versus: dict[tuple[str, int], list[float]] = {}   # (opponent, size) -> [ahead, games]
         self.current = SprtState(0, 0.0, 0.0, 0.0, None)
 
-    def add(self, candidate: float, baseline: float) -> SprtState:
+    def gain(self, pair: Pair) -> float:
+        """d_i for `pair`: the score gain of a candidate delta better than the baseline against
+        the opponents seated at its table, from the earlier pairs only."""
+        shift = self.delta_at.get(pair.players, self.params.delta) * _PER_ELO
+        gains = []
+        for opponent in pair.opponents:
+            ahead, games = self.versus.get((opponent, pair.players), (0.0, 0.0))
+            p = (ahead + _PRIOR_GAMES / 2) / (games + _PRIOR_GAMES)
+            gains.append(logistic(logit(p) + shift) - p)
+        return sum(gains) / len(gains) if gains else 0.0
+
+    def add(self, pair: Pair) -> SprtState:
         """The test after one more pair; once decided, further pairs change nothing."""
         if self.current.verdict is not None:
             return self.current
@@ -188,15 +274,13 @@ class SequentialTest:
         n = self.n
         mean = self.total / n if n else 0.0
         var = (self.square - n * mean * mean + 0.25) / (n + 1)
-        gain = params.score_gain((self.base + 0.5) / (n + 1))
-        stake = min(0.5, gain / (var + gain * gain))
-        diff = candidate - baseline
+        gain = self.gain(pair)
+        stake = min(MAX_STAKE, gain / (var + gain * gain)) if gain > 0 else 0.0
+        diff = pair.candidate - pair.baseline
         self.evidence += math.log1p(stake * diff)
         self.against += math.log1p(stake * (gain - diff))
-        self.n = n = n + 1
-        self.total += diff
-        self.square += diff * diff
-        self.base += baseline
+        self._record(pair)
+        n = self.n
         mean = self.total / n
         sd = math.sqrt(max(0.0, (self.square - n * mean * mean) / (n - 1))) if n > 1 else 0.0
         verdict = None
@@ -207,27 +291,38 @@ class SequentialTest:
                 verdict = NOT_BETTER
         if verdict is None and n >= params.max_pairs:
             verdict = INCONCLUSIVE
-        baseline_score = (self.base + 0.5) / (n + 1)
         self.current = SprtState(n, mean, sd, self.evidence, verdict, against=self.against,
-                                 baseline_score=baseline_score,
-                                 gain=params.score_gain(baseline_score))
+                                 baseline_score=(self.base + 0.5) / (n + 1), gain=gain)
         return self.current
 
+    def _record(self, pair: Pair) -> None:
+        """Count the pair in the running sums and the baseline's results per opponent."""
+        diff = pair.candidate - pair.baseline
+        self.n += 1
+        self.total += diff
+        self.square += diff * diff
+        self.base += pair.baseline
+        for opponent, result in zip(pair.opponents, pair.baseline_results, strict=True):
+            counts = self.versus.setdefault((opponent, pair.players), [0.0, 0.0])
+            counts[0] += result
+            counts[1] += 1
 
-def trail(pairs: Sequence[tuple[float, float]], params: SprtParams) -> list[SprtState]:
-    """The test after each pair (candidate score, baseline score), in order, up to the
-    verdict."""
-    test = SequentialTest(params)
+
+def trail(pairs: Sequence[Pair], params: SprtParams,
+          delta_at: Mapping[int, float] | None = None) -> list[SprtState]:
+    """The test after each pair, in order, up to the verdict."""
+    test = SequentialTest(params, delta_at)
     states = []
-    for candidate, baseline in pairs:
-        states.append(test.add(candidate, baseline))
+    for pair in pairs:
+        states.append(test.add(pair))
         if states[-1].verdict is not None:
             break
     return states
 
 
-def state(pairs: Sequence[tuple[float, float]], params: SprtParams) -> SprtState:
+def state(pairs: Sequence[Pair], params: SprtParams,
+          delta_at: Mapping[int, float] | None = None) -> SprtState:
     """The test over the pairs taken in order: it stops at the first pair (from `min_pairs`
-    on) whose LLR crosses a bound, so later pairs never change a verdict."""
-    states = trail(pairs, params)
+    on) whose evidence crosses a bound, so later pairs never change a verdict."""
+    states = trail(pairs, params, delta_at)
     return states[-1] if states else SprtState(0, 0.0, 0.0, 0.0, None)

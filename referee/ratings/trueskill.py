@@ -59,7 +59,7 @@ class RatingState:
     rated, and a digest of the parameters and games it covers."""
 
     through: int                    # the last schedule index covered (-1: none)
-    digest: str                     # games_digest of the parameters and the games covered
+    digest: str                     # _Digest of the parameters and the games covered
     pi: dict[str, float]
     tau: dict[str, float]
     games: dict[str, int]
@@ -83,13 +83,9 @@ class RatingState:
         return state
 
 
-def games_digest(params: RatingParams, games: Iterable[PlayedGame]) -> str:
-    """A digest of `params` and of what TrueSkill reads of `games` (in the given order)."""
-    return _Digest(params, list(games)).through()
-
-
 class _Digest:
-    """games_digest of the first games of `ordered`, for growing counts of them: a refit
+    """A digest of the parameters and of what TrueSkill reads of the first games of
+    `ordered` (in that order), for growing counts of them: a refit
     checks the state it resumes from and then digests a longer run of the same games for the
     next one, hashing each game once (a shorter run than the last one asked starts again)."""
 

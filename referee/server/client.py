@@ -26,16 +26,6 @@ class SubmitError(UserError, RuntimeError):
     """The server refused the upload or could not be reached; one line."""
 
 
-def zip_folder(folder: Path, out: Path) -> int:
-    """Zip a bot folder (its files at the top of the archive, links and caches left out);
-    the number of files written."""
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
-        count = _add_tree(archive, folder, "")
-    if count == 0:
-        raise SubmitError(f"{folder}: no files to send")
-    return count
-
-
 def _add_tree(archive: zipfile.ZipFile, folder: Path, prefix: str) -> int:
     """Add the files below `folder` as `prefix` + their relative path (links and SKIP_DIRS
     left out); how many."""

@@ -102,7 +102,8 @@ class LocalExecutor:
                         game_id: str, save: Save) -> None:
         """Play one game, its steps written to its live file, and save it; the live file
         goes once the record is saved (or the game is stopped)."""
-        live = self.live.game(game_id, list(game.bots)) if self.live is not None else None
+        live = (self.live.game(game_id, list(game.bots), game.index)
+                if self.live is not None else None)
         saved = False
         try:
             result = await play_on_roster(self.roster, rules, game, game_id, options,

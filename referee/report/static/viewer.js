@@ -192,8 +192,8 @@
     seatPanels.push({panel, money, notes, hand: handBox, strikes});
   }
 
-  // Event log entries, built once.
-  const entries = events.map((e, i) => {
+  // Event log entries, built once (a live game's as its events come).
+  function logEntry(e, i) {
     const item = el("li", "ev ev-" + e.type, null, log);
     item.dataset.index = i;
     const d = decisionOf[i];
@@ -216,7 +216,8 @@
     }
     item.addEventListener("click", () => go(i + 1));
     return item;
-  });
+  }
+  const entries = events.map(logEntry);
 
   function dot(parent, seat) {
     const sw = el("span", "swatch", null, parent);
@@ -509,4 +510,26 @@
   step = -1;
   const start = fromHash();
   go(start === null ? opening : start);
+
+  // A game in play (the club's live page, data-live): watch.js sends each step's events and
+  // decision as a "live-step" event; the viewer follows the newest unless the reader stepped
+  // back to look at an earlier one.
+  if (root.dataset.live) {
+    root.addEventListener("live-step", (ev) => {
+      const following = step === events.length;
+      for (const e of ev.detail.events) {
+        const i = events.length;
+        events.push(e);
+        if (e.type === "place") {
+          decisions.push(ev.detail.decision || null);
+          decisionOf[i] = decisions[decisions.length - 1];
+          placeEvents.push(i);
+        }
+        entries.push(logEntry(e, i));
+      }
+      slider.max = events.length;
+      if (following) step = events.length;   // drawn without go's scrolling to the end
+      draw(step);
+    });
+  }
 })();

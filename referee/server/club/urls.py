@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib.auth.views import LogoutView
 from django.urls import path, register_converter
 
-from referee.server.club.views import accounts, api, organiser, pages, results, season
+from referee.server.club.views import accounts, api, live, organiser, pages, results, season
 
 
 class IdConverter:
@@ -43,9 +43,14 @@ urlpatterns = [
     path("versions/<id:version_id>/download", pages.download, name="download"),
     path("games/<id:index>/", pages.game_page, name="game"),
     path("games/<id:index>/viewer", pages.game_viewer, name="game-viewer"),
+    path("games/<id:index>/live", live.season_stream, name="game-live"),
+    path("games/<id:index>/watch", live.season_watch, name="game-watch"),
+    path("games/live.json", live.in_play_json, name="games-live"),
     path("testgames/", pages.test_games, name="testgames"),
     path("testgames/<id:game_id>/", pages.test_game_page, name="testgame"),
     path("testgames/<id:game_id>/viewer", pages.test_game_viewer, name="testgame-viewer"),
+    path("testgames/<id:game_id>/live", live.test_stream, name="testgame-live"),
+    path("testgames/<id:game_id>/watch", live.test_watch, name="testgame-watch"),
     path("api/submit", api.submit, name="api-submit"),
     path("api/versions/<id:version_id>", api.version_status, name="api-version"),
     path("api/leaderboard", results.leaderboard, name="api-leaderboard"),
@@ -53,6 +58,7 @@ urlpatterns = [
     path("api/games/<id:index>", results.game, name="api-game"),
     path("organiser/", organiser.organiser, name="organiser"),
     path("organiser/season/<str:action>", organiser.season_action, name="season-action"),
+    path("organiser/screen/", live.screen, name="screen"),
     path("organiser/settings", season.season_settings, name="season-settings"),
     path("organiser/codes/new", organiser.join_code_new, name="code-new"),
     path("organiser/codes/<id:code_id>/withdraw", organiser.join_code_withdraw,

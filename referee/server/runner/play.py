@@ -21,9 +21,10 @@ from referee.errors import FailureKind
 from referee.game.match import MatchResult
 from referee.league.executors import Executor, make_executor
 from referee.league.folder import LeagueFolder
-from referee.league.runner import LeagueOutcome, write_outputs
+from referee.league.runner import LeagueOutcome
 from referee.league.schedule import ScheduledGame
 from referee.league.season import ACTIVE, DISABLED, Season, play_pending, season_specs
+from referee.report.table_files import write_outputs
 from referee.server.runner import log, records
 from referee.server.runner.checks import Db
 from referee.server.runner.settings import RunnerSettings, load_runner_settings

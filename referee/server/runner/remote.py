@@ -3,7 +3,8 @@
 With a cluster the club's machine runs no bot: a check goes to a worker as one task (the
 folder holding the version's spec packed as a league's bots are, an image archive beside it by
 its digest; the worker runs `referee check` there, under the guard, with the check's time
-limit) and so does a test game (its bots shipped as a league's are, played with `play_one`).
+limit) and so does a test game (its bots shipped as a league's are, played with `play_seeded`:
+`TaskExecutor`, the executor its one loop plays it on).
 They go before the season's games waiting on the workers (a higher dask priority): a student
 waits for them. The check's lines are stored when it ends, after a first line naming the
 worker; a test game's record names its worker as a league game's does.
@@ -13,21 +14,23 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from referee.bots.errors import BotStartError
 from referee.bots.spec import BotSpec, BotSpecError, load_spec, private
 from referee.engine import RuleSet
-from referee.game.match import MatchOptions, MatchResult
+from referee.game.match import MatchOptions
+from referee.league.executors import GameId, Save, Stop
 from referee.league.executors.dask import RESOURCE, Cluster, ship
-from referee.league.executors.jobs import CheckJob, run_check_job, run_test_game_job
 from referee.league.executors.packs import pack_tree
+from referee.league.executors.worker import ShippedBot
+from referee.league.schedule import ScheduledGame
 from referee.present.text import safe_line
 from referee.server.runner import records
 from referee.server.runner.checks import MAX_LINES, CheckLines, Db, record_verdict
-from referee.util.seeds import draw_secret
+from referee.server.runner.jobs import CheckJob, run_check_job, run_test_game_job
 
 PRIORITY = 10   # before the season's games (priority 0) that wait on the workers
 
@@ -80,17 +83,42 @@ async def run_check_on_cluster(db: Db, claimed: records.Claimed, timeout: float,
     await lines.finish(done.returncode, timeout)
 
 
-async def play_on_cluster(cluster: Cluster, specs: list[BotSpec], rules: RuleSet,
-                          options: MatchOptions, timeout: float) -> MatchResult:
-    """One test game of `specs` on a worker of `cluster`; BotStartError or RuntimeError with
-    one line if it could not be played (a bot that cannot start, the time limit)."""
-    assert cluster.client is not None
-    bots = [await asyncio.to_thread(ship, spec, None) for spec in specs]
-    done = await submit(cluster, run_test_game_job, bots, rules, draw_secret(), options, timeout,
-                        key="referee-test-game")
-    if done.result is None:
-        raise RuntimeError(done.error)
-    return done.result
+class TaskExecutor:
+    """An executor (referee.league.executors) for the club's test games on `cluster`: each
+    game is one self-contained task (its bots shipped with it, started, played and stopped on
+    one worker within `timeout` seconds) that goes before the season's games."""
+
+    def __init__(self, cluster: Cluster, specs: list[BotSpec], timeout: float) -> None:
+        self.cluster, self.specs, self.timeout = cluster, specs, timeout
+        self.bots: dict[str, ShippedBot] = {}
+
+    async def start(self, skip_broken: bool) -> tuple[dict[str, str], list[BotStartError]]:
+        """Pack every bot to be sent (BotStartError if its files cannot be); the workers
+        start them with each game."""
+        for spec in self.specs:
+            self.bots[spec.name] = await asyncio.to_thread(ship, spec, None)
+        return {name: bot.version for name, bot in self.bots.items()}, []
+
+    async def play(self, games: Sequence[ScheduledGame], rules: RuleSet, options: MatchOptions,
+                   game_id: GameId, save: Save, stop: Stop | None = None) -> None:
+        """Play `games` one after the other, a task each; RuntimeError with one line if one
+        could not be played (a bot that cannot start, the time limit)."""
+        assert self.cluster.client is not None
+        for game in games:
+            if stop is not None and stop():
+                return
+            bots = [self.bots[name] for name in game.bots]
+            done = await submit(self.cluster, run_test_game_job, bots, rules, game.seed,
+                                game_id(game), options, self.timeout, key="referee-test-game")
+            if done.result is None:
+                raise RuntimeError(done.error)
+            save(game, done.result)
+
+    async def __aenter__(self) -> TaskExecutor:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
 
 
 async def submit(cluster: Cluster, fn: Any, payload: Any, *args: Any, key: str) -> Any:

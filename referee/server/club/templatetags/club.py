@@ -8,7 +8,7 @@ from typing import Any
 from django import template
 from django.utils.html import format_html
 
-from referee.league.table_files import rank_text
+from referee.report.table_files import rank_text
 
 register = template.Library()
 

@@ -33,6 +33,7 @@ from referee.server.club.models import Bot, BotVersion, Notice, TestGame
 from referee.server.club.people import is_organiser
 from referee.server.club.templatetags.club import local_time
 from referee.server.club.uploads import UploadRefused, accept_upload
+from referee.server.club.views import live
 from referee.server.club.views.common import (
     leaderboard_open,
     may_see_code,
@@ -64,7 +65,8 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     board = newest_board()
     return render(request, "club/leaderboard.html", {"board": board.payload,
                                                      "rows_html": board.rows_html,
-                                                     "retired_html": board.retired_html})
+                                                     "retired_html": board.retired_html,
+                                                     "in_play": live.season_in_play()})
 
 
 @leaderboard_open
@@ -256,6 +258,8 @@ def at_move(request: HttpRequest) -> str:
 
 @login_required
 def game_page(request: HttpRequest, index: int) -> HttpResponse:
+    if games.season_game(index) is None:   # in play: its live viewer (else 404)
+        return live.season_game_in_play(request, index)
     record, names = _season_game(index)
     seats = games.seats(request.user, record, names)
     return render(request, "club/game.html", {
@@ -338,7 +342,9 @@ def test_game_page(request: HttpRequest, game_id: int) -> HttpResponse:
     return render(request, "club/game.html", {
         "title": f"Test game {game.pk}", "test_game": game,
         "seats": seats.rows, "outputs": seats.outputs, "others_hidden": seats.others_hidden,
-        "viewer_url": f"/testgames/{game.pk}/viewer" if record else None})
+        "viewer_url": f"/testgames/{game.pk}/viewer" if record else None,
+        "live_url": (f"/testgames/{game.pk}/watch"
+                     if game.state == TestGame.RUNNING and live.test_live_file(game.pk) else None)})
 
 
 @login_required

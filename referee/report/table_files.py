@@ -1,9 +1,11 @@
-"""A league table as the text of the files a league writes beside its store: table.md,
-table.csv, table.json, head_to_head.csv and pairwise.csv (`write_tables`), and the cell
-formats the terminal view (`referee.cli.tables`) shares with them.
+"""A league table as the text of the files written beside a league's store: table.md,
+table.csv, table.json, head_to_head.csv and pairwise.csv (`write_tables`; all of them, the
+workers' too, from a league's outcome: `write_outputs`), and the cell formats the terminal view
+(`referee.cli.tables`) shares with them. The league computes the numbers and writes none of
+this: its callers (the CLI, the club's season) hand `write_outputs` to it as its `publish`.
 
 Bot names and the names of their notes are bot text: Markdown escapes them, and the notes'
-lines pass through `safe_line`. Nothing here prints: the league shows nothing itself.
+lines pass through `safe_line`. Nothing here prints.
 """
 
 from __future__ import annotations
@@ -18,8 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from referee.bots.errors import STRIKE_TYPES
+from referee.league.folder import LeagueFolder
+from referee.league.runner import LeagueOutcome, fit_facts
 from referee.league.tables import NAMES_PER_BOT, HeadToHead, Pairwise, Row
 from referee.present.text import safe_line
+from referee.report.worker_tables import write_worker_tables
 
 
 def table_sizes(rows: Sequence[Row]) -> list[int]:
@@ -300,3 +305,13 @@ def write_tables(
         path.write_text(text, encoding="utf-8")
         paths.append(path)
     return paths
+
+
+def write_outputs(outcome: LeagueOutcome) -> None:
+    """Write the tables (Markdown, CSV, JSON) next to the database."""
+    extra = {**outcome.facts, "games_recorded": len(outcome.games),
+             "games_all_forfeited": sum(game.void for game in outcome.games),
+             "schedule_balance": outcome.balance.describe(), **fit_facts(outcome.standings)}
+    tables = LeagueFolder(outcome.out).tables
+    write_tables(tables, outcome.rows, outcome.h2h, extra, outcome.pairwise)
+    write_worker_tables(tables, outcome.workers)

@@ -1,9 +1,12 @@
 """One-off work on a dask worker for the club server: a version's check, a test game.
 
-Both come as one task each, with the bots' files by content (packs.py): the worker unpacks
-them, checks them against their version or digest, and runs the work as it would run here (the
-check as `referee check` under the guard with its time limit, the game with `play_one`), so
-the club's machine runs no bot. Each answer names the worker that did the work.
+Imported on the workers by name (the tasks are these functions): nothing here needs Django.
+
+Both come as one task each, with the bots' files by content (referee.league.executors.packs):
+the worker unpacks them, checks them against their version or digest, and runs the work as it
+would run here (the check as `referee check` under the guard with its time limit, the game with
+`play_seeded`), so the club's machine runs no bot. Each answer names the worker that did the
+work.
 """
 
 from __future__ import annotations
@@ -111,17 +114,18 @@ class GameDone:
     error: str = ""
 
 
-def run_test_game_job(bots: list[ShippedBot], rules: RuleSet, secret: int,
+def run_test_game_job(bots: list[ShippedBot], rules: RuleSet, seed: int, game_id: str,
                       options: MatchOptions, timeout: float) -> GameDone:
     """The dask task of one test game: the bots unpacked (or their archives placed), checked
-    and built on this worker, then one game of them, within `timeout` seconds."""
-    from referee.game.single import play_one
+    and built on this worker, then one game of them (seed `seed`, id `game_id`), within
+    `timeout` seconds."""
+    from referee.game.single import play_seeded
 
     label = worker_label(get_worker())
     try:
         specs = [bot.local_spec(None) for bot in bots]
         result = asyncio.run(asyncio.wait_for(
-            play_one(specs, rules, secret, options=options, sandbox=None), timeout))
+            play_seeded(specs, rules, seed, game_id, options=options, sandbox=None), timeout))
     except TimeoutError:
         return GameDone(label, None, f"not finished within {timeout:.0f} s")
     except BotStartError as exc:

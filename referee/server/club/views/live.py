@@ -1,0 +1,309 @@
+"""Games as they are played, on the club's pages (issue "Play and watch", item 4).
+
+The referee writes each game in play to a live file (referee.game.livefile): the season's
+games in DATA/season/live/, test games in DATA/testgames/live/. A game's page follows its file
+with server-sent events: `GET /games/<index>/live` (a season game by schedule index) and
+`GET /testgames/<id>/live` (a test game; its owner and the organiser only) answer
+`text/event-stream` with
+
+    event: start   data: {"players", "rules", "bots": [league names], "index"}
+    id: K          event: step    data: public_step(the K-th step): {"events", "decision"}
+    event: end     data: {"finished": bool, "url": the game's page}
+
+A reconnecting EventSource sends Last-Event-ID: the steps it had are not sent again. Each
+watcher is one async generator that polls its file (asyncio.sleep: it never holds a thread or
+the event loop) and ends at the end line, when the file goes without one (its referee was
+stopped) or when the client goes (Django cancels it). At most `watcher_limit()` streams are
+open per web process: one more is answered 503 at once, so watchers never starve the pages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.clickjacking import xframe_options_sameorigin
+
+from referee.engine import RuleSet
+from referee.game.livefile import LiveReader, games_in_play, public_step
+from referee.server.club import games
+from referee.server.club.board import newest_board
+from referee.server.club.views.common import organiser_only, refusal
+from referee.server.runner.testgames import live_path
+
+WATCHERS_ENV = "REFEREE_LIVE_WATCHERS"
+DEFAULT_WATCHERS = 50     # open streams per web process (see watcher_limit)
+POLL_S = 0.1              # how often a watcher looks for new lines: well inside 300 ms
+KEEPALIVE_S = 15.0        # a comment line this often keeps proxies from closing the stream
+GONE_CHECK_S = 2.0        # how often a quiet watcher checks that its file is still there
+IDLE_S = 3600.0           # a file silent this long: a referee killed without removing it
+
+
+def watcher_limit() -> int:
+    """Streams one web process keeps open at once (REFEREE_LIVE_WATCHERS, default 50): each
+    costs a poll every 100 ms and a socket, not a thread, so pages always find a thread."""
+    text = os.environ.get(WATCHERS_ENV, "")
+    return int(text) if text.isdigit() and int(text) > 0 else DEFAULT_WATCHERS
+
+
+class Watchers:
+    """The count of open streams in this process, never above its limit."""
+
+    def __init__(self) -> None:
+        self.open = 0
+
+    def take(self) -> bool:
+        """One more stream, if there is room (the event loop is one thread: no lock)."""
+        if self.open >= watcher_limit():
+            return False
+        self.open += 1
+        return True
+
+    def give(self) -> None:
+        self.open = max(0, self.open - 1)
+
+
+WATCHERS = Watchers()
+
+
+# ------------------------------------------------------------------------- games in play
+
+def header_of(path: Path) -> dict[str, Any] | None:
+    """A live file's header line, or None (the game ended meanwhile, or no header yet)."""
+    try:
+        with path.open(encoding="utf-8") as file:
+            line = file.readline()
+    except OSError:
+        return None
+    if not line.endswith("\n"):
+        return None
+    with contextlib.suppress(ValueError):
+        data = json.loads(line)
+        if isinstance(data, dict) and isinstance(data.get("players"), int):
+            return data
+    return None
+
+
+def season_in_play() -> list[dict[str, Any]]:
+    """The season's games in play, oldest first: index, seats' names and their pages."""
+    found = []
+    for path in games_in_play(games.season_folder().live):
+        header = header_of(path)
+        if header is None or not isinstance(header.get("index"), int):
+            continue
+        index = header["index"]
+        found.append({"index": index, "bots": [str(name) for name in header["bots"]],
+                      "url": f"/games/{index}/", "watch": f"/games/{index}/watch"})
+    return found
+
+
+def season_live_file(index: int) -> tuple[Path, dict[str, Any]] | None:
+    """The live file of season game `index` and its header, if it is in play."""
+    for path in games_in_play(games.season_folder().live):
+        header = header_of(path)
+        if header is not None and header.get("index") == index:
+            return path, header
+    return None
+
+
+def test_live_file(game_id: int) -> tuple[Path, dict[str, Any]] | None:
+    """The live file of test game `game_id` and its header, if it is in play."""
+    path = live_path(Path(settings.DATA_DIR), game_id)
+    header = header_of(path)
+    return (path, header) if header is not None else None
+
+
+@login_required
+def in_play_json(request: HttpRequest) -> HttpResponse:
+    """The season's games in play (the big screen and the leaderboard list them)."""
+    return JsonResponse({"games": season_in_play()})
+
+
+# ------------------------------------------------------------------------- the stream
+
+def event(name: str, data: dict[str, Any], ident: int | None = None) -> str:
+    """One server-sent event (JSON has no raw newline: one data line)."""
+    head = f"id: {ident}\n" if ident is not None else ""
+    return f"{head}event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+
+
+async def follow_events(path: Path, page_url: str, seen: int) -> AsyncIterator[str]:
+    """The events of the game of live file `path`, from step `seen` + 1 on; ends after the
+    end line, or when the file is gone without one (its referee was stopped)."""
+    try:
+        file = path.open(encoding="utf-8")
+    except FileNotFoundError:
+        yield event("end", {"finished": False, "url": page_url})
+        return
+    with file:
+        reader, sent, step = LiveReader(file), False, 0
+        quiet, gone = 0.0, False
+        while True:
+            lines = reader.ready()
+            for line in lines:
+                if "players" in line and not sent:   # the header
+                    sent = True
+                    if seen == 0:
+                        yield event("start", {"players": line["players"],
+                                              "rules": line["rules"], "bots": line["bots"],
+                                              "index": line.get("index")})
+                elif line.get("end"):
+                    yield event("end", {"finished": bool(line.get("finished")),
+                                        "url": page_url})
+                    return
+                else:
+                    step += 1
+                    if step > seen:
+                        yield event("step", public_step(line), step)
+            if reader.ended:   # not a live file
+                yield event("end", {"finished": False, "url": page_url})
+                return
+            if lines:
+                quiet = 0.0
+                continue
+            if gone:   # the file went without an end line: its referee was stopped
+                yield event("end", {"finished": False, "url": page_url})
+                return
+            await asyncio.sleep(POLL_S)
+            quiet += POLL_S
+            if quiet >= KEEPALIVE_S:
+                quiet = 0.0
+                yield ": still playing\n\n"
+            # Gone: read once more (the lines written before it went are readable still).
+            quiet_for = reader.quiet_for()
+            gone = (quiet_for >= GONE_CHECK_S and not path.exists()) or quiet_for >= IDLE_S
+
+
+def last_event_id(request: HttpRequest) -> int:
+    """The last step a reconnecting EventSource had (0 for a new one)."""
+    text = request.headers.get("Last-Event-ID", "")
+    return int(text) if text.isdigit() and len(text) < 9 else 0
+
+
+def stream(request: HttpRequest, path: Path, page_url: str) -> HttpResponse:
+    """The answer that streams live file `path`, or 503 when this process has its fill."""
+    if not WATCHERS.take():
+        answer = refusal(request, f"this server process already streams {watcher_limit()} "
+                                  f"games to watchers; try again in a while", 503)
+        answer["Retry-After"] = "10"
+        return answer
+
+    async def events() -> AsyncIterator[str]:
+        try:
+            async for text in follow_events(path, page_url, last_event_id(request)):
+                yield text
+        finally:
+            WATCHERS.give()
+
+    response = StreamingHttpResponse(events(), content_type="text/event-stream")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"   # a proxy in front must not hold the events back
+    return response
+
+
+def stored_game_end(page_url: str) -> HttpResponse:
+    """The stream of a game that is no longer in play: its end at once (the page shows its
+    replay)."""
+    return HttpResponse(event("end", {"finished": True, "url": page_url}),
+                        content_type="text/event-stream")
+
+
+@login_required
+async def season_stream(request: HttpRequest, index: int) -> HttpResponse:
+    """A season game's moves as they are played (anyone signed in sees a season game)."""
+    page_url = f"/games/{index}/"
+    found = await sync_to_async(season_live_file)(index)
+    if found is not None:
+        return stream(request, found[0], page_url)
+    if await sync_to_async(games.season_game)(index) is not None:
+        return stored_game_end(page_url)
+    raise Http404("no such game")
+
+
+@login_required
+async def test_stream(request: HttpRequest, game_id: int) -> HttpResponse:
+    """A test game's moves as they are played: its owner's and the organiser's only."""
+    user = await request.auser()
+    await sync_to_async(own_test_game)(user, game_id)   # 404 for anyone else
+    page_url = f"/testgames/{game_id}/"
+    found = await sync_to_async(test_live_file)(game_id)
+    if found is None:
+        return stored_game_end(page_url)
+    return stream(request, found[0], page_url)
+
+
+def own_test_game(user: User, game_id: int) -> Any:
+    """The test game if `user` may see it (pages' rule), else 404."""
+    from referee.server.club.views.pages import _own_test_game
+
+    return _own_test_game(user, game_id)
+
+
+# ------------------------------------------------------------------------- the viewer
+
+def watch_html(request: HttpRequest, header: dict[str, Any], stream_url: str,
+               page_url: str) -> HttpResponse:
+    """The replay viewer on a game in play: the record so far is its header only, and
+    watch.js appends each step the stream brings (the viewer draws as for a replay)."""
+    rules = RuleSet.from_dict(header["rules"])
+    players = int(header["players"])
+    record = {"players": players, "rules": header["rules"], "events": [], "decisions": [],
+              "bots": [{"seat": seat, "name": str(name)}
+                       for seat, name in enumerate(header["bots"])]}
+    hand = ",".join(map(str, (rules.dice, rules.big_dice, rules.neutral_per_player(players))))
+    return render(request, "club/live_viewer.html", {
+        "record": record, "hand": hand, "stream_url": stream_url, "page_url": page_url,
+        "preset": rules.preset, "players": players})
+
+
+@login_required
+@xframe_options_sameorigin
+def season_watch(request: HttpRequest, index: int) -> HttpResponse:
+    """The live viewer of a season game in play (its game page frames it)."""
+    found = season_live_file(index)
+    if found is None:   # over by now (or never): its replay viewer, 404 if there is none
+        return redirect("club:game-viewer", index=index)
+    return watch_html(request, found[1], f"/games/{index}/live", f"/games/{index}/")
+
+
+@login_required
+@xframe_options_sameorigin
+def test_watch(request: HttpRequest, game_id: int) -> HttpResponse:
+    """The live viewer of a test game in play: its owner's and the organiser's only."""
+    own_test_game(request.user, game_id)
+    found = test_live_file(game_id)
+    if found is None:   # over by now (or not begun): its replay viewer, 404 if none yet
+        return redirect("club:testgame-viewer", game_id=game_id)
+    return watch_html(request, found[1], f"/testgames/{game_id}/live",
+                      f"/testgames/{game_id}/")
+
+
+def season_game_in_play(request: HttpRequest, index: int) -> HttpResponse:
+    """The page of a season game that is not stored yet: its live viewer, or 404."""
+    found = season_live_file(index)
+    if found is None:
+        raise Http404("no such game")
+    return render(request, "club/game.html", {
+        "title": f"Game {index}", "seats": [], "live_url": f"/games/{index}/watch",
+        "in_play": [str(name) for name in found[1]["bots"]]})
+
+
+# ------------------------------------------------------------------------- the big screen
+
+@organiser_only
+def screen(request: HttpRequest) -> HttpResponse:
+    """The organiser's projector page: the leaderboard beside the games in play."""
+    board = newest_board()
+    return render(request, "club/live_screen.html", {"board": board.payload,
+                                                     "rows_html": board.rows_html})
