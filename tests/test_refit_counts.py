@@ -4,6 +4,7 @@ void games, shared places, mixed table sizes, strikes, latencies and notes."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import random
@@ -17,6 +18,8 @@ from referee.errors import StoreError
 from referee.league.schedule import ScheduledGame, balance
 from referee.league.store import LeagueStore
 from referee.league.tables import head_to_head, league_table, percentile
+from referee.ratings.intervals import resampling_units
+from referee.ratings.plackett import canonical_key
 from referee.ratings.results import PlayedGame
 from referee.ratings.trueskill import Ratings, RatingState, rate_games
 
@@ -198,3 +201,53 @@ def test_a_state_of_other_games_gives_the_state_and_table_of_a_rating_from_scrat
     assert resumed.history == [step for step in scratch.history if step[0] >= 60]
     assert (resumed.mu, resumed.sigma, resumed.state) == (scratch.mu, scratch.sigma,
                                                           scratch.state)
+
+
+@pytest.mark.parametrize("seed", [6, 7])
+def test_games_put_in_canonical_order_by_numpy_are_in_the_order_sorted_gives(seed: int) -> None:
+    from referee.ratings.plackett import canonical_order
+
+    # names that sort differently as text and by length, tables of 2-5 (a shorter table whose
+    # seats are a prefix of a longer one's first), shared places, forfeits, repeated games
+    games = random_league(400, seed)
+    games += [dataclasses.replace(game, index=1000 + n) for n, game in enumerate(games[:40])]
+    games = [dataclasses.replace(game, bots=tuple(name.replace("b1", "b10") for name in game.bots))
+             for game in games]
+    games += [dataclasses.replace(games[0], index=2000, bots=games[0].bots[:2],
+                                  places=games[0].places[:2], forfeited=(False, False))]
+    expected = sorted(range(len(games)), key=lambda i: canonical_key(games[i]))
+    assert canonical_order(games) == expected
+    units = resampling_units(games)
+    assert units == sorted(([game] for game in games), key=lambda unit: canonical_key(unit[0]))
+    odd = [dataclasses.replace(games[0], places=(1.5, 1, 2, 3)[:games[0].players])] + games
+    assert canonical_order(odd) == sorted(range(len(odd)), key=lambda i: canonical_key(odd[i]))
+
+
+def test_the_games_and_schedule_are_parsed_as_one_json_document(tmp_path: Path,
+                                                                monkeypatch) -> None:
+    """json.loads's fixed cost is paid once for all games, not once per game (strikes are
+    decoded once per distinct text, as before), and the same games and schedule come out."""
+    from referee.league import store as store_module
+
+    games = random_league(300, seed=9)
+    store = stored(tmp_path, games)
+    store.db.executemany("INSERT INTO schedule VALUES (?, ?, ?, ?)",
+                         [(g.index, g.index // 2, json.dumps(list(g.bots)), g.index)
+                          for g in games])
+    texts = {text for (text,) in store.db.execute("SELECT strikes FROM games")}
+    calls = {"count": 0}
+    loads = json.loads
+
+    def counted(*args, **kwargs):
+        calls["count"] += 1
+        return loads(*args, **kwargs)
+
+    monkeypatch.setattr(store_module.json, "loads", counted)
+    assert store.played() == games
+    assert calls["count"] == 1 + len(texts)
+    calls["count"] = 0
+    schedule = store.schedule()
+    assert calls["count"] == 1
+    assert [(s.index, s.bots, s.group, s.rotation) for s in schedule] == [
+        (g.index, g.bots, g.index // 2, g.index % 2) for g in games]
+    store.close()

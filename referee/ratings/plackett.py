@@ -44,6 +44,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 
@@ -80,6 +81,34 @@ def finishing_groups(game: PlayedGame) -> list[list[str]]:
 def canonical_key(game: PlayedGame) -> tuple:
     """A key that orders games by their content alone (bots per seat, places, forfeits)."""
     return (game.bots, game.places, game.forfeited)
+
+
+def canonical_order(games: Sequence[PlayedGame]) -> list[int]:
+    """The positions of `games` in `canonical_key` order, equal keys in their given order: what
+    sorted(range(len(games)), key=...) gives, sorted by numpy (a refit orders 100,000 games
+    twice, and comparing tuples of tuples of names in Python was seconds of it).
+
+    Each key becomes a row of integers: the rank of each seat's name among the names, then the
+    places, then the forfeits, every part padded with a value below all others (a shorter tuple
+    that is a prefix of a longer one sorts first, as tuples do)."""
+    if not games:
+        return []
+    places = list(chain.from_iterable(game.places for game in games))
+    if not all(type(place) is int for place in places):    # not what a store holds
+        return sorted(range(len(games)), key=lambda i: canonical_key(games[i]))
+    rank = {name: i for i, name in enumerate(sorted({n for game in games for n in game.bots}))}
+    sizes = np.fromiter((game.players for game in games), np.int64, len(games))
+    seated = np.arange(sizes.max())[None, :] < sizes[:, None]       # (game, seat)
+    rows = []
+    for values, pad in ((map(rank.__getitem__, chain.from_iterable(g.bots for g in games)), -1),
+                        (places, np.iinfo(np.int64).min),
+                        (chain.from_iterable(game.forfeited for game in games), -1)):
+        part = np.full(seated.shape, pad, dtype=np.int64)
+        part[seated] = np.fromiter(values, np.int64, len(places))
+        rows.append(part)
+    keys = np.concatenate(rows, axis=1)
+    # lexsort's last key is its first criterion, and it is stable
+    return np.lexsort(keys.T[::-1]).tolist()
 
 
 def _positions(games: Sequence[PlayedGame], index: dict[str, int], width: int
@@ -174,6 +203,7 @@ class Design:
         pairs = [(a, b) for a in range(width) for b in range(a + 1, width)]
         pair_low = np.array([a for a, _ in pairs], dtype=np.int64)
         pair_high = np.array([b for _, b in pairs], dtype=np.int64)
+        self.pair_low = pair_low
         self.pair_flat = (bot[pair_low] * self.n + bot[pair_high]).ravel()
         self.bot_flat = bot.ravel()
         self.cross_flat = (bot * len(self.sizes) + self.game_size[None, :]).ravel()
@@ -196,17 +226,18 @@ class Design:
         return values if at is None else np.take_along_axis(values, at, axis=0)
 
     @staticmethod
-    def _suffix(values: np.ndarray) -> np.ndarray:
-        """Sums over positions j..end of each game (row by row: few rows, long ones)."""
-        out = values.copy()
+    def _suffix(values: np.ndarray, in_place: bool = False) -> np.ndarray:
+        """Sums over positions j..end of each game (row by row: few rows, long ones), in
+        `values` itself when `in_place` (a temporary: one copy fewer of a seats x games array)."""
+        out = values if in_place else values.copy()
         for j in range(len(out) - 2, -1, -1):
             out[j] += out[j + 1]
         return out
 
     @staticmethod
-    def _prefix(values: np.ndarray) -> np.ndarray:
-        """Sums over positions 0..j of each game."""
-        out = values.copy()
+    def _prefix(values: np.ndarray, in_place: bool = False) -> np.ndarray:
+        """Sums over positions 0..j of each game (in `values` itself when `in_place`)."""
+        out = values if in_place else values.copy()
         for j in range(1, len(out)):
             out[j] += out[j - 1]
         return out
@@ -437,18 +468,26 @@ class Design:
         l < l2 (in `pair_flat`'s order) and per position (the diagonal)."""
         self._parts(state)
         if "pair" not in state:
+            # the same products as written out, into arrays made once: a resample's Hessian
+            # is most of its fit, and each temporary of seats x games costs a pass of memory
             e, inverse = state["e"], state["inverse"]
-            square = self._gather(self._prefix(inverse * inverse), self.end)
+            square = self._gather(self._prefix(np.multiply(inverse, inverse), in_place=True),
+                                  self.end)
             # over the stages still holding seats l <= l2: sum of k p_l p_l2 = e_l e_l2 square_l
-            lead = e * square
+            lead = np.multiply(e, square, out=square)      # square is a temporary
             if not self.one_size:
                 lead *= state["c"] * state["c"]
-            state["pair"] = np.concatenate([lead[low] * e[low + 1:]
-                                            for low in range(self.width - 1)]
-                                           or [np.zeros((0, len(self.games)))])
+            pair = np.empty((len(self.pair_low), len(self.games)))
+            done = 0
+            for low in range(self.width - 1):
+                np.multiply(lead[low], e[low + 1:], out=pair[done:done + self.width - 1 - low])
+                done += self.width - 1 - low
+            state["pair"] = pair
             # sum of k (p_l - p_l^2) over the stages holding l
             reach = state["reach"] if self.one_size else state["c"] * state["c"] * state["reach"]
-            state["diag"] = e * reach - lead * e
+            diag = e * reach
+            diag -= np.multiply(lead, e, out=lead)
+            state["diag"] = diag
         return state
 
     def _gradient(self, theta: np.ndarray, weights: np.ndarray, log_scale: np.ndarray,
@@ -497,8 +536,8 @@ class Design:
         e, c, D, reach = state["e"], state["c"], state["D"], state["reach"]
         t = theta[self.bot]
         # mean and second moment of theta over the bots left at each position's stage
-        mu = self._gather(self._suffix(e * t), self.start) / D
-        second = self._gather(self._suffix(e * t * t), self.start) / D
+        mu = self._gather(self._suffix(e * t, in_place=True), self.start) / D
+        second = self._gather(self._suffix(e * t * t, in_place=True), self.start) / D
         # scale block, in b = log c: d/db = c d/dc, d2/db2 = c d/dc + c^2 d2/dc2; per
         # choosing position, d loglik/dc = w (theta - mu) and d2/dc2 = -w (second - mu^2)
         d1 = (self.winf * (t - mu)).sum(axis=0) * weights
@@ -510,7 +549,7 @@ class Design:
         hess_b = np.bincount(self.game_size, weights=c * d1 + c * c * d2, minlength=sizes) - 1
         # cross: d2 / dtheta_i dc = w (1[i chose] - sum of k p_i - c sum of k p_i (theta_i -
         # mu)) over the stages holding i, times c for b = log c
-        mean_reach = self._gather(self._prefix(self.winf * mu / D), self.end)
+        mean_reach = self._gather(self._prefix(self.winf * mu / D, in_place=True), self.end)
         cross_value = (weights * c) * (self.winf - e * ((1 + c * t) * reach - c * mean_reach))
         cross = np.bincount(self.cross_flat, weights=cross_value.ravel(),
                             minlength=n * sizes).reshape(n, sizes)
