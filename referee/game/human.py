@@ -217,7 +217,7 @@ class PlaySession:
         logging.getLogger("referee.sdk").setLevel(logging.WARNING)
         folder = tempfile.TemporaryDirectory(prefix="referee-play-")
         address = f"unix:{folder.name}/human.sock"
-        human = _Loop(lambda stop: serve(HumanBot(self.name, self.ask), address, stop=stop))
+        human = human_seat_server(self.name, self.ask, address)
         referee = _Loop(lambda stop: self._referee(address, stop))
         asked: _Ask | None = None
         try:
@@ -337,6 +337,13 @@ class _Loop:
         """Wait for the thread to end (if it started)."""
         if self.thread.ident is not None:
             self.thread.join()
+
+
+def human_seat_server(name: str, ask: Callable[[View], Action], address: str) -> _Loop:
+    """A human seat named `name` served as a bot at `address` (a gRPC address) in a thread of
+    its own, asking `ask` for each decision: start() it before the game, stop() and join() it
+    after. The terminal's game and the club's page both seat a person this way."""
+    return _Loop(lambda stop: serve(HumanBot(name, ask), address, stop=stop))
 
 
 def save_record(record: GameRecord, path: Path) -> None:

@@ -37,12 +37,11 @@ from referee.bots.spec import BotSpec, Limits, capped_limits, load_spec
 from referee.engine import Game, GameRecord
 from referee.engine.actions import Action
 from referee.engine.view import View
-from referee.game.human import HUMAN_VERSION, HumanBot, _Loop
+from referee.game.human import HUMAN_VERSION, human_seat_server
 from referee.game.single import play_one
 from referee.league.stored import StoredLeague
 from referee.present.render import Narrator, money, notes_text, target_name
 from referee.present.text import safe_line
-from referee.sdk.bot import serve
 from referee.server.club.models import HumanGame, HumanMove
 from referee.server.runner import log
 from referee.server.runner.checks import Db
@@ -282,7 +281,7 @@ async def play_human_game(db: Db, data: Path, request: HumanRequest, stored: Sto
     seat = PageSeat(request, names, limits, db, asyncio.get_running_loop())
     folder = tempfile.TemporaryDirectory(prefix="referee-human-")
     address = f"unix:{folder.name}/human.sock"
-    human = _Loop(lambda stop: serve(HumanBot(request.player, seat.ask), address, stop=stop))
+    human = human_seat_server(request.player, seat.ask, address)
     try:
         specs = [BotSpec(name=request.player, address=address, limits=limits),
                  *(capped_limits(dataclasses.replace(load_spec(path), name=name),
