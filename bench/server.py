@@ -136,6 +136,9 @@ async def student(url: str, me: dict, bots: list[str], indexes: list[int], until
                   seen: dict[str, list[float]], errors: list[str], rng: random.Random) -> None:
     """One student's visit: pages with a think time, one upload of a new version."""
     uploaded = False
+    # A class arrives over a think time, not within one millisecond (a burst of 50 requests at
+    # once measures the first second of the window, not the pages).
+    await asyncio.sleep(rng.uniform(0, 1.5))
     async with httpx.AsyncClient(base_url=url, cookies={"sessionid": me["session"]},
                                  timeout=120.0) as client:
         while time.monotonic() < until:

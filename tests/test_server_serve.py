@@ -206,7 +206,13 @@ def test_the_season_and_its_checks_run_below_the_pages(tmp_path: Path, monkeypat
     else sessions at the season's autogroup nice. Where cgroups can be made the web server's
     processes run in one of their own, of a greater CPU weight than the season's. A page
     answers meanwhile."""
-    from referee.server.priority import CGROUP_ENV, SEASON_NICE, season_group
+    from referee.server.priority import (
+        CGROUP_ENV,
+        SEASON_CPU_WEIGHT,
+        SEASON_NICE,
+        WEB_CPU_WEIGHT,
+        season_group,
+    )
 
     monkeypatch.setenv(CGROUP_ENV, cgroup)
     if cgroup == "on":
@@ -275,7 +281,9 @@ def test_the_season_and_its_checks_run_below_the_pages(tmp_path: Path, monkeypat
         web = re.search(r"the web server runs in cgroup (\S+) ", server.output())
         assert (made is not None) == (web is not None) == (cgroup == "on"), server.output()
         if made and web:
-            assert cpu_weight(Path(web.group(1))) == 4 * cpu_weight(Path(made.group(1)))
+            # The pages first: the web's weight is WEB_CPU_WEIGHT to the season's SEASON_CPU_WEIGHT.
+            assert (cpu_weight(Path(web.group(1))) * SEASON_CPU_WEIGHT
+                    == cpu_weight(Path(made.group(1))) * WEB_CPU_WEIGHT > 0)
     finally:
         assert server.stop() == 0, server.output()
     for group in (made, web):

@@ -1,17 +1,20 @@
 """Who gets the CPU: the pages first, then the season.
 
-The web server's processes run in a cgroup of four times an ordinary weight, and the season's
-runner with everything it starts (bots, checks, builds, refits) in one cgroup of ordinary
-weight. The kernel shares the CPU between groups first, so a page waits for a core behind at
-most a fifth of the machine's busy work, however many bots the season runs; when the pages are
-idle the season has every core, and it weighs as much as any other busy program on the machine
-(its bots' time limits are wall-clock: a check whose bot could not answer Hello in time on a
-loaded machine failed when the season's group had a tenth of an ordinary weight).
+The web server's processes run in a cgroup of the highest weight (cgroup v2's 10,000, a hundred
+times an ordinary group's), and the season's runner with everything it starts (bots, checks,
+builds, refits) in one cgroup of ordinary weight. The kernel shares the CPU between groups
+first, so a page gets a core as soon as it asks, however many bots the season runs: where two
+cores cannot give both, the server chooses the pages. The pages ask for a bounded share (their
+workers, their requests' CPU), so the season keeps the rest; when the pages are idle it has
+every core, and it weighs as much as any other busy program on the machine (its bots' time
+limits are wall-clock: a check whose bot could not answer Hello in time on a loaded machine
+failed when the season's group had a tenth of an ordinary weight, so the season is not lowered
+below an ordinary program; the web is raised above them).
 
-Measured with `bench/server.py` (50 students on the pages beside a season of 50 bots): with
-both in groups of equal weight the pages' medians were 0.80-1.03 s (p95 5.0-5.9 s), one worker
-holding most of the students' connections and waiting for a core; with the web's group at four
-times the weight, 41-74 ms (p95 0.51-0.59 s), while the season kept a third of its idle pace.
+Measured with `bench/server.py` (50 students on the pages beside a season of 50 bots, an idle
+machine otherwise): with the web at four times the season's weight the pages' p95s were
+0.33-1.6 s and the season kept 0.46 of its idle pace; at a hundred times, 0.06-0.16 s with the
+season at 0.44 (bench/README.md).
 
 `nice` alone does nothing here: every child the club starts leads a session of its own (the
 guard's), and with the kernel's autogroup the CPU is shared between sessions' groups first,
@@ -38,7 +41,7 @@ from pathlib import Path
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 SEASON_CPU_WEIGHT = 100     # cgroup v2: an ordinary group's (one group for the whole season)
-WEB_CPU_WEIGHT = 400        # cgroup v2: the pages first (four times an ordinary group)
+WEB_CPU_WEIGHT = 10000      # cgroup v2's highest: the pages first (100 times an ordinary group)
 # Without a cgroup the season is several sessions (the runner, each bot's and check's guard),
 # each an autogroup: at nice 5 each weighs a third of the web's, so a few busy ones leave the
 # pages their share without starving the bots.
@@ -166,8 +169,8 @@ def season_group() -> CpuGroup:
 
 
 def web_group() -> CpuGroup:
-    """The web server's scheduling group: a new cgroup of four times an ordinary weight where
-    one can be made, else none (its session as it is)."""
+    """The web server's scheduling group: a new cgroup of the highest weight where one can be
+    made, else none (its session as it is)."""
     made = new_cgroup(WEB_PREFIX, WEB_CPU_WEIGHT)
     if made is not None:
         group, weight = made

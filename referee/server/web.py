@@ -50,6 +50,17 @@ def config(behind_proxy: bool) -> uvicorn.Config:
                           timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S, **proxy)
 
 
+def warmed_server(behind_proxy: bool) -> uvicorn.Server:
+    """The worker's server with its application loaded and warmed (referee.server.club.warm)
+    before the kernel can give it a connection."""
+    server = uvicorn.Server(config(behind_proxy))
+    server.config.load()    # imports the application: Django is set up after this
+    from referee.server.club.warm import warm
+
+    warm()
+    return server
+
+
 def main(argv: list[str] | None = None) -> int:
     """Serve the club's pages on HOST:PORT until SIGTERM or SIGINT (uvicorn's own handling:
     stop accepting, let requests in flight finish)."""
@@ -58,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--behind-proxy", action="store_true")
     args = parser.parse_args(argv)
+    server = warmed_server(args.behind_proxy)
     try:
         sock = listening_socket(args.host, args.port)
     except OSError as exc:
@@ -65,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
               flush=True)
         return 1
     with sock:
-        uvicorn.Server(config(args.behind_proxy)).run(sockets=[sock])
+        server.run(sockets=[sock])
     return 0
 
 
