@@ -126,7 +126,7 @@ def cpu_seconds(root: int) -> tuple[float, float]:
         fields = text[text.rindex(")") + 2:].split()
         parent[pid] = int(fields[1])
         used[pid] = (int(fields[11]) + int(fields[12])) / tick
-        if b"uvicorn" in cmdline:
+        if b"referee.server.web" in cmdline:   # a web worker (referee/server/web.py)
             web.add(pid)
 
     def under_root(pid: int) -> bool:
