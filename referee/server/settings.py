@@ -83,10 +83,6 @@ DATABASES = {
     "default": {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": DATA_DIR / "server.sqlite3",
-        # One connection per thread kept for the process's life: opening one (and its PRAGMAs)
-        # for every request cost a tenth of a page's time (py-spy, bench/server.py).
-        "CONN_MAX_AGE": None,
-        "CONN_HEALTH_CHECKS": True,
         "OPTIONS": {
             "timeout": 30,
             "transaction_mode": "IMMEDIATE",
