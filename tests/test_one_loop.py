@@ -63,9 +63,12 @@ GAME_PLAYERS = {"play_one", "play_seeded", "play_match", "play_on_roster"}
 def test_the_club_plays_its_games_and_test_games_through_the_one_loop() -> None:
     """The season runner and the test games hand their games to `play_schedule`; the server
     plays none by itself but in the task a cluster's worker runs for a test game, which the
-    loop's executor (remote.TaskExecutor) submits."""
-    assert plays(ROOT, "referee/server") == [("referee/server/runner/jobs.py",
-                                              "run_test_game_job")]
+    loop's executor (remote.TaskExecutor) submits, and a person's game on the play page: one
+    game with a human seat, played as `referee play` plays it (referee.game.human), which no
+    league store takes (HumanGameRefused)."""
+    assert plays(ROOT, "referee/server") == [
+        ("referee/server/runner/humangames.py", "play_human_game"),
+        ("referee/server/runner/jobs.py", "run_test_game_job")]
 
 
 def test_a_second_place_that_stores_a_result_is_found(tmp_path: Path) -> None:
