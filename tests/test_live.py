@@ -85,7 +85,8 @@ def gated_club(tmp_path: Path) -> Iterator[GatedClub]:
 class Stream:
     """One server-sent event stream read as EventSource reads it."""
 
-    def __init__(self, client: WebClient, path: str, last_id: int | None = None) -> None:
+    def __init__(self, client: WebClient, path: str,
+                 last_id: int | str | None = None) -> None:
         headers = {"Accept": "text/event-stream"}
         if last_id is not None:
             headers["Last-Event-ID"] = str(last_id)
@@ -202,3 +203,37 @@ def test_a_stream_follows_a_season_game_and_a_test_game_to_their_ends(
     late = Stream(eve, f"/games/{index}/live")
     assert late.next() == ("end", None, {"finished": True, "url": f"/games/{index}/"})
     assert eve.get("/games/999999/live").status == 404
+
+
+@pytest.mark.sandbox
+def test_the_season_stream_follows_game_after_game_on_one_connection(tmp_path: Path) -> None:
+    club = GatedClub(tmp_path, watchers=3)
+    try:
+        eve = club.client("eve")
+        (game,) = wait_for("the season's game in play", lambda: in_play(eve), club.server,
+                           timeout=600)
+        index = game["index"]
+        season = Stream(eve, "/games/live")
+        name, _, start = season.next()
+        assert name == "start" and start["index"] == index and start["players"] == 2
+        name, ident, first = season.next()
+        assert (name, ident) == ("step", f"{index}.1") and first["events"][0]["type"] == "round"
+        # A reconnecting EventSource gets the steps after the one it had, not the start again.
+        resumed = Stream(club.client("ann"), "/games/live", last_id=f"{index}.1")
+        club.gate.write_text("")
+        rest = season.to_end()
+        idents = [ident for name, ident, _ in rest[:-1]]
+        assert all(name == "step" for name, _, _ in rest[:-1]) and idents
+        assert idents == [f"{index}.{step}" for step in range(2, len(idents) + 2)]
+        assert rest[-1][2] == {"finished": True, "url": f"/games/{index}/"}
+        # The same connection goes on to the next game the season plays, from its start.
+        name, _, following = season.next()
+        assert name == "start" and following["index"] != index
+        name, ident, _ = season.next()
+        assert (name, ident) == ("step", f"{following['index']}.1")
+        assert resumed.next()[:2] == ("step", f"{index}.2")
+        assert MARKER not in season.text
+        season.close()
+        resumed.close()
+    finally:
+        club.close()

@@ -10,10 +10,15 @@ with server-sent events: `GET /games/<index>/live` (a season game by schedule in
     id: K          event: step    data: public_step(the K-th step): {"events", "decision"}
     event: end     data: {"finished": bool, "url": the game's page}
 
-A reconnecting EventSource sends Last-Event-ID: the steps it had are not sent again. Each
-watcher is one async generator that polls its file (asyncio.sleep: it never holds a thread or
-the event loop) and ends at the end line, when the file goes without one (its referee was
-stopped) or when the client goes (Django cancels it). At most `watcher_limit()` streams are
+A reconnecting EventSource sends Last-Event-ID: the steps it had are not sent again.
+`GET /games/live` follows the season itself on one stream: the newest game in play not yet
+shown (its start, its steps with ids "INDEX.STEP", its end), then the next, for as long as the
+client stays: a projector or a script watches all evening without a request per game.
+
+Each stream is an async generator (it never holds a thread or the event loop); the streams of
+one game share one reader of its file (livehub.Tail: one poll, each line parsed once). A stream
+ends at the end line, when the file goes without one (its referee was stopped) or when the
+client goes (Django cancels it). At most `watcher_limit()` streams are
 open per web process: one more is answered 503 at once, so watchers never starve the pages.
 """
 
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 from collections.abc import AsyncIterator
@@ -36,18 +42,14 @@ from django.shortcuts import redirect, render
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 
 from referee.engine import RuleSet
-from referee.game.livefile import LiveReader, games_in_play, public_step
-from referee.server.club import games
+from referee.game.livefile import games_in_play
+from referee.server.club import games, livehub
 from referee.server.club.board import newest_board
 from referee.server.club.views.common import organiser_only, refusal
 from referee.server.runner.testgames import live_path
 
 WATCHERS_ENV = "REFEREE_LIVE_WATCHERS"
 DEFAULT_WATCHERS = 50     # open streams per web process (see watcher_limit)
-POLL_S = 0.1              # how often a watcher looks for new lines: well inside 300 ms
-KEEPALIVE_S = 15.0        # a comment line this often keeps proxies from closing the stream
-GONE_CHECK_S = 2.0        # how often a quiet watcher checks that its file is still there
-IDLE_S = 3600.0           # a file silent this long: a referee killed without removing it
 
 
 def watcher_limit() -> int:
@@ -104,7 +106,8 @@ def season_in_play() -> list[dict[str, Any]]:
             continue
         index = header["index"]
         found.append({"index": index, "bots": [str(name) for name in header["bots"]],
-                      "url": f"/games/{index}/", "watch": f"/games/{index}/watch"})
+                      "url": f"/games/{index}/", "watch": f"/games/{index}/watch",
+                      "path": path})
     return found
 
 
@@ -127,62 +130,66 @@ def test_live_file(game_id: int) -> tuple[Path, dict[str, Any]] | None:
 @login_required
 def in_play_json(request: HttpRequest) -> HttpResponse:
     """The season's games in play (the big screen and the leaderboard list them)."""
-    return JsonResponse({"games": season_in_play()})
+    games_now = [{key: value for key, value in game.items() if key != "path"}
+                 for game in season_in_play()]
+    return JsonResponse({"games": games_now})
 
 
 # ------------------------------------------------------------------------- the stream
 
 def event(name: str, data: dict[str, Any], ident: int | None = None) -> str:
     """One server-sent event (JSON has no raw newline: one data line)."""
-    head = f"id: {ident}\n" if ident is not None else ""
-    return f"{head}event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+    return livehub.event(name, data, ident)
 
 
 async def follow_events(path: Path, page_url: str, seen: int) -> AsyncIterator[str]:
     """The events of the game of live file `path`, from step `seen` + 1 on; ends after the
-    end line, or when the file is gone without one (its referee was stopped)."""
-    try:
-        file = path.open(encoding="utf-8")
-    except FileNotFoundError:
-        yield event("end", {"finished": False, "url": page_url})
-        return
-    with file:
-        reader, sent, step = LiveReader(file), False, 0
-        quiet, gone = 0.0, False
-        while True:
-            lines = reader.ready()
-            for line in lines:
-                if "players" in line and not sent:   # the header
-                    sent = True
-                    if seen == 0:
-                        yield event("start", {"players": line["players"],
-                                              "rules": line["rules"], "bots": line["bots"],
-                                              "index": line.get("index")})
-                elif line.get("end"):
-                    yield event("end", {"finished": bool(line.get("finished")),
-                                        "url": page_url})
-                    return
-                else:
-                    step += 1
-                    if step > seen:
-                        yield event("step", public_step(line), step)
-            if reader.ended:   # not a live file
-                yield event("end", {"finished": False, "url": page_url})
-                return
-            if lines:
+    end line, or when the file is gone without one (its referee was stopped). Every watcher
+    of one file in this process shares one reader of it (livehub.Tail)."""
+    async for text in livehub.follow_file(path, page_url, seen):
+        yield text
+
+
+def season_ident(last: str) -> tuple[int, int] | None:
+    """(index, step) of a season stream's Last-Event-ID "INDEX.STEP", or None."""
+    index, dot, step = last.partition(".")
+    if dot and index.isdigit() and step.isdigit() and len(last) < 20:
+        return int(index), int(step)
+    return None
+
+
+async def season_events(resume: tuple[int, int] | None) -> AsyncIterator[str]:
+    """The season's games in play one after another on one stream: the newest game not yet
+    shown, its start, steps (id "INDEX.STEP") and end, then the next; keep-alive comments
+    while no game is in play. `resume`: the game and step a reconnecting EventSource had."""
+    shown: set[int] = set()
+    quiet = 0.0
+    while True:
+        playing = {game["index"]: game for game in season_in_play()}
+        shown &= set(playing)   # ended games are no longer listed: forget them
+        if resume is not None and resume[0] in playing:
+            index, seen = resume
+        else:
+            fresh = [index for index in playing if index not in shown]
+            index, seen = (max(fresh), 0) if fresh else (-1, 0)
+        resume = None
+        if index < 0:
+            await asyncio.sleep(livehub.POLL_S)
+            quiet += livehub.POLL_S
+            if quiet >= livehub.KEEPALIVE_S:
                 quiet = 0.0
-                continue
-            if gone:   # the file went without an end line: its referee was stopped
-                yield event("end", {"finished": False, "url": page_url})
-                return
-            await asyncio.sleep(POLL_S)
-            quiet += POLL_S
-            if quiet >= KEEPALIVE_S:
-                quiet = 0.0
-                yield ": still playing\n\n"
-            # Gone: read once more (the lines written before it went are readable still).
-            quiet_for = reader.quiet_for()
-            gone = (quiet_for >= GONE_CHECK_S and not path.exists()) or quiet_for >= IDLE_S
+                yield livehub.KEEPALIVE
+            continue
+        quiet = 0.0
+        shown.add(index)
+        tail = livehub.TAILS.join(playing[index]["path"])
+        ident = functools.partial("{}.{}".format, index)
+        try:
+            async for text in livehub.game_events(tail, f"/games/{index}/", seen, ident=ident,
+                                                  unseen_end=False):
+                yield text
+        finally:
+            livehub.TAILS.leave(tail)
 
 
 def last_event_id(request: HttpRequest) -> int:
@@ -191,8 +198,8 @@ def last_event_id(request: HttpRequest) -> int:
     return int(text) if text.isdigit() and len(text) < 9 else 0
 
 
-def stream(request: HttpRequest, path: Path, page_url: str) -> HttpResponse:
-    """The answer that streams live file `path`, or 503 when this process has its fill."""
+def stream(request: HttpRequest, source: AsyncIterator[str]) -> HttpResponse:
+    """The answer that streams `source`'s events, or 503 when this process has its fill."""
     if not WATCHERS.take():
         answer = refusal(request, f"this server process already streams {watcher_limit()} "
                                   f"games to watchers; try again in a while", 503)
@@ -201,7 +208,7 @@ def stream(request: HttpRequest, path: Path, page_url: str) -> HttpResponse:
 
     async def events() -> AsyncIterator[str]:
         try:
-            async for text in follow_events(path, page_url, last_event_id(request)):
+            async for text in source:
                 yield text
         finally:
             WATCHERS.give()
@@ -225,7 +232,7 @@ async def season_stream(request: HttpRequest, index: int) -> HttpResponse:
     page_url = f"/games/{index}/"
     found = await sync_to_async(season_live_file)(index)
     if found is not None:
-        return stream(request, found[0], page_url)
+        return stream(request, follow_events(found[0], page_url, last_event_id(request)))
     if await sync_to_async(games.season_game)(index) is not None:
         return stored_game_end(page_url)
     raise Http404("no such game")
@@ -240,7 +247,15 @@ async def test_stream(request: HttpRequest, game_id: int) -> HttpResponse:
     found = await sync_to_async(test_live_file)(game_id)
     if found is None:
         return stored_game_end(page_url)
-    return stream(request, found[0], page_url)
+    return stream(request, follow_events(found[0], page_url, last_event_id(request)))
+
+
+@login_required
+async def season_follow(request: HttpRequest) -> HttpResponse:
+    """The season's games in play, one after another, on one stream (the big screen's
+    rotation, and anyone who follows the season without a request per game)."""
+    resume = season_ident(request.headers.get("Last-Event-ID", ""))
+    return stream(request, season_events(resume))
 
 
 def own_test_game(user: User, game_id: int) -> Any:
