@@ -15,7 +15,7 @@ keeps each step's "t", the referee's time of writing it; a watcher's latency is 
 receiving the step minus that "t". p50/p95 over every step received, in a window of 1 watcher
 and in the windows of 20; target 300 ms at p95.
 
-    python bench/watch.py [--bots 8] [--window 30] [--watchers 20]
+    python bench/watch.py [--bots 8] [--window 30] [--watchers 20] [--stream games]
 """
 
 from __future__ import annotations
@@ -104,10 +104,37 @@ async def watcher(url: str, session: str, until: float, got: list[tuple[int, int
                 errors.append(type(exc).__name__)
 
 
+async def season_watcher(url: str, session: str, until: float,
+                         got: list[tuple[int, int, float]], errors: list[str],
+                         offset: int) -> None:
+    """Follow the season on one stream (/games/live: game after game) until `until`."""
+    async with httpx.AsyncClient(base_url=url, cookies={"sessionid": session},
+                                 timeout=60.0) as client:
+        while time.time() < until:
+            try:
+                async with client.stream("GET", "/games/live") as answer:
+                    if answer.status_code != 200:
+                        errors.append(f"HTTP {answer.status_code}")
+                        await asyncio.sleep(0.5)
+                        continue
+                    ident = None
+                    async for line in answer.aiter_lines():
+                        if line.startswith("id: "):
+                            index, _, step = line[4:].partition(".")
+                            ident = (int(index), int(step))
+                        elif line.startswith("event: step") and ident is not None:
+                            got.append((*ident, time.time()))
+                        if time.time() > until:
+                            break
+            except httpx.HTTPError as exc:
+                errors.append(type(exc).__name__)
+
+
 async def crowd(url: str, sessions: list[str], seconds: float,
-                got: list[tuple[int, int, float]], errors: list[str]) -> None:
+                got: list[tuple[int, int, float]], errors: list[str], mode: str) -> None:
     until = time.time() + seconds
-    await asyncio.gather(*(watcher(url, session, until, got, errors, n)
+    follow = season_watcher if mode == "season" else watcher
+    await asyncio.gather(*(follow(url, session, until, got, errors, n)
                            for n, session in enumerate(sessions)))
 
 
@@ -141,14 +168,15 @@ def cpu_seconds(root: int) -> tuple[float, float]:
 
 
 def window(data: Path, root: int, seconds: float, url: str, sessions: list[str],
-           got: list[tuple[int, int, float]], errors: list[str]) -> tuple[float, float, float]:
+           got: list[tuple[int, int, float]], errors: list[str],
+           mode: str = "season") -> tuple[float, float, float]:
     """One window: (games per second, web CPU s, all CPU s), watched by `sessions`."""
     start, began, cpu = club_bench.games(data), time.monotonic(), cpu_seconds(root)
     if sessions:
         # The watchers stand for browsers on machines of their own: in a cgroup of the web
         # server's weight, so they do not wait for a core behind the season they measure.
         with club_bench.crowd_group():
-            asyncio.run(crowd(url, sessions, seconds, got, errors))
+            asyncio.run(crowd(url, sessions, seconds, got, errors, mode))
     else:
         time.sleep(seconds)
     rate = (club_bench.games(data) - start) / (time.monotonic() - began)
@@ -171,6 +199,10 @@ def main() -> None:
     parser.add_argument("--bots", type=int, default=8)
     parser.add_argument("--window", type=float, default=30.0)
     parser.add_argument("--watchers", type=int, default=20)
+    parser.add_argument("--stream", choices=("season", "games"), default="season",
+                        help="season: each watcher follows /games/live, game after game on "
+                             "one connection; games: each takes a game from /games/live.json "
+                             "and opens its stream, then the next game's")
     args = parser.parse_args()
     data = Path(tempfile.mkdtemp(prefix="bench-watch-"))
     (data / "season.toml").write_text("seed = 1\nplayers = 4\nround_games = 2\n"
@@ -197,18 +229,20 @@ def main() -> None:
         club_bench.wait("20 games stored", lambda: club_bench.games(data) >= 20)
         times = StepTimes(data / "season" / "live")
         threading.Thread(target=times.run, daemon=True).start()
+        follows = "/games/live" if args.stream == "season" else "a stream per game"
         print(f"season: {args.bots} bots, 4-player tables, unpaced, one web process; "
+              f"watchers follow {follows}; "
               f"windows of {args.window:.0f} s; load average {os.getloadavg()[0]:.1f} "
               f"on {os.cpu_count()} cores", flush=True)
         one: list[tuple[int, int, float]] = []
         errors: list[str] = []
-        window(data, serve.pid, args.window, url, sessions[:1], one, errors)
+        window(data, serve.pid, args.window, url, sessions[:1], one, errors, args.stream)
         rows: dict[str, list[tuple[float, float, float]]] = {"none": [], "watched": []}
         many: list[tuple[int, int, float]] = []
         for _ in range(2):
             rows["none"].append(window(data, serve.pid, args.window, url, [], [], errors))
             rows["watched"].append(window(data, serve.pid, args.window, url, sessions, many,
-                                          errors))
+                                          errors, args.stream))
         times.stop.set()
         for name, found in rows.items():
             for rate, web, total in found:

@@ -60,6 +60,8 @@ def test_a_live_page_follows_a_running_game_to_its_end_and_the_big_screen_shows_
         index = game["index"]
         browser = browser_at(tmp_path, "live")
         sign_in(browser, server.url, "organiser", password)
+        browser.get(f"{server.url}/leaderboard/")
+        assert "watch the season" in text_of(browser, "#in-play")
         browser.get(f"{server.url}/games/{index}/")
         assert "In play now" in text_of(browser, "#live-lead")
         # The moves made before the gated bot's turn are drawn as in a replay.
@@ -75,11 +77,20 @@ def test_a_live_page_follows_a_running_game_to_its_end_and_the_big_screen_shows_
         wait_for("the game on the big screen",
                  lambda: events_shown(browser, "#screen-slot-0 iframe") > 0, server)
         assert "Leaderboard" in text_of(browser, ".screen-board h1")
-        assert f"Game {index}" in text_of(browser, "#screen-slot-0 h2")
-        before = events_shown(browser, "#screen-slot-0 iframe")
+        screen_game = "#screen-slot-0 iframe"
+        assert f"Game {index}:" in in_frame(browser, screen_game, "#live-title")
+        before = events_shown(browser, screen_game)
         club.gate.write_text("")
         wait_for("the moves advancing on the big screen",
-                 lambda: events_shown(browser, "#screen-slot-0 iframe") > before, server)
+                 lambda: events_shown(browser, screen_game) > before, server)
+        # The screen follows the season on one stream: after the game's end it shows the
+        # next game the season plays, from its start.
+        wait_for("the next game on the big screen", lambda: re.match(
+            r"Game (\d+):", in_frame(browser, screen_game, "#live-title")) and not in_frame(
+            browser, screen_game, "#live-title").startswith(f"Game {index}:"), server,
+            timeout=WAIT_S)
+        wait_for("the next game's moves", lambda: events_shown(browser, screen_game) > 0,
+                 server)
         # The leaderboard fills as the games are rated (refits every 2 s here).
         wait_for("the leaderboard's rows", lambda: text_of(browser, "#leaderboard tbody"),
                  server, timeout=WAIT_S)

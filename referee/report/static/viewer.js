@@ -2,12 +2,14 @@
 // Everything a bot supplies (names, notes, strike details) is written with textContent only.
 "use strict";
 
-(function () {
+// startViewer(root, recordText, signal): draw the game of `recordText` in the element `root`
+// (data-hand, and data-live for a game in play). The page's own viewer starts at once; a page
+// that shows one game after another (the club's season stream, watch.js) starts one per game
+// and aborts `signal` to take the last one's listeners and timer away.
+window.startViewer = function (root, recordText, signal) {
   const COLOURS = ["#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
                    "#e377c2", "#17becf"];
-  const recordText = document.getElementById("record").textContent;
   const data = JSON.parse(recordText);   // a game record (docs/replay-format.md)
-  const root = document.getElementById("viewer");
   const events = data.events;
   const players = data.players;
   const targets = data.rules.slot ? 7 : 6;
@@ -478,6 +480,7 @@
   buttons.play.addEventListener("click", () => (timer === null ? play() : pause()));
   speed.addEventListener("change", () => { if (timer !== null) { pause(); play(); } });
   slider.addEventListener("input", () => go(Number(slider.value)));
+  if (signal) signal.addEventListener("abort", pause);
   document.addEventListener("keydown", (ev) => {
     if (ev.target instanceof HTMLSelectElement || ev.altKey || ev.ctrlKey || ev.metaKey) return;
     if (ev.key === "ArrowRight") { ev.preventDefault(); go(step + 1); }
@@ -485,7 +488,7 @@
     else if (ev.key === "Home") { ev.preventDefault(); go(0); }
     else if (ev.key === "End") { ev.preventDefault(); go(events.length); }
     else if (ev.key === " ") { ev.preventDefault(); timer === null ? play() : pause(); }
-  });
+  }, {signal});
   // The page carries the game's record as stored: offer it as a file too.
   const rawLink = document.getElementById("raw-record");
   if (rawLink) {
@@ -506,7 +509,8 @@
     }
     return null;
   }
-  window.addEventListener("hashchange", () => { const k = fromHash(); if (k !== null) go(k); });
+  window.addEventListener("hashchange", () => { const k = fromHash(); if (k !== null) go(k); },
+                          {signal});
   step = -1;
   const start = fromHash();
   go(start === null ? opening : start);
@@ -532,4 +536,9 @@
       draw(step);
     });
   }
-})();
+};
+
+if (document.getElementById("record") && document.getElementById("viewer")) {
+  window.startViewer(document.getElementById("viewer"),
+                     document.getElementById("record").textContent);
+}

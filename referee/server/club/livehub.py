@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import IO, Any
 
+from referee.engine import RuleSet
 from referee.game.livefile import LiveReader, public_step
 
 POLL_S = 0.1              # how often a tail looks for new lines: well inside 300 ms
@@ -32,6 +33,12 @@ def event(name: str, data: dict[str, Any], ident: int | str | None = None) -> st
     """One server-sent event (JSON has no raw newline: one data line)."""
     head = f"id: {ident}\n" if ident is not None else ""
     return f"{head}event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+
+
+def hand_of(rules: RuleSet, players: int) -> list[int]:
+    """The dice one seat holds at a round's start: its own, its big ones, the neutral ones
+    it rolls (the viewer's data-hand)."""
+    return [rules.dice, rules.big_dice, rules.neutral_per_player(players)]
 
 
 class Tail:
@@ -52,11 +59,15 @@ class Tail:
         return self.finished is not None
 
     def start_data(self) -> dict[str, Any] | None:
-        """The start event's data: players, rules, seats' names and schedule index."""
+        """The start event's data: players, rules (and their preset's name), seats' names,
+        schedule index, and the dice a seat holds at a round's start (the viewer's hand)."""
         if self.header is None:
             return None
-        return {"players": self.header["players"], "rules": self.header["rules"],
-                "bots": self.header["bots"], "index": self.header.get("index")}
+        players, rules = self.header["players"], self.header["rules"]
+        ruleset = RuleSet.from_dict(rules)
+        return {"players": players, "rules": rules, "bots": self.header["bots"],
+                "index": self.header.get("index"), "preset": ruleset.preset,
+                "hand": hand_of(ruleset, players)}
 
     async def changed(self, timeout: float) -> None:
         """Return when lines come or the game ends, or after `timeout` s."""

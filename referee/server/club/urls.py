@@ -56,6 +56,7 @@ urlpatterns = [
     path("games/<id:index>/watch", live.season_watch, name="game-watch"),
     path("games/live.json", live.in_play_json, name="games-live"),
     path("games/live", live.season_follow, name="season-live"),
+    path("games/live/watch", live.season_follow_watch, name="season-watch"),
     path("testgames/", pages.test_games, name="testgames"),
     path("testgames/<id:game_id>/", pages.test_game_page, name="testgame"),
     path("testgames/<id:game_id>/viewer", pages.test_game_viewer, name="testgame-viewer"),

@@ -276,7 +276,7 @@ def watch_html(request: HttpRequest, header: dict[str, Any], stream_url: str,
     record = {"players": players, "rules": header["rules"], "events": [], "decisions": [],
               "bots": [{"seat": seat, "name": str(name)}
                        for seat, name in enumerate(header["bots"])]}
-    hand = ",".join(map(str, (rules.dice, rules.big_dice, rules.neutral_per_player(players))))
+    hand = ",".join(map(str, livehub.hand_of(rules, players)))
     return render(request, "club/live_viewer.html", {
         "record": record, "hand": hand, "stream_url": stream_url, "page_url": page_url,
         "preset": rules.preset, "players": players})
@@ -302,6 +302,14 @@ def test_watch(request: HttpRequest, game_id: int) -> HttpResponse:
         return redirect("club:testgame-viewer", game_id=game_id)
     return watch_html(request, found[1], f"/testgames/{game_id}/live",
                       f"/testgames/{game_id}/")
+
+
+@login_required
+@xframe_options_sameorigin
+def season_follow_watch(request: HttpRequest) -> HttpResponse:
+    """The season as it is played, game after game, in one live viewer on one stream
+    (/games/live): a student's "watch the season" and the big screen's game."""
+    return render(request, "club/season_viewer.html", {"stream_url": "/games/live"})
 
 
 def season_game_in_play(request: HttpRequest, index: int) -> HttpResponse:

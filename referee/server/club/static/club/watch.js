@@ -1,37 +1,76 @@
 // The live viewer: follows a game in play with server-sent events (views/live.py) and hands
 // each step to the replay viewer (viewer.js, data-live), which draws it as in a replay.
 // At the end the viewer holds the whole game; the link leads to its stored replay.
+// With data-follow (the season's stream, /games/live) one page shows game after game: each
+// "start" begins a new viewer, and a finished game's board stays a while before the next.
 "use strict";
 
 (function () {
   const state = document.getElementById("live-state");
   const status = document.getElementById("live-status");
   const replay = document.getElementById("live-replay");
-  const viewer = document.getElementById("viewer");
+  const title = document.getElementById("live-title");
+  const follow = Boolean(state.dataset.follow);
+  const HOLD_MS = 5000;   // following the season: a finished board stays this long
+  let viewer = document.getElementById("viewer");
   let moves = 0;
+  let controller = null;
   const source = new EventSource(state.dataset.stream);
-  source.addEventListener("step", (ev) => {
-    const step = JSON.parse(ev.data);
+  // Events are handled one after another, so a held board delays the next game's events
+  // instead of losing them.
+  let queue = Promise.resolve();
+  const inTurn = (handle) => (ev) => { queue = queue.then(() => handle(JSON.parse(ev.data))); };
+
+  function begin(start) {
+    if (controller) controller.abort();   // the last game's viewer lets go of the page
+    controller = new AbortController();
+    const fresh = viewer.cloneNode(false);
+    fresh.hidden = false;
+    fresh.dataset.hand = start.hand.join(",");
+    delete fresh.dataset.started;
+    viewer.replaceWith(fresh);
+    viewer = fresh;
+    const record = {players: start.players, rules: start.rules, events: [], decisions: [],
+                    bots: start.bots.map((name, seat) => ({seat, name: String(name)}))};
+    window.startViewer(viewer, JSON.stringify(record), controller.signal);
+    moves = 0;
+    title.textContent = "Game " + start.index + ": " + start.bots.join(" vs ");
+    status.textContent = "live: waiting for the next move";
+    status.classList.remove("ended");
+    replay.hidden = true;
+    replay.href = "/games/" + start.index + "/";
+    delete document.body.dataset.ended;
+  }
+
+  function step(data) {
     viewer.dataset.started = "1";
-    moves += step.events.filter((e) => e.type === "place").length;
+    moves += data.events.filter((e) => e.type === "place").length;
     status.textContent = "live: " + moves + (moves === 1 ? " move" : " moves") + " so far";
-    viewer.dispatchEvent(new CustomEvent("live-step", {detail: step}));
-  });
-  source.addEventListener("end", (ev) => {
-    source.close();   // else EventSource would connect again
-    const end = JSON.parse(ev.data);
-    // Tell a page that frames this one (the big screen rotates to the next game).
-    if (window.parent !== window) {
-      window.parent.postMessage({liveEnded: state.dataset.page}, window.location.origin);
-    }
-    if (!viewer.dataset.started && end.finished) {
-      // Over before this page saw a move: its stored replay, in place.
-      window.location.replace(end.url + "viewer");
-      return;
-    }
-    status.textContent = end.finished ? "the game is over" : "the game was stopped";
+    viewer.dispatchEvent(new CustomEvent("live-step", {detail: data}));
+  }
+
+  function end(data) {
+    status.textContent = data.finished ? "the game is over" : "the game was stopped";
     status.classList.add("ended");
     replay.hidden = false;
     document.body.dataset.ended = "1";
-  });
+    if (follow) {
+      replay.href = data.url;
+      return new Promise((resolve) => setTimeout(resolve, HOLD_MS));
+    }
+    source.close();   // else EventSource would connect again
+    // Tell a page that frames this one.
+    if (window.parent !== window) {
+      window.parent.postMessage({liveEnded: state.dataset.page}, window.location.origin);
+    }
+    if (!viewer.dataset.started && data.finished) {
+      // Over before this page saw a move: its stored replay, in place.
+      window.location.replace(data.url + "viewer");
+    }
+    return null;
+  }
+
+  if (follow) source.addEventListener("start", inTurn(begin));
+  source.addEventListener("step", inTurn(step));
+  source.addEventListener("end", inTurn(end));
 })();
