@@ -45,6 +45,12 @@ def events_shown(browser, frame: str) -> int:  # noqa: ANN001
     return int(found.group(1)) if found else 0
 
 
+def shown_game(browser, frame: str) -> int:  # noqa: ANN001
+    """The index of the game the season's viewer in `frame` shows (-1 before one)."""
+    found = re.match(r"Game (\d+):", in_frame(browser, frame, "#live-title"))
+    return int(found.group(1)) if found else -1
+
+
 @pytest.mark.sandbox
 def test_a_live_page_follows_a_running_game_to_its_end_and_the_big_screen_shows_it(
         tmp_path: Path) -> None:
@@ -91,6 +97,12 @@ def test_a_live_page_follows_a_running_game_to_its_end_and_the_big_screen_shows_
             timeout=WAIT_S)
         wait_for("the next game's moves", lambda: events_shown(browser, screen_game) > 0,
                  server)
+        # It keeps up with the season (its games take well under the screen's hold of a
+        # finished board here): after a hold it shows the newest game, never a queue of games.
+        newest = wait_for("a game in play", lambda: max(
+            (g["index"] for g in in_play(organiser)), default=None), server, timeout=WAIT_S)
+        wait_for(f"the big screen at game {newest} or later",
+                 lambda: shown_game(browser, screen_game) >= newest, server, timeout=WAIT_S)
         # The leaderboard fills as the games are rated (refits every 2 s here).
         wait_for("the leaderboard's rows", lambda: text_of(browser, "#leaderboard tbody"),
                  server, timeout=WAIT_S)

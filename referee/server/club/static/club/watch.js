@@ -16,10 +16,10 @@
   let moves = 0;
   let controller = null;
   const source = new EventSource(state.dataset.stream);
-  // Events are handled one after another, so a held board delays the next game's events
-  // instead of losing them.
-  let queue = Promise.resolve();
-  const inTurn = (handle) => (ev) => { queue = queue.then(() => handle(JSON.parse(ev.data))); };
+  // While a finished board is held, the stream's events wait here: only the newest game's
+  // (a "start" drops the games before it), so the page never falls behind the season.
+  let holding = false;
+  let waiting = [];
 
   function begin(start) {
     if (controller) controller.abort();   // the last game's viewer lets go of the page
@@ -56,7 +56,9 @@
     document.body.dataset.ended = "1";
     if (follow) {
       replay.href = data.url;
-      return new Promise((resolve) => setTimeout(resolve, HOLD_MS));
+      holding = true;
+      setTimeout(release, HOLD_MS);
+      return;
     }
     source.close();   // else EventSource would connect again
     // Tell a page that frames this one.
@@ -67,10 +69,26 @@
       // Over before this page saw a move: its stored replay, in place.
       window.location.replace(data.url + "viewer");
     }
-    return null;
   }
 
-  if (follow) source.addEventListener("start", inTurn(begin));
-  source.addEventListener("step", inTurn(step));
-  source.addEventListener("end", inTurn(end));
+  const handlers = {start: begin, step, end};
+
+  function release() {
+    holding = false;
+    const pending = waiting;
+    waiting = [];
+    for (const [name, data] of pending) handlers[name](data);
+  }
+
+  for (const name of follow ? ["start", "step", "end"] : ["step", "end"]) {
+    source.addEventListener(name, (ev) => {
+      const data = JSON.parse(ev.data);
+      if (!holding) {
+        handlers[name](data);
+        return;
+      }
+      if (name === "start") waiting = [];
+      waiting.push([name, data]);
+    });
+  }
 })();
