@@ -29,6 +29,7 @@ import contextlib
 import functools
 import json
 import os
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -158,6 +159,23 @@ def season_ident(last: str) -> tuple[int, int] | None:
     return None
 
 
+class Listing:
+    """The season's games in play, listed at most once per poll for every stream of this
+    process that waits for the next game (a listing reads each live file's header)."""
+
+    def __init__(self) -> None:
+        self.taken = -1.0
+        self.games: list[dict[str, Any]] = []
+
+    def now(self) -> list[dict[str, Any]]:
+        if time.monotonic() - self.taken >= livehub.POLL_S / 2:
+            self.games, self.taken = season_in_play(), time.monotonic()
+        return self.games
+
+
+SEASON_LISTING = Listing()
+
+
 async def season_events(resume: tuple[int, int] | None) -> AsyncIterator[str]:
     """The season's games in play one after another on one stream: the newest game not yet
     shown, its start, steps (id "INDEX.STEP") and end, then the next; keep-alive comments
@@ -165,7 +183,7 @@ async def season_events(resume: tuple[int, int] | None) -> AsyncIterator[str]:
     shown: set[int] = set()
     quiet = 0.0
     while True:
-        playing = {game["index"]: game for game in season_in_play()}
+        playing = {game["index"]: game for game in SEASON_LISTING.now()}
         shown &= set(playing)   # ended games are no longer listed: forget them
         if resume is not None and resume[0] in playing:
             index, seen = resume
