@@ -57,6 +57,8 @@ RULES = {
     "club:game-live": (SIGNED_IN, "GET"),
     "club:game-watch": (SIGNED_IN, "GET"),
     "club:games-live": (SIGNED_IN, "GET"),
+    "club:season-live": (SIGNED_IN, "GET"),
+    "club:season-watch": (SIGNED_IN, "GET"),
     "club:testgames": (SIGNED_IN, "GET"),
     "club:testgame": (OWNER, "GET"),
     "club:testgame-viewer": (OWNER, "GET"),

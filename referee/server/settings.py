@@ -81,7 +81,7 @@ ASGI_APPLICATION = "referee.server.asgi.application"
 # transactions take the write lock at BEGIN, so two processes never deadlock on an upgrade.
 DATABASES = {
     "default": {
-        "ENGINE": "django.db.backends.sqlite3",
+        "ENGINE": "referee.server.sqlitepool",   # Django's, with connections pooled
         "NAME": DATA_DIR / "server.sqlite3",
         "OPTIONS": {
             "timeout": 30,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
-import threading
+import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +26,7 @@ from referee.league.store import LeagueStore
 from referee.server.club.board import league_bot
 from referee.server.club.models import BotVersion, TestGame
 from referee.server.club.people import is_organiser
+from referee.server.pool import Pool
 
 HIDDEN = ""   # the viewer shows no output box for an empty string
 NOTE_KEYS = ("note", "values", "note_cut")   # a decision's notes (see record_notes)
@@ -41,31 +42,33 @@ def season_db() -> Path:
     return season_folder().store_path
 
 
-_open = threading.local()   # this thread's read-only store: (path, file identity, store)
+STORES: Pool[LeagueStore] = Pool(LeagueStore.close)   # idle read-only season stores
 
 
 @contextlib.contextmanager
 def season_store() -> Iterator[LeagueStore | None]:
     """The season's league store, opened read-only; None before the first game is stored.
 
-    Each thread keeps its connection open across requests (opening one costs more than most
-    pages' reads); it is reopened when the file may be another one (a new season's store: its
-    inode, or its change time, which a checkpoint also moves, so a reused inode is caught). A
-    read-only connection in autocommit mode sees every game the runner has committed."""
+    A store is taken from this process's pool and given back after use (opening one costs more
+    than most pages' reads, and each request runs in a thread of its own); the pool drops its
+    stores when the file may be another one (a new season's). A read-only connection in
+    autocommit mode sees every game the runner has committed."""
     path = season_db()
-    try:
-        found = path.stat()
-    except FileNotFoundError:
+    if not path.exists():
         yield None
         return
-    identity = (found.st_dev, found.st_ino, found.st_ctime_ns)
-    kept = getattr(_open, "store", None)
-    if kept is None or kept[0] != path or kept[1] != identity:
-        if kept is not None:
-            kept[2].close()
-        kept = (path, identity, LeagueStore.open_readonly(path))
-        _open.store = kept
-    yield kept[2]
+    store = STORES.take(str(path)) or LeagueStore.open_readonly(path)
+    healthy = True
+    try:
+        yield store
+    except sqlite3.Error:
+        healthy = False   # the next request opens its own
+        raise
+    finally:
+        if healthy:
+            STORES.give(str(path), store)
+        else:
+            store.close()
 
 
 def own_names(user: User, names: list[str]) -> set[str]:
