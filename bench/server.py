@@ -345,6 +345,47 @@ def full_history(seed: int) -> list[list[float]]:
     return points
 
 
+def pages_club(data: Path, bots: int, count: int, seed: int) -> dict:
+    """Part 0's club in the data folder `data` (Django set up on it and migrated): `bots`
+    users with a bot each, a season store of `count` games, a standing of them (returned),
+    every bot's full rating history and chart."""
+    from django.contrib.auth.models import User
+
+    from referee.server.club.history import HISTORY_POINTS, rating_chart
+    from referee.server.club.models import Bot, BotVersion, Profile, RatingHistory, Standing
+
+    names = [f"b{n:03d}.v1" for n in range(bots)]
+    record = sample_record(data / "sample", seed)
+    big_season(data / "season", bots, count, seed, record, names)
+    struck_seats(data / "season" / "league.db")
+    standing = season_standing(data / "fit", names, seed)
+    for name in names:
+        user = User.objects.create(username=name.split(".")[0])
+        Profile.objects.create(user=user, display_name=user.username, max_bots=3)
+        bot = Bot.objects.create(owner=user, name=user.username)
+        BotVersion.objects.create(
+            bot=bot, number=1, kind="folder", archive_name="bot.zip",
+            archive_sha256="0" * 64, archive_size=1, folder=f"uploads/{bot.name}/1/bot",
+            spec="bot.toml", league_name=name, check_state="passed", season_state="active")
+    Standing.objects.create(games=count, data=standing)
+    history = full_history(seed)
+    assert len(history) == HISTORY_POINTS
+    RatingHistory.objects.bulk_create(
+        RatingHistory(bot=bot, points=history, chart=rating_chart(history))
+        for bot in Bot.objects.all())
+    return standing
+
+
+def page_urls(bots: int, count: int, seed: int) -> dict:
+    """Part 0's pages: a function per page that gives the next URL to ask for."""
+    rng = random.Random(seed)
+    return {"leaderboard": lambda: "/leaderboard/",
+            "leaderboard.json": lambda: "/leaderboard.json",
+            "bot page": lambda: f"/bots/b{rng.randrange(bots):03d}/",
+            "game page": lambda: f"/games/{rng.randrange(count)}/",
+            "replay viewer": lambda: f"/games/{rng.randrange(count)}/viewer"}
+
+
 def pages_alone(bots: int, count: int, seed: int, requests: int, profile: Path | None) -> None:
     """Each page's CPU per request with nobody else on the server, in this process (Django's
     test client through the whole middleware), on a club of `bots` bots whose season holds
@@ -363,37 +404,13 @@ def pages_alone(bots: int, count: int, seed: int, requests: int, profile: Path |
     from django.contrib.auth.models import User
     from django.test import Client
 
-    from referee.server.club.history import HISTORY_POINTS, rating_chart
-    from referee.server.club.models import Bot, BotVersion, Profile, RatingHistory, Standing
+    from referee.server.club.models import Standing
 
     try:
-        names = [f"b{n:03d}.v1" for n in range(bots)]
-        record = sample_record(data / "sample", seed)
-        big_season(data / "season", bots, count, seed, record, names)
-        struck_seats(data / "season" / "league.db")
-        standing = season_standing(data / "fit", names, seed)
-        for name in names:
-            user = User.objects.create(username=name.split(".")[0])   # signed in by force_login
-            Profile.objects.create(user=user, display_name=user.username, max_bots=3)
-            bot = Bot.objects.create(owner=user, name=user.username)
-            BotVersion.objects.create(
-                bot=bot, number=1, kind="folder", archive_name="bot.zip",
-                archive_sha256="0" * 64, archive_size=1, folder=f"uploads/{bot.name}/1/bot",
-                spec="bot.toml", league_name=name, check_state="passed", season_state="active")
-        Standing.objects.create(games=count, data=standing)
-        history = full_history(seed)
-        assert len(history) == HISTORY_POINTS
-        RatingHistory.objects.bulk_create(
-            RatingHistory(bot=bot, points=history, chart=rating_chart(history))
-            for bot in Bot.objects.all())
+        standing = pages_club(data, bots, count, seed)
         client = Client()
         client.force_login(User.objects.get(username="b000"))
-        rng = random.Random(seed)
-        pages = {"leaderboard": lambda: "/leaderboard/",
-                 "leaderboard.json": lambda: "/leaderboard.json",
-                 "bot page": lambda: f"/bots/b{rng.randrange(bots):03d}/",
-                 "game page": lambda: f"/games/{rng.randrange(count)}/",
-                 "replay viewer": lambda: f"/games/{rng.randrange(count)}/viewer"}
+        pages = page_urls(bots, count, seed)
         costs = {}
         for page, target in pages.items():
             for _ in range(3):   # warm: the process's first request of a page
