@@ -320,7 +320,11 @@ def test_each_web_worker_listens_on_a_socket_of_its_own_and_connections_spread(
     server = ServerProcess(tmp_path / "data", "--workers", "2")
     clients: list[socket.socket] = []
     try:
-        held = listeners_below(server.proc.pid, server.port)
+        # Each worker warms up before it listens (club/warm.py): the server answers once the
+        # first listens, the second may still be warming.
+        held = wait_for("both workers listening", lambda: (
+            found if len(found := listeners_below(server.proc.pid, server.port)) >= 2
+            else None), server, timeout=300)
         assert len(held) == 2, held
         assert all(len(inodes) == 1 for inodes in held.values()), held
         assert len(set.union(*held.values())) == 2, held     # not one socket shared

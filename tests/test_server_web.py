@@ -824,3 +824,41 @@ def test_a_newer_standing_being_shaped_holds_no_page(folder: Path) -> None:
         board._lock.release()
         asking.join()
     assert client.get("/leaderboard.json").json()["games"] == 6
+
+
+def test_framed_viewers_answer_in_their_frame_when_the_game_is_between_its_end_and_its_replay(
+        folder: Path) -> None:
+    """A game's page frames its live viewer; when the game ends before the frame loads, its
+    record may be a moment from being stored: the frame says so and loads itself again (a
+    few times at most), and every answer of a framed viewer, its 404s too, may be framed by
+    the club's pages (else the browser refuses to show it: a CSP frame-ancestors error)."""
+    alice = student()
+    bot = Bot.objects.create(owner=alice, name=unique("bot"))
+    mine = BotVersion.objects.create(
+        bot=bot, number=1, archive_name="bot.zip", archive_sha256="0" * 64, archive_size=1,
+        folder=f"uploads/{bot.name}/1/bot", spec="bot.toml", league_name=f"{bot.name}.v1",
+        check_state="passed", season_state="active")
+    running = TestGame.objects.create(requester=alice, version=mine, state="running")
+    failed = TestGame.objects.create(requester=alice, version=mine, state="failed")
+    client = signed_in(alice)
+    try:
+        for url in ("/games/7/watch", f"/testgames/{running.pk}/watch"):
+            answer = client.get(url)
+            assert answer.status_code == 200 and answer["X-Frame-Options"] == "SAMEORIGIN"
+            text = answer.content.decode()
+            assert "its replay appears here in a moment" in text
+            assert f'http-equiv="refresh" content="1; url={url}?tries=1"' in text
+            gone = client.get(f"{url}?tries=30")   # it never came: a 404, in its frame
+            assert gone.status_code == 404 and gone["X-Frame-Options"] == "SAMEORIGIN"
+        answer = client.get(f"/testgames/{failed.pk}/watch")
+        assert answer.status_code == 404 and answer["X-Frame-Options"] == "SAMEORIGIN"
+        assert "failed" in answer.content.decode()
+        for url in ("/games/7/viewer", f"/testgames/{running.pk}/viewer"):
+            answer = client.get(url)
+            assert answer.status_code == 404 and answer["X-Frame-Options"] == "SAMEORIGIN"
+        # Another student's test game stays a 404 for them, framed or not.
+        other = signed_in(student()).get(f"/testgames/{running.pk}/watch")
+        assert other.status_code == 404 and "replay" not in other.content.decode()
+    finally:
+        running.delete()
+        failed.delete()

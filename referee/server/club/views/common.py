@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404
+from django.shortcuts import get_object_or_404, render
 from django_ratelimit.core import is_ratelimited
 
 from referee.server.club.limits import public_leaderboard
@@ -34,6 +34,38 @@ def refusal(request: HttpRequest, text: str, status: int = 400) -> HttpResponse:
     if request.path.startswith("/api/"):
         return JsonResponse({"error": text}, status=status)
     return HttpResponse(text + "\n", status=status, content_type="text/plain; charset=utf-8")
+
+
+def framed(view: View) -> View:
+    """A view the club's own pages frame (a replay viewer, a live viewer): every answer of it
+    may be framed by the club's pages (X-Frame-Options SAMEORIGIN), its 404 too, so a frame
+    says what happened in one line where the browser would only refuse to show it."""
+
+    @functools.wraps(view)
+    def answer(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            response = view(request, *args, **kwargs)
+        except Http404 as exc:
+            response = refusal(request, str(exc) or "not found", 404)
+        response["X-Frame-Options"] = "SAMEORIGIN"
+        return response
+
+    return cast(View, answer)
+
+
+def replay_coming(request: HttpRequest, page_url: str) -> HttpResponse:
+    """A framed viewer's answer for a game that has just ended and whose record is not stored
+    yet (the referee stores it a moment after its live file goes): a line that says so, and
+    the page loads itself again each second, at most COMING_TRIES times, then 404."""
+    tries = request.GET.get("tries", "0")
+    tried = int(tries) if tries.isdigit() and len(tries) < 4 else 0
+    if tried >= COMING_TRIES:
+        raise Http404("the game has no replay")
+    return render(request, "club/replay_coming.html", {
+        "again": f"{request.path}?tries={tried + 1}", "page_url": page_url})
+
+
+COMING_TRIES = 30
 
 
 def over_limit(request: HttpRequest, group: str, key: str, rate: str) -> bool:

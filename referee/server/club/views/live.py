@@ -40,13 +40,12 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.clickjacking import xframe_options_sameorigin
 
 from referee.engine import RuleSet
 from referee.game.livefile import games_in_play
 from referee.server.club import games, livehub
 from referee.server.club.board import newest_board
-from referee.server.club.views.common import organiser_only, refusal
+from referee.server.club.views.common import framed, organiser_only, refusal, replay_coming
 from referee.server.runner.testgames import live_path
 
 WATCHERS_ENV = "REFEREE_LIVE_WATCHERS"
@@ -301,29 +300,36 @@ def watch_html(request: HttpRequest, header: dict[str, Any], stream_url: str,
 
 
 @login_required
-@xframe_options_sameorigin
+@framed
 def season_watch(request: HttpRequest, index: int) -> HttpResponse:
     """The live viewer of a season game in play (its game page frames it)."""
     found = season_live_file(index)
-    if found is None:   # over by now (or never): its replay viewer, 404 if there is none
+    if found is not None:
+        return watch_html(request, found[1], f"/games/{index}/live", f"/games/{index}/")
+    if games.season_game(index) is not None:   # over by now: its replay viewer
         return redirect("club:game-viewer", index=index)
-    return watch_html(request, found[1], f"/games/{index}/live", f"/games/{index}/")
+    # Over, and its record not stored yet (or never played: at most a few tries, then 404).
+    return replay_coming(request, f"/games/{index}/")
 
 
 @login_required
-@xframe_options_sameorigin
+@framed
 def test_watch(request: HttpRequest, game_id: int) -> HttpResponse:
     """The live viewer of a test game in play: its owner's and the organiser's only."""
-    own_test_game(request.user, game_id)
+    game = own_test_game(request.user, game_id)
     found = test_live_file(game_id)
-    if found is None:   # over by now (or not begun): its replay viewer, 404 if none yet
+    if found is not None:
+        return watch_html(request, found[1], f"/testgames/{game_id}/live",
+                          f"/testgames/{game_id}/")
+    if game.state == game.DONE:   # over by now: its replay viewer
         return redirect("club:testgame-viewer", game_id=game_id)
-    return watch_html(request, found[1], f"/testgames/{game_id}/live",
-                      f"/testgames/{game_id}/")
+    if game.state == game.FAILED:
+        raise Http404("the test game failed: its page says why")
+    return replay_coming(request, f"/testgames/{game_id}/")   # between its end and its record
 
 
 @login_required
-@xframe_options_sameorigin
+@framed
 def season_follow_watch(request: HttpRequest) -> HttpResponse:
     """The season as it is played, game after game, in one live viewer on one stream
     (/games/live): a student's "watch the season" and the big screen's game."""

@@ -21,7 +21,6 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.templatetags.static import static
 from django.utils.safestring import SafeString
-from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_POST
 
 from referee.bots.errors import STRIKE_TYPES
@@ -35,6 +34,7 @@ from referee.server.club.templatetags.club import local_time
 from referee.server.club.uploads import UploadRefused, accept_upload
 from referee.server.club.views import live
 from referee.server.club.views.common import (
+    framed,
     leaderboard_open,
     may_see_code,
     over_limit,
@@ -269,7 +269,7 @@ def game_page(request: HttpRequest, index: int) -> HttpResponse:
 
 
 @login_required
-@xframe_options_sameorigin
+@framed
 def game_viewer(request: HttpRequest, index: int) -> HttpResponse:
     """The project's replay viewer (the report's one-game page) for a season game."""
     record, names = _season_game(index)
@@ -348,7 +348,7 @@ def test_game_page(request: HttpRequest, game_id: int) -> HttpResponse:
 
 
 @login_required
-@xframe_options_sameorigin
+@framed
 def test_game_viewer(request: HttpRequest, game_id: int) -> HttpResponse:
     game = _own_test_game(request.user, game_id)
     record = games.test_game_record(game)

@@ -20,14 +20,13 @@ from django.db.models import Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
-from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_POST
 
 from referee.server.club import games
 from referee.server.club.limits import play_against_students, server_limits
 from referee.server.club.models import BotVersion, HumanGame, HumanMove
 from referee.server.club.people import is_organiser
-from referee.server.club.views.common import over_limit, refusal
+from referee.server.club.views.common import framed, over_limit, refusal
 from referee.server.club.views.pages import OpponentChoice, replay_html
 
 MAX_OPPONENTS = 4   # a table of five at most, the player's seat included
@@ -163,7 +162,7 @@ def play_answer(request: HttpRequest, play_id: int) -> HttpResponse:
 
 
 @login_required
-@xframe_options_sameorigin
+@framed
 def play_viewer(request: HttpRequest, play_id: int) -> HttpResponse:
     """The replay viewer for a finished game (the other students' bots' output left out)."""
     game = _visible_game(request.user, play_id)
