@@ -154,18 +154,25 @@ async def game_events(tail: Tail, page_url: str, seen: int,
     at all when `unseen_end` is false (a stream that moves on to the next game)."""
     sent_start = seen > 0
     while True:
+        # What is ready goes out as one chunk: a wake after a poll finds every step written
+        # since the last one (a fast game writes dozens in 100 ms), and one send for all of
+        # them costs the web process a fraction of one send each.
+        ready: list[str] = []
         if not sent_start and tail.header is not None:
             sent_start = True
-            yield event("start", tail.start_data() or {})
+            ready.append(event("start", tail.start_data() or {}))
         if sent_start:
-            while seen < len(tail.steps):
-                seen += 1
-                yield f"id: {ident(seen)}\nevent: step\ndata: {tail.steps[seen - 1]}\n\n"
+            ready.extend(f"id: {ident(step)}\nevent: step\ndata: {tail.steps[step - 1]}\n\n"
+                         for step in range(seen + 1, len(tail.steps) + 1))
+            seen = max(seen, len(tail.steps))   # a reconnection may be ahead of a new tail
         if tail.done and (sent_start or tail.header is None):
-            if not sent_start and not unseen_end:
-                return
-            yield event("end", {"finished": bool(tail.finished), "url": page_url})
+            if sent_start or unseen_end:
+                ready.append(event("end", {"finished": bool(tail.finished), "url": page_url}))
+            if ready:
+                yield "".join(ready)
             return
+        if ready:
+            yield "".join(ready)
         if not tail.done:
             before = len(tail.steps), tail.header is None
             await tail.changed(KEEPALIVE_S)
