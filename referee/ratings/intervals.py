@@ -43,6 +43,7 @@ from referee.ratings.plackett import (
     to_elo,
     typical,
 )
+from referee.ratings.profiled import profile_bounds
 from referee.ratings.results import PlayedGame
 from referee.util.seeds import keyed_seed
 
@@ -160,7 +161,7 @@ def standings(games: Sequence[PlayedGame], bots: Sequence[str], seed: int,
     unit_of = {id(game): u for u, unit in enumerate(units) for game in unit}
     game_unit = np.array([unit_of[id(game)] for game in design.games], dtype=np.int64)
     theta, log_scale = design.fit_scaled()
-    point, sd = fit_with_sd(design, theta, log_scale)
+    point, low, high = fit_with_interval(design, theta, log_scale)
     names = design.bots
     has = design.played > 0
     samples = np.empty((resamples, len(names)))
@@ -171,9 +172,8 @@ def standings(games: Sequence[PlayedGame], bots: Sequence[str], seed: int,
     else:
         samples[:] = point
     alpha = (1 - LEVEL) / 2 * 100
-    if sd is not None:
-        low, high = wald_interval(point, sd)
-    else:   # no curvature to read (a degenerate league): the bootstrap's, holding the point
+    if low is None or high is None:
+        # no curvature to read (a degenerate league): the bootstrap's, holding the point
         low = np.minimum(np.percentile(samples, alpha, axis=0), point)
         high = np.maximum(np.percentile(samples, 100 - alpha, axis=0), point)
     ranks = _ranks(samples[:, has])
@@ -226,6 +226,28 @@ def fit_with_sd(design: Design, theta: np.ndarray, log_scale: np.ndarray
     maximum (`theta`, `log_scale`) and their standard errors (None without curvature)."""
     point = to_elo(typical(design, theta, log_scale)[0], design.played)
     return point, strength_sd(design, theta, log_scale)
+
+
+def fit_with_interval(design: Design, theta: np.ndarray, log_scale: np.ndarray,
+                      level: float = LEVEL
+                      ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """The reported strengths of the fit's maximum and their `level` intervals (None, None
+    without curvature): on each side of the strength, the profile-likelihood bound's distance
+    (profiled.py, the priors in) times the games' standard error over the standard error with
+    the priors (the priors keep the fit finite but are no knowledge). Where the objective is a
+    parabola that is the Wald interval of the games' curvature (`wald_interval`)."""
+    point, sd = fit_with_sd(design, theta, log_scale)
+    with_priors = strength_sd(design, theta, log_scale, games_only=False)
+    if sd is None or with_priors is None:
+        return point, None, None
+    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
+    bounds = profile_bounds(design, theta, log_scale, with_priors, z)
+    if bounds is None:
+        low, high = wald_interval(point, sd, level)
+        return point, low, high
+    # the games' share of each side's width (1 where the priors' curvature is nil)
+    ratio = np.divide(sd, with_priors, out=np.ones_like(sd), where=with_priors > 0)
+    return point, point - (point - bounds[0]) * ratio, point + (bounds[1] - point) * ratio
 
 
 def wald_interval(point: np.ndarray, sd: np.ndarray, level: float = LEVEL
