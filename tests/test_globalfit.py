@@ -392,7 +392,8 @@ def test_the_bootstrap_takes_one_hessian_per_resample(monkeypatch):
     point_fit = hessians["count"]
     hessians["count"] = 0
     standings(games, BOTS, seed=2, resamples=50)
-    # the point fit, one for the intervals' curvature, one shared by the resamples, one each
+    # the point fit, one for the intervals' curvature (and their bounds), one shared by the
+    # resamples, one each
     assert hessians["count"] <= point_fit + 2 + 50
 
 

@@ -38,6 +38,8 @@ from referee.ratings.plackett import (
     SizeTest,
     canonical_key,
     canonical_order,
+    curvature,
+    sd_from_curvature,
     size_test,
     strength_sd,
     to_elo,
@@ -236,12 +238,14 @@ def fit_with_interval(design: Design, theta: np.ndarray, log_scale: np.ndarray,
     (profiled.py, the priors in) times the games' standard error over the standard error with
     the priors (the priors keep the fit finite but are no knowledge). Where the objective is a
     parabola that is the Wald interval of the games' curvature (`wald_interval`)."""
-    point, sd = fit_with_sd(design, theta, log_scale)
-    with_priors = strength_sd(design, theta, log_scale, games_only=False)
+    point = to_elo(typical(design, theta, log_scale)[0], design.played)
+    info = curvature(design, theta, log_scale)
+    sd = sd_from_curvature(design, theta, log_scale, info)
+    with_priors = sd_from_curvature(design, theta, log_scale, info, games_only=False)
     if sd is None or with_priors is None:
         return point, None, None
     z = NormalDist().inv_cdf(1 - (1 - level) / 2)
-    bounds = profile_bounds(design, theta, log_scale, with_priors, z)
+    bounds = profile_bounds(design, theta, log_scale, with_priors, z, info)
     if bounds is None:
         low, high = wald_interval(point, sd, level)
         return point, low, high

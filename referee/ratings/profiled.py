@@ -23,8 +23,8 @@ import numpy as np
 from referee.ratings.plackett import ELO, Design, _ascent, _inverse
 
 #: up to this difference between the objective's drop at the parabola's bound and z^2 / 2,
-#: the bound is moved by one Newton step on the drop (its error then about the difference
-#: squared); beyond it, the bound is profiled
+#: the bound is moved by one Newton step on the drop (within about 1% of a standard error
+#: of the profiled bound in tests/test_profiled.py); beyond it, the bound is profiled
 _QUADRATIC = 0.05
 _ROOT_STEPS = 40        # steps of the search for one bound
 _ROOT_TOLERANCE = 1e-6  # ...until its drop is this close to z^2 / 2
@@ -32,15 +32,18 @@ _INNER_STEPS = 50       # Newton steps of the fit with one strength held
 
 
 def profile_bounds(design: Design, theta: np.ndarray, log_scale: np.ndarray,
-                   sd: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray] | None:
+                   sd: np.ndarray, z: float, info: np.ndarray | None = None
+                   ) -> tuple[np.ndarray, np.ndarray] | None:
     """The profile-likelihood bounds (Elo, as `intervals.fit_with_sd` reports strengths) of
     each bot's strength where the objective falls by z^2 / 2, from the fit's maximum (`theta`,
     `log_scale` as `fit_scaled` gives them). `sd` is the standard error with the priors'
-    curvature in (`strength_sd(games_only=False)`): the parabola the check starts from. Bots
-    without games get their point twice. None without curvature."""
+    curvature in (`strength_sd(games_only=False)`): the parabola the check starts from; `info`
+    the objective's negative Hessian there (plackett.py's `curvature`: computed when None).
+    Bots without games get their point twice. None without curvature."""
     held = _Objective(design)
     x0 = held.pack(theta, log_scale)
-    grad, info = held.newton(x0)
+    if info is None:
+        info = held.newton(x0)[1]
     covariance = _inverse(info)
     if covariance is None:
         return None
