@@ -5,15 +5,19 @@ rotation of one table and seed together, so that the dice luck the rotations can
 paired. A resample draws as many units as there are, with replacement (numpy's PCG64,
 seeded one-way from the league's secret seed); the Plackett-Luce fit (plackett.py) is
 repeated on each. A bot's rank range is the 2.5th..97.5th percentile of its rank over the
-resamples. Its 95% interval is the strength plus or minus 1.96 standard errors, from the
-curvature of the games' log-likelihood at the fit's maximum with the per-size scales profiled
-out (plackett.py's `strength_sd`; the weak priors' curvature is left out: they keep the fit
+resamples. Its 95% interval is the profile-likelihood interval of its strength (profiled.py:
+where the fit with that strength held has lost z^2 / 2 of its objective, on either side, so it
+is asymmetric where the games are), each side's length times the games' standard error over
+the one with the weak priors' curvature (plackett.py's `strength_sd`: the priors keep the fit
 finite, they are no knowledge, and counting them made small leagues at mixed table sizes'
-intervals too narrow): a percentile interval of the bootstrap undercovered where table sizes
-are mixed (the split between strengths and scales is skewed in small leagues) and could even
-leave out the strength itself; this one always holds it, and bench/fairness.py (section 5)
-measures its coverage in synthetic leagues of known strengths. Two bots next to each
-other in the table are *separated* when their intervals do not overlap.
+intervals too narrow). Where the objective is a parabola that is the strength plus or minus
+1.96 standard errors from the games' curvature with the per-size scales profiled out; the
+symmetric interval left a small league's strongest and weakest bots' truth beyond the outer
+end far more often than beyond the inner one. A percentile interval of the bootstrap
+undercovered where table sizes are mixed (the split between strengths and scales is skewed in
+small leagues) and could even leave out the strength itself; this one always holds it, and
+bench/fairness.py (section 5) measures its coverage in synthetic leagues of known strengths.
+Two bots next to each other in the table are *separated* when their intervals do not overlap.
 
 A table that is looked at repeatedly (`--until-settled` checks after every block) would, at
 95% per look, separate truly equal bots far more often than 5% of the time. For `looks` > 1

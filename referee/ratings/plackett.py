@@ -26,9 +26,9 @@ formula, so strengths are reported on the Elo scale (400 / ln 10 per unit of the
   picked by a tie-break, and the numbers do not move with which size is the most played);
   c_k times a strength is the strength at size k. Each log c_k (against the most played size,
   which the fit holds at 1 while it iterates) has a weak normal prior (sd 1) so that a size
-  where all bots look alike keeps a finite scale. The intervals (`strength_sd`) leave both
-  priors' curvature out (bench/fairness.py measures their coverage with the priors' pull in
-  the fit). A league of one size is the plain model.
+  where all bots look alike keeps a finite scale. The intervals (`strength_sd`, profiled.py)
+  leave both priors' curvature out of their width (bench/fairness.py measures their coverage
+  with the priors' pull in the fit). A league of one size is the plain model.
 
 The fit is the maximum of the log-likelihood, found by Newton's method with a backtracking line
 search in numpy, on the strengths and the scales at once (damped where the joint problem is
