@@ -145,7 +145,9 @@ class _Held:
     def x(self, y: np.ndarray, s: float) -> np.ndarray:
         n, i = self.f.n, self.i
         x = np.insert(y, i, 0.0)
-        x[i] = self.k * s / self.f.gain(x) + self.a @ y[:n - 1]
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            # a scale out of range gives a strength out of range: the objective's -inf there
+            x[i] = self.k * s / self.f.gain(x) + self.a @ y[:n - 1]
         return x
 
     def newton(self, y: np.ndarray, s: float) -> tuple[np.ndarray, np.ndarray, float]:
