@@ -92,7 +92,7 @@ from simulated import (  # noqa: E402
 from referee.engine import preset  # noqa: E402
 from referee.league.schedule import make_schedule  # noqa: E402
 from referee.ratings.intervals import (  # noqa: E402
-    fit_with_sd,
+    fit_with_interval,
     look_z,
     standings,
     wald_interval,
@@ -467,7 +467,8 @@ COVER_GAMES = (20, 60, 200)
 #: the coverage the 95% intervals must reach in every cell (issue 32)
 COVER_TARGET = (0.93, 0.97)
 #: the interval kinds measured side by side on the same leagues
-COVER_KINDS = {"now": "the games' curvature", "before": "with the priors' curvature"}
+COVER_KINDS = {"now": "profile-likelihood bounds at the games' width",
+               "before": "the games' curvature, symmetric"}
 
 
 @dataclasses.dataclass
@@ -491,8 +492,8 @@ def coverage_cell(rng: np.random.Generator, bots: int, per_bot: int, sizes: Sequ
                   intervals: int) -> Cell:
     """Synthetic leagues (Plackett-Luce with the per-size scales TRUE_SCALES; strengths evenly
     spread over a width drawn from 100 to 1000 Elo at tables of 2) until `intervals`
-    intervals are in, each kind of COVER_KINDS (plackett.py's `strength_sd`) on the same
-    leagues."""
+    intervals are in, each kind of COVER_KINDS (intervals.py's `fit_with_interval`, and the
+    Wald interval of plackett.py's `strength_sd`) on the same leagues."""
     names = [f"b{i}" for i in range(bots)]
     cell = Cell({kind: [0, 0] for kind in COVER_KINDS}, {kind: [0, 0] for kind in COVER_KINDS})
     while cell.every["now"][1] < intervals:
@@ -502,17 +503,35 @@ def coverage_cell(rng: np.random.Generator, bots: int, per_bot: int, sizes: Sequ
         truth = np.array([true_typical(games, strengths, TRUE_SCALES)[bot] for bot in names])
         design = Design(games, names)
         theta, log_scale = design.fit_scaled()
-        point = fit_with_sd(design, theta, log_scale)[0]
+        point, profiled_low, profiled_high = fit_with_interval(design, theta, log_scale)
         for kind in COVER_KINDS:
-            sd = strength_sd(design, theta, log_scale, games_only=kind == "now")
-            assert sd is not None
-            low, high = wald_interval(point, sd)
+            if kind == "now":
+                low, high = profiled_low, profiled_high
+            else:
+                sd = strength_sd(design, theta, log_scale)
+                assert sd is not None
+                low, high = wald_interval(point, sd)
+            assert low is not None and high is not None
             inside = (low <= truth) & (truth <= high)
             for counts, hits in ((cell.every[kind], inside), (cell.extremes[kind],
                                                               inside[[0, bots - 1]])):
                 counts[0] += int(hits.sum())
                 counts[1] += len(hits)
     return cell
+
+
+def cover_cells(text: str | None) -> set[tuple[str, int, int]] | None:
+    """`--cover-cells` ('2-5:8:20,2-5:12:20': tables:bots:games per bot) as a set; None for
+    every cell."""
+    if not text:
+        return None
+    cells = set()
+    for item in text.split(","):
+        mix, bots, games = item.split(":")
+        if mix not in MIXES:
+            raise SystemExit(f"--cover-cells: tables {mix!r} not one of {', '.join(MIXES)}")
+        cells.add((mix, int(bots), int(games)))
+    return cells
 
 
 def coverage_section(args) -> dict[str, tuple[int, int]]:
@@ -535,9 +554,12 @@ def coverage_section(args) -> dict[str, tuple[int, int]]:
     def rate(counts: list[int]) -> str:
         return f"{counts[0] / counts[1]:.3f} ({counts[0]}/{counts[1]})"
 
+    chosen = cover_cells(args.cover_cells)
     for mix, sizes in MIXES.items():
         for bots in COVER_BOTS:
             for per_bot in COVER_GAMES:
+                if chosen is not None and (mix, bots, per_bot) not in chosen:
+                    continue
                 cell = coverage_cell(rng, bots, per_bot, sizes, args.cover_intervals)
                 cells.append(cell)
                 print(f"   {mix:>6} {bots:>4} {per_bot:>5} {rate(cell.every['now']):>19} "
@@ -557,9 +579,10 @@ def coverage_section(args) -> dict[str, tuple[int, int]]:
         design = Design(games, names)
         test = size_test(design, *design.fit_scaled())
         rejected += test is not None and test.rejected
-    print(f"   the size model's likelihood-ratio test on {args.size_tests} leagues drawn from it "
-          f"(6 bots x 60 games, tables of 2-5): rejected {rejected} "
-          f"({rejected / args.size_tests:.3f}; at p < 0.05 it should be about 0.05)")
+    if args.size_tests:
+        print(f"   the size model's likelihood-ratio test on {args.size_tests} leagues drawn from "
+              f"it (6 bots x 60 games, tables of 2-5): rejected {rejected} "
+              f"({rejected / args.size_tests:.3f}; at p < 0.05 it should be about 0.05)")
     now = [(tuple(c.every["now"]), tuple(c.extremes["now"])) for c in cells]
     low = min(now, key=lambda c: c[0][0] / c[0][1])[0]
     high = max(now, key=lambda c: c[0][0] / c[0][1])[0]
@@ -744,8 +767,10 @@ def promise_lines(gauntlet: dict[str, tuple[int, int]] | None,
                      f"{edge / edge_n:.3f} ({edge}/{edge_n}) to {top / top_n:.3f} ({top}/{top_n}); "
                      f"{good} of {cells} cells within 0.93-0.97{mark(good == cells)}")
         rejected, leagues = coverage["size_test"]
-        lines.append(f"size model false rejection: {rejected / leagues:.3f} ({rejected}/{leagues}) "
-                     f"at p < 0.05{mark(rejected / leagues <= 0.08)}")
+        if leagues:
+            lines.append(f"size model false rejection: {rejected / leagues:.3f} "
+                         f"({rejected}/{leagues}) "
+                         f"at p < 0.05{mark(rejected / leagues <= 0.08)}")
     return lines
 
 
@@ -770,6 +795,10 @@ def main() -> None:
     parser.add_argument("--cover-intervals", type=int, default=2400,
                         help="intervals per coverage cell (2400: +-0.009 at 95%%; the "
                              "extremes, at least 400: +-0.021)")
+    parser.add_argument("--cover-cells",
+                        help="only these coverage cells, e.g. 2-5:8:20,2-5:12:20 "
+                             "(tables:bots:games per bot; they draw other leagues than a whole "
+                             "run's)")
     parser.add_argument("--ts-seeds", type=int, default=8)
     parser.add_argument("--ts-budget", type=int, default=512)
     parser.add_argument("--ts-block", type=int, default=16)

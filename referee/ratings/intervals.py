@@ -5,15 +5,19 @@ rotation of one table and seed together, so that the dice luck the rotations can
 paired. A resample draws as many units as there are, with replacement (numpy's PCG64,
 seeded one-way from the league's secret seed); the Plackett-Luce fit (plackett.py) is
 repeated on each. A bot's rank range is the 2.5th..97.5th percentile of its rank over the
-resamples. Its 95% interval is the strength plus or minus 1.96 standard errors, from the
-curvature of the games' log-likelihood at the fit's maximum with the per-size scales profiled
-out (plackett.py's `strength_sd`; the weak priors' curvature is left out: they keep the fit
+resamples. Its 95% interval is the profile-likelihood interval of its strength (profiled.py:
+where the fit with that strength held has lost z^2 / 2 of its objective, on either side, so it
+is asymmetric where the games are), each side's length times the games' standard error over
+the one with the weak priors' curvature (plackett.py's `strength_sd`: the priors keep the fit
 finite, they are no knowledge, and counting them made small leagues at mixed table sizes'
-intervals too narrow): a percentile interval of the bootstrap undercovered where table sizes
-are mixed (the split between strengths and scales is skewed in small leagues) and could even
-leave out the strength itself; this one always holds it, and bench/fairness.py (section 5)
-measures its coverage in synthetic leagues of known strengths. Two bots next to each
-other in the table are *separated* when their intervals do not overlap.
+intervals too narrow). Where the objective is a parabola that is the strength plus or minus
+1.96 standard errors from the games' curvature with the per-size scales profiled out; the
+symmetric interval left a small league's strongest and weakest bots' truth beyond the outer
+end far more often than beyond the inner one. A percentile interval of the bootstrap
+undercovered where table sizes are mixed (the split between strengths and scales is skewed in
+small leagues) and could even leave out the strength itself; this one always holds it, and
+bench/fairness.py (section 5) measures its coverage in synthetic leagues of known strengths.
+Two bots next to each other in the table are *separated* when their intervals do not overlap.
 
 A table that is looked at repeatedly (`--until-settled` checks after every block) would, at
 95% per look, separate truly equal bots far more often than 5% of the time. For `looks` > 1
@@ -38,11 +42,14 @@ from referee.ratings.plackett import (
     SizeTest,
     canonical_key,
     canonical_order,
+    curvature,
+    sd_from_curvature,
     size_test,
     strength_sd,
     to_elo,
     typical,
 )
+from referee.ratings.profiled import profile_bounds
 from referee.ratings.results import PlayedGame
 from referee.util.seeds import keyed_seed
 
@@ -160,7 +167,7 @@ def standings(games: Sequence[PlayedGame], bots: Sequence[str], seed: int,
     unit_of = {id(game): u for u, unit in enumerate(units) for game in unit}
     game_unit = np.array([unit_of[id(game)] for game in design.games], dtype=np.int64)
     theta, log_scale = design.fit_scaled()
-    point, sd = fit_with_sd(design, theta, log_scale)
+    point, low, high = fit_with_interval(design, theta, log_scale)
     names = design.bots
     has = design.played > 0
     samples = np.empty((resamples, len(names)))
@@ -171,9 +178,8 @@ def standings(games: Sequence[PlayedGame], bots: Sequence[str], seed: int,
     else:
         samples[:] = point
     alpha = (1 - LEVEL) / 2 * 100
-    if sd is not None:
-        low, high = wald_interval(point, sd)
-    else:   # no curvature to read (a degenerate league): the bootstrap's, holding the point
+    if low is None or high is None:
+        # no curvature to read (a degenerate league): the bootstrap's, holding the point
         low = np.minimum(np.percentile(samples, alpha, axis=0), point)
         high = np.maximum(np.percentile(samples, 100 - alpha, axis=0), point)
     ranks = _ranks(samples[:, has])
@@ -226,6 +232,30 @@ def fit_with_sd(design: Design, theta: np.ndarray, log_scale: np.ndarray
     maximum (`theta`, `log_scale`) and their standard errors (None without curvature)."""
     point = to_elo(typical(design, theta, log_scale)[0], design.played)
     return point, strength_sd(design, theta, log_scale)
+
+
+def fit_with_interval(design: Design, theta: np.ndarray, log_scale: np.ndarray,
+                      level: float = LEVEL
+                      ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """The reported strengths of the fit's maximum and their `level` intervals (None, None
+    without curvature): on each side of the strength, the profile-likelihood bound's distance
+    (profiled.py, the priors in) times the games' standard error over the standard error with
+    the priors (the priors keep the fit finite but are no knowledge). Where the objective is a
+    parabola that is the Wald interval of the games' curvature (`wald_interval`)."""
+    point = to_elo(typical(design, theta, log_scale)[0], design.played)
+    info = curvature(design, theta, log_scale)
+    sd = sd_from_curvature(design, theta, log_scale, info)
+    with_priors = sd_from_curvature(design, theta, log_scale, info, games_only=False)
+    if sd is None or with_priors is None:
+        return point, None, None
+    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
+    bounds = profile_bounds(design, theta, log_scale, with_priors, z, info)
+    if bounds is None:
+        low, high = wald_interval(point, sd, level)
+        return point, low, high
+    # the games' share of each side's width (1 where the priors' curvature is nil)
+    ratio = np.divide(sd, with_priors, out=np.ones_like(sd), where=with_priors > 0)
+    return point, point - (point - bounds[0]) * ratio, point + (bounds[1] - point) * ratio
 
 
 def wald_interval(point: np.ndarray, sd: np.ndarray, level: float = LEVEL

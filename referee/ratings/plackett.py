@@ -26,9 +26,9 @@ formula, so strengths are reported on the Elo scale (400 / ln 10 per unit of the
   picked by a tie-break, and the numbers do not move with which size is the most played);
   c_k times a strength is the strength at size k. Each log c_k (against the most played size,
   which the fit holds at 1 while it iterates) has a weak normal prior (sd 1) so that a size
-  where all bots look alike keeps a finite scale. The intervals (`strength_sd`) leave both
-  priors' curvature out (bench/fairness.py measures their coverage with the priors' pull in
-  the fit). A league of one size is the plain model.
+  where all bots look alike keeps a finite scale. The intervals (`strength_sd`, profiled.py)
+  leave both priors' curvature out of their width (bench/fairness.py measures their coverage
+  with the priors' pull in the fit). A league of one size is the plain model.
 
 The fit is the maximum of the log-likelihood, found by Newton's method with a backtracking line
 search in numpy, on the strengths and the scales at once (damped where the joint problem is
@@ -636,12 +636,25 @@ def strength_sd(design: Design, theta: np.ndarray, log_scale: np.ndarray,
     sizes, where the scale prior's curvature is a large share of what is known about a scale,
     does not get intervals that are too narrow. `games_only=False` is the curvature with the
     priors in (the intervals before; bench/fairness.py prints both)."""
-    n, joint = design.n, len(design.sizes) > 1
+    return sd_from_curvature(design, theta, log_scale, curvature(design, theta, log_scale),
+                             games_only)
+
+
+def curvature(design: Design, theta: np.ndarray, log_scale: np.ndarray) -> np.ndarray:
+    """The objective's negative Hessian in the strengths and the free log scales at (`theta`,
+    `log_scale`), the priors' curvature in."""
     ones = np.ones(len(design.games))
-    _, info = (design._joint_newton(theta, ones, log_scale) if joint
+    _, info = (design._joint_newton(theta, ones, log_scale) if len(design.sizes) > 1
                else design._theta_newton(theta, ones, log_scale))
-    if info is None:
-        return None
+    assert info is not None     # a Newton call with its Hessian
+    return info
+
+
+def sd_from_curvature(design: Design, theta: np.ndarray, log_scale: np.ndarray,
+                      info: np.ndarray, games_only: bool = True) -> np.ndarray | None:
+    """`strength_sd` from the `curvature` at the fit's maximum (one Hessian for several
+    readings of it)."""
+    n, joint = design.n, len(design.sizes) > 1
     covariance = _inverse(games_curvature(design, theta, info)) if games_only else None
     if covariance is None:      # the games alone do not pin every scale: the priors' help
         covariance = _inverse(info)

@@ -1,0 +1,215 @@
+"""Profile-likelihood bounds of the reported strengths: where a bot's interval is not symmetric.
+
+The curvature at the fit's maximum (plackett.py's `strength_sd`) sees the objective as a
+parabola. In a small league it is not one: a strong bot's likelihood falls slowly upwards and
+fast downwards (a bot far ahead of the field wins nearly everything whatever its exact
+strength), so a symmetric interval reaches too little outwards and the truth falls beyond the
+outer end more often than the inner one (bench/fairness.py, section 5). The profile of a bot's
+reported strength s is the highest the objective gets with s held (every other strength and
+every table size's scale free); its 95% bounds are where the profile is z^2 / 2 below the
+maximum (the likelihood-ratio interval). They lie on either side as far as the data let them.
+
+The objective profiled is the one the fit maximises (its weak priors in, so that every bound
+is finite). Where the objective is a parabola to within `_QUADRATIC` at the curvature's
+bounds (a league of more than a few hundred games per bot), one Newton step on the drop from
+there is the bound and no profile is computed: a refit of a big league costs one objective
+evaluation per bound more.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from referee.ratings.plackett import ELO, Design, _ascent, _inverse
+
+#: up to this difference between the objective's drop at the parabola's bound and z^2 / 2,
+#: the bound is moved by one Newton step on the drop (within about 1% of a standard error
+#: of the profiled bound in tests/test_profiled.py); beyond it, the bound is profiled
+_QUADRATIC = 0.05
+_ROOT_STEPS = 40        # steps of the search for one bound
+_ROOT_TOLERANCE = 1e-6  # ...until its drop is this close to z^2 / 2
+_INNER_STEPS = 50       # Newton steps of the fit with one strength held
+
+
+def profile_bounds(design: Design, theta: np.ndarray, log_scale: np.ndarray,
+                   sd: np.ndarray, z: float, info: np.ndarray | None = None
+                   ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The profile-likelihood bounds (Elo, as `intervals.fit_with_sd` reports strengths) of
+    each bot's strength where the objective falls by z^2 / 2, from the fit's maximum (`theta`,
+    `log_scale` as `fit_scaled` gives them). `sd` is the standard error with the priors'
+    curvature in (`strength_sd(games_only=False)`): the parabola the check starts from; `info`
+    the objective's negative Hessian there (plackett.py's `curvature`: computed when None).
+    Bots without games get their point twice. None without curvature."""
+    held = _Objective(design)
+    x0 = held.pack(theta, log_scale)
+    if info is None:
+        info = held.newton(x0)[1]
+    covariance = _inverse(info)
+    if covariance is None:
+        return None
+    f0 = held.value(x0)
+    point, jacobian = held.reported(x0)
+    low, high = point.copy(), point.copy()
+    drop = z * z / 2
+    playing = np.flatnonzero(design.played > 0)
+    if len(playing) < 2:
+        return low, high
+    for i in playing:
+        direction = covariance @ jacobian[i]
+        spread = float(jacobian[i] @ direction)
+        if spread <= 0:
+            continue
+        for side, bounds in ((-1.0, low), (1.0, high)):
+            step = side * z * sd[i]
+            # the parabola's bound: s moved by `step`, the rest where the parabola puts them
+            quadratic = x0 + (step / spread) * direction
+            excess = f0 - held.value(quadratic) - drop
+            if abs(excess) <= _QUADRATIC:
+                # the drop's slope there is z / sd: a bound where it fell more is nearer
+                bounds[i] = point[i] + step - side * excess * sd[i] / z
+            else:
+                found = _profile_bound(held, int(i), x0, f0, point[i], step, drop)
+                bounds[i] = point[i] + step if found is None else found
+    return low, high
+
+
+class _Objective:
+    """The fit's objective over x = (strengths, log scales of every size but the reference),
+    with its derivatives, and the reported strengths as a function of x."""
+
+    def __init__(self, design: Design) -> None:
+        self.design = design
+        self.n = design.n
+        self.joint = len(design.sizes) > 1
+        self.ones = np.ones(len(design.games))
+        self.played = design.played > 0
+        self.m = int(self.played.sum())
+        # d (log gain) / d x over the free log scales: the typical table's weights
+        self.w = design.size_weights[1:] if self.joint else np.zeros(0)
+
+    def pack(self, theta: np.ndarray, log_scale: np.ndarray) -> np.ndarray:
+        return np.concatenate([theta, log_scale[1:]]) if self.joint else theta.copy()
+
+    def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        n = self.n
+        return (x[:n], np.concatenate([[0.0], x[n:]])) if self.joint else (x, np.zeros(1))
+
+    def value(self, x: np.ndarray) -> float:
+        if not np.all(np.isfinite(x)):
+            return -np.inf
+        return self.design._objective(*self._args(x))
+
+    def _args(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        theta, log_scale = self.split(x)
+        return theta, self.ones, log_scale
+
+    def newton(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The objective's gradient and negative Hessian at x."""
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            grad, info = (self.design._joint_newton(*self._args(x)) if self.joint
+                          else self.design._theta_newton(*self._args(x)))
+        assert info is not None   # a Newton call with its Hessian
+        return grad, info
+
+    def gain(self, x: np.ndarray) -> float:
+        """Elo per unit of theta at the typical table."""
+        with np.errstate(over="ignore"):
+            return float(ELO * np.exp(self.w @ x[self.n:]))
+
+    def reported(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The reported strengths at x and their derivatives in x (rows)."""
+        n, gain = self.n, self.gain(x)
+        centred = x[:n] - x[:n][self.played].mean()
+        jacobian = np.zeros((n, len(x)))
+        jacobian[:, :n] = gain * (np.eye(n) - self.played[None, :] / self.m)
+        jacobian[:, n:] = (gain * centred)[:, None] * self.w[None, :]
+        return gain * centred, jacobian
+
+
+class _Held:
+    """The objective with bot i's reported strength held at s: x as a function of y, every
+    coordinate of x but theta_i (theta_i is what the held strength then asks)."""
+
+    def __init__(self, objective: _Objective, i: int) -> None:
+        self.f, self.i = objective, i
+        n = objective.n
+        self.others = np.delete(np.arange(n), i)
+        # s = gain (theta_i - mean): theta_i = k (s / gain + sum of the others played / m)
+        self.k = 1 / (1 - 1 / objective.m)
+        self.a = self.k * objective.played[self.others] / objective.m
+        self.chain = np.zeros((len(objective.w) + n, len(objective.w) + n - 1))
+        self.chain[self.others, np.arange(n - 1)] = 1.0
+        self.chain[n:, n - 1:] = np.eye(len(objective.w))
+        self.chain[i, :n - 1] = self.a
+
+    def x(self, y: np.ndarray, s: float) -> np.ndarray:
+        n, i = self.f.n, self.i
+        x = np.insert(y, i, 0.0)
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            # a scale out of range gives a strength out of range: the objective's -inf there
+            x[i] = self.k * s / self.f.gain(x) + self.a @ y[:n - 1]
+        return x
+
+    def newton(self, y: np.ndarray, s: float) -> tuple[np.ndarray, np.ndarray, float]:
+        """Gradient and negative Hessian in y, and the derivative of the objective in s."""
+        n, i = self.f.n, self.i
+        x = self.x(y, s)
+        grad, info = self.f.newton(x)
+        inverse_gain = self.k / self.f.gain(x)
+        chain = self.chain.copy()
+        chain[i, n - 1:] = -s * inverse_gain * self.f.w     # d theta_i / d log scales
+        hessian = chain.T @ info @ chain
+        # theta_i is curved in the log scales: d2 theta_i = s k / gain w w^T
+        hessian[n - 1:, n - 1:] -= grad[i] * s * inverse_gain * np.outer(self.f.w, self.f.w)
+        return chain.T @ grad, hessian, float(grad[i] * inverse_gain)
+
+
+def _fit_held(held: _Held, y: np.ndarray, s: float) -> tuple[np.ndarray, float, float]:
+    """The maximum of the objective with the strength held at s, from y (Newton's method with
+    a backtracking line search, as `fit_scaled`): y there, the objective and its slope in s."""
+    def value(v: np.ndarray) -> float:
+        return held.f.value(held.x(v, s))
+
+    current = value(y)
+    for _ in range(_INNER_STEPS):
+        grad, hessian, _ = held.newton(y, s)
+        y, current, moved, full = Design._line_search(current, value, y,
+                                                      _ascent(grad, hessian))
+        if moved < 1e-10 or (full and moved < 1e-7):
+            break
+    return y, current, held.newton(y, s)[2]
+
+
+def _profile_bound(objective: _Objective, i: int, x0: np.ndarray, f0: float, point: float,
+                   step: float, drop: float) -> float | None:
+    """The s on the side of `step` where the profile of bot i's strength is `drop` below f0:
+    Newton's method on s (the profile's slope is the held fit's slope in s), kept inside a
+    bracket that grows outwards until it holds the bound. None when it does not settle."""
+    held = _Held(objective, i)
+    y = np.delete(x0, i)
+    inside: float = point
+    outside: float | None = None
+    s = point + step
+    for _ in range(_ROOT_STEPS):
+        y, value, slope = _fit_held(held, y, s)
+        fall_here = f0 - value
+        if not np.isfinite(fall_here):
+            outside = s
+        elif abs(fall_here - drop) < _ROOT_TOLERANCE:
+            return s
+        elif fall_here < drop:
+            inside = s
+        else:
+            outside = s
+        guess = s + (fall_here - drop) / slope if slope and np.isfinite(fall_here) else None
+        if outside is None:      # not past the bound yet: grow outwards
+            far = inside + (inside - point) + step
+            s = guess if guess is not None and abs(guess - point) > abs(s - point) else far
+            s = min(s, far) if step > 0 else max(s, far)
+        else:
+            between = sorted((inside, outside))
+            s = (guess if guess is not None and between[0] < guess < between[1]
+                 else (inside + outside) / 2)
+        if not np.all(np.isfinite(y)):
+            return None
+    return None
