@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -60,8 +61,16 @@ def pytest_configure(config: pytest.Config) -> None:
                                        "CI when it cannot start, skips elsewhere)")
 
 
+_TEMP_AT_START = tempfile.gettempdir()
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test of SLOW_MODULES `slow`."""
+    """Mark every test of SLOW_MODULES `slow`; refuse a run whose collection moved the process's
+    temporary folder (a module importing the club's web process does, for its uploads): every
+    tmp_path would then lie in a club's data folder, which the sandbox refuses to show."""
+    if tempfile.gettempdir() != _TEMP_AT_START:
+        raise pytest.UsageError(f"collecting the tests moved the temporary folder from "
+                                f"{_TEMP_AT_START} to {tempfile.gettempdir()}: restore it")
     for item in items:
         if item.path.stem in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
