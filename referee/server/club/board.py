@@ -23,11 +23,12 @@ from typing import Any
 from urllib.parse import quote
 
 from django.core.serializers.json import DjangoJSONEncoder
-from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
 
 from referee.server.club.models import Bot, BotVersion, Standing
+from referee.server.club.templatetags.club import ranks, signed
 
+NO_RANK = "\u2013"   # a retired version's rank cell
 EMPTY: dict[str, Any] = {"standing": None, "games": 0, "rows": [], "retired": [], "facts": {}}
 
 
@@ -95,6 +96,43 @@ def opponents(h2h: dict[str, Any], league_names: list[str]) -> list[tuple[str, d
     return sorted(found.items())
 
 
+def _shown(value: Any) -> str:
+    """A value as a template's {{ value }} shows it: text, escaped ("" for nothing)."""
+    return escape(str(value))
+
+
+def _one_place(value: Any) -> str:
+    """A number with one decimal place ("" for none), as the TrueSkill column shows it."""
+    return f"{value:.1f}" if isinstance(value, int | float) and not isinstance(value, bool) \
+        else ""
+
+
+def row_html(row: dict[str, Any]) -> str:
+    """One leaderboard row as HTML: names escaped (they are the students'), numbers written as
+    the league's tables write them. Written here, not through a template: a hundred rows
+    through the template engine were half of shaping a standing (board_rows_html)."""
+    rank = row.get("rank")
+    bot = _shown(row.get("bot", ""))
+    url = row.get("url")
+    name = f'<a href="{_shown(url)}">{bot}</a>' if url else bot
+    owner = '<span class="house">house</span>' if row.get("house") else \
+        _shown(row.get("owner", ""))
+    mark = " ~" if row.get("overlaps_next") else ""
+    state = _shown(row.get("state", ""))
+    return (f'<tr class="state-{state}"><td>{NO_RANK if rank is None else _shown(rank)}</td>'
+            f'<td>{name}</td><td>{owner}</td><td>{_shown(row.get("version", ""))}</td>\n'
+            f'<td>{signed(row.get("strength"))} [{signed(row.get("lo"))}, '
+            f'{signed(row.get("hi"))}]{mark}</td><td>{_shown(ranks(row))}</td>\n'
+            f'<td>{_one_place(row.get("mu"))} \u00b1 {_one_place(row.get("sigma"))}</td>'
+            f'<td>{_shown(row.get("games", ""))}</td><td>{_shown(row.get("wins", ""))}</td>'
+            f'<td>{_shown(row.get("strikes", ""))}</td><td>{state}</td></tr>')
+
+
+def board_rows_html(rows: list[dict[str, Any]]) -> SafeString:
+    """The leaderboard's rows as HTML, rendered once per standing."""
+    return SafeString("\n".join(row_html(row) for row in rows))
+
+
 def _overlaps(upper: dict[str, Any], lower: dict[str, Any]) -> bool | None:
     """True when `upper`'s interval reaches down to `lower`'s (not separated); None without
     intervals."""
@@ -108,21 +146,27 @@ def board_rows(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[d
     """(ranked, retired): the standing's rows split by the versions' current state, each with
     `owner` (a username, or "" for a house bot), `house`, `url`, and for ranked rows `rank` and
     `overlaps_next`."""
-    versions = {v.league_name: v for v in BotVersion.objects.select_related("bot__owner")
-                .filter(league_name__in=[str(row.get("league_name", "")) for row in rows])}
-    bots = {b.name: b for b in Bot.objects.select_related("owner")
-            .filter(name__in=[str(row.get("bot", "")) for row in rows])}
+    # Plain tuples of the columns shown: model instances cost more than the rest of the rows.
+    versions = {name: (state, (bot, house, owner)) for name, state, bot, house, owner in
+                BotVersion.objects.filter(
+                    league_name__in=[str(row.get("league_name", "")) for row in rows])
+                .values_list("league_name", "season_state", "bot__name", "bot__house",
+                             "bot__owner__username")}
+    bots = {name: (name, house, owner) for name, house, owner in
+            Bot.objects.filter(name__in=[str(row.get("bot", "")) for row in rows])
+            .values_list("name", "house", "owner__username")}
     ranked: list[dict[str, Any]] = []
     retired: list[dict[str, Any]] = []
     for row in rows:
-        version = versions.get(str(row.get("league_name", "")))
-        bot = version.bot if version else bots.get(str(row.get("bot", "")))
-        row["house"] = bool(bot and bot.house)
-        row["owner"] = bot.owner.username if bot and bot.owner else ""
-        row["url"] = f"/bots/{bot.name}/" if bot else ""
+        state, bot = versions.get(str(row.get("league_name", "")), (None, None))
+        if bot is None:
+            bot = bots.get(str(row.get("bot", "")))
+        name, house, owner = bot or ("", False, None)
+        row["house"] = bool(house)
+        row["owner"] = owner or ""
+        row["url"] = f"/bots/{name}/" if bot else ""
         # The club's records say what plays now; the fit's own state may be a refit behind.
-        row["state"] = (version.season_state if version
-                        else str(row.get("state") or BotVersion.ACTIVE))
+        row["state"] = state or str(row.get("state") or BotVersion.ACTIVE)
         (ranked if row["state"] == BotVersion.ACTIVE else retired).append(row)
     for rank, row in enumerate(ranked, start=1):
         row["rank"] = rank
@@ -182,6 +226,5 @@ def _shape(standing: Standing | None, playing: tuple[int, ...]) -> Board:
     h2h = data.get("head_to_head", {})
     return Board(standing.pk, playing, payload,
                  json.dumps(payload, cls=DjangoJSONEncoder).encode(),
-                 SafeString(render_to_string("club/board_rows.html", {"rows": ranked})),
-                 SafeString(render_to_string("club/board_rows.html", {"rows": retired})),
+                 board_rows_html(ranked), board_rows_html(retired),
                  h2h if isinstance(h2h, dict) else {})
