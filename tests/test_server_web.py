@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import sqlite3
+import subprocess
+import sys
 import threading
 import uuid
 import zipfile
@@ -796,6 +799,20 @@ def test_the_pages_read_the_season_store_that_is_there_now(folder: Path) -> None
         assert again is first          # kept open across requests
     write([7], fresh=True)
     assert seen() == [7]
+
+
+def test_a_warmed_web_worker_keeps_what_it_made_at_start_out_of_collections() -> None:
+    """A web worker freezes what its warm-up made (Django, routes, templates, the first board):
+    a full collection then scans only what requests made since, where it stood every thread of
+    the worker still for tens of milliseconds. Run as a worker runs: a process of its own."""
+    code = ("import gc\nfrom referee.server.web import warmed_server\n"
+            "before = gc.get_freeze_count()\nwarmed_server(False)\n"
+            "print(before, gc.get_freeze_count(), len(gc.get_objects()))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=600, env=os.environ, check=False)
+    assert done.returncode == 0, done.stderr
+    before, frozen, collectable = map(int, done.stdout.split()[-3:])
+    assert before == 0 and frozen > 20_000 and collectable < frozen // 5, done.stdout
 
 
 def test_a_newer_standing_being_shaped_holds_no_page(folder: Path) -> None:
