@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import re
 import secrets
-import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -28,13 +27,7 @@ club_django()
 
 from django.test import Client, override_settings  # noqa: E402
 
-_TEMP = tempfile.tempdir
 from referee.server.asgi import application  # noqa: E402
-
-# The ASGI module points `tempfile` at the data folder for the web process it is made for;
-# here, in pytest's process, that would put every later test's tmp_path in the club's data
-# folder, whose paths the sandbox refuses to show a bot.
-tempfile.tempdir = _TEMP
 from referee.server.club import uploads  # noqa: E402
 from referee.server.club.models import BotVersion, CheckRun  # noqa: E402
 from referee.server.club.people import join, make_join_code, new_token  # noqa: E402

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import gc
 import socket
+import tempfile
 
 import uvicorn
 
@@ -59,6 +60,13 @@ def warmed_server(behind_proxy: bool) -> uvicorn.Server:
     from referee.server.club.warm import warm
 
     warm()
+    from django.conf import settings
+
+    # Django spools a request's body past FILE_UPLOAD_MAX_MEMORY_SIZE to an unnamed temporary
+    # file: in the data folder's tmp, on the disk whose filling the server reports (507), not
+    # the host's /tmp. Set here, in the web worker only (importing the application, as tests
+    # do, changes no other process's temporary folder).
+    tempfile.tempdir = settings.FILE_UPLOAD_TEMP_DIR
     # What the worker holds now (Django, the routes, the templates, the first board: about
     # 90,000 objects) lives as long as the worker: moved out of the collector's reach, a full
     # collection scans only what requests made since, 3-9 ms instead of 36-60 ms of every
