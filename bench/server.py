@@ -132,14 +132,11 @@ def setup_club(data: Path, bots: int) -> list[dict]:
     return students
 
 
-# (moment the request began, page, path, seconds) of every request under load: the slowest are
-# printed with their moments, which tells a stall of the whole server from one page's own cost.
-TRACE: list[tuple[float, str, str, float]] = []
-
-
 async def student(url: str, me: dict, bots: list[str], indexes: list[int], until: float,
-                  seen: dict[str, list[float]], errors: list[str], rng: random.Random) -> None:
-    """One student's visit: pages with a think time, one upload of a new version."""
+                  trace: list[tuple[float, str, float]], errors: list[str],
+                  rng: random.Random) -> None:
+    """One student's visit: pages with a think time, one upload of a new version; each answered
+    request goes into `trace` as (moment it began, page, seconds)."""
     uploaded = False
     # A class arrives over a think time, not within one millisecond (a burst of 50 requests at
     # once measures the first second of the window, not the pages).
@@ -171,8 +168,7 @@ async def student(url: str, me: dict, bots: list[str], indexes: list[int], until
                 if answer.status_code not in (200, 201):
                     errors.append(f"{page} {target}: HTTP {answer.status_code}")
                 else:
-                    seen.setdefault(page, []).append(time.perf_counter() - began)
-                    TRACE.append((began, page, target, time.perf_counter() - began))
+                    trace.append((began, page, time.perf_counter() - began))
             except httpx.HTTPError as exc:
                 errors.append(f"{page} {target}: {type(exc).__name__}")
             await asyncio.sleep(rng.uniform(0.5, 1.5))
@@ -213,19 +209,19 @@ async def lag(until: float, late: list[float]) -> None:
 
 
 async def crowd(url: str, students: list[dict], indexes: list[int], seconds: float,
-                seed: int) -> tuple[dict[str, list[float]], list[str], list[float]]:
-    """Every student's visit for `seconds`: (times per page, errors, the event loop's
-    lateness samples)."""
-    seen: dict[str, list[float]] = {}
+                seed: int) -> tuple[list[tuple[float, str, float]], list[str], list[float]]:
+    """Every student's visit for `seconds`: (every answered request as (moment it began, page,
+    seconds), errors, the event loop's lateness samples)."""
+    trace: list[tuple[float, str, float]] = []
     errors: list[str] = []
     late: list[float] = []
     until = time.monotonic() + seconds
     bots = [s["bot"] for s in students]
     await asyncio.gather(lag(until, late),
-                         *(student(url, me, bots, indexes, until, seen, errors,
+                         *(student(url, me, bots, indexes, until, trace, errors,
                                    random.Random(seed * 1000 + n))
                            for n, me in enumerate(students)))
-    return seen, errors, late
+    return trace, errors, late
 
 
 def big_season(out: Path, bots: int, count: int, seed: int, record: bytes = b"",
@@ -638,9 +634,12 @@ def main() -> None:
         sample.start()
         crowd_cpu = time.process_time()
         with crowd_group():
-            seen, errors, late = asyncio.run(crowd(url, students, indexes, args.window,
+            trace, errors, late = asyncio.run(crowd(url, students, indexes, args.window,
                                                    args.seed))
         crowd_cpu = time.process_time() - crowd_cpu
+        seen: dict[str, list[float]] = {}
+        for _, page, took in trace:
+            seen.setdefault(page, []).append(took)
         sample.cancel()
         load = (games(data) - began) / (time.monotonic() - load_start)
         web_cpu = {pid: cpu_seconds(pid) - cpu_before[pid] for pid in workers}
@@ -657,10 +656,11 @@ def main() -> None:
             print(f"  {page:<18} {len(times):>8} {1000 * statistics.median(times):>8.1f} "
                   f"{1000 * pct(times, 0.95):>8.1f}")
         print(f"  errors: {len(errors)}" + (f" (first: {errors[0]})" if errors else ""))
-        first = min((t[0] for t in TRACE), default=0.0)
+        # The slowest with their moments tell a stall of the whole server from a page's cost.
+        first = min((began for began, _, _ in trace), default=0.0)
         print("  slowest requests (s into the window, page, ms): " + "; ".join(
             f"{began - first:.1f} {page} {1000 * took:.0f}"
-            for began, page, _, took in sorted(TRACE, key=lambda t: -t[3])[:12]))
+            for began, page, took in sorted(trace, key=lambda t: -t[2])[:12]))
         passed = BotVersion.objects.filter(number=2, check_state="passed").count()
         uploads = len(seen.get("upload", []))
         print(f"  uploads accepted: {uploads}; their checks passed: {passed}")

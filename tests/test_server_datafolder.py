@@ -134,6 +134,9 @@ def test_nothing_of_the_data_folder_is_readable_by_another_user(tmp_path: Path) 
 
 
 # A build that writes 200 MiB (4 MiB files, half in its folder, half in its /tmp) and succeeds.
+# The watch stops a writer within one measurement of its passing the limit (its documented
+# promise); a flood paced at 20 MiB a second gives a starved watch thread seconds to measure
+# once, where an unpaced one would test the machine's load instead of the limit.
 FLOOD = """import os
 import time
 
@@ -145,13 +148,9 @@ for i in range(50):
         for _ in range(4):
             out.write(block)
             out.flush()
-            time.sleep(PAUSE)
+            time.sleep(0.05)
 print("wrote 200 MiB")
 """
-# The watch stops a writer within one measurement of its passing the limit (its documented
-# promise); a flood paced at 20 MiB a second gives a starved watch thread seconds to measure
-# once, where an unpaced one would test the machine's load instead of the limit.
-PAUSE_S = 0.05
 
 
 def test_a_build_cannot_fill_the_disk(tmp_path: Path) -> None:
@@ -167,7 +166,7 @@ def test_a_build_cannot_fill_the_disk(tmp_path: Path) -> None:
     try:
         token = make_student(data, "flo")
         folder = student_bot(tmp_path / "src" / "flo", "flo-bot", "flo")
-        (folder / "build.py").write_text(FLOOD.replace("PAUSE", str(PAUSE_S)))
+        (folder / "build.py").write_text(FLOOD)
         spec = (folder / "bot.toml").read_text()
         (folder / "bot.toml").write_text(spec.replace('workdir = "."\n', 'workdir = "."\n'
                                                       'build = ["{python}", "build.py"]\n'))
@@ -209,7 +208,7 @@ def test_a_bot_cannot_fill_the_disk_through_its_tmp(tmp_path: Path,
     folder = tmp_path / "bot"
     folder.mkdir()
     (folder / "flood.py").write_text(FLOOD.replace('"junk" if i % 2 else ', "").replace(
-        'os.makedirs("junk", exist_ok=True)', "").replace("PAUSE", str(PAUSE_S)))   # in its /tmp
+        'os.makedirs("junk", exist_ok=True)', ""))   # all in its /tmp
     (folder / "bot.toml").write_text('name = "flood"\ncommand = ["{python}", "flood.py"]\n')
 
     async def run() -> tuple[int | None, str, Path | None]:
