@@ -96,34 +96,43 @@ def test_the_bounds_are_where_the_profile_falls_by_the_chi_square_quantile(monke
 
 
 def test_a_near_parabola_takes_one_newton_step_to_the_profiled_bound(monkeypatch):
-    """A league of 5 bots x 300 games at tables of 2-5: the bounds from one Newton step on
+    """Leagues of 5 bots x 300 games at tables of 2-5: the bounds from one Newton step on
     the objective's drop (where it is a parabola to within `_QUADRATIC`) are the profiled
-    ones to within 2% of a standard error; each holds its strength."""
-    rng = np.random.default_rng(11)
-    games = synthetic_league(rng, np.linspace(-1.0, 1.0, 5), 300, (2, 3, 4, 5),
-                             {2: 1.0, 3: 0.5, 4: 0.4, 5: 0.3})
+    ones to within 2% of a standard error (1.7% at most in these six leagues; 9% when the
+    step took the strength at the parabola's bound to be where it aimed, which the scales'
+    curvature moves by a few Elo); each holds its strength."""
     names = [f"b{i}" for i in range(5)]
-    design = Design(games, names)
-    theta, log_scale = design.fit_scaled()
-    with_priors = strength_sd(design, theta, log_scale, games_only=False)
-    assert with_priors is not None
-    stepped = profiled.profile_bounds(design, theta, log_scale, with_priors, Z)
-    calls: list[int] = []
     real = profiled._profile_bound
+    stepped_bounds = 0
+    calls: list[int] = []
 
     def counted(*args):
         calls.append(args[1])
         return real(*args)
 
     monkeypatch.setattr(profiled, "_profile_bound", counted)
-    monkeypatch.setattr(profiled, "_QUADRATIC", 0.0)
-    exact = profiled.profile_bounds(design, theta, log_scale, with_priors, Z)
-    assert stepped is not None and exact is not None
-    assert len(calls) == 10
-    for mine, want in zip(stepped, exact, strict=True):
-        assert np.max(np.abs(mine - want) / with_priors) < 0.02
-    point = fit_with_interval(design, theta, log_scale)[0]
-    assert np.all(stepped[0] < point) and np.all(point < stepped[1])
+    for seed in range(11, 17):
+        rng = np.random.default_rng(seed)
+        games = synthetic_league(rng, np.linspace(-1.0, 1.0, 5), 300, (2, 3, 4, 5),
+                                 {2: 1.0, 3: 0.5, 4: 0.4, 5: 0.3})
+        design = Design(games, names)
+        theta, log_scale = design.fit_scaled()
+        with_priors = strength_sd(design, theta, log_scale, games_only=False)
+        assert with_priors is not None
+        calls.clear()
+        monkeypatch.setattr(profiled, "_QUADRATIC", 0.05)
+        stepped = profiled.profile_bounds(design, theta, log_scale, with_priors, Z)
+        stepped_bounds += 10 - len(calls)
+        calls.clear()
+        monkeypatch.setattr(profiled, "_QUADRATIC", -1.0)       # every bound profiled
+        exact = profiled.profile_bounds(design, theta, log_scale, with_priors, Z)
+        assert stepped is not None and exact is not None
+        assert len(calls) == 10
+        for mine, want in zip(stepped, exact, strict=True):
+            assert np.max(np.abs(mine - want) / with_priors) < 0.02
+        point = fit_with_interval(design, theta, log_scale)[0]
+        assert np.all(stepped[0] < point) and np.all(point < stepped[1])
+    assert stepped_bounds >= 20      # most of the 60 bounds took the step
 
 
 def test_the_intervals_are_order_free_and_seeded():

@@ -25,8 +25,8 @@ formula, so strengths are reported on the Elo scale (400 / ln 10 per unit of the
   table*, where the geometric mean of the scales over the league's games is 1 (no size is
   picked by a tie-break, and the numbers do not move with which size is the most played);
   c_k times a strength is the strength at size k. Each log c_k (against the most played size,
-  which the fit holds at 1 while it iterates) has a weak normal prior (sd 1) so that a size
-  where all bots look alike keeps a finite scale. The intervals (`strength_sd`, profiled.py)
+  which the fit holds at 1 while it iterates) has a normal prior (sd `SCALE_PRIOR_SD`) so that
+  a size where all bots look alike keeps a finite scale. The intervals (`strength_sd`, profiled.py)
   leave both priors' curvature out of their width (bench/fairness.py measures their coverage
   with the priors' pull in the fit). A league of one size is the plain model.
 
@@ -60,6 +60,12 @@ _MAX_STEPS = 200
 _RESAMPLE_DONE = 1e-9  # a resample's fit stops when its estimated error is below this (theta)
 _RESAMPLE_STEPS = 8    # ...within this many steps, or is fitted by `fit_scaled`
 _RESAMPLE_FRESH = 0.05  # a resample's steps that shrink slower than this get a fresh Hessian
+#: sd of each table size's log scale against the reference's. Where a league's bots are close,
+#: 20 games per bot barely tell the scales apart; under a looser prior (1, 2) they wandered
+#: further than the games' curvature says and the 95% intervals of 12 bots at tables of 2-5
+#: covered 0.927 and 0.896; at 0.7, 0.942, every cell of bench/fairness.py within 0.93-0.97
+SCALE_PRIOR_SD = 0.7
+_SCALE_PRECISION = 1 / SCALE_PRIOR_SD ** 2
 
 
 def finishing_groups(game: PlayedGame) -> list[list[str]]:
@@ -292,7 +298,7 @@ class Design:
             value = float(weights @ self._chosen(state))
         if not np.isfinite(value):
             return -np.inf
-        value -= float(np.sum(state["log_scale"] ** 2)) / 2                     # scale prior
+        value -= _SCALE_PRECISION * float(np.sum(state["log_scale"] ** 2)) / 2   # scale prior
         return value + float(np.sum(theta - 2 * np.logaddexp(0.0, theta)))   # the phantom
 
     # ------------------------------------------------------------------ the fit
@@ -542,11 +548,13 @@ class Design:
         # choosing position, d loglik/dc = w (theta - mu) and d2/dc2 = -w (second - mu^2)
         d1 = (self.winf * (t - mu)).sum(axis=0) * weights
         d2 = -(self.winf * (second - mu * mu)).sum(axis=0) * weights
-        grad_b = np.bincount(self.game_size, weights=c * d1, minlength=sizes) - log_scale
+        grad_b = (np.bincount(self.game_size, weights=c * d1, minlength=sizes)
+                  - _SCALE_PRECISION * log_scale)
         grad = np.concatenate([grad_t, grad_b[1:]])
         if not hessian:
             return grad, None
-        hess_b = np.bincount(self.game_size, weights=c * d1 + c * c * d2, minlength=sizes) - 1
+        hess_b = np.bincount(self.game_size, weights=c * d1 + c * c * d2,
+                             minlength=sizes) - _SCALE_PRECISION
         # cross: d2 / dtheta_i dc = w (1[i chose] - sum of k p_i - c sum of k p_i (theta_i -
         # mu)) over the stages holding i, times c for b = log c
         mean_reach = self._gather(self._prefix(self.winf * mu / D, in_place=True), self.end)
@@ -676,17 +684,17 @@ def sd_from_curvature(design: Design, theta: np.ndarray, log_scale: np.ndarray,
 def games_curvature(design: Design, theta: np.ndarray, info: np.ndarray) -> np.ndarray:
     """`info` (the objective's negative Hessian in the strengths and the free log scales, as
     `fit_scaled` steps on it) less the priors' curvature: the phantom's on each strength and
-    the scale prior's (1) on each log scale. The games alone cannot tell the strengths' common
-    level (adding one number to every strength changes no game's odds), and the reported,
-    centred strengths do not depend on it either, so that one direction is pinned (any pin
-    gives the centred strengths the same variance); a bot without games is pinned alone (it is
-    reported as None)."""
+    the scale prior's (1 / SCALE_PRIOR_SD^2) on each log scale. The games alone cannot tell
+    the strengths' common level (adding one number to every strength changes no game's odds),
+    and the reported, centred strengths do not depend on it either, so that one direction is
+    pinned (any pin gives the centred strengths the same variance); a bot without games is
+    pinned alone (it is reported as None)."""
     n = design.n
     games = info.copy()
     sig = 1 / (1 + np.exp(-theta))
     games[np.arange(n), np.arange(n)] -= 2 * sig * (1 - sig)          # the phantom
     free = np.arange(n, len(info))
-    games[free, free] -= 1.0                                          # the scale prior
+    games[free, free] -= _SCALE_PRECISION                             # the scale prior
     played = design.played > 0
     level = np.zeros(len(info))
     level[:n] = played
@@ -698,6 +706,9 @@ def games_curvature(design: Design, theta: np.ndarray, info: np.ndarray) -> np.n
 
 #: p below which the league's games reject one scale per table size
 REJECT_BELOW = 0.05
+#: at most this many Newton steps of the size test to the per-size model's maximum without
+#: the scale prior (a few from the fit's maximum)
+_SIZE_TEST_STEPS = 50
 
 
 @dataclass(frozen=True)
@@ -733,8 +744,40 @@ def size_test(design: Design, theta: np.ndarray, log_scale: np.ndarray) -> SizeT
         elo = to_elo(fitted, alone.played)
         by_size[k] = {bot: float(elo[i]) if alone.played[i] else None
                       for i, bot in enumerate(design.bots)}
-    statistic = max(2 * (free - design.log_likelihood(theta, log_scale)), 0.0)
+    statistic = max(2 * (free - _joint_log_likelihood(design, theta, log_scale)), 0.0)
     return SizeTest(statistic, df, chi2_sf(statistic, df) if df > 0 else 1.0, by_size)
+
+
+def _joint_log_likelihood(design: Design, theta: np.ndarray, log_scale: np.ndarray) -> float:
+    """The log-likelihood of the per-size model for the size test, at its maximum without the
+    scale prior (the phantom kept, as in each size's own fit): the fit's maximum holds each log
+    scale a little towards the reference's (by SCALE_PRIOR_SD), which would count against the
+    model and reject it too often. Newton's method with a line search from the fit, at most
+    `_SIZE_TEST_STEPS` steps (where the games alone do not pin the scales, it stops where
+    they no longer gain)."""
+    n, ones = design.n, np.ones(len(design.games))
+
+    def split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return x[:n], np.concatenate([[0.0], x[n:]])
+
+    def objective(x: np.ndarray) -> float:
+        theta, log_scale = split(x)
+        return (design._objective(theta, ones, log_scale)
+                + _SCALE_PRECISION * float(np.sum(log_scale ** 2)) / 2)   # the prior, out
+
+    x = np.concatenate([theta, log_scale[1:]])
+    current = objective(x)
+    for _ in range(_SIZE_TEST_STEPS):
+        held_theta, held_scale = split(x)
+        grad, info = design._joint_newton(held_theta, ones, held_scale)
+        assert info is not None     # a Newton call with its Hessian
+        grad[n:] += _SCALE_PRECISION * x[n:]
+        info[n:, n:] -= _SCALE_PRECISION * np.eye(len(x) - n)
+        x, current, moved, full = Design._line_search(current, objective, x,
+                                                      _ascent(grad, info))
+        if moved < _TOLERANCE or (full and moved < _DONE_BELOW):
+            break
+    return design.log_likelihood(*split(x))
 
 
 def chi2_sf(x: float, df: int) -> float:

@@ -22,9 +22,9 @@ import numpy as np
 
 from referee.ratings.plackett import ELO, Design, _ascent, _inverse
 
-#: up to this difference between the objective's drop at the parabola's bound and z^2 / 2,
-#: the bound is moved by one Newton step on the drop (within about 1% of a standard error
-#: of the profiled bound in tests/test_profiled.py); beyond it, the bound is profiled
+#: up to this difference between the objective's drop at the parabola's bound and the
+#: parabola's, the bound is moved by one Newton step on the drop (within 2% of a standard
+#: error of the profiled bound in tests/test_profiled.py); beyond it, the bound is profiled
 _QUADRATIC = 0.05
 _ROOT_STEPS = 40        # steps of the search for one bound
 _ROOT_TOLERANCE = 1e-6  # ...until its drop is this close to z^2 / 2
@@ -61,12 +61,15 @@ def profile_bounds(design: Design, theta: np.ndarray, log_scale: np.ndarray,
             continue
         for side, bounds in ((-1.0, low), (1.0, high)):
             step = side * z * sd[i]
-            # the parabola's bound: s moved by `step`, the rest where the parabola puts them
+            # the parabola's bound: s moved by `step`, the rest where the parabola puts them;
+            # s is not linear in the scales, so the strength there is read, not assumed
             quadratic = x0 + (step / spread) * direction
-            excess = f0 - held.value(quadratic) - drop
-            if abs(excess) <= _QUADRATIC:
-                # the drop's slope there is z / sd: a bound where it fell more is nearer
-                bounds[i] = point[i] + step - side * excess * sd[i] / z
+            at = float(held.reported(quadratic)[0][i])
+            fallen = f0 - held.value(quadratic)
+            parabola = (at - point[i]) ** 2 / (2 * sd[i] ** 2)
+            if abs(fallen - parabola) <= _QUADRATIC and (at - point[i]) * side > 0:
+                # one Newton step on the drop, whose slope there is (s - point) / sd^2
+                bounds[i] = at + (drop - fallen) * sd[i] ** 2 / (at - point[i])
             else:
                 found = _profile_bound(held, int(i), x0, f0, point[i], step, drop)
                 bounds[i] = point[i] + step if found is None else found
