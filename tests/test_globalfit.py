@@ -205,7 +205,7 @@ def test_intervals_cover_the_known_strengths_at_mixed_table_sizes():
     intervals (read at the most played size, with the scale prior centred on 1) held the true
     strength 182 times of these 240 (the two extremes 53 of 80); the curvature with the
     priors' in 230 (75); the games' curvature 231 (76); the profile-likelihood bounds at the
-    games' width now 230 (76). At least 88%
+    games' width 230 (76), with the scale prior's sd at 0.7 now 231 (76). At least 88%
     must cover (a 95% rate falls below that with a chance of about 1 in 10,000), the extremes
     85%, and each interval holds its own estimate."""
     names = [f"b{i}" for i in range(6)]
@@ -227,8 +227,9 @@ def test_small_mixed_leagues_intervals_cover_their_extremes():
     curvature is a large share of what is known about a scale: the intervals that counted it
     held the true strength 1115 times of these 1200 (0.929) and the strongest and weakest bots
     only 272 of 300 (0.907). Read from the games' curvature alone they must cover 0.93-0.97,
-    the extremes too (1142, 0.952, and 287, 0.957, symmetric; now, the profile-likelihood
-    bounds at the games' width, 1151, 0.959, and 291, 0.970)."""
+    the extremes too (1142, 0.952, and 287, 0.957, symmetric; the profile-likelihood bounds
+    at the games' width, 1151, 0.959, and 291, 0.970; with the scale prior's sd at 0.7 now
+    1148, 0.957, and 291, 0.970)."""
     names = [f"b{i}" for i in range(8)]
     covered = extremes = 0
     for games, truth in mixed_leagues(150, 8, 20):

@@ -769,15 +769,20 @@ def _joint_log_likelihood(design: Design, theta: np.ndarray, log_scale: np.ndarr
     current = objective(x)
     for _ in range(_SIZE_TEST_STEPS):
         held_theta, held_scale = split(x)
-        grad, info = design._joint_newton(held_theta, ones, held_scale)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            grad, info = design._joint_newton(held_theta, ones, held_scale)
         assert info is not None     # a Newton call with its Hessian
+        if not (np.all(np.isfinite(grad)) and np.all(np.isfinite(info))):
+            break                   # a scale gone out of range: no higher to read there
         grad[n:] += _SCALE_PRECISION * x[n:]
         info[n:, n:] -= _SCALE_PRECISION * np.eye(len(x) - n)
         x, current, moved, full = Design._line_search(current, objective, x,
                                                       _ascent(grad, info))
         if moved < _TOLERANCE or (full and moved < _DONE_BELOW):
             break
-    return design.log_likelihood(*split(x))
+    found = design.log_likelihood(*split(x))
+    at_fit = design.log_likelihood(theta, log_scale)
+    return max(found, at_fit) if np.isfinite(found) else at_fit
 
 
 def chi2_sf(x: float, df: int) -> float:
