@@ -39,6 +39,7 @@ from referee.bots.guard import guarded
 from referee.bots.netns import NetworkUnavailable, isolated_network
 from referee.bots.sandbox import SandboxError
 from referee.bots.spec import BotSpec, hash_tree
+from referee.util.trusted import TRUSTED_CWD, bot_command
 
 BUILD_MEMORY_MB = 8192       # address space per process: compilers and npm need far more than bots
 BUILD_MAX_PROCESSES = 512
@@ -154,9 +155,9 @@ def _build(spec: BotSpec, timeout: float, sandbox: bool, limit: float,
         if sandbox:
             done = _run_confined(spec, argv, timeout, on_line, write_max_mb)
         else:   # --no-sandbox or sandbox = "none": the organiser trusts this bot
-            done = _run_guarded(argv, timeout, cwd=spec.workdir,
-                                env={**os.environ, **protocol_env(), **spec.env},
-                                on_line=on_line, watched=[spec.workdir],
+            unconfined = bot_command(argv, {**os.environ, **protocol_env(), **spec.env},
+                                     spec.workdir)
+            done = _run_guarded(unconfined, timeout, on_line=on_line, watched=[spec.workdir],
                                 write_max_mb=write_max_mb)
     except WriteLimitReached:
         raise BotStartError(spec.name, f"build stopped: it wrote more than {write_max_mb} MiB "
@@ -251,7 +252,7 @@ def _run_confined(spec: BotSpec, argv: list[str], timeout: float,
                 lent = _lend(spec.workdir, uid, gid)
             else:
                 tmp.mkdir()
-            env = default_env(**{**protocol_env(), **spec.env}, REFEREE_RUN_ID=RUN_ID)
+            env = {**default_env(), **protocol_env(), **spec.env, "REFEREE_RUN_ID": RUN_ID}
             confined = bwrap_argv(argv, bot_dir=spec.workdir, tmp_dir=tmp, socket_dir=None,
                                   env=env, memory_mb=BUILD_MEMORY_MB, cpu_seconds=None,
                                   max_processes=BUILD_MAX_PROCESSES, uid=uid, gid=gid,
@@ -259,9 +260,9 @@ def _run_confined(spec: BotSpec, argv: list[str], timeout: float,
                                   writable_bot_dir=True, ro_paths=referee_paths(),
                                   netns=net.path if net else None,
                                   resolv_conf=net.resolv_conf if net else None)
-            return _run_guarded(confined, timeout, cwd=spec.workdir,
-                                env={**os.environ, "REFEREE_RUN_ID": RUN_ID}, on_line=on_line,
-                                watched=[spec.workdir, tmp], write_max_mb=write_max_mb)
+            return _run_guarded(confined, timeout, env={"REFEREE_RUN_ID": RUN_ID},
+                                on_line=on_line, watched=[spec.workdir, tmp],
+                                write_max_mb=write_max_mb)
     finally:
         if root and lent:
             _give_back(spec.workdir, lent)
@@ -271,18 +272,20 @@ def _run_confined(spec: BotSpec, argv: list[str], timeout: float,
             lease.release()
 
 
-def _run_guarded(argv: list[str], timeout: float, *, cwd: Path, env: dict[str, str],
+def _run_guarded(argv: list[str], timeout: float, *, env: dict[str, str] | None = None,
                  on_line: OutputListener | None = None, watched: list[Path] | None = None,
                  write_max_mb: int = DEFAULT_WRITE_MAX_MB) -> subprocess.CompletedProcess[str]:
-    """Run `argv` under the guard for at most `timeout` seconds, every process it starts
+    """Run `argv` (a trusted program, by its absolute path; `env` holds the referee's settings
+    for it, never a spec's variables) under the guard, from a fixed working directory, for at
+    most `timeout` seconds, every process it starts
     included: at the limit the guard is told to stop (SIGTERM: it ends every descendant, then
     SIGKILLs what is left after BUILD_GRACE), and is killed itself if it does not. (The disk
     watch goes on meanwhile; if this process dies, the guard kills the build at once.)
     Each output line goes to `on_line` as it is written. TimeoutExpired if the limit was
     reached; WriteLimitReached (after the same stop) if the `watched` folders grew by more
     than `write_max_mb` MiB."""
-    command, env = guarded(argv, env, BUILD_GRACE)
-    with subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+    command, guard_env = guarded(argv, env, BUILD_GRACE)
+    with subprocess.Popen(command, cwd=TRUSTED_CWD, env=guard_env, stdin=subprocess.DEVNULL,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                           errors="replace", start_new_session=True) as process:
         # The last lines only: a build that floods its output cannot fill the referee's memory.

@@ -287,8 +287,7 @@ class ContainerProcess(GuardedProcess):
             _live.add((runtime, self.name))
         address = f"unix:{self._dir / 'bot.sock'}"
         try:
-            await self._spawn(guard_options, argv, self._dir,
-                              {**os.environ, "REFEREE_RUN_ID": RUN_ID})
+            await self._spawn(guard_options, argv, {"REFEREE_RUN_ID": RUN_ID})
         except OSError as exc:
             self._remove_dir()
             raise BotStartError(spec.name, f"cannot start {runtime}: {exc.strerror}") from None

@@ -1,7 +1,9 @@
 """A tiny supervisor between the referee and a bot process: no bot process outlives the referee.
 
-Run as `python -m referee.bots.guard [--grace S] [--remove-dir DIR] [--on-exit CMD]
-[--no-subreaper] -- COMMAND...`. The guard
+Run as `python -I .../referee/bots/guard.py [--grace S] [--remove-dir DIR] [--on-exit CMD]
+[--no-subreaper] -- COMMAND...` (`guarded` makes that command line: an isolated interpreter, from
+a fixed working directory, with the referee's own environment; a bot's folder, program lookup
+and variables reach only the COMMAND, through `referee.util.trusted.bot_command`). The guard
 
 * asks the kernel to send it SIGTERM when the referee dies (PR_SET_PDEATHSIG), even by SIGKILL;
 * becomes a child subreaper, so every descendant of the bot that is orphaned becomes its child
@@ -146,17 +148,17 @@ def run_on_exit(command: str, timeout: float) -> None:
         os.write(2, f"guard: --on-exit {command!r} failed: {exc}\n".encode())
 
 
-def guarded(argv: list[str], env: Mapping[str, str], grace: float = 2.0,
+def guarded(argv: list[str], extra_env: Mapping[str, str] | None = None, grace: float = 2.0,
             options: Sequence[str] = ()) -> tuple[list[str], dict[str, str]]:
-    """`argv` run under the guard (with `grace` and guard `options`), and `env` telling the
-    guard that this process is the one whose death ends it: (command, environment)."""
-    command = [sys.executable, "-m", "referee.bots.guard", "--grace", str(grace), *options,
-               "--", *argv]
-    # A process in the club's season passes its scheduling on to every session it starts,
-    # whatever environment the command itself gets (a sandboxed bot's is a clean one).
-    inherited = {AUTOGROUP_NICE_ENV: os.environ[AUTOGROUP_NICE_ENV]} \
-        if os.environ.get(AUTOGROUP_NICE_ENV) else {}
-    return command, {**env, **inherited, PARENT_ENV: str(os.getpid())}
+    """`argv` (a trusted program by its absolute path: bwrap, `env`, the referee) run under the
+    guard, with `grace` and guard `options`: (command, environment). Start it with its working
+    directory at `referee.util.trusted.TRUSTED_CWD`. The environment is the referee's own
+    (`trusted_env`) with `extra_env` (the referee's settings, never a spec's variables) and
+    what tells the guard that this process is the one whose death ends it."""
+    from referee.util.trusted import python_script, trusted_env  # not in the guard's own start
+
+    command = python_script(__file__, "--grace", str(grace), *options, "--", *argv)
+    return command, trusted_env({**(extra_env or {}), PARENT_ENV: str(os.getpid())})
 
 
 USAGE = ("usage: python -m referee.bots.guard [--grace S] [--remove-dir DIR] [--on-exit CMD] "

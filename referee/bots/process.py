@@ -27,6 +27,7 @@ from referee.bots.sandbox import SandboxError
 from referee.bots.spec import BotSpec, resolve_inside
 from referee.present.text import safe_block
 from referee.util.resources import proto_file, resource
+from referee.util.trusted import TRUSTED_CWD, bot_command
 
 GRACE_SECONDS = 2.0
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
@@ -183,15 +184,17 @@ class GuardedProcess:
         """The exit status once the process ended."""
         return self.proc.returncode if self.proc else None
 
-    async def _spawn(self, guard_options: list[str], argv: list[str], cwd: Path,
-                     env: dict[str, str]) -> None:
-        """Start `argv` under the guard and begin capturing its output (OSError if it cannot)."""
+    async def _spawn(self, guard_options: list[str], argv: list[str],
+                     extra_env: dict[str, str] | None = None) -> None:
+        """Start `argv` (a trusted program: bwrap, `env` from `bot_command`, a container
+        client) under the guard, from a fixed working directory with the referee's own
+        environment and `extra_env`, and begin capturing its output (OSError if it cannot)."""
         # The guard also removes the instance's directory once the bot has ended: `stop` does
         # too, but a referee killed by SIGKILL cannot.
         cleanup = ["--remove-dir", str(self._dir)] if self._dir is not None else []
-        command, env = guarded(argv, env, GRACE_SECONDS, [*cleanup, *guard_options])
+        command, env = guarded(argv, extra_env, GRACE_SECONDS, [*cleanup, *guard_options])
         self.proc = await asyncio.create_subprocess_exec(
-            *command, cwd=cwd, env=env,
+            *command, cwd=TRUSTED_CWD, env=env,
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT, start_new_session=True,
         )
@@ -281,8 +284,11 @@ class BotProcess(GuardedProcess):
         """Start the process; return the address it must listen on."""
         launch = self._prepare()
         try:
-            argv = self._sandboxed(launch) if self.sandbox else launch.argv
-            await self._spawn([], argv, launch.cwd, launch.env)
+            # The spec's variables and the bot's folder reach only the bot's own program
+            # (`bot_command`, inside the sandbox when there is one).
+            argv = self._sandboxed(launch) if self.sandbox else \
+                bot_command(launch.argv, launch.env, launch.cwd)
+            await self._spawn([], argv, {"REFEREE_RUN_ID": RUN_ID})
             if self.sandbox:
                 self._watch_writes()
         except OSError as exc:
@@ -327,9 +333,9 @@ class BotProcess(GuardedProcess):
         else:   # in a user namespace the caller's own directories are the bot's
             tmp.mkdir()
         limits = self.spec.limits
-        env = default_env(**{**protocol_env(), **self.spec.env},
-                          REFEREE_BOT_ADDRESS=launch.env["REFEREE_BOT_ADDRESS"],
-                          REFEREE_RUN_ID=RUN_ID, PYTHONPATH=str(PACKAGE_ROOT))
+        env = {**default_env(), **protocol_env(), **self.spec.env,
+               "REFEREE_BOT_ADDRESS": launch.env["REFEREE_BOT_ADDRESS"],
+               "REFEREE_RUN_ID": RUN_ID, "PYTHONPATH": str(PACKAGE_ROOT)}
         return bwrap_argv(launch.argv, bot_dir=launch.cwd, tmp_dir=tmp, socket_dir=self._dir,
                           env=env, memory_mb=limits.memory_mb or SANDBOX_MEMORY_MB,
                           cpu_seconds=limits.cpu_seconds,

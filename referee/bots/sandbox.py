@@ -21,7 +21,10 @@ The sandbox gives the bot:
 * an unprivileged uid/gid (65534 by default) with every capability dropped and
   ``no_new_privs`` set;
 * resource limits (``RLIMIT_AS``, ``RLIMIT_CPU``, ``RLIMIT_NPROC``,
-  ``RLIMIT_FSIZE``, ``RLIMIT_CORE=0``) set by ``prlimit`` just before the bot runs.
+  ``RLIMIT_FSIZE``, ``RLIMIT_CORE=0``) set by ``prlimit`` just before the bot runs;
+* its environment (a spec's variables) set by ``env -i`` as the very last step, so that
+  neither bwrap nor setpriv nor prlimit ever sees a spec's ``LD_PRELOAD`` or ``PATH``; every
+  program of those steps is named by its absolute path in the system's folders.
 
 How the uid is dropped depends on who runs the referee:
 
@@ -51,7 +54,6 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -59,6 +61,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from referee.errors import UserError
+from referee.util.trusted import ProgramMissing, bot_command, system_program
 
 __all__ = [
     "NOBODY",
@@ -98,6 +101,9 @@ _ETC_FILES = (
     "/etc/python3",
     "/etc/python3.11",
 )
+
+# The environment of the sandbox's own steps before the bot's program (setpriv, prlimit, env).
+STEP_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
 
 # Paths already visible through the /usr bind (or the aliases above).
 _SYSTEM_PREFIXES = ("/usr", *_USR_ALIASES)
@@ -222,7 +228,7 @@ def bwrap_argv(
     ro_paths: Sequence[Path] = (),
     max_file_mb: int | None = None,
     privileged: bool | None = None,
-    bwrap: str = "bwrap",
+    bwrap: str | None = None,
     writable_bot_dir: bool = False,
     netns: str | None = None,
     resolv_conf: Path | None = None,
@@ -254,11 +260,12 @@ def bwrap_argv(
     tmp = os.path.abspath(tmp_dir)
     sock = os.path.abspath(socket_dir) if socket_dir is not None else None
 
+    bwrap = system_program(bwrap or "bwrap")
     cmd: list[str] = [bwrap]
     if netns is not None:
         if not privileged:
             raise ValueError("a network namespace of its own needs the privileged mode (root)")
-        cmd = ["nsenter", f"--net={netns}", "--", bwrap]
+        cmd = [system_program("nsenter"), f"--net={netns}", "--", bwrap]
     if privileged:
         # Every namespace but the user one: as root, --unshare-all would add a user
         # namespace mapping the sandbox uid to host root, which defeats
@@ -271,10 +278,11 @@ def bwrap_argv(
         cmd += ["--disable-userns"]
     cmd += ["--die-with-parent", "--new-session", "--hostname", "bot"]
 
+    # The sandbox's own steps (setpriv, prlimit; setpriv as root) run with a fixed environment
+    # of the referee's; `env` (a spec's variables among them) is set only for the bot's
+    # program, by `env -i` after them (`bot_command`).
     cmd += ["--clearenv"]
-    for key, value in env.items():
-        if not key or "=" in key:
-            raise ValueError(f"invalid environment variable name: {key!r}")
+    for key, value in STEP_ENV.items():
         cmd += ["--setenv", key, value]
 
     # System, read-only.
@@ -337,7 +345,7 @@ def bwrap_argv(
 
     if privileged:
         cmd += [
-            "setpriv",
+            system_program("setpriv"),
             f"--reuid={uid}",
             f"--regid={gid}",
             "--clear-groups",
@@ -356,17 +364,19 @@ def bwrap_argv(
         limits.append(f"--nproc={max_processes}")
     if max_file_mb is not None:
         limits.append(f"--fsize={max_file_mb * 1024 * 1024}")
-    cmd += ["prlimit", *limits, "--", *argv]
+    cmd += [system_program("prlimit"), *limits, "--", *bot_command(argv, env)]
     return cmd
 
 
 @functools.cache
 def sandbox_available() -> bool:
     """True if bwrap is installed and a trivial sandbox actually runs here (cached)."""
-    if shutil.which("bwrap") is None or shutil.which("prlimit") is None:
-        return False
     privileged = os.geteuid() == 0
-    if privileged and shutil.which("setpriv") is None:
+    needed = ["bwrap", "prlimit", "env", *(["setpriv"] if privileged else [])]
+    try:
+        for program in needed:
+            system_program(program)
+    except ProgramMissing:
         return False
     with tempfile.TemporaryDirectory(prefix="sbx-probe-") as root:
         base = Path(root)

@@ -229,6 +229,11 @@ def bot_files(root: Path) -> Iterable[Path]:
                 yield path
 
 
+def referee_owned(name: str) -> bool:
+    """Whether the variable `name` is one the referee sets for every bot (a spec may not)."""
+    return name == "PYTHONPATH" or name.startswith("REFEREE_")
+
+
 TOP_KEYS = {"name", "command", "workdir", "env", "build", "build_network", "address", "image",
             "image_archive", "runtime", "sandbox", "limits"}
 LIMIT_KEYS = {"decision_ms": (1, 3_600_000), "game_bank_ms": (0, 86_400_000),
@@ -306,6 +311,9 @@ def spec_from_dict(data: Mapping[str, Any], path: Path) -> BotSpec:
         if not ENV_KEY_PATTERN.match(key):
             raise fail(f"env.{safe_line(key)}", "a variable name of letters, digits and '_' "
                                                 "(no '=', not starting with a digit)")
+        if referee_owned(key):
+            raise fail(f"env.{key}", "no PYTHONPATH or REFEREE_* variable: the referee sets "
+                                     "those for every bot (the SDK's path, where to listen)")
     address = data.get("address")
     if address is not None and (not isinstance(address, str) or not _valid_address(address)):
         raise fail("address", "'HOST:PORT' or 'unix:/path/to/socket'")

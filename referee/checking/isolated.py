@@ -17,13 +17,13 @@ import contextlib
 import os
 import shutil
 import signal
-import sys
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
 from referee.bots.guard import guarded
 from referee.present.text import safe_line
+from referee.util.trusted import TRUSTED_CWD, python_module
 
 LINE_LIMIT = 2000      # characters kept of one line
 STOP_GRACE = 10.0      # the check's guard's grace between SIGTERM and SIGKILL of what it runs
@@ -39,8 +39,8 @@ def check_command(spec: Path, write_max_mb: int | None = None,
     (`referee.bots.spec.capped_limits`)."""
     written = [] if write_max_mb is None else ["--write-limit-mb", str(write_max_mb)]
     ceiling = [f"--limit={key}={value}" for key, value in sorted((limits or {}).items())]
-    return [sys.executable, "-m", "referee.cli", "check", "--build-output", *written, *ceiling,
-            str(spec)]
+    return python_module("referee.cli", "check", "--build-output", *written, *ceiling,
+                         os.path.abspath(spec))
 
 
 async def check_process(spec: Path, timeout: float, line: Line,
@@ -63,11 +63,11 @@ async def _run(spec: Path, timeout: float, line: Line, write_max_mb: int | None,
                limits: Mapping[str, int] | None, scratch: Path) -> int | None:
     """`check_process` with `scratch` as the check's TMPDIR."""
     argv, env = guarded(check_command(spec, write_max_mb, limits),
-                        {**os.environ, "COLUMNS": "120", "TMPDIR": str(scratch)}, STOP_GRACE)
+                        {"COLUMNS": "120", "TMPDIR": str(scratch)}, STOP_GRACE)
     process = await asyncio.create_subprocess_exec(
         *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT, start_new_session=True, limit=1 << 22,
-        cwd=str(spec.parent), env=env)
+        cwd=TRUSTED_CWD, env=env)
     assert process.stdout is not None
     stdout = process.stdout
 

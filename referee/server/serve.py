@@ -15,7 +15,6 @@ import secrets
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from referee.errors import UserError
 from referee.server import DATA_ENV
 from referee.server.priority import CpuGroup, season_group, web_group
 from referee.server.seasonfile import write_default
+from referee.util.trusted import TRUSTED_CWD, python_module
 
 STOP_WAIT_S = 120          # games in flight may finish; then the children are killed
 RESTART_DELAYS_S = (1, 2, 5, 10, 30)
@@ -161,20 +161,19 @@ class Supervisor:
         # of living on unseen, holding the port and playing the season beside the next start.
         command, env = guarded(argv, self.env, STOP_WAIT_S)
         if group is None:
-            return subprocess.Popen(command, env=env, start_new_session=True)
+            return subprocess.Popen(command, env=env, start_new_session=True, cwd=TRUSTED_CWD)
         # The child enters its group before it runs anything (after its setsid), so nothing
         # it starts ever runs outside it.
         if group.nice is not None:
             env[AUTOGROUP_NICE_ENV] = str(group.nice)
-        return subprocess.Popen(command, env=env, start_new_session=True,
+        return subprocess.Popen(command, env=env, start_new_session=True, cwd=TRUSTED_CWD,
                                 preexec_fn=group.join)
 
     def start_web(self) -> None:
         """Start the web workers, each listening on the server's address with a socket of
         its own (referee.server.web), all in the web server's scheduling group."""
         o = self.options
-        argv = [sys.executable, "-m", "referee.server.web", "--host", o.host,
-                "--port", str(o.port)]
+        argv = python_module("referee.server.web", "--host", o.host, "--port", str(o.port))
         if o.behind_proxy:
             argv.append("--behind-proxy")
         if self.web_group is None:
@@ -187,8 +186,8 @@ class Supervisor:
 
     def start_runner(self) -> None:
         o = self.options
-        argv = [sys.executable, "-m", "referee.server.runner", "--data", str(o.data),
-                "--season", str(o.season_file)]
+        argv = python_module("referee.server.runner", "--data", str(o.data),
+                             "--season", str(o.season_file))
         if o.cluster:
             argv += ["--cluster", o.cluster]
         if self.season_group is None:

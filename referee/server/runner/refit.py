@@ -18,6 +18,7 @@ from typing import Any
 
 from referee.league.folder import LeagueFolder
 from referee.ratings.trueskill import RatingState
+from referee.util.trusted import TRUSTED_CWD, python_module, trusted_env
 
 STATE_FILE = "refit-state.json"
 #: The refit's linear algebra runs in one thread: its matrices are small (bots x bots), and a
@@ -28,14 +29,14 @@ ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THRE
 
 def refit_env() -> dict[str, str]:
     """The environment of the refit's subprocess: this process's, BLAS in one thread."""
-    return {**os.environ, **ONE_THREAD}
+    return trusted_env(ONE_THREAD)
 
 
 async def refit(out: Path) -> dict[str, Any]:
     """The snapshot of the season in `out`, computed in a subprocess (RuntimeError with the
     subprocess's last line if it fails)."""
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "referee.server.runner.refit", str(out), env=refit_env(),
+        *python_module("referee.server.runner.refit", str(out)), env=refit_env(), cwd=TRUSTED_CWD,
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE)
     try:
