@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 import subprocess
 import tarfile
 import threading
@@ -21,6 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from referee.errors import UserError
+from referee.util.trusted import SYSTEM_PATH
+
+
+def runtime_program(runtime: str) -> str:
+    """A container runtime's absolute path in the system's folders (its bare name where it is
+    not there: running it then fails as "not installed")."""
+    return shutil.which(runtime, path=SYSTEM_PATH) or runtime
+
 
 LOAD_TIMEOUT = 600.0            # bound on `podman load` of a large archive
 MAX_INDEX_BYTES = 1 << 20       # manifest.json / index.json / an OCI manifest larger than this
@@ -105,7 +114,8 @@ def archive_image_id(path: Path) -> str:
 
 
 def _stored(runtime: str, ident: str) -> bool:
-    done = subprocess.run([runtime, "image", "inspect", "--format", "{{.Id}}", ident],
+    done = subprocess.run([runtime_program(runtime), "image", "inspect", "--format", "{{.Id}}",
+                           ident],
                           stdin=subprocess.DEVNULL, capture_output=True, text=True,
                           timeout=60, check=False)
     return done.returncode == 0 and done.stdout.strip().removeprefix("sha256:") == ident
@@ -129,7 +139,8 @@ def load_archive(runtime: str, path: Path, tag: str, expect: str | None = None) 
         return LoadedArchive(path, digest, known)
     ident = archive_image_id(path)
     try:
-        done = subprocess.run([runtime, "load", "-i", str(path)], stdin=subprocess.DEVNULL,
+        done = subprocess.run([runtime_program(runtime), "load", "-i", str(path)],
+                              stdin=subprocess.DEVNULL,
                               capture_output=True, text=True, timeout=LOAD_TIMEOUT, check=False)
     except subprocess.TimeoutExpired:
         raise ArchiveError(f"{runtime} load took more than {LOAD_TIMEOUT:.0f} s") from None
@@ -138,7 +149,8 @@ def load_archive(runtime: str, path: Path, tag: str, expect: str | None = None) 
         raise ArchiveError(f"{runtime} load failed: {lines[-1] if lines else done.returncode}")
     if not _stored(runtime, ident):
         raise ArchiveError(f"{runtime} load did not store the archive's image {ident[:12]}")
-    subprocess.run([runtime, "tag", ident, tag], stdin=subprocess.DEVNULL, capture_output=True,
+    subprocess.run([runtime_program(runtime), "tag", ident, tag], stdin=subprocess.DEVNULL,
+                   capture_output=True,
                    timeout=60, check=False)
     with _lock:
         _loaded[(runtime, digest)] = ident

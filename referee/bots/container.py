@@ -39,10 +39,11 @@ import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from referee.bots.archive import ArchiveError, load_archive
+from referee.bots.archive import ArchiveError, load_archive, runtime_program
 from referee.bots.errors import BotStartError
 from referee.bots.process import GRACE_SECONDS, RUN_ID, GuardedProcess
 from referee.bots.spec import BotSpec
+from referee.util.trusted import SYSTEM_PATH, TRUSTED_CWD
 
 RUNTIMES = ("podman", "docker")       # tried in this order when a spec names none
 SOCKET_MOUNT = "/run/referee"         # where the socket directory appears in the container
@@ -63,8 +64,10 @@ _atexit_registered = False
 
 
 def _run(argv: list[str], timeout: float = COMMAND_TIMEOUT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                          timeout=timeout, check=False)
+    # The runtime by its path in the system's folders, run from a fixed folder.
+    argv = [runtime_program(argv[0]), *argv[1:]]
+    return subprocess.run(argv, cwd=TRUSTED_CWD, stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=timeout, check=False)
 
 
 def _last_line(text: str) -> str:
@@ -78,7 +81,7 @@ def runtime_problem(runtime: str) -> str | None:
         if runtime in _problems:
             return _problems[runtime]
         problem: str | None = None
-        if shutil.which(runtime) is None:
+        if shutil.which(runtime, path=SYSTEM_PATH) is None:
             problem = "not installed"
         else:
             try:
@@ -120,8 +123,8 @@ def image_id(runtime: str, image: str) -> str | None:
 def remove_argv(runtime: str, names: Iterable[str]) -> list[str]:
     """The command that removes containers at once, running or not, missing ones ignored."""
     if runtime == "podman":
-        return ["podman", "rm", "-f", "-i", "-t", "0", *names]
-    return [runtime, "rm", "-f", *names]
+        return [runtime_program("podman"), "rm", "-f", "-i", "-t", "0", *names]
+    return [runtime_program(runtime), "rm", "-f", *names]
 
 
 def remove_containers(runtime: str, names: Iterable[str]) -> None:
@@ -190,7 +193,7 @@ def run_argv(runtime: str, image: str, name: str, socket_dir: Path, *, bot: str,
              env: Mapping[str, str] | None = None) -> list[str]:
     """The `podman run` / `docker run` command for one bot container (attached, removed on exit)."""
     uid, gid = CONTAINER_USER
-    argv = [runtime, "run", "--rm", "--pull=never", "--name", name,
+    argv = [runtime_program(runtime), "run", "--rm", "--pull=never", "--name", name,
             "--label", f"referee.run={RUN_ID}", "--label", f"referee.bot={bot}",
             "--network=none", "--read-only"]
     if runtime == "podman":

@@ -34,6 +34,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from referee.util.trusted import SYSTEM_PATH, system_program
+
 __all__ = ["BLOCKED", "DNS", "Network", "NetworkUnavailable", "isolated_network"]
 
 TAP = "tap0"
@@ -78,8 +80,8 @@ class Network:
 
 def host_addresses() -> list[ipaddress.IPv4Interface]:
     """The host's own IPv4 addresses, each with the prefix of the network it is on."""
-    done = subprocess.run(["ip", "-json", "-4", "address", "show"], capture_output=True,
-                          text=True, timeout=SETUP_SECONDS)
+    done = subprocess.run([system_program("ip"), "-json", "-4", "address", "show"],
+                          capture_output=True, text=True, timeout=SETUP_SECONDS)
     if done.returncode != 0:
         raise NetworkUnavailable(f"cannot list the host's addresses: {_last_line(done.stderr)}")
     return [ipaddress.IPv4Interface(f"{info['local']}/{info.get('prefixlen', 32)}")
@@ -105,7 +107,7 @@ def filter_rules(blocked: tuple[str, ...]) -> tuple[str, str]:
 def _check_tools() -> None:
     if os.geteuid() != 0:
         raise NetworkUnavailable("the isolated network needs the referee to run as root")
-    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
+    missing = [tool for tool in TOOLS if shutil.which(tool, path=SYSTEM_PATH) is None]
     if missing:
         raise NetworkUnavailable(f"{', '.join(missing)} not installed (Debian: apt-get "
                                  f"install slirp4netns iptables iproute2 util-linux)")
@@ -114,8 +116,9 @@ def _check_tools() -> None:
 def _load_filter(path: str, blocked: tuple[str, ...]) -> None:
     v4, v6 = filter_rules(blocked)
     for tool, rules in (("iptables-restore", v4), ("ip6tables-restore", v6)):
-        done = subprocess.run(["nsenter", f"--net={path}", "--", tool], input=rules,
-                              capture_output=True, text=True, timeout=SETUP_SECONDS)
+        done = subprocess.run([system_program("nsenter"), f"--net={path}", "--",
+                               system_program(tool)], input=rules, capture_output=True,
+                              text=True, timeout=SETUP_SECONDS)
         if done.returncode != 0:
             raise NetworkUnavailable(f"{tool} failed: {_last_line(done.stderr)}")
 
@@ -134,7 +137,8 @@ def isolated_network(work: Path) -> Iterator[Network]:
     own = dict.fromkeys(str(address.network) for address in host_addresses())
     blocked = (*BLOCKED, *(net for net in own if net not in BLOCKED))
     with contextlib.ExitStack() as stack:
-        holder = subprocess.Popen(["unshare", "--net", "--", "sh", "-c", _HOLDER],
+        holder = subprocess.Popen([system_program("unshare"), "--net", "--",
+                                   system_program("sh"), "-c", _HOLDER],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True)
         stack.callback(_end, holder)
@@ -152,7 +156,8 @@ def isolated_network(work: Path) -> Iterator[Network]:
         log = stack.enter_context(tempfile.TemporaryFile("w+"))
         try:
             slirp = subprocess.Popen(
-                ["slirp4netns", "--configure", "--mtu=65520", "--disable-host-loopback",
+                [system_program("slirp4netns"), "--configure", "--mtu=65520",
+                 "--disable-host-loopback",
                  "--enable-sandbox", "--enable-seccomp", f"--ready-fd={ready_w}",
                  f"--exit-fd={exit_r}", str(holder.pid), TAP],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, pass_fds=(ready_w, exit_r))
