@@ -23,6 +23,8 @@ from pathlib import Path
 from referee.bots.guard import AUTOGROUP_NICE_ENV, guarded
 from referee.errors import UserError
 from referee.server import DATA_ENV
+from referee.server.hostcheck import INSTALL_ALL, host_problems
+from referee.server.hostcheck import save as save_host_check
 from referee.server.priority import CpuGroup, season_group, web_group
 from referee.server.seasonfile import write_default
 from referee.util.trusted import TRUSTED_CWD, python_module
@@ -275,6 +277,12 @@ def serve(options: ServeOptions, say: Callable[[str], None]) -> int:
     password = prepare(options)
     say(f"club server at {options.address} (data {options.data}, season "
         f"{options.season_file}); Ctrl-C stops it")
+    missing = host_problems()
+    for problem in missing:
+        say(problem.line())
+    if missing:
+        say(f"everything the guides need, at once (Debian 12): {INSTALL_ALL}")
+    save_host_check(options.data, missing)
     if write_default(options.season_file):
         say(f"first start: wrote the season file {options.season_file} with every key at its "
             f"default, each explained (the season page shows them; change them there or in "

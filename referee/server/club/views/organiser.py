@@ -3,7 +3,10 @@ notices."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
@@ -17,6 +20,8 @@ from referee.server.club.seasonstate import move_season
 from referee.server.club.views.common import organiser_only
 from referee.server.club.views.season import FORM_LIMITS, LIMIT_WORDS, file_settings, form_initial
 from referee.server.csp import allow_style_attributes
+from referee.server.hostcheck import INSTALL_ALL
+from referee.server.hostcheck import saved as saved_host_check
 
 
 class JoinCodeForm(forms.Form):
@@ -37,7 +42,8 @@ def organiser(request: HttpRequest) -> HttpResponse:
         "bots": Bot.objects.select_related("owner").order_by("name"),
         "students": User.objects.filter(is_superuser=False).select_related("profile")
         .order_by("username"),
-        "notices": Notice.objects.filter(user__isnull=True).order_by("-created_at")[:30]})
+        "notices": Notice.objects.filter(user__isnull=True).order_by("-created_at")[:30],
+        "host_missing": saved_host_check(Path(settings.DATA_DIR)), "install_all": INSTALL_ALL})
 
 
 @organiser_only
