@@ -74,3 +74,12 @@ def test_serve_prints_each_missing_piece_at_start_and_keeps_them(tmp_path: Path)
     for line in expected:
         assert line in said, said
     assert ("everything the guides need" in said) == bool(expected), said
+
+
+def test_the_install_line_of_the_server_docs_is_the_one_the_server_prints() -> None:
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "server.md").read_text()
+    assert f"```sh\n{INSTALL_ALL}\n" in docs
+    ci = (Path(__file__).resolve().parents[1] / ".ci" / "run").read_text()
+    containers = (Path(__file__).resolve().parents[1] / ".ci" / "setup-containers.sh").read_text()
+    for package in INSTALL_ALL.removeprefix("apt-get install ").split():
+        assert package in ci or package in containers, package
