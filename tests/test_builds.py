@@ -429,3 +429,22 @@ def test_a_folder_is_built_by_one_build_at_a_time_whatever_the_build_cache(
     after = _owners(folder)
     assert all(after[path] == owner for path, owner in before.items()), (before, after)
     assert (folder / "starts").read_text() == "started\n" * 2
+
+
+@needs_sandbox
+def test_a_build_made_without_the_sandbox_is_made_again_under_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A machine that gains the sandbox mid-season: every bot built before is built again,
+    never run from a build made unconfined (files owned by the referee's user)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "main.py").write_text("print('hi')\n")
+    spec_path = tmp_path / "bot.toml"
+    spec_path.write_text('name = "twice"\ncommand = ["{python}", "main.py"]\nworkdir = "bot"\n'
+                         'build = ["sh", "-c", "echo built >> builds.log"]\n')
+    assert ensure_built(load_spec(spec_path), sandbox=False) is True
+    assert ensure_built(load_spec(spec_path), sandbox=False) is False   # stamped
+    assert ensure_built(load_spec(spec_path), sandbox=True) is True     # built again
+    assert ensure_built(load_spec(spec_path), sandbox=True) is False
+    assert (folder / "builds.log").read_text().count("built") == 2

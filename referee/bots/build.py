@@ -55,16 +55,26 @@ def cache_dir() -> Path:
     return Path(base, "referee")
 
 
-def _build_stamp(spec: BotSpec) -> Path:
+def _build_stamp(spec: BotSpec, sandbox: bool) -> Path:
     """The stamp of a build of `spec` as its directory is now: the bot's files, the build
     command, and the names in the workdir itself, skipped directories included, so that a
-    fresh clone without `node_modules` (or one deleted) builds again."""
+    fresh clone without `node_modules` (or one deleted) builds again; and what it is built
+    under (`built_under`), so that a build made without the sandbox, or by another
+    interpreter, is never reused under a new one."""
     assert spec.workdir is not None and spec.build
     key = hashlib.sha256("\0".join([
         str(spec.workdir), *spec.build, hash_tree(spec.workdir),
         *sorted(os.listdir(spec.workdir)), f"network={spec.build_network}",
+        *built_under(sandbox),
     ]).encode()).hexdigest()[:24]
     return cache_dir() / "builds" / f"{spec.name}-{key}"
+
+
+def built_under(sandbox: bool) -> list[str]:
+    """What a build depends on besides the bot's files: confined or not (a confined build's
+    files belong to the bot's uid; an unconfined one's to the referee's), and the runtime the
+    bot runs on (the interpreter and its version)."""
+    return [f"sandbox={sandbox}", f"python={sys.executable}", f"version={sys.version}"]
 
 
 KEPT_LINES = 400   # lines of each output stream a build keeps for its failure message
@@ -96,19 +106,19 @@ def ensure_built(spec: BotSpec, timeout: float | None = None, *, sandbox: bool =
     write_max_mb = write_max_mb or diskwatch.write_max_mb()
     if not spec.build or spec.workdir is None:
         return False
-    if _build_stamp(spec).exists():
+    if _build_stamp(spec, sandbox).exists():
         return False
     limit = float(spec.limits.build_seconds if timeout is None else timeout)
     deadline = time.monotonic() + limit
     # One build of a folder at a time, across processes (dask workers, referees side by side,
     # whatever their build caches): a second build would find the folder lent to the first
     # one's uid, and give it back to that uid. The lock is on the folder itself.
-    failed = _build_stamp(spec).with_suffix(".failed")
+    failed = _build_stamp(spec, sandbox).with_suffix(".failed")
     asked = time.time()
     folder = os.open(spec.workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         _lock_until(folder, deadline, spec, limit)
-        if _build_stamp(spec).exists():   # built by another process meanwhile
+        if _build_stamp(spec, sandbox).exists():   # built by another process meanwhile
             return False
         with contextlib.suppress(OSError):
             if failed.stat().st_mtime >= asked:   # the build waited for failed: so does this
@@ -178,7 +188,7 @@ def _build(spec: BotSpec, timeout: float, sandbox: bool, limit: float,
                                        f"{done.returncode}{offline}: "
                                        f"{failure_tail(done, sandbox)}")
     # Stamped as the build leaves the directory (with its output), which the next start finds.
-    stamp = _build_stamp(spec)
+    stamp = _build_stamp(spec, sandbox)
     stamp.parent.mkdir(parents=True, exist_ok=True)
     stamp.write_text(" ".join(argv) + "\n")
     return True
