@@ -879,3 +879,29 @@ def test_framed_viewers_answer_in_their_frame_when_the_game_is_between_its_end_a
     finally:
         running.delete()
         failed.delete()
+
+
+def test_the_organiser_lands_on_their_page_and_switches_the_public_board_there(
+        folder: Path) -> None:
+    """Signed in, the organiser lands on the organiser's page (a student on My bots); the
+    public switch is a box there, and a spectator on the sign-in page then finds the board."""
+    boss = organiser()
+    landed = Client().post("/login/", {"username": boss.username, "password": PASSWORD})
+    assert landed.status_code == 302 and landed["Location"] == "/organiser/"
+    pupil = student()
+    landed = Client().post("/login/", {"username": pupil.username, "password": PASSWORD})
+    assert landed.status_code == 302 and landed["Location"] == "/"
+    spectator = Client()
+    assert 'id="public-board"' not in spectator.get("/login/").content.decode()
+    assert spectator.get("/leaderboard/").status_code == 302
+    client = signed_in(boss)
+    page = client.get("/organiser/").content.decode()
+    assert 'id="public-leaderboard"' in page and 'id="public-leaderboard" checked' not in page
+    answer = client.post("/organiser/settings", {"games_per_bot_per_hour": "10",
+                                                  "house_bots": "", "public_leaderboard": "on"})
+    assert answer.status_code == 302
+    assert "public_leaderboard = true" in (folder / "season.toml").read_text()
+    assert 'id="public-leaderboard" checked' in client.get("/organiser/").content.decode()
+    front = spectator.get("/login/").content.decode()
+    assert 'id="public-board"' in front and 'href="/leaderboard/"' in front
+    assert spectator.get("/leaderboard/").status_code == 200

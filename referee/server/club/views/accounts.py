@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import LoginView, PasswordChangeView
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, redirect, render, resolve_url
 from django.views.decorators.http import require_POST
 
 from referee.server.club.limits import server_limits
 from referee.server.club.models import ApiToken
-from referee.server.club.people import JoinRefused, join, new_token, revoke_token
+from referee.server.club.people import JoinRefused, is_organiser, join, new_token, revoke_token
 from referee.server.club.views.common import over_limit, rate_limited
 
 JOINS_PER_IP = "20/h"
@@ -59,6 +61,19 @@ class ClubLoginView(LoginView):
 
     template_name = "club/login.html"
     redirect_authenticated_user = True
+
+    def get_default_redirect_url(self) -> str:
+        """Where a sign-in without `next` lands: the organiser on their page, a student on
+        My bots."""
+        if is_organiser(self.request.user):
+            return resolve_url("club:organiser")
+        return super().get_default_redirect_url()
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        """The page, with a way to the public board for a spectator while it is open."""
+        from referee.server.club.views.season import public_switch
+
+        return {**super().get_context_data(**kwargs), "public_board": public_switch()}
 
 
 class ClubPasswordChangeView(PasswordChangeView):

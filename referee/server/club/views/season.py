@@ -134,13 +134,24 @@ def season_page(request: HttpRequest) -> HttpResponse:
 
 # ------------------------------------------------------------------------- the organiser's form
 
-def form_initial(runner: Any) -> dict[str, str]:
+def public_switch() -> bool:
+    """The public switch as the season file sets it (off where the file does not say)."""
+    from referee.server.club.limits import public_leaderboard
+
+    try:
+        return public_leaderboard()
+    except ValueError:
+        return False
+
+
+def form_initial(runner: Any) -> dict[str, Any]:
     """The organiser form's fields as the season file sets them now."""
     from referee.server.seasonfile import house_label
 
     initial = {"games_per_bot_per_hour": str(runner.games_per_bot_per_hour),
                "house_bots": ", ".join(house_label(p) for p in runner.house_bots),
-               "house_in_final_table": runner.house_in_final_table}
+               "house_in_final_table": runner.house_in_final_table,
+               "public_leaderboard": public_switch()}
     for name in FORM_LIMITS:
         value = runner.league.limits.get(name)
         initial[name] = "" if value is None else str(value)
@@ -170,6 +181,7 @@ def new_file_text(old: str, form: dict[str, str]) -> str:
     names = [n for n in re.split(r"[\s,]+", form.get("house_bots", "")) if n]
     doc["house_bots"] = names
     doc["house_in_final_table"] = form.get("house_in_final_table") == "on"
+    doc["public_leaderboard"] = form.get("public_leaderboard") == "on"
     limits = doc.get("limits")
     if limits is None:
         limits = tomlkit.table()
@@ -226,7 +238,8 @@ def season_settings(request: HttpRequest) -> HttpResponse:
     try:
         text = change_season_file({key: str(request.POST.get(key, ""))
                                    for key in ("games_per_bot_per_hour", "house_bots",
-                                               "house_in_final_table", *FORM_LIMITS)})
+                                               "house_in_final_table", "public_leaderboard",
+                                               *FORM_LIMITS)})
     except ValueError as exc:
         messages.error(request, "not changed: " + safe_line(str(exc), limit=300))
     else:
