@@ -31,8 +31,10 @@ def waiting_for(bot: Bot, versions: list[BotVersion], played: bool) -> list[str]
             continue
         if version.check_state == BotVersion.QUEUED and check is not None:
             position = queue_position(check)
-            lines.append(f"{label}: its check is in the queue, number {position} "
-                         f"({position - 1} before it)")
+            ahead = position - 1
+            lines.append(f"{label}: its check is next in the queue" if not ahead else
+                         f"{label}: its check is in the queue, {ahead} "
+                         f"{'check' if ahead == 1 else 'checks'} before it")
         elif version.check_state == BotVersion.RUNNING:
             lines.append(f"{label}: its check is running")
         elif version.check_state == BotVersion.PASSED and state != Season.CLOSED:
