@@ -221,6 +221,26 @@ def pace_words(per_hour: int) -> str:
     return f"about {per_hour} game{'' if per_hour == 1 else 's'} per bot per hour"
 
 
+# How a key's value reads where it is not a plain number or name.
+_WORDS: dict[str, dict[Any, str]] = {
+    "sandbox": {None: "wherever bubblewrap works (the default)", True: "always",
+                False: "never"},
+}
+
+
+def value_words(key: str, value: Any) -> str:
+    """A key's value as a person reads it: a key left out of the file is its default, never
+    "None"; true and false as the file writes them."""
+    words = _WORDS.get(key, {})
+    if value in words and (value is not None or None in words):
+        return words[value]
+    if value is None:
+        return "not set (the default)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 def changes(old: Any, new: Any) -> list[str]:
     """What differs between two RunnerSettings, one short phrase per key, with when it
     applies for the keys the runner does not apply between rounds."""
@@ -245,7 +265,7 @@ def changes(old: Any, new: Any) -> list[str]:
         elif key in ("rules", "ratings"):
             text = f"{key} changed"
         else:
-            text = f"{key}: {was} -> {now}"
+            text = f"{key}: {value_words(key, was)} -> {value_words(key, now)}"
         if key in AT_START:
             text += " (from the runner's next start)"
         elif key not in LIVE:
