@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +107,10 @@ def test_a_token_and_a_session_read_the_same_results(club: dict[str, Any]) -> No
     games = bearer(by_token, f"/api/bots/{bot}/games", token)
     assert [g["index"] for g in games["games"]] == stored_games(club["data"])
     assert all("record" not in g and "output" not in g for g in games["games"])
+    # Times as everywhere in the API: ISO 8601 with the zone.
+    for game in games["games"]:
+        assert "finished" not in game
+        assert datetime.fromisoformat(game["finished_at"]).utcoffset() is not None
 
 
 def test_a_bots_games_come_in_pages_newest_first(club: dict[str, Any]) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any, overload
 
 from django.contrib.auth.models import User
@@ -80,6 +81,11 @@ def leaderboard(request: HttpRequest, user: User | None) -> HttpResponse:
     return JsonResponse(board)
 
 
+def iso_time(epoch: float) -> str:
+    """A moment (seconds since the epoch) in ISO 8601, UTC, to the second."""
+    return datetime.fromtimestamp(epoch, tz=UTC).isoformat(timespec="seconds")
+
+
 @reader()
 def bot_games(request: HttpRequest, user: User, bot_id: int) -> HttpResponse:
     """GET /api/bots/<id>/games?limit=N&before=INDEX: the bot's season games, newest first,
@@ -97,6 +103,9 @@ def bot_games(request: HttpRequest, user: User, bot_id: int) -> HttpResponse:
     found = games.recent_games(names, limit=limit, before=before) if names else []
     for game in found:
         game["url"] = f"/api/games/{game['index']}"
+        # When it ended in ISO 8601 with its zone, as every time the API gives.
+        game["finished_at"] = iso_time(game["finished_at"])
+        del game["finished"]   # the page's own copy of it
     more = len(found) == limit
     return JsonResponse({
         "bot": bot.name, "bot_id": bot.pk, "games": found,
