@@ -47,6 +47,7 @@ from referee.server.club import games, livehub
 from referee.server.club.board import newest_board
 from referee.server.club.views.common import framed, organiser_only, refusal, replay_coming
 from referee.server.runner.testgames import live_path
+from referee.util.numbers import NumberError, whole_number, whole_number_or
 
 WATCHERS_ENV = "REFEREE_LIVE_WATCHERS"
 DEFAULT_WATCHERS = 50     # open streams per web process (see watcher_limit)
@@ -56,7 +57,10 @@ def watcher_limit() -> int:
     """Streams one web process keeps open at once (REFEREE_LIVE_WATCHERS, default 50): each
     costs a poll every 100 ms and a socket, not a thread, so pages always find a thread."""
     text = os.environ.get(WATCHERS_ENV, "")
-    return int(text) if text.isdigit() and int(text) > 0 else DEFAULT_WATCHERS
+    try:
+        return whole_number_or(text, DEFAULT_WATCHERS, WATCHERS_ENV, low=1)
+    except NumberError:
+        return DEFAULT_WATCHERS
 
 
 class Watchers:
@@ -151,11 +155,15 @@ async def follow_events(path: Path, page_url: str, seen: int) -> AsyncIterator[s
 
 
 def season_ident(last: str) -> tuple[int, int] | None:
-    """(index, step) of a season stream's Last-Event-ID "INDEX.STEP", or None."""
+    """(index, step) of a season stream's Last-Event-ID "INDEX.STEP", or None for none;
+    NumberError (answered 400) for one that is not two whole numbers."""
     index, dot, step = last.partition(".")
-    if dot and index.isdigit() and step.isdigit() and len(last) < 20:
-        return int(index), int(step)
-    return None
+    if not last:
+        return None
+    if not dot:
+        raise NumberError("Last-Event-ID must be INDEX.STEP, two whole numbers")
+    return (whole_number(index, "Last-Event-ID's game", digits=9),
+            whole_number(step, "Last-Event-ID's step", digits=8))
 
 
 class Listing:
@@ -210,9 +218,9 @@ async def season_events(resume: tuple[int, int] | None) -> AsyncIterator[str]:
 
 
 def last_event_id(request: HttpRequest) -> int:
-    """The last step a reconnecting EventSource had (0 for a new one)."""
-    text = request.headers.get("Last-Event-ID", "")
-    return int(text) if text.isdigit() and len(text) < 9 else 0
+    """The last step a reconnecting EventSource had (0 for a new one); NumberError (answered
+    400) for a header that is no whole number."""
+    return whole_number_or(request.headers.get("Last-Event-ID"), 0, "Last-Event-ID", digits=8)
 
 
 def stream(request: HttpRequest, source: AsyncIterator[str]) -> HttpResponse:

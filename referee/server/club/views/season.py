@@ -26,6 +26,7 @@ from referee.server.club.limits import season_file
 from referee.server.club.models import Bot
 from referee.server.club.views.common import leaderboard_open, organiser_only
 from referee.server.seasonfile import pace_words, runner_values
+from referee.util import numbers
 from referee.util.config import ConfigError
 
 # The limits the organiser's form sets (a ceiling on every bot's own; blank: none).
@@ -150,9 +151,10 @@ def form_initial(runner: Any) -> dict[str, str]:
 def whole_number(text: str, what: str) -> int:
     """A form field's whole number; ValueError, one line naming the field, otherwise."""
     text = text.strip()
-    if not re.fullmatch(r"[0-9]{1,9}", text):
-        raise ValueError(f"{what}: expected a whole number, got {text[:40]!r}")
-    return int(text)
+    try:
+        return numbers.whole_number(text, what, digits=9)
+    except numbers.NumberError:
+        raise ValueError(f"{what}: expected a whole number, got {text[:40]!r}") from None
 
 
 def new_file_text(old: str, form: dict[str, str]) -> str:
