@@ -38,6 +38,9 @@ class ServerLimits:
     sign_in_failures_per_address: int = 30
     sign_in_failures_per_name_and_address: int = 10
     sign_in_failures_per_name: int = 50
+    # Live games one viewer (a student; anyone else by address) watches at once, across
+    # every web process (referee.server.club.streamslots); the organiser is not held to it.
+    streams_per_student: int = 4
 
 
 def season_file() -> Path:

@@ -21,7 +21,7 @@ WEB_KEYS = frozenset({"max_bots_per_student", "test_games_per_hour", "upload_max
                       "unpacked_max_bytes", "max_files", "uploads_per_hour", "name",
                       "sign_in_failures_per_address", "sign_in_failures_per_name_and_address",
                       "sign_in_failures_per_name", "public_leaderboard",
-                      "play_against_students"})
+                      "play_against_students", "streams_per_student"})
 
 
 SAMPLES = sample_bots()

@@ -43,8 +43,10 @@ from django.shortcuts import redirect, render
 
 from referee.engine import RuleSet
 from referee.game.livefile import games_in_play
-from referee.server.club import games, livehub
+from referee.server.club import games, livehub, streamslots
 from referee.server.club.board import newest_board
+from referee.server.club.limits import server_limits
+from referee.server.club.people import is_organiser
 from referee.server.club.views.common import framed, organiser_only, refusal, replay_coming
 from referee.server.runner.testgames import live_path
 from referee.util.numbers import NumberError, whole_number, whole_number_or
@@ -223,20 +225,45 @@ def last_event_id(request: HttpRequest) -> int:
     return whole_number_or(request.headers.get("Last-Event-ID"), 0, "Last-Event-ID", digits=8)
 
 
-def stream(request: HttpRequest, source: AsyncIterator[str]) -> HttpResponse:
-    """The answer that streams `source`'s events, or 503 when this process has its fill."""
+async def stream(request: HttpRequest, source: AsyncIterator[str]) -> HttpResponse:
+    """The answer that streams `source`'s events: 429 when the viewer already holds their
+    `streams_per_student` streams (across every web process), 503 when this process has its
+    fill. The organiser (the big screen) is held to neither: their stream always opens."""
+    user = await request.auser()
+    if await sync_to_async(is_organiser)(user):
+        return streaming(source, None, counted=False)
+    key = streamslots.viewer_key(user.pk if user.is_authenticated else None,
+                                 request.META.get("REMOTE_ADDR", ""))
+    cap = (await sync_to_async(server_limits)()).streams_per_student
+    slot = streamslots.take(key, cap)
+    if slot is None:
+        answer = refusal(request, f"you have {cap} live games open already, the most one "
+                                  f"viewer may have; close one and try again", 429)
+        answer["Retry-After"] = "10"
+        return answer
     if not WATCHERS.take():
+        slot.release()
         answer = refusal(request, f"this server process already streams {watcher_limit()} "
                                   f"games to watchers; try again in a while", 503)
         answer["Retry-After"] = "10"
         return answer
+    return streaming(source, slot, counted=True)
+
+
+def streaming(source: AsyncIterator[str], slot: streamslots.Slot | None,
+              counted: bool) -> HttpResponse:
+    """The streaming answer of `source`; when it ends (or the client goes) the viewer's
+    `slot` and this process's count (if `counted`) are given back."""
 
     async def events() -> AsyncIterator[str]:
         try:
             async for text in source:
                 yield text
         finally:
-            WATCHERS.give()
+            if counted:
+                WATCHERS.give()
+            if slot is not None:
+                slot.release()
 
     response = StreamingHttpResponse(events(), content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"
@@ -257,7 +284,8 @@ async def season_stream(request: HttpRequest, index: int) -> HttpResponse:
     page_url = f"/games/{index}/"
     found = await sync_to_async(season_live_file)(index)
     if found is not None:
-        return stream(request, follow_events(found[0], page_url, last_event_id(request)))
+        return await stream(request, follow_events(found[0], page_url,
+                                                last_event_id(request)))
     if await sync_to_async(games.season_game)(index) is not None:
         return stored_game_end(page_url)
     raise Http404("no such game")
@@ -272,7 +300,8 @@ async def test_stream(request: HttpRequest, game_id: int) -> HttpResponse:
     found = await sync_to_async(test_live_file)(game_id)
     if found is None:
         return stored_game_end(page_url)
-    return stream(request, follow_events(found[0], page_url, last_event_id(request)))
+    return await stream(request, follow_events(found[0], page_url,
+                                                last_event_id(request)))
 
 
 @login_required
@@ -280,7 +309,7 @@ async def season_follow(request: HttpRequest) -> HttpResponse:
     """The season's games in play, one after another, on one stream (the big screen's
     rotation, and anyone who follows the season without a request per game)."""
     resume = season_ident(request.headers.get("Last-Event-ID", ""))
-    return stream(request, season_events(resume))
+    return await stream(request, season_events(resume))
 
 
 def own_test_game(user: User, game_id: int) -> Any:

@@ -31,6 +31,7 @@ from referee.server.club.views.pages import OpponentChoice, replay_html
 from referee.util.numbers import NumberError, whole_number, whole_number_or
 
 MAX_OPPONENTS = 4   # a table of five at most, the player's seat included
+GOING = (HumanGame.QUEUED, HumanGame.RUNNING)
 
 
 def opponent_choices(user: User) -> QuerySet[BotVersion]:
@@ -66,6 +67,11 @@ def play_games(request: HttpRequest) -> HttpResponse:
     user: User = request.user
     form = PlayForm(user, request.POST or None)
     if request.method == "POST":
+        going = (HumanGame.objects.filter(owner=user, state__in=GOING)
+                 .values_list("pk", flat=True).first())
+        if going is not None:   # one game at a time: the runner's places are for everyone
+            return refusal(request, f"your game {going} in the browser is still going: finish "
+                                    f"it (or leave it: it ends on its own) before another", 429)
         per_hour = server_limits().test_games_per_hour
         if over_limit(request, "humangame", f"user:{user.pk}", f"{per_hour}/h"):
             return refusal(request, f"you started {per_hour} games this hour; wait a while", 429)
