@@ -282,10 +282,10 @@ def stored_game_end(page_url: str) -> HttpResponse:
 async def season_stream(request: HttpRequest, index: int) -> HttpResponse:
     """A season game's moves as they are played (anyone signed in sees a season game)."""
     page_url = f"/games/{index}/"
+    seen = last_event_id(request)   # a bad one is refused whether the game is in play or not
     found = await sync_to_async(season_live_file)(index)
     if found is not None:
-        return await stream(request, follow_events(found[0], page_url,
-                                                last_event_id(request)))
+        return await stream(request, follow_events(found[0], page_url, seen))
     if await sync_to_async(games.season_game)(index) is not None:
         return stored_game_end(page_url)
     raise Http404("no such game")
@@ -297,11 +297,11 @@ async def test_stream(request: HttpRequest, game_id: int) -> HttpResponse:
     user = await request.auser()
     await sync_to_async(own_test_game)(user, game_id)   # 404 for anyone else
     page_url = f"/testgames/{game_id}/"
+    seen = last_event_id(request)
     found = await sync_to_async(test_live_file)(game_id)
     if found is None:
         return stored_game_end(page_url)
-    return await stream(request, follow_events(found[0], page_url,
-                                                last_event_id(request)))
+    return await stream(request, follow_events(found[0], page_url, seen))
 
 
 @login_required
