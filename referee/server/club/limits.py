@@ -61,7 +61,7 @@ class SeasonRead:
 
 LAST_GOOD_NAME = "season.last-good.toml"   # in the data folder: the last good file's text
 _LOCK = threading.Lock()
-_SEEN: dict[str, Any] = {"stamp": None, "read": None, "good": None}
+_SEEN: dict[str, Any] = {"path": None, "stamp": None, "read": None, "good": None}
 
 
 def season_read() -> SeasonRead:
@@ -71,6 +71,8 @@ def season_read() -> SeasonRead:
     path = season_file()
     stamp = _stamp(path)
     with _LOCK:
+        if path != _SEEN["path"]:   # another file (a test's, or the setting changed)
+            _SEEN.update(path=path, stamp=None, read=None, good=None)
         if stamp is not None and stamp == _SEEN["stamp"]:
             return cast(SeasonRead, _SEEN["read"])
         try:
