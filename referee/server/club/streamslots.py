@@ -32,7 +32,7 @@ def _flock(kind: int) -> bytes:
 def slots_folder() -> Path:
     """Where the slot files are (made on first use)."""
     folder = Path(settings.DATA_DIR) / "run" / "streams"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     return folder
 
 

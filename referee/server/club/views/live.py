@@ -20,6 +20,9 @@ one game share one reader of its file (livehub.Tail: one poll, each line parsed 
 ends at the end line, when the file goes without one (its referee was stopped) or when the
 client goes (Django cancels it). At most `watcher_limit()` streams are
 open per web process: one more is answered 503 at once, so watchers never starve the pages.
+One viewer holds at most `streams_per_student` of them across every web process
+(club.streamslots): one more is answered 429, so no student holds every place; the organiser
+(the big screen) is held to neither limit.
 """
 
 from __future__ import annotations
