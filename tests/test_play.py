@@ -32,6 +32,27 @@ def play(tmp_path: Path, *args: str) -> Terminal:
                     env=cli_env(env={"COLUMNS": "100"}), cwd=str(tmp_path))
 
 
+
+@pytest.mark.sandbox
+def test_digits_that_are_no_plain_number_are_asked_again(tmp_path: Path) -> None:
+    """A superscript two is a digit to str.isdigit() and no number to int(): typed at the
+    prompt it is asked again like any other answer that names no move (it used to end
+    `referee play` with an internal error, exit 70, and no record). So are other scripts'
+    digits, which int() would take, and Python's underscores."""
+    terminal = play(tmp_path)
+    try:
+        terminal.expect(PROMPT)
+        for bad in ("\u00b2", "\u0661", "1_0", "\uff11"):
+            terminal.type(bad)
+            terminal.expect(r"please type a number from 1 to \d\n *" + PROMPT)
+        terminal.type("1")
+        while terminal.expect(PROMPT + r"|record saved in (\S+) ").group(2) is None:
+            terminal.type("1")
+        assert terminal.wait() == 0
+    finally:
+        terminal.close()
+    assert "Traceback" not in terminal.screen and "internal error" not in terminal.screen
+
 @pytest.mark.sandbox
 def test_a_whole_game_in_a_terminal_verifies_and_opens_in_show_and_the_viewer(
         tmp_path: Path) -> None:

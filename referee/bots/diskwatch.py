@@ -20,6 +20,8 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from referee.util.numbers import is_whole
+
 MIB = 1024 * 1024
 DEFAULT_WRITE_MAX_MB = 512   # what a build, or a bot's /tmp, may add when nobody says
 WRITE_MAX_ENV = "REFEREE_WRITE_MAX_MB"   # the season's limit, set by its runner for its children
@@ -32,7 +34,7 @@ def write_max_mb() -> int:
     """The write limit in MiB: $REFEREE_WRITE_MAX_MB (the season runner sets it from the
     season's `write_max_mb` for every process it starts) or DEFAULT_WRITE_MAX_MB."""
     given = os.environ.get(WRITE_MAX_ENV, "")
-    return int(given) if given.isdigit() and int(given) > 0 else DEFAULT_WRITE_MAX_MB
+    return int(given) if is_whole(given) and int(given) > 0 else DEFAULT_WRITE_MAX_MB
 
 
 def disk_use(folders: Iterable[Path]) -> int:

@@ -15,6 +15,7 @@ from typing import Any
 
 from referee.present.text import safe_line
 from referee.util.config import ConfigError, read_toml
+from referee.util.numbers import is_whole
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 ENV_KEY_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
@@ -440,7 +441,7 @@ def _valid_address(address: str) -> bool:
     if address.startswith("unix:"):
         return len(address) > 5
     host, _, port = address.rpartition(":")
-    return bool(host) and port.isdigit() and 0 < int(port) < 65536
+    return bool(host) and is_whole(port) and 0 < int(port) < 65536
 
 
 def _limits(data: Any, where: str) -> Limits:

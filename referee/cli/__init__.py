@@ -28,6 +28,7 @@ from referee.engine import PRESET_NOTES, PRESETS, RuleSet, preset
 from referee.errors import UserError, is_users_error
 from referee.league.folder import STORE_NAME, LeagueFolder
 from referee.present.text import safe_line
+from referee.util.numbers import is_whole
 
 EX_SOFTWARE = 70   # sysexits.h: an internal software error (a fault of the referee)
 
@@ -292,7 +293,7 @@ class SecretParam(click.ParamType):
             number = value
         else:
             text = str(value).strip()
-            if not text.isdigit():
+            if not is_whole(text, digits=78):
                 self.fail(f"{value!r} is not a whole number (0 to 2^256-1)", param, ctx)
             number = int(text)
         if not 0 <= number < 2**256:
@@ -630,7 +631,7 @@ def _limit_options(ctx: click.Context, param: click.Parameter,
     table: dict[str, int] = {}
     for value in values:
         key, _, number = value.partition("=")
-        if not number.isdigit():
+        if not is_whole(number):
             raise click.BadParameter(f"expected KEY=N (a whole number), got {value!r}")
         table[key] = int(number)
     try:

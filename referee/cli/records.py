@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from referee.cli import main
+from referee.util.numbers import is_whole
 
 
 @main.command()
@@ -32,7 +33,7 @@ def show(source: Path, game: str | None, as_json: bool) -> None:
         if game is None:
             raise click.UsageError(f"{source} is a league folder: give GAME too (a schedule "
                                    f"index or a game id)")
-        wanted: int | str = int(game) if game.isdigit() else game
+        wanted: int | str = int(game) if is_whole(game) else game
         (stored,) = league_records(source, [wanted])
     else:
         stored = pick_record(source, game)

@@ -31,6 +31,7 @@ from referee.game.match import MatchOptions, MatchResult
 from referee.game.single import play_one
 from referee.present.render import Narrator, money, notes_text, printable, target_name
 from referee.sdk.bot import Bot, serve
+from referee.util.numbers import NumberError, whole_number
 from referee.util.seeds import keyed_seed, opaque_id
 
 # A person thinks in seconds to minutes: 5 minutes per decision plus a 30-minute bank, stated
@@ -92,10 +93,11 @@ def choice_lines(view: View) -> list[str]:
 
 def read_choice(text: str, legal: Sequence[Action]) -> Action | None:
     """The action a typed answer names (its number), or None if it names none."""
-    text = text.strip()
-    if text.isdigit() and 1 <= int(text) <= len(legal):
-        return legal[int(text) - 1]
-    return None
+    try:
+        number = whole_number(text.strip(), "your move", 1, len(legal), digits=3)
+    except NumberError:
+        return None
+    return legal[number - 1]
 
 
 class HumanBot(Bot):

@@ -13,6 +13,7 @@ from typing import Any
 
 from referee.engine import SLOT
 from referee.present.text import safe_line
+from referee.util.numbers import is_whole
 
 NARRATION_LIMIT = 4096   # characters of one narrated line: a strike detail quotes the legal moves
 
@@ -42,7 +43,7 @@ def terminal_width() -> int | None:
     """The width to fit lines to: $COLUMNS, else the terminal's; None (no wrapping: a line per
     item, for grep and scripts) when the output goes to a file or a pipe without $COLUMNS."""
     columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
+    if is_whole(columns) and int(columns) > 0:
         return max(40, int(columns))
     if sys.stdout.isatty():
         return max(40, shutil.get_terminal_size((80, 24)).columns)

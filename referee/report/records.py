@@ -12,6 +12,7 @@ from typing import Any
 from referee.errors import UserError
 from referee.league.folder import LeagueFolder
 from referee.league.store import LeagueStore
+from referee.util.numbers import is_whole
 
 
 class RecordSourceError(UserError, ValueError):
@@ -50,9 +51,9 @@ def parse_selection(text: str) -> list[int | str]:
         if not part:
             continue
         low, dash, high = part.partition("-")
-        if part.isdigit():
+        if is_whole(part):
             items.append(int(part))
-        elif dash and low.isdigit() and high.isdigit():
+        elif dash and is_whole(low) and is_whole(high):
             if int(high) < int(low):
                 raise RecordSourceError(f"game range {part!r} runs backwards")
             items.extend(range(int(low), int(high) + 1))
@@ -139,7 +140,7 @@ def pick_record(path: Path, game: str | None) -> StoredRecord:
             raise RecordSourceError(f"{path} holds {len(found)} records: give GAME, a number "
                                     f"from 1 to {len(found)} or a game id")
         return found[0]
-    if game.isdigit():
+    if is_whole(game):
         if not 1 <= int(game) <= len(found):
             raise RecordSourceError(f"{path}: no record {game} (it holds {len(found)}, "
                                     f"numbered from 1)")

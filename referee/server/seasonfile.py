@@ -91,7 +91,12 @@ KEYS: tuple[Key, ...] = (
     # -- games students play in the browser (docs/play.md)
     Key("human_move_seconds", "a player's time for one move in the browser (seconds)"),
     Key("human_bank_seconds", "... and their bank for the game, used past the move's time"),
-    Key("human_games_at_once", "games in the browser the runner plays at once"),
+    Key("human_games_at_once", "games in the browser the runner plays at once (one per "
+                               "student: the others wait, taken in turn between students)"),
+    Key("human_idle_seconds", "a player who has not answered this long has left: their seat "
+                              "forfeits and the bots finish the game (seconds)"),
+    Key("human_game_seconds", "... and a player's whole game: past this they leave at their "
+                              "next move (seconds)"),
     # -- the web server (read at each request)
     Key("max_bots_per_student", "a new student's cap on bots (the admin changes it per "
                                 "student)"),
@@ -103,6 +108,8 @@ KEYS: tuple[Key, ...] = (
     Key("sign_in_failures_per_address", "failed sign-ins an hour from one address"),
     Key("sign_in_failures_per_name_and_address", "... for one name from one address"),
     Key("sign_in_failures_per_name", "... for one name from browsers new to it"),
+    Key("streams_per_student", "live games one student (or one address) watches at once; "
+                               "the organiser's big screen is not held to it"),
     Key("public_leaderboard", "true: anyone, signed in or not, sees the leaderboard and the "
                               "season page"),
     Key("play_against_students", "true: a student may play in the browser against other "
@@ -184,7 +191,8 @@ LIVE = frozenset({"games_per_bot_per_hour", "limits", "house_bots", "house_in_fi
 AT_START = frozenset({"check_concurrency", "check_timeout_s", "write_max_mb",
                       "test_game_timeout_s", "refit_games", "refit_seconds", "concurrency",
                       "sandbox", "cluster", "human_move_seconds", "human_bank_seconds",
-                      "human_games_at_once"})
+                      "human_games_at_once", "human_idle_seconds",
+                      "human_game_seconds"})
 
 
 def house_label(spec: Path) -> str:

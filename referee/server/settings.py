@@ -54,6 +54,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "referee.server.club.signin.SignInMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "referee.server.club.views.common.NumberRefusalMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 

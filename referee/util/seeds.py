@@ -18,6 +18,8 @@ from __future__ import annotations
 import secrets
 from hashlib import blake2b, sha512
 
+from referee.util.numbers import is_whole
+
 SECRET_BITS = 128            # bits drawn for a new secret
 WEAK_SECRET_LIMIT = 2**64    # a given secret below this could be found by trying them all
 SECRET_LIMIT = 2**256        # secrets are keys of 32 bytes
@@ -83,7 +85,7 @@ def request_id(seed: int, index: int) -> int:
 
 def parse_secret(value: object, where: str) -> int:
     """A secret from an int or a decimal string (TOML integers stop at 2**63-1)."""
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and is_whole(value.strip(), digits=78):
         value = int(value.strip())
     try:
         return check_secret(value)  # type: ignore[arg-type]

@@ -45,6 +45,7 @@ from referee.league.executors.worker import (
 )
 from referee.league.schedule import ScheduledGame
 from referee.util.config import ConfigError
+from referee.util.numbers import is_whole
 
 RESOURCE = "games"            # the dask resource a worker offers: games it plays at once
 WORKER_WAIT_SECONDS = 120.0   # how long to wait for a first worker that offers it
@@ -58,7 +59,7 @@ def parse_local(address: str) -> int | None:
     if not address.startswith("local:"):
         return None
     count = address.removeprefix("local:")
-    if not count.isdigit() or not 1 <= int(count) <= 256:
+    if not is_whole(count) or not 1 <= int(count) <= 256:
         raise ConfigError(f"--cluster {address}: expected local:N with N from 1 to 256 "
                           f"worker processes, or a scheduler address such as tcp://host:8786")
     return int(count)

@@ -27,10 +27,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from django.db import transaction
+from django.db.models import Max
 from django.utils import timezone
 
 from referee.bots.spec import BotSpec, Limits, capped_limits, load_spec
@@ -73,10 +75,10 @@ def seat_name(username: str) -> str:
 # ---------------------------------------------------------------- the database (db thread)
 
 def claim_human_game(data: Path) -> HumanRequest | None:
-    """Take the oldest queued human game (marking it running), or None."""
+    """Take the next queued human game by the fair order of `next_human_game` (marking it
+    running), or None."""
     with transaction.atomic():
-        game = (HumanGame.objects.select_related("owner").filter(state=HumanGame.QUEUED)
-                .order_by("created_at", "id").first())
+        game = next_human_game()
         if game is None:
             return None
         game.state, game.started_at = HumanGame.RUNNING, timezone.now()
@@ -84,6 +86,30 @@ def claim_human_game(data: Path) -> HumanRequest | None:
         opponents = game.opponents.select_related("bot").order_by("id")
         return HumanRequest(game.pk, game.owner_id, seat_name(game.owner.username),
                             tuple((v.league_name, spec_path(data, v)) for v in opponents))
+
+
+def next_human_game() -> HumanGame | None:
+    """The human game to start next: round robin between students, as checks are
+    (records.next_check). A student with a game running starts no other; of the rest, the
+    student whose last game started longest ago (or never) goes first, with their oldest
+    queued game. So no student holds more than one of the runner's places for games in the
+    browser, however many they queue."""
+    queued = (HumanGame.objects.select_related("owner").filter(state=HumanGame.QUEUED)
+              .order_by("created_at", "id"))
+    busy = set(HumanGame.objects.filter(state=HumanGame.RUNNING)
+               .values_list("owner_id", flat=True))
+    first: dict[int, HumanGame] = {}
+    for game in queued:
+        if game.owner_id not in busy:
+            first.setdefault(game.owner_id, game)
+    if not first:
+        return None
+    last_start = dict(HumanGame.objects.filter(owner_id__in=list(first))
+                      .values("owner_id").annotate(last=Max("started_at"))
+                      .values_list("owner_id", "last"))
+    never = datetime.min.replace(tzinfo=UTC)
+    return min(first.values(), key=lambda g: (last_start.get(g.owner_id) or never,
+                                              g.created_at, g.pk))
 
 
 def fail_interrupted() -> int:
@@ -179,8 +205,12 @@ class PageSeat:
     club's database on the runner's one database thread."""
 
     def __init__(self, request: HumanRequest, names: list[str], limits: Limits, db: Db,
-                 loop: asyncio.AbstractEventLoop) -> None:
+                 loop: asyncio.AbstractEventLoop, idle_s: float = 180.0,
+                 game_s: float = 3600.0) -> None:
         self.request, self.names, self.limits = request, names, limits
+        self.idle_s = idle_s     # no answer this long: the player left (see ask)
+        self.game_end = time.monotonic() + game_s   # the player's whole game ends here
+        self.left = False
         self.db, self.loop = db, loop
         self.narrator = Narrator(names)
         self.steps: list[str] = []
@@ -220,20 +250,29 @@ class PageSeat:
 
     def ask(self, view: View) -> Action:
         """The HumanBot's choose(): write the question, wait for the page's answer until the
-        referee's deadline for it (the decision time plus what is left of the bank)."""
+        referee's deadline for it (the decision time plus what is left of the bank) or until
+        the player has been idle `idle_s` or their game's time is up: then the player has
+        left, and this and every later question is answered at once without a move (each a
+        strike: the seat forfeits within `strikes_to_forfeit` questions and the bots finish
+        the game in seconds)."""
+        if self.left:
+            return cast(Action, None)   # a decision without an action: a strike
         asked = time.monotonic()
         self.number += 1
         number = self.number
         deadline_ms = float(self.limits.decision_ms or 0) + self.bank_ms
+        shown_s = min(deadline_ms / 1000, self.idle_s)
         self.moved_on.clear()
-        self._call(open_question, self.request.id, number,
-                   question_of(view, number, deadline_ms / 1000))
+        self._call(open_question, self.request.id, number, question_of(view, number, shown_s))
         choice = None
         # A little past the referee's deadline (its clock started before ours): by then the
         # referee struck the seat and moved on, and the observer said so.
         end = asked + deadline_ms / 1000 + 1.0
+        idle_end = min(asked + self.idle_s, self.game_end)
         while choice is None and not self.moved_on.is_set() and not self.stopped.is_set() \
                 and time.monotonic() < end:
+            if time.monotonic() >= idle_end:
+                return self._leave(number, asked + self.idle_s > self.game_end)
             choice = self._call(answer_of, self.request.id, number)
             if choice is None:
                 self.moved_on.wait(POLL_S)
@@ -244,6 +283,20 @@ class PageSeat:
             self._call(close_question, self.request.id, number)
             return view.legal[0]   # too late: the referee has its substitute move already
         return view.legal[choice]
+
+    def _leave(self, number: int, time_up: bool) -> Action:
+        """The player did not answer question `number` within `idle_s` (or before their
+        game's time was up): they left. The page says so; the answer carries no move (a
+        strike), as every later one will."""
+        self.left = True
+        self._call(close_question, self.request.id, number)
+        why = "the game's time is up" if time_up else f"no answer for {self.idle_s:g} s"
+        with self.lock:
+            self.steps.append(f"{why}: the player has left, and their seat forfeits the game")
+            steps, board = list(self.steps), self.board
+        self._call(save_progress, self.request.id, steps, board, self.names,
+                   limit_words(self.limits))
+        return cast(Action, None)
 
     def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
         """`fn(*args)` on the database thread, from the human bot's thread; its result."""
@@ -273,12 +326,14 @@ def human_limits(move_s: int, bank_s: int) -> Limits:
 
 
 async def play_human_game(db: Db, data: Path, request: HumanRequest, stored: StoredLeague,
-                          limits: Limits, timeout: float) -> None:
+                          limits: Limits, timeout: float, idle_s: float = 180.0,
+                          game_s: float = 3600.0) -> None:
     """Play one claimed human game under the season's rules and `[limits]` (the bots') and the
-    human seat's `limits`, and record it (or say why it could not be played)."""
+    human seat's `limits` (the player leaves after `idle_s` without an answer, or `game_s`
+    into the game), and record it (or say why it could not be played)."""
     owners = await db(names_by_league_name)
     names = [request.player, *(name for name, _ in request.seats)]
-    seat = PageSeat(request, names, limits, db, asyncio.get_running_loop())
+    seat = PageSeat(request, names, limits, db, asyncio.get_running_loop(), idle_s, game_s)
     folder = tempfile.TemporaryDirectory(prefix="referee-human-")
     address = f"unix:{folder.name}/human.sock"
     human = human_seat_server(request.player, seat.ask, address)
@@ -359,10 +414,13 @@ async def human_game_queue(db: Db, data: Path, stored: StoredLeague, settings: A
             await asyncio.sleep(idle)
             continue
         limits = human_limits(settings.human_move_seconds, settings.human_bank_seconds)
-        # Every decision may take its full time, and the bank on top (R: the referee's clock).
-        timeout = (settings.human_move_seconds * MAX_DECISIONS + settings.human_bank_seconds
+        idle, game_s = settings.human_idle_seconds, settings.human_game_seconds
+        # The player's part ends by `game_s` (they leave at the question after it, a move's
+        # time at most); the bots finish the rest within a test game's time.
+        timeout = (game_s + min(settings.human_move_seconds + settings.human_bank_seconds, idle)
                    + settings.test_game_timeout_s)
-        task = asyncio.create_task(play_human_game(db, data, request, stored, limits, timeout),
-                                   name=f"human game {request.id}")
+        task = asyncio.create_task(
+            play_human_game(db, data, request, stored, limits, timeout, idle, game_s),
+            name=f"human game {request.id}")
         running.add(task)
         task.add_done_callback(running.discard)

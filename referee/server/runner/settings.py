@@ -21,7 +21,7 @@ WEB_KEYS = frozenset({"max_bots_per_student", "test_games_per_hour", "upload_max
                       "unpacked_max_bytes", "max_files", "uploads_per_hour", "name",
                       "sign_in_failures_per_address", "sign_in_failures_per_name_and_address",
                       "sign_in_failures_per_name", "public_leaderboard",
-                      "play_against_students"})
+                      "play_against_students", "streams_per_student"})
 
 
 SAMPLES = sample_bots()
@@ -55,6 +55,8 @@ class RunnerSettings:
     human_move_seconds: int = 300
     human_bank_seconds: int = 1800
     human_games_at_once: int = 4
+    human_idle_seconds: int = 180
+    human_game_seconds: int = 3600
 
 
 SPECIAL = {"league", "house_bots", "house_in_final_table"}   # not whole numbers
@@ -66,7 +68,13 @@ def load_runner_settings(path: Path) -> RunnerSettings:
     ConfigError naming the file and the key for a bad value."""
     if not path.exists():
         return RunnerSettings()
-    data: dict[str, Any] = read_toml(path)
+    return runner_settings_from_table(read_toml(path), path)
+
+
+def runner_settings_from_table(data: dict[str, Any], path: Path) -> RunnerSettings:
+    """The runner's settings from the parsed season file `data` (read from `path`: house bots'
+    specs are relative to its folder); ConfigError naming the file and the key for a bad
+    value."""
     league = league_from_table(data, path, RUNNER_KEYS | WEB_KEYS)
     if not isinstance(data.get("public_leaderboard", False), bool):
         raise ConfigError(f"{path}: key 'public_leaderboard': expected true or false, got "

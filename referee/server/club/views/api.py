@@ -16,6 +16,7 @@ from referee.server.club.models import BotVersion
 from referee.server.club.uploads import UploadRefused
 from referee.server.club.views.common import api_user, own_version, refusal, token_user
 from referee.server.club.views.pages import shown_line, store_upload, upload_refused
+from referee.util.numbers import NumberError, whole_number
 
 CHUNK = 1 << 16
 
@@ -76,7 +77,7 @@ def version_status(request: HttpRequest, version_id: int) -> HttpResponse:
     if user is None:
         return refusal(request, "sign in or pass a token", 401)
     try:
-        after = max(0, int(request.GET.get("after", "0")))
-    except ValueError:
+        after = whole_number(request.GET.get("after") or "0", "after")
+    except NumberError:
         return refusal(request, "after must be a whole number", 400)
     return JsonResponse(version_json(own_version(user, version_id), after))

@@ -9,11 +9,13 @@ from typing import Any, cast
 from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils.deprecation import MiddlewareMixin
 from django_ratelimit.core import is_ratelimited
 
 from referee.server.club.limits import public_leaderboard
 from referee.server.club.models import Bot, BotVersion
 from referee.server.club.people import is_organiser, user_for_token
+from referee.util.numbers import NumberError, whole_number_or
 
 View = Callable[..., HttpResponse]
 
@@ -36,6 +38,17 @@ def refusal(request: HttpRequest, text: str, status: int = 400) -> HttpResponse:
     return HttpResponse(text + "\n", status=status, content_type="text/plain; charset=utf-8")
 
 
+class NumberRefusalMiddleware(MiddlewareMixin):
+    """A number from the request that is none (referee.util.numbers.NumberError, raised by
+    any view that reads one) is answered 400 with its one line, never 500."""
+
+    def process_exception(self, request: HttpRequest,
+                          exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, NumberError):
+            return refusal(request, str(exception), 400)
+        return None
+
+
 def framed(view: View) -> View:
     """A view the club's own pages frame (a replay viewer, a live viewer): every answer of it
     may be framed by the club's pages (X-Frame-Options SAMEORIGIN), its 404 too, so a frame
@@ -47,6 +60,8 @@ def framed(view: View) -> View:
             response = view(request, *args, **kwargs)
         except Http404 as exc:
             response = refusal(request, str(exc) or "not found", 404)
+        except NumberError as exc:
+            response = refusal(request, str(exc), 400)
         response["X-Frame-Options"] = "SAMEORIGIN"
         return response
 
@@ -57,8 +72,7 @@ def replay_coming(request: HttpRequest, page_url: str) -> HttpResponse:
     """A framed viewer's answer for a game that has just ended and whose record is not stored
     yet (the referee stores it a moment after its live file goes): a line that says so, and
     the page loads itself again each second, at most COMING_TRIES times, then 404."""
-    tries = request.GET.get("tries", "0")
-    tried = int(tries) if tries.isdigit() and len(tries) < 4 else 0
+    tried = whole_number_or(request.GET.get("tries"), 0, "tries", digits=3)
     if tried >= COMING_TRIES:
         raise Http404("the game has no replay")
     return render(request, "club/replay_coming.html", {

@@ -20,6 +20,9 @@ one game share one reader of its file (livehub.Tail: one poll, each line parsed 
 ends at the end line, when the file goes without one (its referee was stopped) or when the
 client goes (Django cancels it). At most `watcher_limit()` streams are
 open per web process: one more is answered 503 at once, so watchers never starve the pages.
+One viewer holds at most `streams_per_student` of them across every web process
+(club.streamslots): one more is answered 429, so no student holds every place; the organiser
+(the big screen) is held to neither limit.
 """
 
 from __future__ import annotations
@@ -43,10 +46,13 @@ from django.shortcuts import redirect, render
 
 from referee.engine import RuleSet
 from referee.game.livefile import games_in_play
-from referee.server.club import games, livehub
+from referee.server.club import games, livehub, streamslots
 from referee.server.club.board import newest_board
+from referee.server.club.limits import server_limits
+from referee.server.club.people import is_organiser
 from referee.server.club.views.common import framed, organiser_only, refusal, replay_coming
 from referee.server.runner.testgames import live_path
+from referee.util.numbers import NumberError, whole_number, whole_number_or
 
 WATCHERS_ENV = "REFEREE_LIVE_WATCHERS"
 DEFAULT_WATCHERS = 50     # open streams per web process (see watcher_limit)
@@ -56,7 +62,10 @@ def watcher_limit() -> int:
     """Streams one web process keeps open at once (REFEREE_LIVE_WATCHERS, default 50): each
     costs a poll every 100 ms and a socket, not a thread, so pages always find a thread."""
     text = os.environ.get(WATCHERS_ENV, "")
-    return int(text) if text.isdigit() and int(text) > 0 else DEFAULT_WATCHERS
+    try:
+        return whole_number_or(text, DEFAULT_WATCHERS, WATCHERS_ENV, low=1)
+    except NumberError:
+        return DEFAULT_WATCHERS
 
 
 class Watchers:
@@ -151,11 +160,15 @@ async def follow_events(path: Path, page_url: str, seen: int) -> AsyncIterator[s
 
 
 def season_ident(last: str) -> tuple[int, int] | None:
-    """(index, step) of a season stream's Last-Event-ID "INDEX.STEP", or None."""
+    """(index, step) of a season stream's Last-Event-ID "INDEX.STEP", or None for none;
+    NumberError (answered 400) for one that is not two whole numbers."""
     index, dot, step = last.partition(".")
-    if dot and index.isdigit() and step.isdigit() and len(last) < 20:
-        return int(index), int(step)
-    return None
+    if not last:
+        return None
+    if not dot:
+        raise NumberError("Last-Event-ID must be INDEX.STEP, two whole numbers")
+    return (whole_number(index, "Last-Event-ID's game", digits=9),
+            whole_number(step, "Last-Event-ID's step", digits=8))
 
 
 class Listing:
@@ -210,25 +223,50 @@ async def season_events(resume: tuple[int, int] | None) -> AsyncIterator[str]:
 
 
 def last_event_id(request: HttpRequest) -> int:
-    """The last step a reconnecting EventSource had (0 for a new one)."""
-    text = request.headers.get("Last-Event-ID", "")
-    return int(text) if text.isdigit() and len(text) < 9 else 0
+    """The last step a reconnecting EventSource had (0 for a new one); NumberError (answered
+    400) for a header that is no whole number."""
+    return whole_number_or(request.headers.get("Last-Event-ID"), 0, "Last-Event-ID", digits=8)
 
 
-def stream(request: HttpRequest, source: AsyncIterator[str]) -> HttpResponse:
-    """The answer that streams `source`'s events, or 503 when this process has its fill."""
+async def stream(request: HttpRequest, source: AsyncIterator[str]) -> HttpResponse:
+    """The answer that streams `source`'s events: 429 when the viewer already holds their
+    `streams_per_student` streams (across every web process), 503 when this process has its
+    fill. The organiser (the big screen) is held to neither: their stream always opens."""
+    user = await request.auser()
+    if await sync_to_async(is_organiser)(user):
+        return streaming(source, None, counted=False)
+    key = streamslots.viewer_key(user.pk if user.is_authenticated else None,
+                                 request.META.get("REMOTE_ADDR", ""))
+    cap = (await sync_to_async(server_limits)()).streams_per_student
+    slot = streamslots.take(key, cap)
+    if slot is None:
+        answer = refusal(request, f"you have {cap} live games open already, the most one "
+                                  f"viewer may have; close one and try again", 429)
+        answer["Retry-After"] = "10"
+        return answer
     if not WATCHERS.take():
+        slot.release()
         answer = refusal(request, f"this server process already streams {watcher_limit()} "
                                   f"games to watchers; try again in a while", 503)
         answer["Retry-After"] = "10"
         return answer
+    return streaming(source, slot, counted=True)
+
+
+def streaming(source: AsyncIterator[str], slot: streamslots.Slot | None,
+              counted: bool) -> HttpResponse:
+    """The streaming answer of `source`; when it ends (or the client goes) the viewer's
+    `slot` and this process's count (if `counted`) are given back."""
 
     async def events() -> AsyncIterator[str]:
         try:
             async for text in source:
                 yield text
         finally:
-            WATCHERS.give()
+            if counted:
+                WATCHERS.give()
+            if slot is not None:
+                slot.release()
 
     response = StreamingHttpResponse(events(), content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"
@@ -247,9 +285,10 @@ def stored_game_end(page_url: str) -> HttpResponse:
 async def season_stream(request: HttpRequest, index: int) -> HttpResponse:
     """A season game's moves as they are played (anyone signed in sees a season game)."""
     page_url = f"/games/{index}/"
+    seen = last_event_id(request)   # a bad one is refused whether the game is in play or not
     found = await sync_to_async(season_live_file)(index)
     if found is not None:
-        return stream(request, follow_events(found[0], page_url, last_event_id(request)))
+        return await stream(request, follow_events(found[0], page_url, seen))
     if await sync_to_async(games.season_game)(index) is not None:
         return stored_game_end(page_url)
     raise Http404("no such game")
@@ -261,10 +300,11 @@ async def test_stream(request: HttpRequest, game_id: int) -> HttpResponse:
     user = await request.auser()
     await sync_to_async(own_test_game)(user, game_id)   # 404 for anyone else
     page_url = f"/testgames/{game_id}/"
+    seen = last_event_id(request)
     found = await sync_to_async(test_live_file)(game_id)
     if found is None:
         return stored_game_end(page_url)
-    return stream(request, follow_events(found[0], page_url, last_event_id(request)))
+    return await stream(request, follow_events(found[0], page_url, seen))
 
 
 @login_required
@@ -272,7 +312,7 @@ async def season_follow(request: HttpRequest) -> HttpResponse:
     """The season's games in play, one after another, on one stream (the big screen's
     rotation, and anyone who follows the season without a request per game)."""
     resume = season_ident(request.headers.get("Last-Event-ID", ""))
-    return stream(request, season_events(resume))
+    return await stream(request, season_events(resume))
 
 
 def own_test_game(user: User, game_id: int) -> Any:

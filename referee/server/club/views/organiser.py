@@ -3,7 +3,9 @@ notices."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from django import forms
 from django.conf import settings
@@ -13,8 +15,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from referee.server.club import streamslots
 from referee.server.club.limits import season_file
-from referee.server.club.models import Bot, JoinCode, Notice, Season
+from referee.server.club.models import Bot, HumanGame, JoinCode, Notice, Season
 from referee.server.club.people import make_join_code
 from referee.server.club.seasonstate import move_season
 from referee.server.club.views.common import organiser_only
@@ -29,6 +32,24 @@ class JoinCodeForm(forms.Form):
     max_uses = forms.IntegerField(min_value=1, max_value=10000, initial=30)
 
 
+def usage() -> list[dict[str, Any]]:
+    """What each viewer holds of what all share, now: live streams open (across every web
+    process) and games in the browser waiting or running; busiest first."""
+    streams = streamslots.in_use()
+    games: Counter[int] = Counter(HumanGame.objects.filter(state=HumanGame.RUNNING)
+                                  .values_list("owner_id", flat=True))
+    waiting: Counter[int] = Counter(HumanGame.objects.filter(state=HumanGame.QUEUED)
+                                    .values_list("owner_id", flat=True))
+    ids = {int(key[5:]) for key in streams if key.startswith("user-")} | set(games) | set(waiting)
+    names = dict(User.objects.filter(pk__in=ids).values_list("pk", "username"))
+    rows = [{"who": names.get(pk, f"user {pk}"), "streams": streams.get(f"user-{pk}", 0),
+             "playing": games.get(pk, 0), "waiting": waiting.get(pk, 0)} for pk in ids]
+    rows += [{"who": f"address {key[5:]}", "streams": count, "playing": 0, "waiting": 0}
+             for key, count in streams.items() if key.startswith("addr-")]
+    return sorted(rows, key=lambda r: (-(r["streams"] + r["playing"] + r["waiting"]),
+                                       r["who"]))
+
+
 @organiser_only
 def organiser(request: HttpRequest) -> HttpResponse:
     season, _ = Season.objects.get_or_create(pk=1)
@@ -38,7 +59,7 @@ def organiser(request: HttpRequest) -> HttpResponse:
         "season_row": season, "codes": JoinCode.objects.order_by("-created_at")[:50],
         "settings_form": initial, "settings_problem": problem, "season_file": season_file(),
         "form_limits": [(name, LIMIT_WORDS[name], initial[name]) for name in FORM_LIMITS],
-        "code_form": JoinCodeForm(),
+        "code_form": JoinCodeForm(), "usage": usage(),
         "bots": Bot.objects.select_related("owner").order_by("name"),
         "students": User.objects.filter(is_superuser=False).select_related("profile")
         .order_by("username"),

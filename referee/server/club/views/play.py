@@ -28,8 +28,10 @@ from referee.server.club.models import BotVersion, HumanGame, HumanMove
 from referee.server.club.people import is_organiser
 from referee.server.club.views.common import framed, over_limit, refusal
 from referee.server.club.views.pages import OpponentChoice, replay_html
+from referee.util.numbers import NumberError, whole_number, whole_number_or
 
 MAX_OPPONENTS = 4   # a table of five at most, the player's seat included
+GOING = (HumanGame.QUEUED, HumanGame.RUNNING)
 
 
 def opponent_choices(user: User) -> QuerySet[BotVersion]:
@@ -65,6 +67,11 @@ def play_games(request: HttpRequest) -> HttpResponse:
     user: User = request.user
     form = PlayForm(user, request.POST or None)
     if request.method == "POST":
+        going = (HumanGame.objects.filter(owner=user, state__in=GOING)
+                 .values_list("pk", flat=True).first())
+        if going is not None:   # one game at a time: the runner's places are for everyone
+            return refusal(request, f"your game {going} in the browser is still going: finish "
+                                    f"it (or leave it: it ends on its own) before another", 429)
         per_hour = server_limits().test_games_per_hour
         if over_limit(request, "humangame", f"user:{user.pk}", f"{per_hour}/h"):
             return refusal(request, f"you started {per_hour} games this hour; wait a while", 429)
@@ -108,8 +115,7 @@ def play_state(request: HttpRequest, play_id: int) -> HttpResponse:
     """The game so far as JSON: its steps from `?since=N` on, the board, and the question
     open for the player (the page polls it)."""
     game = _visible_game(request.user, play_id)
-    since = request.GET.get("since", "0")
-    start = int(since) if since.isdigit() and len(since) < 7 else 0
+    start = whole_number_or(request.GET.get("since"), 0, "since", digits=6)
     steps = game.steps if isinstance(game.steps, list) else []
     move = open_move(game) if game.owner_id == request.user.pk else None
     return JsonResponse({
@@ -133,12 +139,17 @@ def read_answer(request: HttpRequest, move: HumanMove | None) -> tuple[int, str,
     number, choice = request.POST.get("number", ""), request.POST.get("choice", "")
     if move is None:
         return -1, "no move is asked of you now", 409
-    if not number.isdigit() or len(number) > 6 or int(number) != move.number:
+    try:
+        asked: int | None = whole_number(number, "number", digits=6)
+    except NumberError:
+        asked = None   # no move's number: not the move asked now
+    if asked != move.number:
         return -1, f"that move is no longer asked (the game is at move {move.number})", 409
     count = len(move.question.get("choices", []))
-    if not choice.isdigit() or len(choice) > 3 or not 0 <= int(choice) < count:
+    try:
+        return whole_number(choice, "choice", 0, count - 1, digits=3), "", 200
+    except NumberError:
         return -1, f"choose one of the {count} moves the buttons offer", 400
-    return int(choice), "", 200
 
 
 @login_required

@@ -21,6 +21,7 @@ from referee.server.club.limits import public_leaderboard
 from referee.server.club.models import Bot
 from referee.server.club.views.common import api_user, refusal
 from referee.server.club.views.pages import standing_payload
+from referee.util import numbers
 
 MAX_LIMIT = 200        # games in one page of a bot's games
 DEFAULT_LIMIT = 50
@@ -63,9 +64,7 @@ def whole_number(request: HttpRequest, key: str, default: int | None, low: int,
     text = request.GET.get(key)
     if text is None or text == "":
         return default
-    if not text.isdigit() or len(text) > 18 or not low <= int(text) <= high:
-        raise ValueError(f"{key} must be a whole number from {low} to {high}")
-    return int(text)
+    return numbers.whole_number(text, key, low, high)
 
 
 @reader(public=True)

@@ -22,10 +22,12 @@ from django.views.decorators.http import require_POST
 from referee.bots.spec import Limits
 from referee.league.stored import StoredLeague, read_league
 from referee.server.club.games import season_folder, season_store
-from referee.server.club.limits import season_file
+from referee.server.club.limits import season_file, season_read
 from referee.server.club.models import Bot
+from referee.server.club.people import is_organiser
 from referee.server.club.views.common import leaderboard_open, organiser_only
 from referee.server.seasonfile import pace_words, runner_values
+from referee.util import numbers
 from referee.util.config import ConfigError
 
 # The limits the organiser's form sets (a ceiling on every bot's own; blank: none).
@@ -38,13 +40,10 @@ LIMIT_WORDS = {"decision_ms": "time per decision (ms)", "game_bank_ms": "time ba
 
 def file_settings() -> tuple[Any, str]:
     """The runner's settings from the season file, and "" or the one line saying why the file
-    cannot be used (then the defaults)."""
-    from referee.server.runner.settings import RunnerSettings, load_runner_settings
-
-    try:
-        return load_runner_settings(season_file()), ""
-    except ConfigError as exc:
-        return RunnerSettings(), str(exc)
+    cannot be used (then the last good file's: limits.season_read). The line names the file:
+    only the organiser is shown it."""
+    read = season_read()
+    return read.runner, read.problem
 
 
 def stored_season() -> tuple[StoredLeague | None, int] | None:
@@ -128,8 +127,12 @@ def _file_name() -> str:
 
 @leaderboard_open
 def season_page(request: HttpRequest) -> HttpResponse:
-    """GET /season/: what the season is (open as the leaderboard is)."""
-    return render(request, "club/season.html", season_facts())
+    """GET /season/: what the season is (open as the leaderboard is). Why the season file
+    cannot be used is the organiser's to read (it names a path on the server)."""
+    facts = season_facts()
+    if not is_organiser(request.user):
+        facts["problem"], facts["file"] = "", None
+    return render(request, "club/season.html", facts)
 
 
 # ------------------------------------------------------------------------- the organiser's form
@@ -161,9 +164,10 @@ def form_initial(runner: Any) -> dict[str, Any]:
 def whole_number(text: str, what: str) -> int:
     """A form field's whole number; ValueError, one line naming the field, otherwise."""
     text = text.strip()
-    if not re.fullmatch(r"[0-9]{1,9}", text):
-        raise ValueError(f"{what}: expected a whole number, got {text[:40]!r}")
-    return int(text)
+    try:
+        return numbers.whole_number(text, what, digits=9)
+    except numbers.NumberError:
+        raise ValueError(f"{what}: expected a whole number, got {text[:40]!r}") from None
 
 
 def new_file_text(old: str, form: dict[str, str]) -> str:
