@@ -30,6 +30,8 @@ class ServerLimits:
     sign_in_failures_per_address: int = 30
     sign_in_failures_per_name_and_address: int = 10
     sign_in_failures_per_name: int = 50
+    # Requests a minute with one API token (`referee submit` polls once a second).
+    api_requests_per_minute: int = 120
 
 
 def season_file() -> Path:

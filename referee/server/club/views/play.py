@@ -66,7 +66,7 @@ def play_games(request: HttpRequest) -> HttpResponse:
     form = PlayForm(user, request.POST or None)
     if request.method == "POST":
         per_hour = server_limits().test_games_per_hour
-        if over_limit(request, "humangame", f"user:{user.pk}", f"{per_hour}/h"):
+        if over_limit("humangame", f"user:{user.pk}", per_hour):
             return refusal(request, f"you started {per_hour} games this hour; wait a while", 429)
         if form.is_valid():
             with transaction.atomic():   # the runner never claims a game without its opponents
