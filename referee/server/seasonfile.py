@@ -103,7 +103,7 @@ KEYS: tuple[Key, ...] = (
     Key("sign_in_failures_per_address", "failed sign-ins an hour from one address"),
     Key("sign_in_failures_per_name_and_address", "... for one name from one address"),
     Key("sign_in_failures_per_name", "... for one name from browsers new to it"),
-    Key("api_requests_per_minute", "requests a minute with one API token"),
+    Key("api_requests_per_hour", "requests an hour with one API token"),
     Key("public_leaderboard", "true: anyone, signed in or not, sees the leaderboard and the "
                               "season page"),
     Key("play_against_students", "true: a student may play in the browser against other "

@@ -30,8 +30,9 @@ class ServerLimits:
     sign_in_failures_per_address: int = 30
     sign_in_failures_per_name_and_address: int = 10
     sign_in_failures_per_name: int = 50
-    # Requests a minute with one API token (`referee submit` polls once a second).
-    api_requests_per_minute: int = 120
+    # Requests an hour with one API token: one a second on average (`referee submit` polls
+    # once a second while a check runs).
+    api_requests_per_hour: int = 3600
 
 
 def season_file() -> Path:

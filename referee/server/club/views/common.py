@@ -113,11 +113,11 @@ def token_user(request: HttpRequest) -> User | None:
         return None
     token = header[7:].strip()
     user = user_for_token(token)
-    if user is not None:   # a good token: its requests are counted, each minute
-        most = server_limits().api_requests_per_minute
+    if user is not None:   # a good token: its requests are counted
+        most = server_limits().api_requests_per_hour
         ratecount.refuse_if_over(ratecount.Bucket(
-            ratecount.key("api-token", token_hash(token)), most, ratecount.MINUTE,
-            f"too many requests with this token ({most} a minute); wait a minute"))
+            ratecount.key("api-token", token_hash(token)), most,
+            why=f"too many requests with this token ({most} an hour); wait a while"))
     return user
 
 
