@@ -107,7 +107,8 @@ def leaderboard_open(view: View) -> View:
 
 def token_user(request: HttpRequest) -> User | None:
     """The user of a personal token (Authorization: Bearer ...), or None: a request without
-    one counts as anonymous whatever session cookie it carries."""
+    one counts as anonymous whatever session cookie it carries. Each request of a good token
+    is counted (`api_requests_per_hour`); over it, TooMany (429, one line)."""
     header = request.headers.get("Authorization", "")
     if not header.startswith("Bearer "):
         return None
