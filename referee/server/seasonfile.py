@@ -110,6 +110,7 @@ KEYS: tuple[Key, ...] = (
     Key("sign_in_failures_per_name", "... for one name from browsers new to it"),
     Key("streams_per_student", "live games one student (or one address) watches at once; "
                                "the organiser's big screen is not held to it"),
+    Key("api_requests_per_hour", "requests an hour with one API token"),
     Key("public_leaderboard", "true: anyone, signed in or not, sees the leaderboard and the "
                               "season page"),
     Key("play_against_students", "true: a student may play in the browser against other "

@@ -93,19 +93,7 @@ DATABASES = {
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Rate limits (django-ratelimit) count in a cache both processes and restarts share.
-CACHES = {
-    "default": {
-        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-        "LOCATION": str(DATA_DIR / "cache"),
-        # django-ratelimit counts with incr(), which this cache stores again with the default
-        # timeout: an hour's window must outlive an hour, not Django's default of 300 s.
-        "TIMEOUT": 2 * 3600,
-    }
-}
-RATELIMIT_VIEW = "referee.server.club.views.common.rate_limited"
-# The file cache is shared by every process on this machine, which is all the club runs.
-SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]
+# Rate limits count in the database (referee.server.club.ratecount), not in a cache.
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -41,6 +41,9 @@ class ServerLimits:
     # Live games one viewer (a student; anyone else by address) watches at once, across
     # every web process (referee.server.club.streamslots); the organiser is not held to it.
     streams_per_student: int = 4
+    # Requests an hour with one API token: one a second on average (`referee submit` polls
+    # once a second while a check runs).
+    api_requests_per_hour: int = 3600
 
 
 def season_file() -> Path:

@@ -7,6 +7,8 @@ writes standings. They talk only through these tables and the files in the data 
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
@@ -43,8 +45,12 @@ class JoinCode(models.Model):
         return self.code
 
 
+TOKEN_LIFETIME = timedelta(days=90)
+
+
 class ApiToken(models.Model):
-    """A personal token for `referee submit`: only its sha256 is kept."""
+    """A personal token for `referee submit`: only its sha256 is kept. It works for
+    TOKEN_LIFETIME from when it was made, until revoked, or until its user is disabled."""
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
                              related_name="tokens")
@@ -56,6 +62,11 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.prefix}…"
+
+    @property
+    def expires_at(self) -> datetime:
+        """When the token stops working, revoked or not."""
+        return self.created_at + TOKEN_LIFETIME
 
 
 class Season(models.Model):
@@ -270,3 +281,18 @@ class HumanMove(models.Model):
         ordering = ["game", "number"]
         constraints = [models.UniqueConstraint(fields=["game", "number"],
                                                name="club_humanmove_number_unique")]
+
+
+class RateCounter(models.Model):
+    """How many requests of one kind (`key`: a kind and a hash of who) one fixed window has
+    counted (referee.server.club.ratecount). A row is only ever incremented, in one statement,
+    and deleted only after its window has ended: no cache evicts it early."""
+
+    key = models.CharField(max_length=80)
+    window_start = models.BigIntegerField()   # Unix seconds, a multiple of the window
+    window_end = models.BigIntegerField(db_index=True)
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["key", "window_start"],
+                                               name="one_counter_per_key_and_window")]

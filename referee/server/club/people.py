@@ -14,7 +14,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from referee.errors import UserError
-from referee.server.club.models import ApiToken, JoinCode, Profile
+from referee.server.club.models import TOKEN_LIFETIME, ApiToken, JoinCode, Profile
 from referee.server.club.signin import find_user, sign_in_name
 
 DISPLAY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{1,39}\Z")
@@ -81,15 +81,23 @@ def new_token(user: User) -> tuple[str, ApiToken]:
 
 
 def user_for_token(token: str) -> User | None:
-    """The active user a token belongs to, or None (unknown, revoked, or the user disabled)."""
+    """The active user a token belongs to, or None (unknown, revoked, expired, or the user
+    disabled)."""
     if not token.startswith(TOKEN_PREFIX) or len(token) > 200:
         return None
     row = (ApiToken.objects.select_related("user")
-           .filter(token_hash=token_hash(token), revoked_at__isnull=True).first())
+           .filter(token_hash=token_hash(token), revoked_at__isnull=True,
+                   created_at__gt=timezone.now() - TOKEN_LIFETIME).first())
     if row is None or not row.user.is_active:
         return None
     ApiToken.objects.filter(pk=row.pk).update(last_used_at=timezone.now())
     return row.user
+
+
+def live_tokens(user: User) -> int:
+    """How many of the user's tokens work: not revoked, not expired."""
+    return user.tokens.filter(revoked_at__isnull=True,
+                              created_at__gt=timezone.now() - TOKEN_LIFETIME).count()
 
 
 def revoke_token(user: User, token_id: int) -> bool:

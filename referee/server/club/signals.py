@@ -28,3 +28,15 @@ def revoke_tokens_on_new_password(sender: Any, instance: Any, created: bool,
         return
     ApiToken.objects.filter(user=instance, revoked_at__isnull=True).update(
         revoked_at=timezone.now())
+
+
+@receiver(post_save, sender=get_user_model())
+def revoke_tokens_when_disabled(sender: Any, instance: Any, created: bool,
+                                update_fields: Any = None, **_kwargs: Any) -> None:
+    """A disabled account (the admin's *active* unticked) loses its API tokens for good:
+    ticking *active* again brings none back, the student makes new ones. (A deleted account's
+    tokens go with it.)"""
+    if instance.is_active or (update_fields is not None and "is_active" not in update_fields):
+        return
+    ApiToken.objects.filter(user=instance, revoked_at__isnull=True).update(
+        revoked_at=timezone.now())

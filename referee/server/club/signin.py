@@ -3,26 +3,31 @@ takes a password (the club's /login/, the admin's /admin/login/, and any form th
 Django's `authenticate`).
 
 The limits live in the authentication backend, so no sign-in form can miss them. They count
-failed sign-ins an hour in buckets keyed on the name as it is looked up (`sign_in_name`):
+failed sign-ins an hour (referee.server.club.ratecount: atomic counters in the database) in
+buckets keyed on the name as it is looked up (`sign_in_name`):
 
 - per address, whatever the names (one machine guessing many accounts);
 - per (name, address) (one machine guessing one account);
-- per name, from browsers that never signed in as that name (many machines guessing one
-  account). A browser that did sign in as that name carries a signed cookie saying so and is
-  not held by this bucket, so strangers cannot use it to keep the owner out.
+- per name, from browsers new to it (many machines guessing one account).
 
-The season file sets the three (sign_in_failures_per_address, ..._per_name_and_address,
+A browser that did sign in as a name carries a signed cookie saying so (with a random id of
+its own) and is held by none of these three for that name, only by its own bucket: failures
+for that name from that browser, as many as per (name, address). So neither a stranger nor
+a classmate behind the room's one address can keep the owner out of their account from a
+browser they signed in on before; and guessing with such a cookie is bounded too (it is only
+made at a right sign-in, and it is signed with the server's key).
+
+The season file sets the three numbers (sign_in_failures_per_address, ..._per_name_and_address,
 ..._per_name; 30, 10 and 50 by default).
 
-A stranger's failures fill only the stranger's own address buckets and the name's bucket: the
-owner, from another address or from a browser they signed in on before, still gets in with the
-right password. Over a limit, the password is not even checked: the answer is 429, one line.
+An attempt is counted before its password is checked (in every bucket at once, or in none when
+one is full: the answer is then 429, one line, and the password is not checked), and given back
+if the password was right: a hundred wrong passwords sent at once meet the limit one by one.
 """
 
 from __future__ import annotations
 
-import hashlib
-import time
+import secrets
 import unicodedata
 from typing import Any
 
@@ -30,13 +35,11 @@ from django.conf import settings
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.models import User
 from django.core import signing
-from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 
-from referee.errors import UserError
+from referee.server.club import ratecount
 from referee.server.club.limits import server_limits
 
-WINDOW_S = 3600
 DEVICE_COOKIE = "club_device"
 DEVICE_SALT = "referee.club.device"
 DEVICE_MAX_AGE_S = 180 * 24 * 3600
@@ -55,53 +58,40 @@ def find_user(name: str) -> User | None:
     return User.objects.filter(username__iexact=name).order_by("pk").first()
 
 
-class SignInRefused(UserError):
-    """Too many failed sign-ins: the one line the client gets with status 429."""
-
-
 def _address(request: HttpRequest | None) -> str:
     return (request.META.get("REMOTE_ADDR", "") if request is not None else "") or "unknown"
 
 
-def _key(*parts: str) -> str:
-    """A cache key for a bucket in this hour's window (names hashed: any text is a key)."""
-    digest = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
-    return f"signin:{digest}:{int(time.time() // WINDOW_S)}"
-
-
-def known_names(request: HttpRequest | None) -> list[str]:
-    """The names this browser signed in as (from its signed device cookie), or []."""
+def _device(request: HttpRequest | None) -> tuple[str, list[str]]:
+    """This browser's device id and the names it signed in as (its signed cookie), or
+    ("", [])."""
     value = request.COOKIES.get(DEVICE_COOKIE, "") if request is not None else ""
     try:
-        names = signing.loads(value, salt=DEVICE_SALT, max_age=DEVICE_MAX_AGE_S)["names"]
+        data = signing.loads(value, salt=DEVICE_SALT, max_age=DEVICE_MAX_AGE_S)
+        device, names = data["device"], data["names"]
     except (signing.BadSignature, KeyError, TypeError):
-        return []
-    return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
+        return "", []
+    if not isinstance(device, str) or not device or not isinstance(names, list):
+        return "", []
+    return device, [n for n in names if isinstance(n, str)]
 
 
-class Buckets:
+def buckets(request: HttpRequest | None, name: str) -> list[ratecount.Bucket]:
     """The failure counts that hold one sign-in attempt of `name` from `request`."""
-
-    def __init__(self, request: HttpRequest | None, name: str) -> None:
-        address, limits = _address(request), server_limits()
-        self.counts = {
-            "address": (_key("address", address), limits.sign_in_failures_per_address),
-            "pair": (_key("pair", name, address), limits.sign_in_failures_per_name_and_address),
-        }
-        if name not in known_names(request):
-            self.counts["account"] = (_key("account", name), limits.sign_in_failures_per_name)
-
-    def refuse_if_over(self) -> None:
-        """SignInRefused, one line, if any bucket is full."""
-        for kind, (key, most) in self.counts.items():
-            if cache.get(key, 0) >= most:
-                raise SignInRefused(_WHY[kind].format(most=most))
-
-    def failed(self) -> None:
-        """Count one failed sign-in in every bucket. (Sync views run on one thread of the one
-        web process: the read and the write are not raced.)"""
-        for key, _most in self.counts.values():
-            cache.set(key, cache.get(key, 0) + 1, WINDOW_S + 60)
+    address, limits = _address(request), server_limits()
+    device, names = _device(request)
+    if name in names:   # a browser that signed in as this name: held by its own bucket only
+        return [ratecount.Bucket(ratecount.key("signin-device", device, name),
+                                 limits.sign_in_failures_per_name_and_address,
+                                 why=_WHY["device"])]
+    return [
+        ratecount.Bucket(ratecount.key("signin-address", address),
+                         limits.sign_in_failures_per_address, why=_WHY["address"]),
+        ratecount.Bucket(ratecount.key("signin-pair", name, address),
+                         limits.sign_in_failures_per_name_and_address, why=_WHY["pair"]),
+        ratecount.Bucket(ratecount.key("signin-name", name),
+                         limits.sign_in_failures_per_name, why=_WHY["account"]),
+    ]
 
 
 _WHY = {
@@ -110,6 +100,8 @@ _WHY = {
             "and try again",
     "account": "too many failed sign-ins for this name from new browsers ({most} an hour); "
                "sign in from a browser you used before, or wait",
+    "device": "too many failed sign-ins for this name from this browser ({most} an hour); "
+              "wait and try again",
 }
 
 
@@ -122,22 +114,29 @@ class ClubBackend(ModelBackend):
         if username is None or password is None:
             return None
         name = sign_in_name(username)
-        buckets = Buckets(request, name)
-        buckets.refuse_if_over()
+        held = buckets(request, name)
+        ratecount.take(held)   # counted as failed until the password is found right
         user = find_user(name)
         if user is None:
             User().set_password(password)   # as long as a real check: no name is revealed
         elif user.check_password(password) and self.user_can_authenticate(user):
-            if request is not None:
-                request.club_signed_in_as = name   # the middleware remembers this browser
+            for bucket in held:
+                ratecount.give_back(bucket)
+            remember_browser(request, name)
             return user
-        buckets.failed()
         return None
 
 
+def remember_browser(request: HttpRequest | None, name: str) -> None:
+    """Have the middleware give this browser (signed in as `name` just now) the cookie that
+    makes it known to that name's limits."""
+    if request is not None:
+        request.club_signed_in_as = name
+
+
 class SignInMiddleware:
-    """Answers SignInRefused with 429 (one line) and gives a browser that signed in the signed
-    cookie that exempts it from its names' account bucket."""
+    """Answers every rate limit's TooMany with 429 (one line) and gives a browser that signed
+    in the signed cookie that makes it known to its names' limits."""
 
     def __init__(self, get_response: Any) -> None:
         self.get_response = get_response
@@ -146,14 +145,16 @@ class SignInMiddleware:
         response = self.get_response(request)
         name = getattr(request, "club_signed_in_as", None)
         if name:
-            names = [name, *(n for n in known_names(request) if n != name)][:DEVICE_NAMES]
-            value = signing.dumps({"names": names}, salt=DEVICE_SALT)
+            device, known = _device(request)
+            names = [name, *(n for n in known if n != name)][:DEVICE_NAMES]
+            value = signing.dumps({"device": device or secrets.token_urlsafe(18),
+                                   "names": names}, salt=DEVICE_SALT)
             response.set_cookie(DEVICE_COOKIE, value, max_age=DEVICE_MAX_AGE_S, httponly=True,
                                 samesite="Lax", secure=settings.SESSION_COOKIE_SECURE)
         return response
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if isinstance(exception, SignInRefused):
+        if isinstance(exception, ratecount.TooMany):
             from referee.server.club.views.common import refusal
             return refusal(request, str(exception), 429)
         return None

@@ -20,7 +20,8 @@ ZERO_ALLOWED = frozenset({"max_rounds", "games_per_bot_per_hour"})   # 0: no bou
 WEB_KEYS = frozenset({"max_bots_per_student", "test_games_per_hour", "upload_max_bytes",
                       "unpacked_max_bytes", "max_files", "uploads_per_hour", "name",
                       "sign_in_failures_per_address", "sign_in_failures_per_name_and_address",
-                      "sign_in_failures_per_name", "public_leaderboard",
+                      "sign_in_failures_per_name", "api_requests_per_hour",
+                      "public_leaderboard",
                       "play_against_students", "streams_per_student"})
 
 

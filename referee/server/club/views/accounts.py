@@ -11,14 +11,23 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import LoginView, PasswordChangeView
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render, resolve_url
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from referee.server.club.limits import server_limits
-from referee.server.club.models import ApiToken
-from referee.server.club.people import JoinRefused, is_organiser, join, new_token, revoke_token
+from referee.server.club.models import TOKEN_LIFETIME, ApiToken
+from referee.server.club.people import (
+    JoinRefused,
+    is_organiser,
+    join,
+    live_tokens,
+    new_token,
+    revoke_token,
+)
+from referee.server.club.signin import remember_browser, sign_in_name
 from referee.server.club.views.common import over_limit, rate_limited
 
-JOINS_PER_IP = "20/h"
+JOINS_PER_ADDRESS = 20   # an hour
 
 
 class JoinForm(forms.Form):
@@ -35,7 +44,7 @@ def join_view(request: HttpRequest) -> HttpResponse:
     """A student makes an account with the organiser's join code (no e-mail address)."""
     form = JoinForm(request.POST or None)
     if request.method == "POST":
-        if over_limit(request, "join", request.META.get("REMOTE_ADDR", ""), JOINS_PER_IP):
+        if over_limit("join", request.META.get("REMOTE_ADDR", ""), JOINS_PER_ADDRESS):
             return rate_limited(request)
         if form.is_valid():
             data = form.cleaned_data
@@ -49,6 +58,7 @@ def join_view(request: HttpRequest) -> HttpResponse:
                     form.add_error(None, str(exc))
                 else:
                     login(request, user, backend="referee.server.club.signin.ClubBackend")
+                    remember_browser(request, sign_in_name(user.username))
                     messages.success(request, f"Welcome, {user.username}. Upload your first "
                                               f"bot below.")
                     return redirect("club:home")
@@ -100,13 +110,15 @@ def tokens_view(request: HttpRequest) -> HttpResponse:
 
 def _tokens_page(request: HttpRequest, new: str | None) -> HttpResponse:
     tokens = request.user.tokens.order_by("-created_at")
-    return render(request, "club/tokens.html", {"tokens": tokens, "new_token": new})
+    return render(request, "club/tokens.html", {"tokens": tokens, "new_token": new,
+                                                "now": timezone.now(),
+                                                "lifetime_days": TOKEN_LIFETIME.days})
 
 
 @login_required
 @require_POST
 def token_new(request: HttpRequest) -> HttpResponse:
-    if request.user.tokens.filter(revoked_at__isnull=True).count() >= 10:
+    if live_tokens(request.user) >= 10:
         messages.error(request, "you have 10 tokens; revoke one first")
         return redirect("club:tokens")
     token, _row = new_token(request.user)

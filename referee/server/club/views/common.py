@@ -10,19 +10,20 @@ from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.deprecation import MiddlewareMixin
-from django_ratelimit.core import is_ratelimited
 
-from referee.server.club.limits import public_leaderboard
+from referee.server.club import ratecount
+from referee.server.club.limits import public_leaderboard, server_limits
 from referee.server.club.models import Bot, BotVersion
-from referee.server.club.people import is_organiser, user_for_token
+from referee.server.club.people import is_organiser, token_hash, user_for_token
 from referee.util.numbers import NumberError, whole_number_or
 
 View = Callable[..., HttpResponse]
 
 
-def rate_limited(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    """The answer to a request over a rate limit (also django-ratelimit's RATELIMIT_VIEW)."""
-    return refusal(request, "too many requests of this kind; wait a while and try again", 429)
+def rate_limited(request: HttpRequest, why: str = "") -> HttpResponse:
+    """The answer to a request over a rate limit: 429, one line."""
+    return refusal(request, why or "too many requests of this kind; wait a while and try "
+                                   "again", 429)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
@@ -82,10 +83,11 @@ def replay_coming(request: HttpRequest, page_url: str) -> HttpResponse:
 COMING_TRIES = 30
 
 
-def over_limit(request: HttpRequest, group: str, key: str, rate: str) -> bool:
-    """Count this request against `rate` ("10/h") for `key`; True once it is over."""
-    return is_ratelimited(request, group=group, key=lambda _g, _r: key, rate=rate,
-                          increment=True)
+def over_limit(kind: str, who: str, most: int, window_s: int = ratecount.HOUR) -> bool:
+    """Count this request of `kind` by `who` (an address, "user:7") in its window of
+    `window_s` seconds; True once it is over `most` (refuse it). Atomic across the web
+    workers (referee.server.club.ratecount)."""
+    return ratecount.over(ratecount.Bucket(ratecount.key(kind, who), most, window_s))
 
 
 def organiser_only(view: View) -> View:
@@ -119,11 +121,19 @@ def leaderboard_open(view: View) -> View:
 
 def token_user(request: HttpRequest) -> User | None:
     """The user of a personal token (Authorization: Bearer ...), or None: a request without
-    one counts as anonymous whatever session cookie it carries."""
+    one counts as anonymous whatever session cookie it carries. Each request of a good token
+    is counted (`api_requests_per_hour`); over it, TooMany (429, one line)."""
     header = request.headers.get("Authorization", "")
-    if header.startswith("Bearer "):
-        return user_for_token(header[7:].strip())
-    return None
+    if not header.startswith("Bearer "):
+        return None
+    token = header[7:].strip()
+    user = user_for_token(token)
+    if user is not None:   # a good token: its requests are counted
+        most = server_limits().api_requests_per_hour
+        ratecount.refuse_if_over(ratecount.Bucket(
+            ratecount.key("api-token", token_hash(token)), most,
+            why=f"too many requests with this token ({most} an hour); wait a while"))
+    return user
 
 
 def api_user(request: HttpRequest) -> User | None:

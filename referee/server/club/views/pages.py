@@ -107,7 +107,7 @@ def upload_refused(request: HttpRequest, user: User, limits: Any) -> tuple[int, 
     if length > limits.upload_max_bytes + MULTIPART_SLACK:
         return 413, (f"the upload is {length} bytes, more than the limit of "
                      f"{limits.upload_max_bytes}")
-    if over_limit(request, "upload", f"user:{user.pk}", f"{limits.uploads_per_hour}/h"):
+    if over_limit("upload", f"user:{user.pk}", limits.uploads_per_hour):
         return 429, f"you uploaded {limits.uploads_per_hour} times this hour; wait a while"
     return None
 
@@ -311,7 +311,7 @@ def test_games(request: HttpRequest) -> HttpResponse:
     form = TestGameForm(user, request.POST or None)
     if request.method == "POST":
         per_hour = server_limits().test_games_per_hour
-        if over_limit(request, "testgame", f"user:{user.pk}", f"{per_hour}/h"):
+        if over_limit("testgame", f"user:{user.pk}", per_hour):
             return refusal(request, f"you asked for {per_hour} test games this hour; "
                                     f"wait a while", 429)
         if form.is_valid():

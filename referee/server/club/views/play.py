@@ -73,7 +73,7 @@ def play_games(request: HttpRequest) -> HttpResponse:
             return refusal(request, f"your game {going} in the browser is still going: finish "
                                     f"it (or leave it: it ends on its own) before another", 429)
         per_hour = server_limits().test_games_per_hour
-        if over_limit(request, "humangame", f"user:{user.pk}", f"{per_hour}/h"):
+        if over_limit("humangame", f"user:{user.pk}", per_hour):
             return refusal(request, f"you started {per_hour} games this hour; wait a while", 429)
         if form.is_valid():
             with transaction.atomic():   # the runner never claims a game without its opponents
