@@ -131,12 +131,22 @@ def test_a_spec_may_not_set_the_variables_the_referee_owns(tmp_path: Path, name:
     spec = tmp_path / "bot.toml"
     spec.write_text(f'name = "b"\ncommand = ["{{python}}", "main.py"]\nworkdir = "bot"\n'
                     f'env = {{ {name} = "." }}\n')
-    with pytest.raises(BotSpecError, match=f"env.{name}.*the referee sets"):
+    with pytest.raises(BotSpecError, match=f"env.{name}.*the referee sets those"):
         load_spec(spec)
     done = referee("check", spec, check=False, merged=True)
     assert done.returncode == 1 and "Traceback" not in done.stdout
     said = [line for line in done.stdout.splitlines() if f"env.{name}" in line]
     assert len(said) == 1 and "the referee sets those" in said[0], done.stdout
+
+
+def test_a_container_bot_may_set_its_own_pythonpath(tmp_path: Path) -> None:
+    """The referee sets PYTHONPATH only for command bots (the SDK): an image has its own."""
+    spec = tmp_path / "boxed.toml"
+    spec.write_text('name = "boxed"\nimage = "localhost/x:1"\nenv = { PYTHONPATH = "/opt" }\n')
+    assert load_spec(spec).env == {"PYTHONPATH": "/opt"}
+    spec.write_text('name = "boxed"\nimage = "localhost/x:1"\nenv = { REFEREE_X = "1" }\n')
+    with pytest.raises(BotSpecError, match="env.REFEREE_X"):
+        load_spec(spec)
 
 
 def test_trusted_commands_are_isolated_and_absolute(monkeypatch: pytest.MonkeyPatch) -> None:

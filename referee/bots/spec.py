@@ -230,9 +230,10 @@ def bot_files(root: Path) -> Iterable[Path]:
                 yield path
 
 
-def referee_owned(name: str) -> bool:
-    """Whether the variable `name` is one the referee sets for every bot (a spec may not)."""
-    return name == "PYTHONPATH" or name.startswith("REFEREE_")
+def referee_owned(name: str, command_bot: bool = True) -> bool:
+    """Whether the variable `name` is one the referee sets for a bot (a spec may not): where
+    to listen for every bot, the SDK's path for a command bot (a container has its own)."""
+    return name.startswith("REFEREE_") or (command_bot and name == "PYTHONPATH")
 
 
 TOP_KEYS = {"name", "command", "workdir", "env", "build", "build_network", "address", "image",
@@ -312,9 +313,6 @@ def spec_from_dict(data: Mapping[str, Any], path: Path) -> BotSpec:
         if not ENV_KEY_PATTERN.match(key):
             raise fail(f"env.{safe_line(key)}", "a variable name of letters, digits and '_' "
                                                 "(no '=', not starting with a digit)")
-        if referee_owned(key):
-            raise fail(f"env.{key}", "no PYTHONPATH or REFEREE_* variable: the referee sets "
-                                     "those for every bot (the SDK's path, where to listen)")
     address = data.get("address")
     if address is not None and (not isinstance(address, str) or not _valid_address(address)):
         raise fail("address", "'HOST:PORT' or 'unix:/path/to/socket'")
@@ -336,6 +334,10 @@ def spec_from_dict(data: Mapping[str, Any], path: Path) -> BotSpec:
     runtime = data.get("runtime")
     if runtime is not None and runtime not in ("podman", "docker"):
         raise fail("runtime", "\"podman\" or \"docker\"")
+    for key in env:
+        if referee_owned(key, command_bot=bool(command)):
+            raise fail(f"env.{key}", "no REFEREE_* variable, nor PYTHONPATH for a command bot: "
+                                     "the referee sets those (where to listen, the SDK's path)")
     sandbox = data.get("sandbox", "auto")
     if sandbox not in ("auto", "none"):
         raise fail("sandbox", "\"auto\" or \"none\"")
