@@ -64,6 +64,7 @@ __all__ = [
     "NOBODY",
     "SandboxError",
     "bwrap_argv",
+    "bwrap_program",
     "default_env",
     "prepare_dirs",
     "sandbox_available",
@@ -73,6 +74,9 @@ NOBODY = 65534
 # The club server's data folder (`referee serve` sets it for its runner and all it starts): no
 # bot may see it. Defined here, where it is enforced; the server reads it from here.
 DATA_ENV = "REFEREE_SERVER_DATA"
+# The organiser's choice of the bubblewrap program (a path), for a machine where the one on
+# PATH is not the one to use; set by whoever starts the referee, never by a spec.
+BWRAP_ENV = "REFEREE_BWRAP"
 
 # Top-level directories that are (on merged-usr systems) symlinks into /usr, or
 # real directories on older layouts.
@@ -118,6 +122,12 @@ def default_env(**extra: str) -> dict[str, str]:
     }
     env.update(extra)
     return env
+
+
+def bwrap_program() -> str:
+    """The bubblewrap program: $REFEREE_BWRAP (the organiser's choice) if set, else `bwrap`.
+    A path that does not exist or cannot start means no sandbox (`sandbox_available`)."""
+    return os.environ.get(BWRAP_ENV) or "bwrap"
 
 
 def prepare_dirs(*dirs: Path, uid: int = NOBODY, gid: int = NOBODY, mode: int = 0o700) -> None:
@@ -222,7 +232,7 @@ def bwrap_argv(
     ro_paths: Sequence[Path] = (),
     max_file_mb: int | None = None,
     privileged: bool | None = None,
-    bwrap: str = "bwrap",
+    bwrap: str | None = None,
     writable_bot_dir: bool = False,
     netns: str | None = None,
     resolv_conf: Path | None = None,
@@ -254,6 +264,7 @@ def bwrap_argv(
     tmp = os.path.abspath(tmp_dir)
     sock = os.path.abspath(socket_dir) if socket_dir is not None else None
 
+    bwrap = bwrap or bwrap_program()
     cmd: list[str] = [bwrap]
     if netns is not None:
         if not privileged:
@@ -363,7 +374,7 @@ def bwrap_argv(
 @functools.cache
 def sandbox_available() -> bool:
     """True if bwrap is installed and a trivial sandbox actually runs here (cached)."""
-    if shutil.which("bwrap") is None or shutil.which("prlimit") is None:
+    if shutil.which(bwrap_program()) is None or shutil.which("prlimit") is None:
         return False
     privileged = os.geteuid() == 0
     if privileged and shutil.which("setpriv") is None:
