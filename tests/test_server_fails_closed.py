@@ -239,3 +239,43 @@ def test_every_limit_key_has_a_default_ceiling(tmp_path: Path) -> None:
     assert load_runner_settings(bare).league.limits == {**CEILINGS, "memory_mb": 512}
     assert RunnerSettings().league.limits == CEILINGS
     assert load_runner_settings(tmp_path / "missing.toml").league.limits == CEILINGS
+
+
+def test_a_version_that_passed_before_runs_nowhere_once_the_sandbox_is_gone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The backstop where a bot's confinement is decided: a version that passed its check
+    while the sandbox worked, asked for in a test game (and waiting for the season) on a
+    runner without one, fails with the one line; its program never starts."""
+    from runner_support import Club, RunnerProcess, sample, write_season
+
+    data = tmp_path / "club"
+    club = Club(data)
+    write_season(data, "seed = 5\nplayers = 2\n")
+    marker = tmp_path / "started"
+    (tmp_path / "main.py").write_text(
+        f"open({str(marker)!r}, 'w').write('ran')\n"
+        "import runpy\nrunpy.run_path('randbot.py', run_name='__main__')\n")
+    try:
+        alice, bob = club.student("alice"), club.student("bob")
+        marking = club.version(alice, "marking", tmp_path / "main.py", passed=True,
+                               files={"randbot.py": sample("random") / "main.py"})
+        other = club.version(bob, "bob-bot", sample("random"), passed=True)
+        game = club(f"""
+            game = TestGame.objects.create(requester_id={alice}, version_id={marking})
+            game.opponents.add({other})
+            result = game.pk
+        """)
+        monkeypatch.setenv(BWRAP_ENV, "/nonexistent/bwrap")
+        runner = RunnerProcess(data)
+        try:
+            wait_for("the test game", lambda: club.value(
+                f"TestGame.objects.get(pk={game}).state") in ("done", "failed"), runner,
+                timeout=600)
+        finally:
+            runner.stop()
+        error = club.value(f"TestGame.objects.get(pk={game}).error")
+        assert NO_SANDBOX in error, error
+        assert "uploads are stored but not built or run" in runner.output(), runner.output()
+        assert not marker.exists()
+    finally:
+        club.close()
