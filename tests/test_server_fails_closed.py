@@ -82,6 +82,13 @@ def no_bwrap_server(data: Path, season: str = "") -> ServerProcess:
     return ServerProcess(data, env=env)
 
 
+def serve_lines(server: ServerProcess, text: str) -> list[str]:
+    """The lines of `referee serve` itself holding `text` (the runner, which says it again at
+    each of its starts, prefixes its own with `runner`)."""
+    return [line for line in server.output().splitlines()
+            if text in line and not line.startswith("runner ")]
+
+
 def student(server: ServerProcess, name: str = "carol") -> WebClient:
     make_student(server.data, name)
     client = WebClient(server.url)
@@ -128,8 +135,7 @@ def test_without_a_sandbox_uploads_are_stored_but_their_code_never_runs(
         data: Path, tmp_path: Path) -> None:
     server = no_bwrap_server(data, 'house_bots = ["random"]\n')
     try:
-        said = [line for line in server.output().splitlines() if "uploads are stored but "
-                "not built or run" in line]
+        said = serve_lines(server, "uploads are stored but not built or run")
         assert len(said) == 1 and "bubblewrap (bwrap) is not installed or does not work here" \
             in said[0] and "unconfined_uploads = true" in said[0], server.output()
         boss = organiser(server)
@@ -165,7 +171,7 @@ def test_with_unconfined_uploads_checks_run_and_every_organiser_page_says_so(
         data: Path, tmp_path: Path) -> None:
     server = no_bwrap_server(data, "house_bots = []\nunconfined_uploads = true\n")
     try:
-        said = [line for line in server.output().splitlines() if "WITHOUT a sandbox" in line]
+        said = serve_lines(server, "WITHOUT a sandbox")
         assert len(said) == 1 and "unconfined_uploads = true" in said[0], server.output()
         marker = tmp_path / "built"
         carol = student(server)

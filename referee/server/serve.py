@@ -296,7 +296,7 @@ def serve(options: ServeOptions, say: Callable[[str], None]) -> int:
             f"default, each explained (the season page shows them; change them there or in "
             f"the file)")
     if (line := confinement_line(options.season_file)):
-        say(line)
+        print(line, file=sys.stderr, flush=True)   # an error or a warning: on stderr
     if password is not None:
         say(f"first start: sign in at {options.address}login/ as '{ORGANISER}' with password "
             f"{password} (change it in the admin: {options.address}admin/password_change/)")
