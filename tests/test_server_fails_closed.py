@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import tempfile
 import zipfile
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import REFEREE
 from server_support import PASSWORD, ServerProcess, WebClient, make_student, web_upload
 from wait_support import wait_for
 
@@ -53,13 +55,13 @@ def data() -> Iterator[Path]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def marking_bot(folder: Path, marker: Path) -> Path:
-    """A zip of a random bot whose build writes `marker`."""
+def marking_bot(folder: Path, marker: Path, name: str = "marking") -> Path:
+    """A zip of a random bot `name` whose build writes `marker`."""
     folder.mkdir(parents=True)
     shutil.copy(ROOT / "sample_bots/random/main.py", folder / "main.py")
     (folder / "build.py").write_text(BUILD)
     (folder / "bot.toml").write_text(
-        'name = "marking"\ncommand = ["{python}", "main.py"]\n'
+        f'name = "{name}"\ncommand = ["{{python}}", "main.py"]\n'
         f'build = ["{{python}}", "build.py", "{marker}"]\n')
     return zipped(folder)
 
@@ -110,7 +112,6 @@ def state(client: WebClient, version: int) -> dict[str, Any]:
 
 def house_checks_done(server: ServerProcess) -> bool:
     """Every house bot's check has its verdict (the runner's check queue went past them)."""
-    import subprocess
     import sys
 
     from runner_support import club_env
@@ -162,6 +163,16 @@ def test_without_a_sandbox_uploads_are_stored_but_their_code_never_runs(
         assert NO_SANDBOX in text_of(carol.get(f"/versions/{version}/").text)
         # No page tells the student the organiser's details.
         assert "sandbox-banner" not in carol.get("/").text
+        # `referee submit` prints the line and stops following: the check waits.
+        token = make_student(server.data, "dave")
+        other = tmp_path / "dave-built"
+        marking_bot(tmp_path / "dave-bot", other, "daves")
+        sent = subprocess.run([*REFEREE, "submit", "--server", server.url, "--token", token,
+                               str(tmp_path / "dave-bot")], capture_output=True, text=True,
+                              timeout=300)
+        assert sent.returncode == 1, sent
+        assert f"  {NO_SANDBOX}\n" in sent.stdout and "check waiting" in sent.stderr, sent
+        assert not other.exists()
     finally:
         assert server.stop(signal.SIGTERM) == 0, server.output()
     assert not marker.exists()
