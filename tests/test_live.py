@@ -32,8 +32,10 @@ class GatedClub:
     def __init__(self, tmp: Path, watchers: int) -> None:
         self.data = tmp / "club"
         self.club = Club(self.data)
+        # The bots' generous limits need the season's ceilings raised as much.
         write_season(self.data, "seed = 5\nplayers = 2\nround_games = 1\nrefit_games = 2\n"
-                                "refit_seconds = 2\n")
+                                "refit_seconds = 2\n[limits]\ndecision_ms = 600000\n"
+                                "startup_ms = 300000\n")
         gat, ann = self.club.student("gat"), self.club.student("ann")
         self.club.student("eve")
         self.club.version(

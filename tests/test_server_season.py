@@ -86,7 +86,7 @@ def test_the_season_page_shows_each_setting(first_start: ServerProcess) -> None:
     assert page.status == 200, page.text[:300]
     text = re.sub(r"<[^>]+>", "", page.text)
     for shown in ("the classic rules", "Tables of 4 players", "after 3 strikes",
-                  "time per decision (ms)", "the bot's own (default 1000)",
+                  "time per decision (ms)", "at most 5000 (the bot's own if lower)",
                   "Pace: about 60 games per bot per hour: a round starts at most every 4.0 "
                   "minutes", "every active bot 4 games", "round after round until the season "
                   "is closed", "up to 40 games", "drawn when the season first started",
@@ -132,7 +132,7 @@ def test_the_organiser_changes_the_limits_and_the_house_bots(first_start: Server
             "house_in_final_table": "on", "decision_ms": "500"}
     assert client.post_form("/organiser/settings", form).status == 302
     shown = re.findall(r'<li class="success">([^<]*)</li>', client.get("/organiser/").text)
-    assert shown == ["season file changed: house bots: -montecarlo; limits: decision_ms none "
+    assert shown == ["season file changed: house bots: -montecarlo; limits: decision_ms 5000 "
                      "-&gt; 500 (the runner applies it between rounds)"], shown
     text = (first_start.data / "season.toml").read_text()
     assert "# the pace: rounds start no faster" in text   # the comments stay
@@ -143,10 +143,13 @@ def test_the_organiser_changes_the_limits_and_the_house_bots(first_start: Server
 
     line = wait_for("the runner's line", said)
     assert len(line) == 1 and line[0].endswith(
-        "season file changed: house bots: -montecarlo; limits: decision_ms none -> 500"), line
+        "season file changed: house bots: -montecarlo; limits: decision_ms 5000 -> 500"), line
     store = LeagueStore.open_readonly(first_start.data / "season" / "league.db")
     try:
-        assert store.settings()["limits"] == {"decision_ms": 500}
+        from referee.server.runner.settings import CEILINGS
+
+        # The keys the form left blank are the server's default ceilings.
+        assert store.settings()["limits"] == {**CEILINGS, "decision_ms": 500}
     finally:
         store.close()
     page = re.sub(r"<[^>]+>", "", client.get("/season/").text)

@@ -77,8 +77,20 @@ def use_sandbox(spec: BotSpec, requested: bool | None, warn: bool = True) -> boo
 
     `requested` is the organiser's choice: False (--no-sandbox) never, True always (an error
     where bubblewrap does not work), None (the default) wherever bubblewrap works, unless the
-    bot's spec says `sandbox = "none"`. Without bubblewrap, a warning is printed once.
+    bot's spec says `sandbox = "none"`. Without bubblewrap, a warning is printed once. A club
+    server's upload that would run unconfined is refused (BotStartError) unless the organiser
+    allowed it (referee.bots.confinement): whatever the caller asked, it fails closed.
     """
+    from referee.bots.confinement import NO_SANDBOX, is_upload, unconfined_allowed
+
+    confined = _use_sandbox(spec, requested, warn)
+    if not confined and is_upload(spec.workdir) and not unconfined_allowed():
+        raise BotStartError(spec.name, NO_SANDBOX)
+    return confined
+
+
+def _use_sandbox(spec: BotSpec, requested: bool | None, warn: bool) -> bool:
+    """`use_sandbox` but for the uploads' backstop."""
     global _warned_no_sandbox
     if requested is False:
         return False

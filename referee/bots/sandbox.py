@@ -67,6 +67,7 @@ __all__ = [
     "NOBODY",
     "SandboxError",
     "bwrap_argv",
+    "bwrap_program",
     "default_env",
     "prepare_dirs",
     "sandbox_available",
@@ -76,6 +77,9 @@ NOBODY = 65534
 # The club server's data folder (`referee serve` sets it for its runner and all it starts): no
 # bot may see it. Defined here, where it is enforced; the server reads it from here.
 DATA_ENV = "REFEREE_SERVER_DATA"
+# The organiser's choice of the bubblewrap program (a path), for a machine where the one on
+# PATH is not the one to use; set by whoever starts the referee, never by a spec.
+BWRAP_ENV = "REFEREE_BWRAP"
 
 # Top-level directories that are (on merged-usr systems) symlinks into /usr, or
 # real directories on older layouts.
@@ -124,6 +128,12 @@ def default_env(**extra: str) -> dict[str, str]:
     }
     env.update(extra)
     return env
+
+
+def bwrap_program() -> str:
+    """The bubblewrap program: $REFEREE_BWRAP (the organiser's choice) if set, else `bwrap`.
+    A path that does not exist or cannot start means no sandbox (`sandbox_available`)."""
+    return os.environ.get(BWRAP_ENV) or "bwrap"
 
 
 def prepare_dirs(*dirs: Path, uid: int = NOBODY, gid: int = NOBODY, mode: int = 0o700) -> None:
@@ -260,7 +270,7 @@ def bwrap_argv(
     tmp = os.path.abspath(tmp_dir)
     sock = os.path.abspath(socket_dir) if socket_dir is not None else None
 
-    bwrap = system_program(bwrap or "bwrap")
+    bwrap = system_program(bwrap or bwrap_program())
     cmd: list[str] = [bwrap]
     if netns is not None:
         if not privileged:
@@ -372,7 +382,7 @@ def bwrap_argv(
 def sandbox_available() -> bool:
     """True if bwrap is installed and a trivial sandbox actually runs here (cached)."""
     privileged = os.geteuid() == 0
-    needed = ["bwrap", "prlimit", "env", *(["setpriv"] if privileged else [])]
+    needed = [bwrap_program(), "prlimit", "env", *(["setpriv"] if privileged else [])]
     try:
         for program in needed:
             system_program(program)

@@ -99,6 +99,10 @@ def submit(path: Path, server: str, token: str | None, bot: str | None, no_follo
         click.echo(f"check passed{': ' + summary if summary else ''}; {version['league_name']} "
                    f"enters the season")
         return
+    if state["check_state"] == "queued":
+        click.echo("check waiting: the server keeps your upload and runs its check once it "
+                   "can (the line above)", err=True)
+        raise click.exceptions.Exit(1)
     word = "not run" if state["check_state"] == "replaced" else "failed"
     click.echo(f"check {word}{': ' + summary if summary else ''}", err=True)
     raise click.exceptions.Exit(1)

@@ -131,7 +131,8 @@ def submit(path: Path, server: str, token: str, bot: str | None = None) -> dict:
 def follow(server: str, token: str, version: int, say: Callable[[str], None],
            poll_s: float = 1.0) -> dict:
     """Print the check's lines as the server gets them, until it passed, failed or was
-    replaced by a newer upload before it ran."""
+    replaced by a newer upload before it ran, or the server holds it queued (a queued check
+    with a line: the server cannot run uploads now, referee.server.confinement)."""
     after = 0
     while True:
         state = _request(f"{server.rstrip('/')}/api/versions/{version}?after={after}", token)
@@ -139,6 +140,8 @@ def follow(server: str, token: str, version: int, say: Callable[[str], None],
             say(line["text"])
             after = line["seq"]
         if state["check_state"] in ("passed", "failed", "replaced") and not state["lines"]:
+            return state
+        if state["check_state"] == "queued" and after:
             return state
         if not state["lines"]:
             time.sleep(poll_s)

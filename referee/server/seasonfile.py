@@ -31,10 +31,6 @@ HEADER = """\
 """
 
 
-# Examples for the limits that have no default (no limit unless the bot's spec sets one).
-LIMIT_EXAMPLES = {"memory_mb": 1024, "cpu_seconds": 600, "max_processes": 64}
-
-
 @dataclass(frozen=True)
 class Key:
     """One key of the season file: its name, its `[table]` ("" at the top), and one line on
@@ -64,8 +60,12 @@ KEYS: tuple[Key, ...] = (
     Key("duplicate", "true: each deal is played again with the seats turned; new season"),
     Key("concurrency", "games at once; by default from the cores and the table size",
         written=False, example=4),
-    Key("sandbox", "false: bots run without bubblewrap; by default wherever it works",
+    Key("sandbox", "false: bots run without bubblewrap; by default wherever it works (an "
+                   "upload only with unconfined_uploads = true)",
         written=False, example=True),
+    Key("unconfined_uploads", "true: where bubblewrap does not work (or sandbox = false), "
+                              "uploads are built and run WITHOUT a sandbox (every organiser "
+                              "page says so); false: they are stored, but not built or run"),
     Key("cluster", "play on dask: an address or local:N (docs/cluster.md); by default here",
         written=False, example="local:2"),
     # -- pace and rounds
@@ -115,10 +115,9 @@ KEYS: tuple[Key, ...] = (
                               "season page"),
     Key("play_against_students", "true: a student may play in the browser against other "
                                  "students' current bots, not only their own and the house's"),
-    # -- [limits]: a ceiling on every bot's own limits
+    # -- [limits]: a ceiling on every bot's own limits (a key left out: its default ceiling)
     *(Key(f.name, f"ceiling on {f.name}; a bot's own default is "
-                  f"{'none' if f.default is None else f.default}", table="limits",
-          written=False, example=LIMIT_EXAMPLES.get(f.name, f.default))
+                  f"{'none' if f.default is None else f.default}", table="limits")
       for f in dataclasses.fields(Limits) if f.name != "given"),
     # -- [ratings]: the TrueSkill environment (new season)
     *(Key(f.name, f"TrueSkill's {f.name}; new season", table="ratings")
@@ -130,7 +129,7 @@ def defaults() -> dict[str, Any]:
     """Every written key's default as the file spells it ({table: {key: value}} for tables),
     read from the settings classes themselves."""
     from referee.server.club.limits import ServerLimits
-    from referee.server.runner.settings import DEFAULT_HOUSE, RunnerSettings
+    from referee.server.runner.settings import CEILINGS, DEFAULT_HOUSE, RunnerSettings
 
     runner, league, web = RunnerSettings(), LeagueSettings(bots=[]), ServerLimits()
     rules = league.rules
@@ -146,7 +145,7 @@ def defaults() -> dict[str, Any]:
         for item in dataclasses.fields(holder):
             if item.name not in top and item.name not in ("league", "house_bots"):
                 top[item.name] = getattr(holder, item.name)
-    return {**top, "ratings": dataclasses.asdict(league.ratings)}
+    return {**top, "limits": dict(CEILINGS), "ratings": dataclasses.asdict(league.ratings)}
 
 
 def _line(key: str, value: Any) -> str:
@@ -164,7 +163,8 @@ def default_text(where: str = "") -> str:
             table = key.table
             lines.append(f"\n[{table}]")
             lines.append({"limits": "# A ceiling on every bot's own limits, in its check, "
-                                    "its test games and its games: none by default.",
+                                    "its test games and its games;\n# a key left out is its "
+                                    "default ceiling, the value written here.",
                           "ratings": "# The TrueSkill environment the table is fitted with."}
                          [table])
         lines.extend(textwrap.wrap(key.about, 96, initial_indent="# ",
@@ -193,7 +193,7 @@ AT_START = frozenset({"check_concurrency", "check_timeout_s", "write_max_mb",
                       "test_game_timeout_s", "refit_games", "refit_seconds", "concurrency",
                       "sandbox", "cluster", "human_move_seconds", "human_bank_seconds",
                       "human_games_at_once", "human_idle_seconds",
-                      "human_game_seconds"})
+                      "human_game_seconds", "unconfined_uploads"})
 
 
 def house_label(spec: Path) -> str:

@@ -15,6 +15,7 @@ import secrets
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -267,6 +268,21 @@ class Supervisor:
 OWNER_ONLY = 0o077   # the umask of `referee serve` and every process it starts
 
 
+def confinement_line(season_file: Path) -> str:
+    """The one line saying that uploads are not run, or run unconfined, on this machine under
+    the season file (referee.server.confinement); "" when they run in the sandbox, or when the
+    file cannot be read (the runner then says why in its own line)."""
+    from referee.server.confinement import confinement
+    from referee.server.runner.settings import load_runner_settings
+    from referee.util.config import ConfigError
+
+    try:
+        settings = load_runner_settings(season_file)
+    except ConfigError:
+        return ""
+    return confinement(settings).line
+
+
 def serve(options: ServeOptions, say: Callable[[str], None]) -> int:
     """Run the club server until stopped; the exit status (0 on SIGTERM, 130 on Ctrl-C)."""
     # Before anything is created: SQLite's -wal and -shm files, uploads, test games, the
@@ -287,6 +303,8 @@ def serve(options: ServeOptions, say: Callable[[str], None]) -> int:
         say(f"first start: wrote the season file {options.season_file} with every key at its "
             f"default, each explained (the season page shows them; change them there or in "
             f"the file)")
+    if (line := confinement_line(options.season_file)):
+        print(line, file=sys.stderr, flush=True)   # an error or a warning: on stderr
     if password is not None:
         say(f"first start: sign in at {options.address}login/ as '{ORGANISER}' with password "
             f"{password} (change it in the admin: {options.address}admin/password_change/)")

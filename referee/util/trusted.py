@@ -69,8 +69,11 @@ def python_script(path: str | Path, *args: str) -> list[str]:
 
 
 def system_program(name: str) -> str:
-    """The absolute path of `name` in the system's folders; ProgramMissing if it is not there."""
+    """The absolute path of `name` in the system's folders (`name` itself if it is a path);
+    ProgramMissing if it is not there."""
     if os.sep in name:
+        if not os.access(name, os.X_OK):
+            raise ProgramMissing(f"{name} is not an executable program")
         return name
     found = shutil.which(name, path=SYSTEM_PATH)
     if found is None:

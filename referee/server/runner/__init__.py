@@ -112,12 +112,30 @@ async def run(data: Path, season_file: Path, cluster: str | None) -> None:
     from referee.server.runner.settings import load_runner_settings
 
     settings = load_runner_settings(season_file)
+    confine(settings)
     address = cluster or settings.league.cluster
     if not address:
         await serve(data, season_file, settings, None, None)
         return
     async with connect(address, settings) as connection:
         await serve(data, season_file, settings, address, connection)
+
+
+def confine(settings: Any) -> Any:
+    """Decide, once, how uploads run (referee.server.confinement) and say it unless they run
+    confined; every process the runner starts (a check, a cluster's worker) inherits the
+    decision through the environment (referee.bots.confinement). The Confinement."""
+    from referee.bots.confinement import UNCONFINED_ENV
+    from referee.server.confinement import UNCONFINED, confinement
+
+    decided = confinement(settings)
+    if decided.line:
+        log(decided.line)
+    if decided.state == UNCONFINED:
+        os.environ[UNCONFINED_ENV] = "1"
+    else:
+        os.environ.pop(UNCONFINED_ENV, None)
+    return decided
 
 
 def connect(address: str, settings: Any) -> Any:
@@ -174,7 +192,8 @@ async def serve(data: Path, season_file: Path, settings: Any, cluster: str | Non
     tasks = [
         asyncio.create_task(check_queue(db, data, settings.check_concurrency,
                                         settings.check_timeout_s, settings.write_max_mb,
-                                        cluster=connection, limits=loop_.limits),
+                                        cluster=connection, limits=loop_.limits,
+                                        uploads_run=loop_.uploads_run),
                             name="checks"),
         # The stored settings with the loop's live [limits] (changed in place).
         asyncio.create_task(test_game_queue(db, data, dataclasses.replace(

@@ -12,6 +12,7 @@ import shutil
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from referee.bots.confinement import NO_SANDBOX
 from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB
 from referee.checking.isolated import check_process, time_limit_line
 from referee.server.runner import records
@@ -83,14 +84,18 @@ async def run_check(db: Db, claimed: records.Claimed, timeout: float,
 
 async def check_queue(db: Db, data: Any, concurrency: int, timeout: float,
                       write_max_mb: int = DEFAULT_WRITE_MAX_MB, idle: float = 1.0,
-                      cluster: Any = None, limits: Mapping[str, int] | None = None) -> None:
+                      cluster: Any = None, limits: Mapping[str, int] | None = None,
+                      uploads_run: bool = True) -> None:
     """Claim and run queued checks forever, at most `concurrency` at once (on `cluster`'s
-    workers if given), each under the season's `limits`."""
+    workers if given), each under the season's `limits`. Unless `uploads_run`, only the
+    house bots' checks run: an upload's stays queued, its one line saying why (NO_SANDBOX)."""
     running: set[asyncio.Task[None]] = set()
     try:
         while True:
+            if not uploads_run:
+                await db(records.hold_upload_checks, NO_SANDBOX)
             while len(running) < concurrency:
-                claimed = await db(records.claim_check, data)
+                claimed = await db(records.claim_check, data, not uploads_run)
                 if claimed is None:
                     break
                 task = asyncio.create_task(run_check(db, claimed, timeout, write_max_mb,

@@ -25,6 +25,7 @@ from referee.league.runner import LeagueOutcome
 from referee.league.schedule import ScheduledGame
 from referee.league.season import ACTIVE, DISABLED, Season, play_pending, season_specs
 from referee.report.table_files import write_outputs
+from referee.server.confinement import confinement
 from referee.server.runner import log, records
 from referee.server.runner.checks import Db
 from referee.server.runner.settings import RunnerSettings, load_runner_settings
@@ -62,6 +63,9 @@ class SeasonLoop:
         self.game_saved = asyncio.Event()    # set when a game is stored
         self.refit_now = False               # the closed season's final table is wanted
         self.state = RUNNING
+        # Without a sandbox (and without unconfined_uploads) no upload runs: nor do season
+        # games, which would seat uploads (referee.server.confinement).
+        self.uploads_run = confinement(settings).uploads_run
 
     async def run(self) -> None:
         """Enter, schedule and play until the season is closed; then write its report."""
@@ -75,7 +79,7 @@ class SeasonLoop:
                     await self.close_executor()
                     await self.close_season()
                     return
-                if state == PAUSED:
+                if state == PAUSED or not self.uploads_run:
                     await self.close_executor()   # paused may be long: the bots stop
                     await asyncio.sleep(self.poll)
                     continue

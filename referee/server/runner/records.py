@@ -77,13 +77,15 @@ def season_state() -> str:
 
 # ---------------------------------------------------------------------------- checks
 
-def claim_check(data: Path) -> Claimed | None:
+def claim_check(data: Path, house_only: bool = False) -> Claimed | None:
     """Take the next queued check by the fair order of `next_check` (marking it and its
-    version running), or None when no student may start one now."""
+    version running; a line it held while it waited is dropped), or None when no student may
+    start one now. `house_only`: only a house bot's (uploads may not run here)."""
     with transaction.atomic():
-        check = next_check()
+        check = next_check(house_only)
         if check is None:
             return None
+        check.lines.all().delete()
         check.state, check.started_at = CheckRun.RUNNING, timezone.now()
         check.attempts += 1
         check.save(update_fields=["state", "started_at", "attempts"])
@@ -95,13 +97,27 @@ def claim_check(data: Path) -> Claimed | None:
                        version.bot.owner_id, folder, inside(folder, data / "uploads"))
 
 
-def next_check() -> CheckRun | None:
+def hold_upload_checks(line: str) -> int:
+    """Give each queued check of an upload that says nothing yet `line` (why it waits), for
+    its owner to read; the check stays queued and runs once uploads may run. The count."""
+    held = CheckRun.objects.filter(state=CheckRun.QUEUED, version__bot__house=False,
+                                   lines__isnull=True)
+    count = 0
+    for check in held:
+        CheckLine.objects.create(run=check, seq=1, text=line)
+        count += 1
+    return count
+
+
+def next_check(house_only: bool = False) -> CheckRun | None:
     """The check to start next: round robin between students. A student with a check running
     starts no other; of the rest, the student whose last check started longest ago (or never)
     goes first, with their oldest queued check. So no student has more than one check running
     or waiting ahead of another student's, however often they upload."""
     queued = (CheckRun.objects.select_related("version__bot")
               .filter(state=CheckRun.QUEUED).order_by("queued_at", "id"))
+    if house_only:
+        queued = queued.filter(version__bot__house=True)
     busy = set(CheckRun.objects.filter(state=CheckRun.RUNNING)
                .values_list("version__bot__owner_id", flat=True))
     first: dict[int, CheckRun] = {}

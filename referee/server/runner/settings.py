@@ -25,6 +25,27 @@ WEB_KEYS = frozenset({"max_bots_per_student", "test_games_per_hour", "upload_max
                       "play_against_students", "streams_per_student"})
 
 
+# A server's ceiling on every bot limit (a spec's [limits] key): the season file's [limits]
+# key, or this where the file leaves it out. A spec asks for less, never for more. Generous for
+# an honest bot (a Python or Node bot needs a few hundred MiB and a dozen threads), small
+# enough that one upload cannot take the machine or hold its table for minutes.
+CEILINGS: dict[str, int] = {
+    "decision_ms": 5_000,        # a decision; the samples ask 1,000
+    "game_bank_ms": 60_000,      # a game's bank over its deadlines
+    "startup_ms": 60_000,        # launch to Hello (a slow machine, a JIT)
+    "memory_mb": 2_048,          # address space of each process (RLIMIT_AS)
+    "cpu_seconds": 3_600,        # CPU of each process (RLIMIT_CPU); a bot is restarted past it
+    "max_processes": 128,        # processes and threads of the bot's uid (RLIMIT_NPROC)
+    "build_seconds": 600,        # the whole build (the check's own limit is check_timeout_s)
+}
+
+
+def with_ceilings(limits: dict[str, int]) -> dict[str, int]:
+    """The season's [limits] as the server applies them: each key the file leaves out is its
+    default ceiling (CEILINGS), never the spec's own value."""
+    return {**CEILINGS, **limits}
+
+
 SAMPLES = sample_bots()
 DEFAULT_HOUSE = ("random", "greedy", "montecarlo")
 
@@ -33,7 +54,8 @@ DEFAULT_HOUSE = ("random", "greedy", "montecarlo")
 class RunnerSettings:
     """What the runner needs from the season file (defaults for a file or key left out)."""
 
-    league: LeagueSettings = field(default_factory=lambda: LeagueSettings(bots=[]))
+    league: LeagueSettings = field(default_factory=lambda: LeagueSettings(
+        bots=[], limits=dict(CEILINGS)))
     check_concurrency: int = 1        # checks at once
     check_timeout_s: int = 600        # a check (its build included) is killed after this
     round_games: int = 4              # games per active bot in each round
@@ -58,9 +80,12 @@ class RunnerSettings:
     human_games_at_once: int = 4
     human_idle_seconds: int = 180
     human_game_seconds: int = 3600
+    # True: where the sandbox does not work, uploads run without it (referee.server.confinement);
+    # by default they are then stored but not built or run.
+    unconfined_uploads: bool = False
 
 
-SPECIAL = {"league", "house_bots", "house_in_final_table"}   # not whole numbers
+SPECIAL = {"league", "house_bots", "house_in_final_table", "unconfined_uploads"}   # not numbers
 RUNNER_KEYS = frozenset(f.name for f in fields(RunnerSettings) if f.name != "league")
 
 
@@ -80,6 +105,7 @@ def runner_settings_from_table(data: dict[str, Any], path: Path) -> RunnerSettin
     if not isinstance(data.get("public_leaderboard", False), bool):
         raise ConfigError(f"{path}: key 'public_leaderboard': expected true or false, got "
                           f"{data['public_leaderboard']!r}")
+    league.limits = with_ceilings(league.limits)
     values: dict[str, Any] = {}
     if "house_bots" in data:
         values["house_bots"] = house_specs(data["house_bots"], path)
@@ -88,6 +114,11 @@ def runner_settings_from_table(data: dict[str, Any], path: Path) -> RunnerSettin
             raise ConfigError(f"{path}: key 'house_in_final_table': expected true or false, "
                               f"got {data['house_in_final_table']!r}")
         values["house_in_final_table"] = data["house_in_final_table"]
+    if "unconfined_uploads" in data:
+        if not isinstance(data["unconfined_uploads"], bool):
+            raise ConfigError(f"{path}: key 'unconfined_uploads': expected true or false, got "
+                              f"{data['unconfined_uploads']!r}")
+        values["unconfined_uploads"] = data["unconfined_uploads"]
     for key in (RUNNER_KEYS - SPECIAL) & set(data):
         value = data[key]
         low = 0 if key in ZERO_ALLOWED else 1

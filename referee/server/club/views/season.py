@@ -30,7 +30,8 @@ from referee.server.seasonfile import pace_words, runner_values
 from referee.util import numbers
 from referee.util.config import ConfigError
 
-# The limits the organiser's form sets (a ceiling on every bot's own; blank: none).
+# The limits the organiser's form sets (a ceiling on every bot's own; blank: the server's
+# default ceiling, referee.server.runner.settings.CEILINGS).
 FORM_LIMITS = ("decision_ms", "game_bank_ms", "startup_ms", "memory_mb")
 LIMIT_WORDS = {"decision_ms": "time per decision (ms)", "game_bank_ms": "time bank per game (ms)",
                "startup_ms": "start-up time (ms)", "memory_mb": "memory (MiB)",
@@ -65,12 +66,17 @@ def store_bytes() -> int:
 
 
 def limit_rows(ceiling: dict[str, int]) -> list[dict[str, Any]]:
-    """Each bot limit: the season's ceiling, or the bot's own default when it sets none."""
+    """Each bot limit: the season's ceiling (the server's default ceiling where the season
+    file leaves the key out), the bot's own default, and that default ceiling."""
+    from referee.server.runner.settings import CEILINGS
+
     rows = []
     for name, words in LIMIT_WORDS.items():
         default = getattr(Limits(), name)
-        rows.append({"name": name, "words": words, "ceiling": ceiling.get(name),
-                     "default": "none" if default is None else default})
+        rows.append({"name": name, "words": words,
+                     "ceiling": ceiling.get(name, CEILINGS[name]),
+                     "default": "none" if default is None else default,
+                     "server_default": CEILINGS[name]})
     return rows
 
 
