@@ -101,8 +101,7 @@ def test_files_past_the_bound_are_refused_at_upload_and_after_a_build(tmp_path: 
     data = tmp_path / "data"
     data.mkdir()
     # The archive caps let a 300 MiB bot through: the bound on a version's files stops it.
-    (data / "season.toml").write_text(f"unpacked_max_bytes = {1024 * MIB}\n"
-                                      "student_disk_mb = 4096\n")
+    (data / "season.toml").write_text(f"unpacked_max_bytes = {1024 * MIB}\n")
     server = ServerProcess(data)
     try:
         token = make_student(data, "alice")

@@ -21,8 +21,11 @@ from django.db.models import Q
 from referee.bots.diskwatch import MIB, disk_use
 from referee.server.club.models import Bot, BotVersion, HumanGame, TestGame
 
-RULE = ("a replaced, failed or retired version keeps its archive and its check's report; its "
-        "built folder is removed once no game in play needs it")
+# Said on the season page and My bots (without the word "retired": My bots shows it as a
+# version's state, and a failed version must not read as one).
+RULE = ("a version replaced by a newer upload, failed, or succeeded in the season by a newer "
+        "one keeps its archive and its check's report; its built folder is removed once no "
+        "game in play needs it")
 
 
 def student_use(data: Path, user_id: int) -> int:
