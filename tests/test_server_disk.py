@@ -195,6 +195,21 @@ def test_an_upload_past_the_disk_budget_is_refused_in_one_line(tmp_path: Path) -
         assert not rows(data, "SELECT id FROM club_botversion WHERE league_name LIKE 'alice-%'")
         season = WebClient(server.url).get("/season/").text
         assert 'id="student-disk-mb">2 MiB' in season and "built folder is removed" in season
+        # Small as uploaded, its build writes 3 MiB: its check fails, saying so in one line.
+        grows = student_bot(tmp_path / "grows", "grows", "g")
+        (grows / "grow.py").write_text("open('three.bin', 'wb').write(bytes(3 << 20))\n")
+        spec = grows / "bot.toml"
+        spec.write_text('build = ["{python}", "grow.py"]\n' + spec.read_text())
+        status, answer = submit(server, token, zip_of(grows, tmp_path / "grows.zip"),
+                                "alice-grows")
+        assert status == 201, answer
+        wait_for("the growing build's verdict", lambda: check_of(
+            data, "alice-grows.v1")[0] in ("passed", "failed"), server, timeout=600)
+        state, summary = check_of(data, "alice-grows.v1")
+        assert state == "failed" and "over your disk budget of 2 MiB" in summary, summary
+        assert lines_of(data, "alice-grows.v1")[-1] == summary
+        assert not (data / "uploads/alice-grows/1/bot").exists()
+        assert (data / "uploads/alice-grows/1/archive").is_file()
     finally:
         assert server.stop() == 0, server.output()
 
