@@ -96,9 +96,9 @@ def accept_upload(user: User, upload: Path, original_name: str, bot_name: str | 
         _check_name(name)
         sha = _sha256(archive)
         size = archive.stat().st_size
+        _within_budget(user, name, staging, limits)   # measured outside the write lock
         with transaction.atomic():
             bot = _bot_for(user, name)
-            _within_budget(user, staging, limits)
             last = bot.versions.order_by("-number").values_list("number", flat=True).first()
             number = (last or 0) + 1
             dest = uploads / name / str(number)
@@ -126,11 +126,16 @@ def accept_upload(user: User, upload: Path, original_name: str, bot_name: str | 
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _within_budget(user: User, staging: Path, limits: ServerLimits) -> None:
+def _within_budget(user: User, name: str, staging: Path, limits: ServerLimits) -> None:
     """UploadRefused (one line: the budget and the use) when the student's uploads and this
-    one (archive and folder, as stored) pass their disk budget."""
+    one (archive and folder, as stored) pass their disk budget. The folders of the bot's
+    versions still queued do not count: this upload replaces them, and they go."""
     data = Path(settings.DATA_DIR)
-    why = over_budget(student_use(data, user.pk), disk_use([staging]), limits.student_disk_mb)
+    queued = BotVersion.objects.filter(bot__name=name, bot__owner=user,
+                                       checkrun__state=CheckRun.QUEUED)
+    going = [folder for folder in (uploaded_folder(data, v) for v in queued) if folder]
+    used = student_use(data, user.pk) - disk_use(going)
+    why = over_budget(used, disk_use([staging]), limits.student_disk_mb)
     if why:
         raise UploadRefused(why)
 
