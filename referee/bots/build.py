@@ -38,7 +38,7 @@ from referee.bots.folder import open_to_bot
 from referee.bots.guard import guarded
 from referee.bots.netns import NetworkUnavailable, isolated_network
 from referee.bots.sandbox import SandboxError
-from referee.bots.spec import BotSpec, hash_tree
+from referee.bots.spec import BotFilesTooLarge, BotSpec, hash_tree
 from referee.util.trusted import TRUSTED_CWD, bot_command
 
 BUILD_MEMORY_MB = 8192       # address space per process: compilers and npm need far more than bots
@@ -106,6 +106,16 @@ def ensure_built(spec: BotSpec, timeout: float | None = None, *, sandbox: bool =
     write_max_mb = write_max_mb or diskwatch.write_max_mb()
     if not spec.build or spec.workdir is None:
         return False
+    try:
+        return _ensure_built(spec, timeout, sandbox, on_line, write_max_mb)
+    except BotFilesTooLarge as exc:   # before the build, or what the build left (its stamp)
+        raise BotStartError(spec.name, str(exc)) from None
+
+
+def _ensure_built(spec: BotSpec, timeout: float | None, sandbox: bool,
+                  on_line: OutputListener | None, write_max_mb: int) -> bool:
+    """`ensure_built` once its arguments are settled (BotFilesTooLarge passes through)."""
+    assert spec.workdir is not None
     if _build_stamp(spec, sandbox).exists():
         return False
     limit = float(spec.limits.build_seconds if timeout is None else timeout)

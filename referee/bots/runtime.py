@@ -16,7 +16,7 @@ from referee.bots.client import BotClient, GameStream, Handler, Hello
 from referee.bots.container import ContainerProcess, remove_run_containers
 from referee.bots.errors import BotStartError
 from referee.bots.process import RUN_ID, BotProcess, use_sandbox
-from referee.bots.spec import BotSpec, Limits, check_unique_names
+from referee.bots.spec import BotFilesTooLarge, BotSpec, Limits, check_unique_names
 
 
 @dataclass(eq=False)
@@ -125,7 +125,10 @@ class BotRunner:
         if self.spec.kind == "command":
             confined = use_sandbox(self.spec, self.sandbox, warn=False)
             await asyncio.to_thread(ensure_built, self.spec, sandbox=confined)
-            self._files_version = await asyncio.to_thread(self.spec.files_hash)
+            try:
+                self._files_version = await asyncio.to_thread(self.spec.files_hash)
+            except BotFilesTooLarge as exc:
+                raise BotStartError(self.spec.name, str(exc)) from None
         instance = await self._launch()
         return instance.hello
 

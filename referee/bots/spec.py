@@ -178,13 +178,98 @@ class BotSpec:
         return "sha256:" + hash_tree(self.workdir)[:16]
 
 
-def hash_tree(root: Path) -> str:
+MIB = 1024 * 1024
+HASH_CHUNK = 1 << 20   # bytes read at a time: hashing never holds a whole file
+
+
+class BotFilesTooLarge(BotSpecError):
+    """A bot folder with more files, or bigger ones, than `FilesBound` allows: one line saying
+    the folder, what it holds and the bound."""
+
+
+@dataclass(frozen=True)
+class FilesBound:
+    """A bound on a bot's files (those `bot_files` lists, the ones its version hashes): their
+    number, their apparent size all together (the sum of st_size: a sparse file counts at the
+    size it claims, since that is what reading it costs), and each file's. Checked before any
+    hash reads them (`check_bot_files`), so a version's check and every start of it read a
+    bounded amount."""
+
+    max_files: int = 10_000
+    max_total_mb: int = 256
+    max_file_mb: int = 128
+
+    def words(self) -> str:
+        """The bound as one phrase, for the refusal."""
+        return (f"at most {self.max_total_mb:,} MiB in all, {self.max_file_mb:,} MiB a file "
+                f"and {self.max_files:,} files")
+
+
+DEFAULT_FILES_BOUND = FilesBound()
+
+
+def check_bot_files(root: Path, bound: FilesBound = DEFAULT_FILES_BOUND,
+                    shown: str | None = None) -> list[tuple[Path, int]]:
+    """The bot's files below `root` (sorted) with their apparent sizes; BotFilesTooLarge (one
+    line naming `shown`, by default `root`) when they pass `bound`. Only stats: a folder of
+    huge sparse files is refused at once, without reading them. The walk stops as soon as the
+    count passes the bound."""
+    where = shown or str(root)
+    found: list[tuple[Path, int]] = []
+    total = 0
+    for path in bot_files(root):
+        try:
+            size = path.stat().st_size
+        except OSError:
+            size = 0   # gone or unreadable: hashed as a marker
+        found.append((path, size))
+        total += size
+        if len(found) > bound.max_files:
+            raise BotFilesTooLarge(f"{where}: more than {bound.max_files:,} files; "
+                                   f"{bound.words()}")
+        if size > bound.max_file_mb * MIB:
+            raise BotFilesTooLarge(f"{where}: {path.relative_to(root)} is {size / MIB:,.0f} "
+                                   f"MiB; {bound.words()}")
+    if total > bound.max_total_mb * MIB:
+        raise BotFilesTooLarge(f"{where}: {len(found):,} files of {total / MIB:,.0f} MiB in "
+                               f"all; {bound.words()}")
+    return sorted(found)
+
+
+def hash_tree(root: Path, bound: FilesBound = DEFAULT_FILES_BOUND) -> str:
     """SHA-256 over the relative paths and contents of every file below `root` (a file its
     sandboxed bot cannot read, `private`, counts by its path only: its contents are not the
-    bot's)."""
-    return hash_entries((str(path.relative_to(root)),
-                         None if private(path, root) else read_or_none(path))
-                        for path in sorted(bot_files(root)))
+    bot's). The files are bounded first (`check_bot_files`: BotFilesTooLarge) and read in
+    chunks of HASH_CHUNK, so the memory it takes does not grow with a file's size; the same
+    digest as `hash_entries` over the files' bytes."""
+    digest = hashlib.sha256()
+    budget = bound.max_total_mb * MIB
+    for path, _ in check_bot_files(root, bound):
+        digest.update(str(path.relative_to(root)).encode() + b"\0")
+        if private(path, root):
+            digest.update(b"<unreadable>")
+        else:
+            budget -= _hash_file(path, digest, budget, root)
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _hash_file(path: Path, digest: Any, budget: int, root: Path) -> int:
+    """Feed the file's bytes to `digest` in chunks (the marker if it cannot be opened); the
+    bytes read. A file that grew past the bound since it was measured is refused."""
+    read = 0
+    try:
+        with path.open("rb") as stream:
+            while chunk := stream.read(HASH_CHUNK):
+                read += len(chunk)
+                if read > budget:
+                    raise BotFilesTooLarge(f"{root}: {path.relative_to(root)} grew past the "
+                                           f"bound on the bot's files while it was read")
+                digest.update(chunk)
+    except OSError:
+        if read == 0:
+            digest.update(b"<unreadable>")
+    return read
 
 
 def private(path: Path, root: Path) -> bool:

@@ -46,6 +46,7 @@ from referee.bots.spec import (
     BotSpec,
     BotSpecError,
     capped_limits,
+    check_bot_files,
     check_unique_names,
     load_spec,
 )
@@ -235,6 +236,8 @@ class Checker:
         """Spec, build, start, opponents, handshake; False if nothing more can be checked."""
         try:
             spec = self.spec = capped_limits(load_spec(self.path), self.options.ceiling)
+            if spec.kind == "command" and spec.workdir is not None:
+                check_bot_files(spec.workdir)   # before a build or a hash reads them
         except BotSpecError as exc:
             self.add("spec", FAIL, str(exc))
             return False

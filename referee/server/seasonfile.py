@@ -105,6 +105,10 @@ KEYS: tuple[Key, ...] = (
     Key("unpacked_max_bytes", "a folder bot unpacked: a zip bomb stops here"),
     Key("max_files", "entries in an archive"),
     Key("uploads_per_hour", "uploads a student may make in an hour"),
+    Key("student_disk_mb", "all a student's uploads may take on disk, archives and built "
+                           "folders (MiB); an upload past it is refused. A replaced, failed or "
+                           "retired version keeps its archive and check report; its built "
+                           "folder is removed"),
     Key("sign_in_failures_per_address", "failed sign-ins an hour from one address"),
     Key("sign_in_failures_per_name_and_address", "... for one name from one address"),
     Key("sign_in_failures_per_name", "... for one name from browsers new to it"),

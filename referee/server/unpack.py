@@ -38,8 +38,10 @@ from referee.bots.folder import open_to_bot
 from referee.bots.spec import (
     LAYOUT_HELP,
     NAME_PATTERN,
+    BotFilesTooLarge,
     BotSpec,
     BotSpecError,
+    check_bot_files,
     load_spec,
     resolve_inside,
     specs_in,
@@ -438,6 +440,11 @@ def _check_spec(root: Path, relative: str) -> BotSpec:
     if spec.sandbox == "none":
         raise UploadRefused(f"{relative}: key 'sandbox': an uploaded bot always runs in the "
                             f"sandbox; leave the key out")
+    if spec.kind == "command" and spec.workdir is not None:
+        try:   # the bound its check and every start of it apply: refused here, at once
+            check_bot_files(spec.workdir)
+        except BotFilesTooLarge as exc:
+            raise UploadRefused(safe_line(_relative(str(exc), root), limit=300)) from None
     return spec
 
 

@@ -28,7 +28,14 @@ from pathlib import Path, PurePosixPath
 
 from referee.bots.archive import file_digest
 from referee.bots.errors import BotStartError
-from referee.bots.spec import bot_files, hash_entries, hash_tree, private, read_or_none
+from referee.bots.spec import (
+    bot_files,
+    check_bot_files,
+    hash_entries,
+    hash_tree,
+    private,
+    read_or_none,
+)
 
 
 @dataclass(frozen=True)
@@ -50,6 +57,7 @@ def pack_tree(root: Path) -> Pack:
     readable by others, or in a folder others cannot enter; a hard link to a root-only file)
     is packed empty, with its mode: on a worker the bot finds it as unreadable as here, and
     its contents never leave this machine."""
+    check_bot_files(root)   # bounded before anything is read (BotFilesTooLarge)
     entries: list[tuple[str, bytes | None]] = []
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:

@@ -33,6 +33,9 @@ class ServerLimits:
     unpacked_max_bytes: int = 200 * 1024 * 1024
     max_files: int = 5000
     uploads_per_hour: int = 30
+    # All a student's uploads take on disk, archives and built folders (MiB): an upload
+    # past it is refused, a build that takes it past fails its check (club.diskuse).
+    student_disk_mb: int = 2048
     # Failed sign-ins an hour (referee.server.club.signin): from one address, for one name
     # from one address, and for one name from browsers that never signed in as it.
     sign_in_failures_per_address: int = 30

@@ -20,7 +20,9 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
+from referee.bots.diskwatch import disk_use
 from referee.present.text import safe_line
+from referee.server.club.diskuse import over_budget, student_use, uploaded_folder
 from referee.server.club.limits import ServerLimits
 from referee.server.club.models import BOT_NAME, Bot, BotVersion, CheckRun, Notice
 from referee.server.unpack import UploadLimits, UploadRefused, unpack_upload
@@ -94,6 +96,7 @@ def accept_upload(user: User, upload: Path, original_name: str, bot_name: str | 
         _check_name(name)
         sha = _sha256(archive)
         size = archive.stat().st_size
+        _within_budget(user, name, staging, limits)   # measured outside the write lock
         with transaction.atomic():
             bot = _bot_for(user, name)
             last = bot.versions.order_by("-number").values_list("number", flat=True).first()
@@ -123,6 +126,29 @@ def accept_upload(user: User, upload: Path, original_name: str, bot_name: str | 
         shutil.rmtree(staging, ignore_errors=True)
 
 
+def _within_budget(user: User, name: str, staging: Path, limits: ServerLimits) -> None:
+    """UploadRefused (one line: the budget and the use) when the student's uploads and this
+    one (archive and folder, as stored) pass their disk budget. The folders of the bot's
+    versions still queued do not count: this upload replaces them, and they go."""
+    data = Path(settings.DATA_DIR)
+    queued = BotVersion.objects.filter(bot__name=name, bot__owner=user,
+                                       checkrun__state=CheckRun.QUEUED)
+    going = [folder for folder in (uploaded_folder(data, v) for v in queued) if folder]
+    used = student_use(data, user.pk) - disk_use(going)
+    why = over_budget(used, disk_use([staging]), limits.student_disk_mb)
+    if why:
+        raise UploadRefused(why)
+
+
+def _remove_when_committed(version_id: int) -> None:
+    """The retention rule for a replaced version: its `bot` folder goes (nothing will run
+    it), its archive and its page stay; once the transaction that replaced it is committed."""
+    version = BotVersion.objects.get(pk=version_id)
+    folder = uploaded_folder(Path(settings.DATA_DIR), version)
+    if folder is not None:
+        transaction.on_commit(lambda: shutil.rmtree(folder, ignore_errors=True))
+
+
 def replace_queued_checks(version: BotVersion) -> int:
     """The bot's older versions whose checks still wait in the queue are replaced by `version`
     (in the caller's transaction): only the newest upload of a bot waits for a check, so a
@@ -139,5 +165,6 @@ def replace_queued_checks(version: BotVersion) -> int:
         BotVersion.objects.filter(pk=check.version_id).update(check_state=BotVersion.REPLACED)
         Notice.objects.create(user_id=version.bot.owner_id, version_id=check.version_id,
                               text=f"{version.bot.name} v{check.version.number}: {summary}")
+        _remove_when_committed(check.version_id)
         count += 1
     return count

@@ -55,7 +55,13 @@ class CheckLines:
 async def record_verdict(db: Db, claimed: records.Claimed, passed: bool, summary: str) -> None:
     """Record a check's verdict. A version that failed keeps only what its page needs: its folder
     (the upload as unpacked, and what its build wrote) is removed before the verdict is stored;
-    the uploaded archive and the check's lines stay."""
+    the uploaded archive and the check's lines stay. A version that passed but whose build took
+    its owner past their disk budget fails, saying so in one line."""
+    if passed and claimed.uploaded:   # what its build left counts: over budget, it fails
+        over = await db(records.over_disk_budget, claimed)
+        if over:
+            await db(records.add_check_line, claimed.id, MAX_LINES + 2, over)
+            passed, summary = False, over
     if not passed and claimed.uploaded:   # never a folder outside DIR/uploads (house bots')
         await asyncio.to_thread(shutil.rmtree, claimed.folder, True)
     await db(records.finish_check, claimed.id, passed, summary)

@@ -25,6 +25,7 @@ from referee.league.runner import LeagueOutcome
 from referee.league.schedule import ScheduledGame
 from referee.league.season import ACTIVE, DISABLED, Season, play_pending, season_specs
 from referee.report.table_files import write_outputs
+from referee.server.club.diskuse import remove_folders
 from referee.server.confinement import confinement
 from referee.server.runner import log, records
 from referee.server.runner.checks import Db
@@ -86,6 +87,7 @@ class SeasonLoop:
                 if not self.season.pending() and not await self.db(records.house_checking):
                     await self.reread()   # between rounds: the organiser's changes
                     await self.enter_waiting()   # newcomers' first games are never held back
+                    await self.prune()
                     if self.pace_wait() <= 0:
                         self.season.next_round()
                 pending = self.season.pending()
@@ -183,6 +185,16 @@ class SeasonLoop:
                 self.season.enter(entry.league_name, version, str(entry.spec),
                                   retire=entry.retire)
             await self.db(records.mark_entered, entry)
+
+    async def prune(self) -> None:
+        """Between rounds (no season game in play): remove the built folders of replaced,
+        failed and retired versions that no test or browser game in play names (the
+        retention rule of referee.server.club.diskuse; their archives and reports stay)."""
+        folders = await self.db(records.prune_folders, self.data)
+        if folders:
+            await asyncio.to_thread(remove_folders, folders)
+            log(f"removed the built folders of {len(folders)} replaced, failed or retired "
+                f"version{'' if len(folders) == 1 else 's'}")
 
     async def leave_disabled(self) -> bool:
         """Disable the versions of disabled bots and inactive owners; True if one was

@@ -15,7 +15,9 @@ from django.db.models import Max, Q
 from django.utils import timezone
 
 from referee.present.text import safe_line
+from referee.server.club.diskuse import over_budget, prunable, student_use
 from referee.server.club.history import grown, rating_chart
+from referee.server.club.limits import ServerLimits, server_limits
 from referee.server.club.models import (
     Bot,
     BotVersion,
@@ -41,6 +43,7 @@ class Claimed:
     folder: Path               # absolute path of the version's bot folder
     uploaded: bool = True      # the folder is the upload's own, under DIR/uploads (a house
                                # bot's is the organiser's: never removed or changed)
+    data: Path | None = None   # the club's data folder
 
 
 def inside(path: Path, folder: Path) -> bool:
@@ -94,7 +97,7 @@ def claim_check(data: Path, house_only: bool = False) -> Claimed | None:
         version.save(update_fields=["check_state"])
         folder = data / version.folder
         return Claimed(check.pk, version.pk, version.league_name, spec_path(data, version),
-                       version.bot.owner_id, folder, inside(folder, data / "uploads"))
+                       version.bot.owner_id, folder, inside(folder, data / "uploads"), data)
 
 
 def hold_upload_checks(line: str) -> int:
@@ -134,6 +137,23 @@ def next_check(house_only: bool = False) -> CheckRun | None:
     never = datetime.min.replace(tzinfo=UTC)
     return min(first.values(), key=lambda c: (last_start.get(c.version.bot.owner_id) or never,
                                               c.queued_at, c.pk))
+
+
+def over_disk_budget(claimed: Claimed) -> str | None:
+    """One line if the owner's uploads, this version's folder as its build left it included,
+    pass their disk budget (the season file's `student_disk_mb`), else None."""
+    if not claimed.uploaded or claimed.data is None:
+        return None
+    try:
+        budget = server_limits().student_disk_mb
+    except ValueError:   # a bad key: the web refuses uploads saying so; the default here
+        budget = ServerLimits().student_disk_mb
+    return over_budget(student_use(claimed.data, claimed.owner_id), 0, budget)
+
+
+def prune_folders(data: Path) -> list[Path]:
+    """The built folders the retention rule (referee.server.club.diskuse) removes now."""
+    return prunable(data)
 
 
 def add_check_line(check_id: int, seq: int, text: str) -> None:

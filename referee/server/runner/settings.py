@@ -19,6 +19,7 @@ ZERO_ALLOWED = frozenset({"max_rounds", "games_per_bot_per_hour"})   # 0: no bou
 # Keys the web process reads (referee.server.club.limits): known here so that they are no typo.
 WEB_KEYS = frozenset({"max_bots_per_student", "test_games_per_hour", "upload_max_bytes",
                       "unpacked_max_bytes", "max_files", "uploads_per_hour", "name",
+                      "student_disk_mb",
                       "sign_in_failures_per_address", "sign_in_failures_per_name_and_address",
                       "sign_in_failures_per_name", "api_requests_per_hour",
                       "public_leaderboard",

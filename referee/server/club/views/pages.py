@@ -27,6 +27,8 @@ from referee.bots.errors import STRIKE_TYPES
 from referee.report.site import single_game_html
 from referee.server.club import games
 from referee.server.club.board import newest_board
+from referee.server.club.diskuse import RULE as RETENTION_RULE
+from referee.server.club.diskuse import mib, student_use
 from referee.server.club.limits import server_limits
 from referee.server.club.models import Bot, BotVersion, Notice, TestGame
 from referee.server.club.people import is_organiser
@@ -92,6 +94,8 @@ def home(request: HttpRequest) -> HttpResponse:
     notices = Notice.objects.filter(user=user).order_by("-created_at")[:20]
     return render(request, "club/home.html", {
         "bots": bots, "notices": notices, "form": UploadForm(), "limits": server_limits(),
+        "disk_used": mib(student_use(Path(settings.DATA_DIR), user.pk)),
+        "retention_rule": RETENTION_RULE,
         "max_bots": getattr(getattr(user, "profile", None), "max_bots", None)})
 
 
@@ -293,8 +297,10 @@ class TestGameForm(forms.Form):
 
     def __init__(self, user: User, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # A retired version's built folder is removed (club.diskuse): it plays no more games.
         self.fields["version"].queryset = BotVersion.objects.filter(
-            bot__owner=user, check_state=BotVersion.PASSED, bot__disabled=False)
+            bot__owner=user, check_state=BotVersion.PASSED, bot__disabled=False).exclude(
+            season_state=BotVersion.RETIRED)
         self.fields["opponents"].queryset = BotVersion.objects.select_related("bot").filter(
             season_state=BotVersion.ACTIVE, bot__disabled=False)
 

@@ -35,10 +35,11 @@ GOING = (HumanGame.QUEUED, HumanGame.RUNNING)
 
 
 def opponent_choices(user: User) -> QuerySet[BotVersion]:
-    """The versions `user` may play against: their own that passed their check, the house
-    bots in the season and, where the organiser allows (`play_against_students`), the other
-    students' current (active) versions."""
-    mine = Q(bot__owner=user, check_state=BotVersion.PASSED)
+    """The versions `user` may play against: their own that passed their check and are not
+    retired, the house bots in the season and, where the organiser allows
+    (`play_against_students`), the other students' current (active) versions."""
+    mine = Q(bot__owner=user, check_state=BotVersion.PASSED) & ~Q(
+        season_state=BotVersion.RETIRED)   # its built folder is removed (club.diskuse)
     house = Q(bot__house=True, season_state=BotVersion.ACTIVE)
     allowed = mine | house
     if play_against_students():

@@ -19,10 +19,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from referee.bots.spec import Limits
+from referee.bots.spec import DEFAULT_FILES_BOUND, Limits
 from referee.league.stored import StoredLeague, read_league
+from referee.server.club.diskuse import RULE as RETENTION_RULE
 from referee.server.club.games import season_folder, season_store
-from referee.server.club.limits import season_file, season_read
+from referee.server.club.limits import ServerLimits, season_file, season_read, server_limits
 from referee.server.club.models import Bot
 from referee.server.club.people import is_organiser
 from referee.server.club.views.common import leaderboard_open, organiser_only
@@ -101,7 +102,18 @@ def season_facts() -> dict[str, Any]:
         "rounds": stored.season.rounds if stored is not None and stored.season else 0,
         "recorded": recorded, "store_bytes": size,
         "bytes_per_game": size // recorded if recorded else None,
+        "disk_budget_mb": _disk_budget_mb(), "retention_rule": RETENTION_RULE,
+        "files_bound": DEFAULT_FILES_BOUND.words(),
     }
+
+
+def _disk_budget_mb() -> int:
+    """Each student's disk budget (`student_disk_mb`); the default when the file is unusable
+    (the page says why elsewhere)."""
+    try:
+        return server_limits().student_disk_mb
+    except ValueError:
+        return ServerLimits().student_disk_mb
 
 
 def _stored_values(stored: StoredLeague) -> dict[str, Any]:
