@@ -242,3 +242,18 @@ class WebClient:
     def sign_in(self, name: str, password: str) -> None:
         answer = self.post_form("/login/", {"username": name, "password": password})
         assert answer.status == 302, (answer.status, answer.text[:500])
+
+
+def signed_in_student(server: ServerProcess, name: str = "carol") -> WebClient:
+    """A new student `name` of the running server, signed in."""
+    make_student(server.data, name)
+    client = WebClient(server.url)
+    client.sign_in(name, PASSWORD)
+    return client
+
+
+def signed_in_organiser(server: ServerProcess) -> WebClient:
+    """The organiser of the running server (its first start's password), signed in."""
+    client = WebClient(server.url)
+    client.sign_in("organiser", server.organiser_password())
+    return client

@@ -20,7 +20,14 @@ from typing import Any
 
 import pytest
 from cli_support import REFEREE
-from server_support import PASSWORD, ServerProcess, WebClient, make_student, web_upload
+from server_support import (
+    ServerProcess,
+    WebClient,
+    make_student,
+    signed_in_organiser,
+    signed_in_student,
+    web_upload,
+)
 from wait_support import wait_for
 
 from referee.bots.confinement import NO_SANDBOX
@@ -91,18 +98,6 @@ def serve_lines(server: ServerProcess, text: str) -> list[str]:
             if text in line and not line.startswith("runner ")]
 
 
-def student(server: ServerProcess, name: str = "carol") -> WebClient:
-    make_student(server.data, name)
-    client = WebClient(server.url)
-    client.sign_in(name, PASSWORD)
-    return client
-
-
-def organiser(server: ServerProcess) -> WebClient:
-    client = WebClient(server.url)
-    client.sign_in("organiser", server.organiser_password())
-    return client
-
 
 def state(client: WebClient, version: int) -> dict[str, Any]:
     answer = client.get(f"/api/versions/{version}")
@@ -139,11 +134,11 @@ def test_without_a_sandbox_uploads_are_stored_but_their_code_never_runs(
         said = serve_lines(server, "uploads are stored but not built or run")
         assert len(said) == 1 and "bubblewrap (bwrap) is not installed or does not work here" \
             in said[0] and "unconfined_uploads = true" in said[0], server.output()
-        boss = organiser(server)
+        boss = signed_in_organiser(server)
         page = text_of(boss.get("/organiser/").text)
         assert "uploads are stored but not built or run" in page, page[:2000]
         marker = tmp_path / "built"
-        carol = student(server)
+        carol = signed_in_student(server)
         version, landed = web_upload(server.url, "carol", marking_bot(tmp_path / "bot", marker))
         assert version is not None, landed[:2000]
         wait_for("the held check's line", lambda: state(carol, version)["lines"], server,
@@ -185,7 +180,7 @@ def test_with_unconfined_uploads_checks_run_and_every_organiser_page_says_so(
         said = serve_lines(server, "WITHOUT a sandbox")
         assert len(said) == 1 and "unconfined_uploads = true" in said[0], server.output()
         marker = tmp_path / "built"
-        carol = student(server)
+        carol = signed_in_student(server)
         version, landed = web_upload(server.url, "carol", marking_bot(tmp_path / "bot", marker))
         assert version is not None, landed[:2000]
         wait_for("the check", lambda: state(carol, version)["check_state"]
@@ -193,7 +188,7 @@ def test_with_unconfined_uploads_checks_run_and_every_organiser_page_says_so(
         seen = state(carol, version)
         assert seen["check_state"] == "passed", seen
         assert marker.read_text() == "built"   # its build ran, unconfined, on the host
-        boss = organiser(server)
+        boss = signed_in_organiser(server)
         for path in ("/organiser/", "/", "/leaderboard/", "/season/", "/testgames/",
                      "/play/", "/tokens/", "/password/"):
             page = boss.get(path)
@@ -218,7 +213,7 @@ def test_the_written_season_file_holds_a_greedy_spec_to_the_default_ceilings(
         (folder / "main.py").write_text(PROBE)
         (folder / "bot.toml").write_text('name = "greedy"\ncommand = ["{python}", "main.py"]\n'
                                          + GREEDY_LIMITS)
-        carol = student(server)
+        carol = signed_in_student(server)
         version, landed = web_upload(server.url, "carol", zipped(folder))
         assert version is not None, landed[:2000]
         wait_for("the check", lambda: state(carol, version)["check_state"]
@@ -231,7 +226,7 @@ def test_the_written_season_file_holds_a_greedy_spec_to_the_default_ceilings(
                f"start-up {CEILINGS['startup_ms']} ms" in lines, lines
         assert f"CPU seconds {CEILINGS['cpu_seconds']}" in lines, lines
         # The season page shows the ceilings in force and the server's defaults.
-        page = text_of(organiser(server).get("/season/").text)
+        page = text_of(signed_in_organiser(server).get("/season/").text)
         assert f"time per decision (ms) at most {CEILINGS['decision_ms']}" in page, page[:3000]
     finally:
         assert server.stop(signal.SIGTERM) == 0, server.output()

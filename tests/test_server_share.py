@@ -22,7 +22,14 @@ import signal
 from collections.abc import Iterator
 
 import pytest
-from server_support import PASSWORD, ServerProcess, WebClient, make_student
+from server_support import (
+    PASSWORD,
+    ServerProcess,
+    WebClient,
+    make_student,
+    signed_in_organiser,
+    signed_in_student,
+)
 from wait_support import wait_for
 
 pytestmark = pytest.mark.slow
@@ -46,18 +53,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     finally:
         assert process.stop(signal.SIGTERM) == 0, process.output()
 
-
-def student(server: ServerProcess, name: str) -> WebClient:
-    make_student(server.data, name)
-    client = WebClient(server.url)
-    client.sign_in(name, PASSWORD)
-    return client
-
-
-def organiser(server: ServerProcess) -> WebClient:
-    client = WebClient(server.url)
-    client.sign_in("organiser", server.organiser_password())
-    return client
 
 
 def house_id(client: WebClient, server: ServerProcess) -> str:
@@ -96,7 +91,7 @@ def open_stream(client: WebClient, path: str, headers: dict[str, str] | None = N
 def test_a_number_that_is_no_plain_number_is_refused_not_a_500(server: ServerProcess) -> None:
     """`²` passes str.isdigit() and fails int(): each place a number comes from a request
     answers it with one line (400, or the stale move's 409), not 500 and a traceback."""
-    nina = student(server, "nina")
+    nina = signed_in_student(server, "nina")
     status, game = start_game(nina, server)
     assert status == 302
     question = wait_for("a question for the player", lambda: state(nina, game)["question"],
@@ -136,7 +131,7 @@ def test_a_number_that_is_no_plain_number_is_refused_not_a_500(server: ServerPro
 def test_one_student_never_holds_every_stream(server: ServerProcess) -> None:
     """streams_per_student (4 by default): the fifth stream of one student is refused with
     one line while another student's opens, and the organiser's page says who holds what."""
-    sam, tess = student(server, "sam"), student(server, "tess")
+    sam, tess = signed_in_student(server, "sam"), signed_in_student(server, "tess")
     opened = [open_stream(sam, "/games/live") for _ in range(4)]
     others = []
     try:
@@ -148,7 +143,7 @@ def test_one_student_never_holds_every_stream(server: ServerProcess) -> None:
         assert said.count("\n") == 1 and "you have 4 live games open already" in said, said
         others.append(open_stream(tess, "/games/live"))
         assert others[-1][1].status == 200
-        page = organiser(server).get("/organiser/").text
+        page = signed_in_organiser(server).get("/organiser/").text
         usage = page[page.index('id="usage"'):]
         assert re.search(r"<td>sam</td><td>4</td>", usage), usage[:1000]
         assert re.search(r"<td>tess</td><td>1</td>", usage), usage[:1000]
@@ -168,7 +163,7 @@ def test_one_browser_game_per_student_and_an_idle_one_ends(server: ServerProcess
     """A student's second game in the browser is refused while theirs goes on, another
     student's starts; nobody answers the first, and it ends after human_idle_seconds as a
     forfeit of the player's seat (the defaults would hold it about 45 minutes)."""
-    uma, vic = student(server, "uma"), student(server, "vic")
+    uma, vic = signed_in_student(server, "uma"), signed_in_student(server, "vic")
     status, first = start_game(uma, server)
     assert status == 302
     wait_for("uma's game running", lambda: state(uma, first)["state"] == "running", server)
@@ -179,7 +174,7 @@ def test_one_browser_game_per_student_and_an_idle_one_ends(server: ServerProcess
     status, theirs = start_game(vic, server)
     assert status == 302
     wait_for("vic's game running", lambda: state(vic, theirs)["state"] == "running", server)
-    page = organiser(server).get("/organiser/").text
+    page = signed_in_organiser(server).get("/organiser/").text
     usage = page[page.index('id="usage"'):]
     assert re.search(r"<td>uma</td><td>0</td><td>1</td>", usage), usage[:1000]
     assert re.search(r"<td>vic</td><td>0</td><td>1</td>", usage), usage[:1000]
@@ -200,7 +195,7 @@ def test_a_broken_season_file_keeps_the_last_good_season(server: ServerProcess) 
     one line; no page for anyone else, signed in or not, shows the file's path."""
     season_file = server.data / "season.toml"
     good = season_file.read_text()
-    wendy = student(server, "wendy")
+    wendy = signed_in_student(server, "wendy")
     assert "share season" in wendy.get("/season/").text
     try:
         season_file.write_text(good + "\nthis is = = not toml\n")
@@ -216,11 +211,11 @@ def test_a_broken_season_file_keeps_the_last_good_season(server: ServerProcess) 
                 assert page.status == 200, (path, page.status, page.text[:300])
                 assert str(server.data) not in page.text and "season.toml" not in page.text
         assert "share season" in anonymous.get("/season/").text   # the last good one
-        page = organiser(server).get("/organiser/").text
+        page = signed_in_organiser(server).get("/organiser/").text
         line = re.search(r'<p class="bad" id="settings-problem">(.*?)</p>', page)
         assert line and "invalid TOML" in line.group(1) and "\n" not in line.group(1), page
         assert "keeps the last good season" in line.group(1)
     finally:
         season_file.write_text(good)
-    page = organiser(server).get("/organiser/").text
+    page = signed_in_organiser(server).get("/organiser/").text
     assert 'id="settings-problem"' not in page
