@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from referee.bots.errors import BotStartError
@@ -20,7 +20,8 @@ from referee.league.schedule import ScheduledGame
 async def play_on_roster(roster: Roster, rules: RuleSet, game: ScheduledGame, game_id: str,
                          options: MatchOptions,
                          versions: dict[str, str] | None = None,
-                         observer: Observer | None = None) -> MatchResult:
+                         observer: Observer | None = None,
+                         absent: Mapping[str, str] | None = None) -> MatchResult:
     """Lease a place for every seat of `game`, play it, and give the places back.
 
     Each rotation of a duplicate table is played by instances of its own pool, so no bot
@@ -28,12 +29,17 @@ async def play_on_roster(roster: Roster, rules: RuleSet, game: ScheduledGame, ga
     on --resume --skip-broken) takes its seat as an AbsentBot: it forfeits the game from the
     start, with the reason. With `versions`, a seat whose instance runs another
     version than the league's raises BotStartError before the game starts. `observer` hears
-    each step of the game (play_match's)."""
+    each step of the game (play_match's). The bots named in `absent` (bot -> why) forfeit
+    from the start without being asked to start (a cluster's bot that no worker can run)."""
     leases: list[Lease] = []
     seats: list[Lease | AbsentBot] = []
     try:
         for name in game.bots:
             runner = roster.runners.get(name)
+            if absent and name in absent:
+                seats.append(AbsentBot(name, runner.version if runner else "", Limits(),
+                                       absent[name]))
+                continue
             if runner is None:   # skipped on --resume --skip-broken: it did not start
                 seats.append(AbsentBot(name, "", Limits(), "it did not start for this run"))
                 continue

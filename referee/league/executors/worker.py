@@ -145,18 +145,20 @@ class LeaguePlugin(WorkerPlugin):
         return dict(self.ready.result())
 
     def play(self, game: ScheduledGame, rules: RuleSet, options: MatchOptions,
-             game_id: str) -> MatchResult:
+             game_id: str, absent: dict[str, str] | None = None) -> MatchResult:
         """Play one game here (called from a dask task thread); BotUnavailable if a bot of it
-        cannot run on this worker."""
+        cannot run on this worker. The bots in `absent` (bot -> why: no worker can run them)
+        forfeit the game from the start."""
+        absent = absent or {}
         errors = self.ready.result()
         for name in game.bots:
-            if name in errors:
+            if name in errors and name not in absent:
                 raise BotUnavailable(name, self.name, errors[name])
         assert self.roster is not None
         try:
             result = asyncio.run_coroutine_threadsafe(
-                play_on_roster(self.roster, rules, game, game_id, options, self.versions),
-                self.loop).result()
+                play_on_roster(self.roster, rules, game, game_id, options, self.versions,
+                               absent=absent), self.loop).result()
         except BotStartError as exc:   # a restart failed, or another version turned up
             self.errors[exc.bot] = exc.reason
             raise BotUnavailable(exc.bot, self.name, exc.reason) from None
@@ -186,9 +188,10 @@ def _plugin(name: str) -> LeaguePlugin:
 
 
 def play_game(plugin: str, game: ScheduledGame, rules: RuleSet, options: MatchOptions,
-              game_id: str) -> MatchResult:
-    """The dask task of one game: play it with this worker's bots of league `plugin`."""
-    return _plugin(plugin).play(game, rules, options, game_id)
+              game_id: str, absent: dict[str, str] | None = None) -> MatchResult:
+    """The dask task of one game: play it with this worker's bots of league `plugin`, those
+    in `absent` forfeiting it."""
+    return _plugin(plugin).play(game, rules, options, game_id, absent)
 
 
 def bot_status(plugin: str) -> tuple[str, dict[str, str]]:

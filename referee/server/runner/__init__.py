@@ -112,6 +112,10 @@ async def run(data: Path, season_file: Path, cluster: str | None) -> None:
     from referee.server.runner.settings import load_runner_settings
 
     settings = load_runner_settings(season_file)
+    # Every build and bot this runner starts, in checks, games and test games, and in the
+    # processes it starts for them (a local:N cluster's workers too, started below) writes at
+    # most this much (referee.bots.diskwatch).
+    os.environ[WRITE_MAX_ENV] = str(settings.write_max_mb)
     address = cluster or settings.league.cluster
     if not address:
         await serve(data, season_file, settings, None, None)
@@ -143,9 +147,7 @@ async def serve(data: Path, season_file: Path, settings: Any, cluster: str | Non
     from referee.server.runner.play import SeasonLoop
     from referee.server.runner.testgames import test_game_queue
 
-    # Every build and bot this runner starts, in checks, games and test games, and in the
-    # processes it starts for them, writes at most this much (referee.bots.diskwatch).
-    os.environ[WRITE_MAX_ENV] = str(settings.write_max_mb)
+    os.environ[WRITE_MAX_ENV] = str(settings.write_max_mb)   # (set by run, too)
     db = Database()
     checks, games = await db(records.requeue_interrupted)
     if checks or games:

@@ -32,6 +32,9 @@ from referee.server.seasonfile import changes, pace_words
 from referee.util.config import ConfigError
 
 RUNNING, PAUSED, CLOSED = "running", "paused", "closed"
+# Games in a row a version forfeits because its bot could not be started, here or on any
+# worker of a cluster, before it is taken out of the season (a new upload comes back).
+START_FAILURES_OUT = 3
 REPORT = "season/report/index.html"   # the closed season's static report, relative to DIR
 
 
@@ -61,6 +64,8 @@ class SeasonLoop:
         self.notices: list[tuple[str, str]] = []  # (league name, text) to write
         self.game_saved = asyncio.Event()    # set when a game is stored
         self.refit_now = False               # the closed season's final table is wanted
+        self.unstarted: dict[str, int] = {}  # league name -> games in a row it could not start
+        self.taking_out: dict[str, str] = {} # league name -> why it leaves the season
         self.state = RUNNING
 
     async def run(self) -> None:
@@ -202,7 +207,7 @@ class SeasonLoop:
         if self.executor is not None and add is not None and not need <= self.names:
             # Here the bots already up stay up; newcomers start beside them.
             for error in await add(season_specs(self.season, sorted(need - self.names))):
-                self.note(error.bot, "start", f"could not start: {error.reason}")
+                self.note(error.bot, "start", f"could not start: {error.detail}")
             self.names |= need
         elif self.executor is None or not need <= self.names:
             await self.close_executor()   # a cluster's workers get the bots anew
@@ -216,6 +221,7 @@ class SeasonLoop:
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
+            await self.take_out()
             await self.flush_notices()
 
     async def open_executor(self, names: frozenset[str]) -> None:
@@ -234,7 +240,7 @@ class SeasonLoop:
             await executor.__aexit__(None, None, None)
             raise
         for error in broken:   # its games are forfeits: its seat plays the substitute
-            self.note(error.bot, "start", f"could not start: {error.reason}")
+            self.note(error.bot, "start", f"could not start: {error.detail}")
         self.executor, self.names = executor, names
 
     async def close_executor(self) -> None:
@@ -259,10 +265,33 @@ class SeasonLoop:
         self.saved += 1
         self.game_saved.set()
         for seat in result.seats:
+            self.count_start(seat.bot, seat.not_started, seat.reason)
             if seat.forfeited:
                 self.note(seat.bot, "forfeit", f"forfeited game {game.index}: {seat.reason}")
             elif seat.strikes.get(FailureKind.CRASH):
                 self.note(seat.bot, "crash", f"crashed in game {game.index} (restarted)")
+
+    def count_start(self, name: str, failed: bool, reason: str) -> None:
+        """Count the games in a row that `name` forfeited because its bot could not be
+        started; at START_FAILURES_OUT no new game starts and it is taken out (take_out)."""
+        self.unstarted[name] = self.unstarted.get(name, 0) + 1 if failed else 0
+        if self.unstarted[name] >= START_FAILURES_OUT and name not in self.taking_out:
+            why = reason.removeprefix("the bot could not be started: ")
+            self.taking_out[name] = (f"taken out of the season: its bot could not be started "
+                                     f"for {START_FAILURES_OUT} games in a row: {why}")
+            self.stop = True
+
+    async def take_out(self) -> None:
+        """Take the versions counted out of the season: their unplayed games are cancelled
+        and their owners read why (My bots, the bot's page, a notice)."""
+        leaving, self.taking_out = self.taking_out, {}
+        states = self.season.states()
+        for name, why in leaving.items():
+            if states.get(name) not in (None, DISABLED):
+                self.season.disable(name)
+            self.unstarted.pop(name, None)
+            log(f"{name} {why}")
+            await self.db(records.take_out, name, why)
 
     def note(self, name: str, what: str, text: str) -> None:
         """Tell `name`'s owner once per kind of trouble while this runner runs."""
