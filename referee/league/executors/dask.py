@@ -60,7 +60,8 @@ RETRIES = 3                   # times a game is resubmitted after its workers di
 # dask starts an HTTP server in its scheduler and every worker whatever the dashboard setting
 # (the scheduler's on port 8787 by default, with its info pages, JSON and proxy routes, open to
 # anyone): a local:N cluster's serve no routes, on a free loopback port (dask has no "none").
-NO_HTTP: dict[str, list[str]] = {"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}
+NO_HTTP: dict[str, list[str]] = {"distributed.scheduler.http.routes": [],
+                                 "distributed.worker.http.routes": []}
 LOOPBACK_ANY = "127.0.0.1:0"
 
 
