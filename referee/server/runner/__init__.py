@@ -233,6 +233,16 @@ def hold_runner_lock(data: Path) -> int:
     return fd
 
 
+def clean_tmp(data: Path) -> None:
+    """Remove the bot instance, check and build folders (DATA/tmp/referee-*) that a runner
+    killed with its bots left behind: with the runner lock held, none is in use."""
+    from referee.bots.leftovers import clean_leftovers
+
+    removed = clean_leftovers(data / "tmp")
+    if removed:
+        log(f"removed {len(removed)} folders a stopped runner left in {data / 'tmp'}")
+
+
 def main(data: Path, season_file: Path | None = None, cluster: str | None = None) -> None:
     """Run the season runner on the data folder `data` until SIGTERM or SIGINT."""
     # Owner-only, as under `referee serve` (referee.server.serve.OWNER_ONLY), when started alone.
@@ -240,5 +250,6 @@ def main(data: Path, season_file: Path | None = None, cluster: str | None = None
     data = Path(data).resolve()
     season_file = Path(season_file or os.environ.get(SEASON_FILE_ENV) or data / "season.toml")
     hold_runner_lock(data)
+    clean_tmp(data)
     setup_django(data, season_file.resolve())
     asyncio.run(run(data, season_file.resolve(), cluster))
