@@ -67,6 +67,7 @@ class LocalExecutor:
         self.concurrency = max(1, concurrency)
         self.sandbox = sandbox
         self.roster = self._roster(specs)
+        self.absent: dict[str, str] = {}   # bots that could not start -> why: they forfeit
         # Each game in play has a file there that watchers follow (referee.game.livefile).
         self.live = LiveFolder(live) if live is not None else None
         if self.live is not None:
@@ -84,11 +85,13 @@ class LocalExecutor:
         joining = self._roster(specs)
         broken = await joining.start(skip_broken=True)
         self.roster.runners.update(joining.runners)
+        self.absent.update((error.bot, error.reason) for error in broken)
         return broken
 
     async def start(self, skip_broken: bool) -> tuple[dict[str, str], list[BotStartError]]:
         """Start every bot here."""
         broken = await self.roster.start(skip_broken=skip_broken)
+        self.absent.update((error.bot, error.reason) for error in broken)
         return {name: runner.version for name, runner in self.roster.runners.items()}, broken
 
     async def play(self, games: Sequence[ScheduledGame], rules: RuleSet, options: MatchOptions,
@@ -113,7 +116,8 @@ class LocalExecutor:
         saved = False
         try:
             result = await play_on_roster(self.roster, rules, game, game_id, options,
-                                          observer=live.observe if live is not None else None)
+                                          observer=live.observe if live is not None else None,
+                                          absent=self.absent)
             save(game, result)
             saved = True
         finally:

@@ -32,8 +32,9 @@ from referee.server.seasonfile import changes, pace_words
 from referee.util.config import ConfigError
 
 RUNNING, PAUSED, CLOSED = "running", "paused", "closed"
-# Games in a row a version forfeits because its bot could not be started, here or on any
-# worker of a cluster, before it is taken out of the season (a new upload comes back).
+# Starts in a row that fail (here, or on every worker of a cluster) before a version is taken
+# out of the season (a new upload comes back). Each failed start is tried again with the bots
+# started anew, so a start that failed once (a busy machine) costs a few forfeits, not the season.
 START_FAILURES_OUT = 3
 REPORT = "season/report/index.html"   # the closed season's static report, relative to DIR
 
@@ -64,8 +65,11 @@ class SeasonLoop:
         self.notices: list[tuple[str, str]] = []  # (league name, text) to write
         self.game_saved = asyncio.Event()    # set when a game is stored
         self.refit_now = False               # the closed season's final table is wanted
-        self.unstarted: dict[str, int] = {}  # league name -> games in a row it could not start
-        self.taking_out: dict[str, str] = {} # league name -> why it leaves the season
+        self.starts = 0                      # executors opened: each starts the bots anew
+        self.unstarted: dict[str, int] = {}  # league name -> its failed starts in a row
+        self.counted: dict[str, int] = {}    # league name -> the start its failure counted
+        self.taking_out: dict[str, str] = {}  # league name -> why it leaves the season
+        self.start_again = False             # a bot failed to start: start them all anew
         self.state = RUNNING
 
     async def run(self) -> None:
@@ -223,6 +227,9 @@ class SeasonLoop:
                 await watcher
             await self.take_out()
             await self.flush_notices()
+            if self.start_again:   # the next games start every bot anew
+                self.start_again = False
+                await self.close_executor()
 
     async def open_executor(self, names: frozenset[str]) -> None:
         league = self.settings.league
@@ -242,6 +249,7 @@ class SeasonLoop:
         for error in broken:   # its games are forfeits: its seat plays the substitute
             self.note(error.bot, "start", f"could not start: {error.detail}")
         self.executor, self.names = executor, names
+        self.starts += 1
 
     async def close_executor(self) -> None:
         if self.executor is not None:
@@ -272,14 +280,24 @@ class SeasonLoop:
                 self.note(seat.bot, "crash", f"crashed in game {game.index} (restarted)")
 
     def count_start(self, name: str, failed: bool, reason: str) -> None:
-        """Count the games in a row that `name` forfeited because its bot could not be
-        started; at START_FAILURES_OUT no new game starts and it is taken out (take_out)."""
-        self.unstarted[name] = self.unstarted.get(name, 0) + 1 if failed else 0
-        if self.unstarted[name] >= START_FAILURES_OUT and name not in self.taking_out:
-            why = reason.removeprefix("the bot could not be started: ")
-            self.taking_out[name] = (f"taken out of the season: its bot could not be started "
-                                     f"for {START_FAILURES_OUT} games in a row: {why}")
-            self.stop = True
+        """Count `name`'s failed starts in a row (a game it forfeited because its bot could
+        not be started counts once per start of the bots; a game it played ends the row).
+        Below START_FAILURES_OUT no new game starts and the bots start anew; at it, the
+        version is taken out (take_out)."""
+        if not failed:
+            self.unstarted[name] = 0
+            return
+        if self.counted.get(name) == self.starts or name in self.taking_out:
+            return
+        self.counted[name] = self.starts
+        self.unstarted[name] = self.unstarted.get(name, 0) + 1
+        self.stop = True
+        if self.unstarted[name] < START_FAILURES_OUT:
+            self.start_again = True
+            return
+        why = reason.removeprefix("the bot could not be started: ")
+        self.taking_out[name] = (f"taken out of the season: its bot could not be started "
+                                 f"{START_FAILURES_OUT} times in a row: {why}")
 
     async def take_out(self) -> None:
         """Take the versions counted out of the season: their unplayed games are cancelled
