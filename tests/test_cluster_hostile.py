@@ -121,18 +121,25 @@ def test_a_bot_that_cannot_start_on_the_workers_leaves_the_season_and_the_runner
     server = ServerProcess(data, "--cluster", "local:2")
     try:
         first = wait_for("the season runner", lambda: runner_pid(server), server)
+
+        def same_runner(test):  # noqa: ANN001, ANN202 - a wait that ends once the runner changed
+            def check():  # noqa: ANN202
+                assert runner_pid(server) == first, f"the runner stopped:\n{server.output()}"
+                return test()
+            return check
+
         carol_check = club.version(carol, "carol-bot", sample("greedy"))   # queued
-        wait_for("mal-bot taken out", lambda: club.value(
-            "BotVersion.objects.get(league_name='mal-bot.v1').season_state == 'disabled'"),
+        wait_for("mal-bot taken out", same_runner(lambda: club.value(
+            "BotVersion.objects.get(league_name='mal-bot.v1').season_state == 'disabled'")),
             server)
-        verdict = wait_for("carol's check verdict", lambda: club.value(
+        verdict = wait_for("carol's check verdict", same_runner(lambda: club.value(
             f"BotVersion.objects.get(pk={carol_check}).check_state in ('passed', 'failed') "
-            f"and BotVersion.objects.get(pk={carol_check}).check_state"), server)
-        # The workers' bots write at most the season's limit: the writer is stopped there.
-        wait_for("wes-bot stopped on a worker", lambda: any(
-            worker and (out[bots.index("wes-bot.v1")]
-                        or sum(strikes[bots.index("wes-bot.v1")].values()))
-            for _, bots, out, strikes, worker in games_of(data, "wes-bot.v1")),
+            f"and BotVersion.objects.get(pk={carol_check}).check_state")), server)
+        # The workers' bots write at most the season's limit: the writer is stopped there at
+        # its first decision, in its first game on a worker.
+        wes_games = wait_for("wes-bot's games on the workers", same_runner(lambda: [
+            (out[bots.index("wes-bot.v1")], strikes[bots.index("wes-bot.v1")])
+            for _, bots, out, strikes, worker in games_of(data, "wes-bot.v1") if worker]),
             server)
         # No dashboard: nothing of the server's listens on 8787 or answers HTTP as dask's.
         tree = {server.proc.pid, *descendants(server.proc.pid)}
@@ -174,6 +181,7 @@ def test_a_bot_that_cannot_start_on_the_workers_leaves_the_season_and_the_runner
     for page in mal_pages:       # its owner reads why, on My bots and on the bot's page
         assert "taken out of the season" in page, page
     assert verdict in ("passed", "failed")
+    assert any(out or sum(strikes.values()) for out, strikes in wes_games), wes_games
     # mal-bot's games before it left were forfeits, never a stopped runner.
     assert all(out[bots.index("mal-bot.v1")] for _, bots, out, _, _ in games_of(
         data, "mal-bot.v1"))

@@ -284,19 +284,25 @@ class DaskExecutor:
             self.client.submit(bot_status, self.plugin, workers=[address], pure=False,
                                key=f"{self.plugin}-status-{n}")
             for n, address in enumerate(workers)])
-        for address, (label, errors) in zip(workers, statuses, strict=True):
+        outputs: dict[str, dict[str, str]] = {}   # worker label -> bot -> start-up output
+        for address, (label, errors, printed) in zip(workers, statuses, strict=True):
             self.labels[address] = label
             self.unable[address] = errors
+            outputs[label] = printed
         for bot in shipped:
             reasons = {self.labels[a]: errors[bot.name] for a, errors in self.unable.items()
                        if bot.name in errors}
-            if len(reasons) == len(workers):
+            said = {label: outputs[label][bot.name] for label in reasons
+                    if outputs[label].get(bot.name)}
+            if len(reasons) == len(workers):   # the output apart: its owner's only
                 broken.append(BotStartError(bot.name, "cannot start on any worker: " + "; ".join(
-                    f"{label}: {reason}" for label, reason in reasons.items())))
+                    f"{label}: {reason}" for label, reason in reasons.items()), "; ".join(
+                    f"{label}: {output}" for label, output in said.items())))
             for label, reason in reasons.items():
-                if len(reasons) < len(workers):
-                    _warn(f"bot {bot.name!r} cannot start on worker {label}: {reason}; its "
-                          f"games go to the other workers")
+                if len(reasons) < len(workers):   # the organiser's terminal: all of it
+                    output = f"; its output: {said[label]}" if label in said else ""
+                    _warn(f"bot {bot.name!r} cannot start on worker {label}: {reason}{output}; "
+                          f"its games go to the other workers")
         if broken and not skip_broken:
             raise broken[0]
         self.absent.update((error.bot, error.reason) for error in broken)   # they forfeit
