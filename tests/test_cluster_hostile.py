@@ -174,7 +174,9 @@ def test_a_bot_that_cannot_start_on_the_workers_leaves_the_season_and_the_runner
         club.close()
     # The runner never stopped: the same process throughout.
     assert last == first, server.output()
-    assert "Traceback" not in server.output(), server.output()
+    # No error while it ran (stopping it, dask may log the games it cancels).
+    running = server.output().split("stopping: ")[0]
+    assert "Traceback" not in running, running
     assert error.startswith("taken out of the season: its bot could not be started 3 times "
                             "in a row"), error
     assert secret not in error   # the reason, not its output (shown on every page of the bot)
