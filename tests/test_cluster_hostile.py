@@ -3,7 +3,8 @@ then exits at every start on the workers forfeits its games and is taken out of 
 with its reason on its owner's pages, while the season runner (the same process) goes on, a
 queued check gets its verdict and a new upload of the bot comes back. The workers' bots write
 at most the season's `write_max_mb`; the cluster serves no dashboard; a test game against the
-hostile bot shows its requester the reason, never the other student's output."""
+hostile bot shows its requester the reason, never the other student's output. On one machine
+(the runner's own bots) the same bot is taken out alike."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from proc_support import descendants
-from runner_support import ROOT, Club, sample, write_season
+from runner_support import ROOT, Club, RunnerProcess, sample, write_season
 from server_support import ServerProcess, WebClient
 from wait_support import wait_for
 
@@ -193,3 +194,32 @@ def test_a_bot_that_cannot_start_on_the_workers_leaves_the_season_and_the_runner
     assert "exited during start-up" in test_error and secret not in test_error, test_error
     for page in ann_pages:
         assert secret not in page
+
+
+def test_on_one_machine_too_a_bot_that_cannot_start_is_taken_out(tmp_path: Path) -> None:
+    """The same mechanism without a cluster: the runner's own bots. mal-bot's forfeits stop
+    at its third failed start (each tried again with the bots started anew), well before the
+    12 games it would forfeit if it stayed."""
+    data = tmp_path / "club"
+    club = Club(data)
+    write_season(data, "seed = 4\nplayers = 2\nround_games = 2\n")
+    ann, ben, mal = (club.student(name) for name in ("ann", "ben", "mal"))
+    club.version(ann, "ann-bot", sample("random"), passed=True)
+    club.version(ben, "ben-bot", sample("greedy"), passed=True)
+    club.version(mal, "mal-bot", secret_bot(tmp_path / "mal", "local secret"), passed=True)
+    runner = RunnerProcess(data)
+    try:
+        wait_for("mal-bot taken out, or 12 of its games", lambda: club.value(
+            "BotVersion.objects.get(league_name='mal-bot.v1').season_state == 'disabled'")
+            or len(games_of(data, "mal-bot.v1")) >= 12, runner)
+        error = club.value("BotVersion.objects.get(league_name='mal-bot.v1').error")
+        wait_for("the others play on", lambda: len(games_of(data, "ann-bot.v1")) >= 4, runner)
+        runner.alive()
+    finally:
+        runner.stop()
+        club.close()
+    assert error.startswith("taken out of the season: its bot could not be started 3 times "
+                            "in a row: exited during start-up"), error
+    assert "local secret" not in error
+    assert all(out[bots.index("mal-bot.v1")] for _, bots, out, _, _ in games_of(
+        data, "mal-bot.v1"))
