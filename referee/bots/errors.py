@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import NamedTuple
 
 from referee.errors import BotFailure, FailureKind
@@ -38,5 +39,39 @@ class BotError(BotFailure):
         self.reason = message
 
 
+def told(exc: BaseException, owned: Collection[str], limit: int = 300) -> str:
+    """`exc` as one line for a reader who owns the bots `owned`: a bot's start-up output is
+    shown to its owner only (BotStartError.told_to), any other error as it says itself."""
+    if isinstance(exc, BotStartError):
+        return safe_line(exc.told_to(exc.bot in owned), limit=limit)
+    return safe_line(str(exc), limit=limit)
+
+
 class BotStartError(BotError):
-    """A bot could not be built, launched or made ready."""
+    """A bot could not be built, launched or made ready. `reason` says why without the bot's
+    output; `output` is the tail of what it printed, private to its owner: the message
+    (`str`) holds both, for the operator of a local run who owns every bot, while the club
+    shows the output only to the bot's owner (`told_to`)."""
+
+    def __init__(self, bot: str, message: str, output: str = "") -> None:
+        output = safe_line(output, limit=REASON_LIMIT) if output else ""
+        super().__init__(bot, f"{message}; its output: {output}" if output else message)
+        self.reason = safe_line(message, limit=REASON_LIMIT)
+        self.output = output
+        self.message = message
+
+    def __reduce__(self) -> tuple[type[BotStartError], tuple[str, str, str]]:
+        # Pickled (to and from a cluster's workers) with its parts, not its formatted text.
+        return type(self), (self.bot, self.message, self.output)
+
+    @property
+    def detail(self) -> str:
+        """The reason with the bot's output: for its owner only (a check, a local run)."""
+        return f"{self.reason}; its output: {self.output}" if self.output else self.reason
+
+    def told_to(self, owner: bool) -> str:
+        """The error as one line for a reader: with the bot's output for its `owner`, the
+        reason alone for anyone else."""
+        if owner:
+            return str(self)
+        return f"bot {safe_line(self.bot)!r}: {self.reason}"

@@ -154,16 +154,15 @@ class BotRunner:
             hello = await client.handshake(spec.limits.startup_ms / 1000)
         except BotStartError as exc:
             await client.close()
-            detail = exc.reason
+            detail, output = exc.reason, ""
             if process is not None:
                 exited = not process.alive
                 await process.stop()
                 if exited and process.exit_status is not None:
                     detail = f"{detail} with exit status {process.exit_status}"
                 output = process.log.tail()
-                if output:
-                    detail = f"{detail}; its output: {output}"
-            raise BotStartError(spec.name, detail) from None
+            # The output apart from the reason: only the bot's owner may read it.
+            raise BotStartError(spec.name, detail, output) from None
         instance = Instance(client, process, hello)
         self.instances.append(instance)
         return instance

@@ -257,7 +257,7 @@ class Checker:
                                               on_line=self.options.on_build_line,
                                               write_max_mb=self.options.write_max_mb)
             except BotStartError as exc:
-                self.add("build", FAIL, exc.reason)
+                self.add("build", FAIL, exc.detail)
                 return False
             took = time.monotonic() - began
             how = f"ran in {took:.1f} s" if ran else "cached (files unchanged)"
@@ -269,7 +269,7 @@ class Checker:
         try:
             await self.runner.start()
         except BotStartError as exc:
-            self.add("start", FAIL, exc.reason)
+            self.add("start", FAIL, exc.detail)
             return False
         self.started = True
         self.add("start", PASS, f"Hello answered {1000 * (time.monotonic() - began):.0f} ms "
@@ -387,7 +387,7 @@ class Checker:
         try:
             leases = await self.leases(players, seat)
         except BotStartError as exc:
-            self.add(name, FAIL, f"could not (re)start the bot: {exc.reason}")
+            self.add(name, FAIL, f"could not (re)start the bot: {exc.detail}")
             return False
         try:
             result = await play_match(rules, leases, seed, game_id, MatchOptions())
@@ -438,7 +438,7 @@ class Checker:
         except BotStartError as exc:
             for leases in tables:
                 await self.release(leases)
-            self.add(name, FAIL, f"could not lease {count} games: {exc.reason}")
+            self.add(name, FAIL, f"could not lease {count} games: {exc.detail}")
             return
         bot_seats = [index % 2 for index in range(count)]
         processes = {id(leases[seat].instance) for leases, seat in zip(tables, bot_seats,
@@ -484,7 +484,7 @@ class Checker:
         try:
             lease = await self.runner.lease()
         except BotStartError as exc:
-            self.add(name, FAIL, f"could not (re)start the bot: {exc.reason}")
+            self.add(name, FAIL, f"could not (re)start the bot: {exc.detail}")
             return
         try:
             problem, latencies = await self.ask(lease, probe, game)

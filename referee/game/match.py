@@ -80,6 +80,7 @@ class SeatResult:
     strikes: dict[str, int] = field(default_factory=lambda: dict.fromkeys(STRIKE_TYPES, 0))
     forfeited: bool = False
     reason: str = ""
+    not_started: bool = False   # forfeited because the bot could not be started for it
     latencies_us: list[int] = field(default_factory=list)
     output: str = ""
 
@@ -166,7 +167,7 @@ class _Match:
             bot.open_game(functools.partial(self.on_item, seat)) for seat, bot in enumerate(bots)])
         for seat, bot in enumerate(bots):
             if isinstance(bot, AbsentBot):
-                self.seats[seat].forfeited = True
+                self.seats[seat].forfeited = self.seats[seat].not_started = True
                 self.seats[seat].reason = f"the bot could not be started: {bot.reason}"
 
     def fail(self, exc: BaseException) -> None:

@@ -5,7 +5,9 @@ by content in a worker plugin (worker.py) and submits one task per game in sched
 most as many at once as the workers' `games` resources allow. Each result is handed back as it
 arrives; the runner stores it and rates in schedule order, so the tables match a local league.
 A worker that dies takes its games with it: dask runs them again on another worker. A bot that
-cannot start on a worker sends its games to the workers that can run it.
+cannot start on a worker sends its games to the workers that can run it; a bot that no worker
+can run forfeits its games (its seat plays the substitute, as a local league's bot that cannot
+start), so a bot's start failure is its forfeit, never the league's end.
 
 Whoever can talk to the scheduler can run code as its workers (dask's `client.run`), so the
 league's dask traffic is authenticated and encrypted where the referee can make it so: `local:N`
@@ -21,11 +23,13 @@ import contextlib
 import hashlib
 import logging
 import math
+import os
 import sys
 from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
+import dask
 from distributed import Client, Future, KilledWorker, LocalCluster, Security, as_completed
 
 from referee.bots.archive import ArchiveError, archive_image_id
@@ -52,6 +56,20 @@ WORKER_WAIT_SECONDS = 120.0   # how long to wait for a first worker that offers 
 CONNECT_SECONDS = 30.0
 QUEUED = 2                    # games submitted per place a worker offers (see _capacity)
 RETRIES = 3                   # times a game is resubmitted after its workers died
+
+
+# dask starts an HTTP server in its scheduler and every worker whatever the dashboard setting
+# (the scheduler's on port 8787 by default, with its info pages, JSON and proxy routes, open to
+# anyone): a local:N cluster's serve no routes, on a free loopback port (dask has no "none").
+NO_HTTP: dict[str, list[str]] = {"distributed.scheduler.http.routes": [],
+                                 "distributed.worker.http.routes": []}
+LOOPBACK_ANY = "127.0.0.1:0"
+
+
+def referee_env() -> dict[str, str]:
+    """The referee's per-process settings (REFEREE_* variables, the season's write limit
+    among them) that a local:N cluster's workers get from the process that starts them."""
+    return {key: value for key, value in os.environ.items() if key.startswith("REFEREE_")}
 
 
 def parse_local(address: str) -> int | None:
@@ -150,11 +168,14 @@ class Cluster:
             per_worker = max(1, math.ceil(self.concurrency / self.local))
             # Mutual TLS with a CA of its own: nothing without these credentials gets in.
             self.security = Security.temporary()
-            self.cluster = await LocalCluster(
-                n_workers=self.local, threads_per_worker=per_worker, processes=True,
-                resources={RESOURCE: per_worker}, dashboard_address=None,
-                silence_logs=logging.ERROR, asynchronous=True, protocol="tls://",
-                host="127.0.0.1", security=self.security)
+            with dask.config.set(NO_HTTP):   # the nannies hand their config to the workers
+                self.cluster = await LocalCluster(
+                    n_workers=self.local, threads_per_worker=per_worker, processes=True,
+                    resources={RESOURCE: per_worker}, dashboard_address=None,
+                    scheduler_kwargs={"dashboard": False, "dashboard_address": LOOPBACK_ANY},
+                    env=referee_env(),   # the nannies start their workers with it
+                    silence_logs=logging.ERROR, asynchronous=True, protocol="tls://",
+                    host="127.0.0.1", security=self.security)
             address = self.cluster.scheduler_address
         else:
             self.security = security_for(address)
@@ -195,6 +216,7 @@ class DaskExecutor:
         self.connection = cluster or Cluster(address, concurrency)
         self.client: Client | None = None
         self.unable: dict[str, dict[str, str]] = {}    # worker address -> bot -> reason
+        self.absent: dict[str, str] = {}               # bot no worker can run -> why
         self.labels: dict[str, str] = {}               # worker address -> its name
         self._info: dict[str, dict[str, Any]] = {}     # the scheduler's workers
         self._refreshed = 0.0
@@ -263,37 +285,49 @@ class DaskExecutor:
             self.client.submit(bot_status, self.plugin, workers=[address], pure=False,
                                key=f"{self.plugin}-status-{n}")
             for n, address in enumerate(workers)])
-        for address, (label, errors) in zip(workers, statuses, strict=True):
+        outputs: dict[str, dict[str, str]] = {}   # worker label -> bot -> start-up output
+        for address, (label, errors, printed) in zip(workers, statuses, strict=True):
             self.labels[address] = label
             self.unable[address] = errors
+            outputs[label] = printed
         for bot in shipped:
             reasons = {self.labels[a]: errors[bot.name] for a, errors in self.unable.items()
                        if bot.name in errors}
-            if len(reasons) == len(workers):
+            said = {label: outputs[label][bot.name] for label in reasons
+                    if outputs[label].get(bot.name)}
+            if len(reasons) == len(workers):   # the output apart: its owner's only
                 broken.append(BotStartError(bot.name, "cannot start on any worker: " + "; ".join(
-                    f"{label}: {reason}" for label, reason in reasons.items())))
+                    f"{label}: {reason}" for label, reason in reasons.items()), "; ".join(
+                    f"{label}: {output}" for label, output in said.items())))
             for label, reason in reasons.items():
-                if len(reasons) < len(workers):
-                    _warn(f"bot {bot.name!r} cannot start on worker {label}: {reason}; its "
-                          f"games go to the other workers")
+                if len(reasons) < len(workers):   # the organiser's terminal: all of it
+                    output = f"; its output: {said[label]}" if label in said else ""
+                    _warn(f"bot {bot.name!r} cannot start on worker {label}: {reason}{output}; "
+                          f"its games go to the other workers")
         if broken and not skip_broken:
             raise broken[0]
+        self.absent.update((error.bot, error.reason) for error in broken)   # they forfeit
         names = {error.bot for error in broken}
         return {bot.name: bot.version for bot in shipped if bot.name not in names}, broken
 
     def _allowed(self, game: ScheduledGame) -> list[str] | None:
-        """The workers that may play `game` (None: any, including workers yet to join)."""
-        bots = set(game.bots)
+        """The workers that may play `game` (None: any, including workers yet to join). When
+        no worker can run all its bots, the bot most workers refuse becomes absent: it
+        forfeits this game and its others from the start, and the game is played."""
+        bots = set(game.bots) - set(self.absent)
         refused = {address for address, errors in self.unable.items() if bots & set(errors)}
         if not refused:
             return None
         allowed = [address for address in self._workers() if address not in refused]
-        if not allowed:
-            reasons = "; ".join(f"{self.labels.get(a, a)}: {e}" for a in refused
-                                for b, e in self.unable[a].items() if b in bots)
-            raise BotStartError(sorted(bots & {b for a in refused for b in self.unable[a]})[0],
-                                f"no worker left that can run game {game.index}: {reasons}")
-        return allowed
+        if allowed:
+            return allowed
+        counts = {bot: sum(bot in self.unable[a] for a in refused) for bot in bots}
+        bot = max(sorted(counts), key=lambda name: counts[name])
+        self.absent[bot] = "cannot start on any worker: " + "; ".join(
+            f"{self.labels.get(a, a)}: {self.unable[a][bot]}" for a in sorted(refused)
+            if bot in self.unable[a])
+        _warn(f"bot {bot!r} {self.absent[bot]}; it forfeits its games")
+        return self._allowed(game)
 
     def _capacity(self) -> int:
         """Games to have submitted at once: twice what the workers can play at once now (at
@@ -321,10 +355,12 @@ class DaskExecutor:
             while queue and len(running) < self._capacity() and not (stop and stop()):
                 game = queue.popleft()
                 attempt = attempts[game.index] = attempts.get(game.index, 0) + 1
+                workers = self._allowed(game)   # first: it may find a bot absent
+                absent = {bot: self.absent[bot] for bot in game.bots if bot in self.absent}
                 future = client.submit(
-                    play_game, self.plugin, game, rules, options, game_id(game), pure=False,
-                    key=f"{self.plugin}-g{game.index}-{attempt}", resources={RESOURCE: 1},
-                    workers=self._allowed(game), allow_other_workers=False)
+                    play_game, self.plugin, game, rules, options, game_id(game), absent,
+                    pure=False, key=f"{self.plugin}-g{game.index}-{attempt}",
+                    resources={RESOURCE: 1}, workers=workers, allow_other_workers=False)
                 running[future] = game
                 completed.add(future)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from referee.bots.errors import BotStartError
@@ -20,7 +20,8 @@ from referee.league.schedule import ScheduledGame
 async def play_on_roster(roster: Roster, rules: RuleSet, game: ScheduledGame, game_id: str,
                          options: MatchOptions,
                          versions: dict[str, str] | None = None,
-                         observer: Observer | None = None) -> MatchResult:
+                         observer: Observer | None = None,
+                         absent: Mapping[str, str] | None = None) -> MatchResult:
     """Lease a place for every seat of `game`, play it, and give the places back.
 
     Each rotation of a duplicate table is played by instances of its own pool, so no bot
@@ -28,12 +29,17 @@ async def play_on_roster(roster: Roster, rules: RuleSet, game: ScheduledGame, ga
     on --resume --skip-broken) takes its seat as an AbsentBot: it forfeits the game from the
     start, with the reason. With `versions`, a seat whose instance runs another
     version than the league's raises BotStartError before the game starts. `observer` hears
-    each step of the game (play_match's)."""
+    each step of the game (play_match's). The bots named in `absent` (bot -> why) forfeit
+    from the start without being asked to start (a cluster's bot that no worker can run)."""
     leases: list[Lease] = []
     seats: list[Lease | AbsentBot] = []
     try:
         for name in game.bots:
             runner = roster.runners.get(name)
+            if absent and name in absent:
+                seats.append(AbsentBot(name, runner.version if runner else "", Limits(),
+                                       absent[name]))
+                continue
             if runner is None:   # skipped on --resume --skip-broken: it did not start
                 seats.append(AbsentBot(name, "", Limits(), "it did not start for this run"))
                 continue
@@ -61,6 +67,7 @@ class LocalExecutor:
         self.concurrency = max(1, concurrency)
         self.sandbox = sandbox
         self.roster = self._roster(specs)
+        self.absent: dict[str, str] = {}   # bots that could not start -> why: they forfeit
         # Each game in play has a file there that watchers follow (referee.game.livefile).
         self.live = LiveFolder(live) if live is not None else None
         if self.live is not None:
@@ -78,11 +85,13 @@ class LocalExecutor:
         joining = self._roster(specs)
         broken = await joining.start(skip_broken=True)
         self.roster.runners.update(joining.runners)
+        self.absent.update((error.bot, error.reason) for error in broken)
         return broken
 
     async def start(self, skip_broken: bool) -> tuple[dict[str, str], list[BotStartError]]:
         """Start every bot here."""
         broken = await self.roster.start(skip_broken=skip_broken)
+        self.absent.update((error.bot, error.reason) for error in broken)
         return {name: runner.version for name, runner in self.roster.runners.items()}, broken
 
     async def play(self, games: Sequence[ScheduledGame], rules: RuleSet, options: MatchOptions,
@@ -107,7 +116,8 @@ class LocalExecutor:
         saved = False
         try:
             result = await play_on_roster(self.roster, rules, game, game_id, options,
-                                          observer=live.observe if live is not None else None)
+                                          observer=live.observe if live is not None else None,
+                                          absent=self.absent)
             save(game, result)
             saved = True
         finally:

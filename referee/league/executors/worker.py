@@ -105,7 +105,8 @@ class LeaguePlugin(WorkerPlugin):
             callback = worker.periodic_callbacks.pop(name, None)
             if callback is not None:
                 callback.stop()
-        self.errors: dict[str, str] = {}
+        self.errors: dict[str, str] = {}    # bot -> why it cannot run here (no output)
+        self.outputs: dict[str, str] = {}   # bot -> its start-up output: its owner's only
         self.roster: Roster | None = None
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="referee-games",
@@ -122,7 +123,7 @@ class LeaguePlugin(WorkerPlugin):
         specs = []
         for bot, spec in zip(self.bots, built, strict=True):
             if isinstance(spec, BotStartError):
-                self.errors[bot.name] = spec.reason
+                self.errors[bot.name], self.outputs[bot.name] = spec.reason, spec.output
             elif isinstance(spec, BaseException):
                 raise spec
             else:
@@ -133,30 +134,33 @@ class LeaguePlugin(WorkerPlugin):
             if runner.spec.kind == "command":
                 runner.pinned_version = self.versions[runner.name]
         for error in await self.roster.start(skip_broken=True):
-            self.errors[error.bot] = error.reason
+            self.errors[error.bot], self.outputs[error.bot] = error.reason, error.output
         for name, runner in self.roster.runners.items():
             if runner.version != self.versions[name]:
                 self.errors[name] = (f"runs version {runner.version} here, the league's is "
                                      f"{self.versions[name]}")
         return self.errors
 
-    def status(self) -> dict[str, str]:
-        """Bot name -> why it cannot run here, for the bots that cannot (waits for startup)."""
-        return dict(self.ready.result())
+    def status(self) -> tuple[dict[str, str], dict[str, str]]:
+        """Bot name -> why it cannot run here, for the bots that cannot, and bot name -> its
+        start-up output where it printed any (waits for startup)."""
+        return dict(self.ready.result()), dict(self.outputs)
 
     def play(self, game: ScheduledGame, rules: RuleSet, options: MatchOptions,
-             game_id: str) -> MatchResult:
+             game_id: str, absent: dict[str, str] | None = None) -> MatchResult:
         """Play one game here (called from a dask task thread); BotUnavailable if a bot of it
-        cannot run on this worker."""
+        cannot run on this worker. The bots in `absent` (bot -> why: no worker can run them)
+        forfeit the game from the start."""
+        absent = absent or {}
         errors = self.ready.result()
         for name in game.bots:
-            if name in errors:
+            if name in errors and name not in absent:
                 raise BotUnavailable(name, self.name, errors[name])
         assert self.roster is not None
         try:
             result = asyncio.run_coroutine_threadsafe(
-                play_on_roster(self.roster, rules, game, game_id, options, self.versions),
-                self.loop).result()
+                play_on_roster(self.roster, rules, game, game_id, options, self.versions,
+                               absent=absent), self.loop).result()
         except BotStartError as exc:   # a restart failed, or another version turned up
             self.errors[exc.bot] = exc.reason
             raise BotUnavailable(exc.bot, self.name, exc.reason) from None
@@ -186,12 +190,14 @@ def _plugin(name: str) -> LeaguePlugin:
 
 
 def play_game(plugin: str, game: ScheduledGame, rules: RuleSet, options: MatchOptions,
-              game_id: str) -> MatchResult:
-    """The dask task of one game: play it with this worker's bots of league `plugin`."""
-    return _plugin(plugin).play(game, rules, options, game_id)
+              game_id: str, absent: dict[str, str] | None = None) -> MatchResult:
+    """The dask task of one game: play it with this worker's bots of league `plugin`, those
+    in `absent` forfeiting it."""
+    return _plugin(plugin).play(game, rules, options, game_id, absent)
 
 
-def bot_status(plugin: str) -> tuple[str, dict[str, str]]:
-    """The dask task that asks a worker which bots of league `plugin` it cannot run, and why."""
+def bot_status(plugin: str) -> tuple[str, dict[str, str], dict[str, str]]:
+    """The dask task that asks a worker which bots of league `plugin` it cannot run, why, and
+    what they printed."""
     league = _plugin(plugin)
-    return league.name, league.status()
+    return league.name, *league.status()

@@ -112,6 +112,10 @@ async def run(data: Path, season_file: Path, cluster: str | None) -> None:
     from referee.server.runner.settings import load_runner_settings
 
     settings = load_runner_settings(season_file)
+    # Every build and bot this runner starts, in checks, games and test games, and in the
+    # processes it starts for them (a local:N cluster's workers too, started below) writes at
+    # most this much (referee.bots.diskwatch).
+    os.environ[WRITE_MAX_ENV] = str(settings.write_max_mb)
     confine(settings)
     address = cluster or settings.league.cluster
     if not address:
@@ -161,9 +165,7 @@ async def serve(data: Path, season_file: Path, settings: Any, cluster: str | Non
     from referee.server.runner.play import SeasonLoop
     from referee.server.runner.testgames import test_game_queue
 
-    # Every build and bot this runner starts, in checks, games and test games, and in the
-    # processes it starts for them, writes at most this much (referee.bots.diskwatch).
-    os.environ[WRITE_MAX_ENV] = str(settings.write_max_mb)
+    os.environ[WRITE_MAX_ENV] = str(settings.write_max_mb)   # (set by run, too)
     db = Database()
     checks, games = await db(records.requeue_interrupted)
     if checks or games:
@@ -250,6 +252,16 @@ def hold_runner_lock(data: Path) -> int:
     return fd
 
 
+def clean_tmp(data: Path) -> None:
+    """Remove the bot instance, check and build folders (DATA/tmp/referee-*) that a runner
+    killed with its bots left behind: with the runner lock held, none is in use."""
+    from referee.bots.leftovers import clean_leftovers
+
+    removed = clean_leftovers(data / "tmp")
+    if removed:
+        log(f"removed {len(removed)} folders a stopped runner left in {data / 'tmp'}")
+
+
 def main(data: Path, season_file: Path | None = None, cluster: str | None = None) -> None:
     """Run the season runner on the data folder `data` until SIGTERM or SIGINT."""
     # Owner-only, as under `referee serve` (referee.server.serve.OWNER_ONLY), when started alone.
@@ -257,5 +269,6 @@ def main(data: Path, season_file: Path | None = None, cluster: str | None = None
     data = Path(data).resolve()
     season_file = Path(season_file or os.environ.get(SEASON_FILE_ENV) or data / "season.toml")
     hold_runner_lock(data)
+    clean_tmp(data)
     setup_django(data, season_file.resolve())
     asyncio.run(run(data, season_file.resolve(), cluster))

@@ -35,6 +35,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from referee.bots.errors import told
 from referee.bots.spec import BotSpec, Limits, capped_limits, load_spec
 from referee.engine import Game, GameRecord
 from referee.engine.actions import Action
@@ -349,7 +350,8 @@ async def play_human_game(db: Db, data: Path, request: HumanRequest, stored: Sto
         await _finish(db, seat, request, "", f"not finished within {timeout:.0f} s")
         return
     except Exception as exc:  # noqa: BLE001 - a bot that cannot start, a spec gone: one line
-        await _finish(db, seat, request, "", safe_line(str(exc), limit=300))
+        mine = {name for name, (_, _, owner) in owners.items() if owner == request.owner_id}
+        await _finish(db, seat, request, "", told(exc, mine))
         return
     finally:
         seat.stopped.set()

@@ -96,7 +96,7 @@ def run_check_job(job: CheckJob, timeout: float, keep: int, write_max_mb: int | 
                 shutil.move(placed, target)
             spec = _inside(folder, job.spec)
         except (BotStartError, ValueError, OSError) as exc:
-            reason = exc.reason if isinstance(exc, BotStartError) else str(exc)
+            reason = exc.detail if isinstance(exc, BotStartError) else str(exc)
             said = safe_line(f"FAIL the bot's files on worker {label}: {reason}", limit=500)
             return CheckDone(label, [said], 1, said, 1)
         returncode = asyncio.run(check_process(spec, timeout, line, write_max_mb, limits))
@@ -112,6 +112,7 @@ class GameDone:
     worker: str
     result: MatchResult | None
     error: str = ""
+    failure: BotStartError | None = None   # a bot that could not start: whose output is whose
 
 
 def run_test_game_job(bots: list[ShippedBot], rules: RuleSet, seed: int, game_id: str,
@@ -128,8 +129,8 @@ def run_test_game_job(bots: list[ShippedBot], rules: RuleSet, seed: int, game_id
             play_seeded(specs, rules, seed, game_id, options=options, sandbox=None), timeout))
     except TimeoutError:
         return GameDone(label, None, f"not finished within {timeout:.0f} s")
-    except BotStartError as exc:
-        return GameDone(label, None, safe_line(str(exc), limit=300))
+    except BotStartError as exc:   # sent whole: the runner shows its output to its owner only
+        return GameDone(label, None, exc.told_to(False), exc)
     except Exception as exc:  # noqa: BLE001 - anything else a bot caused: one line, as here
         return GameDone(label, None, safe_line(str(exc), limit=300))
     result.record.meta["worker"] = label

@@ -34,6 +34,10 @@ from referee.server.seasonfile import changes, pace_words
 from referee.util.config import ConfigError
 
 RUNNING, PAUSED, CLOSED = "running", "paused", "closed"
+# Starts in a row that fail (here, or on every worker of a cluster) before a version is taken
+# out of the season (a new upload comes back). Each failed start is tried again with the bots
+# started anew, so a start that failed once (a busy machine) costs a few forfeits, not the season.
+START_FAILURES_OUT = 3
 REPORT = "season/report/index.html"   # the closed season's static report, relative to DIR
 
 
@@ -63,6 +67,11 @@ class SeasonLoop:
         self.notices: list[tuple[str, str]] = []  # (league name, text) to write
         self.game_saved = asyncio.Event()    # set when a game is stored
         self.refit_now = False               # the closed season's final table is wanted
+        self.starts = 0                      # executors opened: each starts the bots anew
+        self.unstarted: dict[str, int] = {}  # league name -> its failed starts in a row
+        self.counted: dict[str, int] = {}    # league name -> the start its failure counted
+        self.taking_out: dict[str, str] = {}  # league name -> why it leaves the season
+        self.start_again = False             # a bot failed to start: start them all anew
         self.state = RUNNING
         # Without a sandbox (and without unconfined_uploads) no upload runs: nor do season
         # games, which would seat uploads (referee.server.confinement).
@@ -218,7 +227,7 @@ class SeasonLoop:
         if self.executor is not None and add is not None and not need <= self.names:
             # Here the bots already up stay up; newcomers start beside them.
             for error in await add(season_specs(self.season, sorted(need - self.names))):
-                self.note(error.bot, "start", f"could not start: {error.reason}")
+                self.note(error.bot, "start", f"could not start: {error.detail}")
             self.names |= need
         elif self.executor is None or not need <= self.names:
             await self.close_executor()   # a cluster's workers get the bots anew
@@ -232,7 +241,11 @@ class SeasonLoop:
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
+            await self.take_out()
             await self.flush_notices()
+            if self.start_again:   # the next games start every bot anew
+                self.start_again = False
+                await self.close_executor()
 
     async def open_executor(self, names: frozenset[str]) -> None:
         league = self.settings.league
@@ -250,8 +263,9 @@ class SeasonLoop:
             await executor.__aexit__(None, None, None)
             raise
         for error in broken:   # its games are forfeits: its seat plays the substitute
-            self.note(error.bot, "start", f"could not start: {error.reason}")
+            self.note(error.bot, "start", f"could not start: {error.detail}")
         self.executor, self.names = executor, names
+        self.starts += 1
 
     async def close_executor(self) -> None:
         if self.executor is not None:
@@ -275,10 +289,43 @@ class SeasonLoop:
         self.saved += 1
         self.game_saved.set()
         for seat in result.seats:
+            self.count_start(seat.bot, seat.not_started, seat.reason)
             if seat.forfeited:
                 self.note(seat.bot, "forfeit", f"forfeited game {game.index}: {seat.reason}")
             elif seat.strikes.get(FailureKind.CRASH):
                 self.note(seat.bot, "crash", f"crashed in game {game.index} (restarted)")
+
+    def count_start(self, name: str, failed: bool, reason: str) -> None:
+        """Count `name`'s failed starts in a row (a game it forfeited because its bot could
+        not be started counts once per start of the bots; a game it played ends the row).
+        Below START_FAILURES_OUT no new game starts and the bots start anew; at it, the
+        version is taken out (take_out)."""
+        if not failed:
+            self.unstarted[name] = 0
+            return
+        if self.counted.get(name) == self.starts or name in self.taking_out:
+            return
+        self.counted[name] = self.starts
+        self.unstarted[name] = self.unstarted.get(name, 0) + 1
+        self.stop = True
+        if self.unstarted[name] < START_FAILURES_OUT:
+            self.start_again = True
+            return
+        why = reason.removeprefix("the bot could not be started: ")
+        self.taking_out[name] = (f"taken out of the season: its bot could not be started "
+                                 f"{START_FAILURES_OUT} times in a row: {why}")
+
+    async def take_out(self) -> None:
+        """Take the versions counted out of the season: their unplayed games are cancelled
+        and their owners read why (My bots, the bot's page, a notice)."""
+        leaving, self.taking_out = self.taking_out, {}
+        states = self.season.states()
+        for name, why in leaving.items():
+            if states.get(name) not in (None, DISABLED):
+                self.season.disable(name)
+            self.unstarted.pop(name, None)
+            log(f"{name} {why}")
+            await self.db(records.take_out, name, why)
 
     def note(self, name: str, what: str, text: str) -> None:
         """Tell `name`'s owner once per kind of trouble while this runner runs."""

@@ -324,6 +324,15 @@ def mark_disabled(version_id: int, why: str, was_active: bool) -> None:
             notify(None, f"{_label(version)} left the season: {why}", version.pk)
 
 
+def take_out(league_name: str, why: str) -> None:
+    """The version named `league_name` leaves the season for `why`, told to its owner (on
+    My bots and the bot's page, and in a notice)."""
+    version = BotVersion.objects.filter(league_name=league_name).first()
+    if version is not None and version.season_state != BotVersion.DISABLED:
+        mark_disabled(version.pk, why, False)
+        notify_owner(league_name, why)
+
+
 def names_by_league_name() -> dict[str, tuple[str, int, int | None]]:
     """league name -> (bot name, version number, owner id; None for a house bot) of every
     version."""

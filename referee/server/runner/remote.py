@@ -64,7 +64,7 @@ async def run_check_on_cluster(db: Db, claimed: records.Claimed, timeout: float,
     try:
         job = await asyncio.to_thread(check_job, claimed.spec)
     except (OSError, BotStartError) as exc:
-        reason = exc.reason if isinstance(exc, BotStartError) else exc.strerror or str(exc)
+        reason = exc.detail if isinstance(exc, BotStartError) else exc.strerror or str(exc)
         await record_verdict(db, claimed, False,
                              f"the check could not start: its files cannot be sent ({reason})")
         return
@@ -110,6 +110,8 @@ class TaskExecutor:
             bots = [self.bots[name] for name in game.bots]
             done = await submit(self.cluster, run_test_game_job, bots, rules, game.seed,
                                 game_id(game), options, self.timeout, key="referee-test-game")
+            if done.failure is not None:
+                raise done.failure
             if done.result is None:
                 raise RuntimeError(done.error)
             save(game, done.result)

@@ -18,6 +18,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from referee.bots.errors import told
 from referee.bots.spec import BotSpec, capped_limits, load_spec
 from referee.errors import StoreError
 from referee.game.livefile import SUFFIX
@@ -26,7 +27,6 @@ from referee.league.executors import Executor, make_executor
 from referee.league.playing import OnSaved, play_schedule
 from referee.league.schedule import ScheduledGame
 from referee.league.stored import StoredLeague
-from referee.present.text import safe_line
 from referee.server.runner import records
 from referee.server.runner.checks import Db
 from referee.util.seeds import draw_secret, keyed_seed, opaque_id
@@ -113,7 +113,8 @@ async def play_test_game(db: Db, data: Path, request: records.TestRequest,
         await db(records.finish_test_game, request.id, "", str(exc))
         return
     except Exception as exc:  # noqa: BLE001 - a bot that cannot start, a spec gone: one line
-        await db(records.finish_test_game, request.id, "", safe_line(str(exc), limit=300))
+        # A bot's start-up output only if it is the requester's own bot.
+        await db(records.finish_test_game, request.id, "", told(exc, store.owned))
         return
     await db(records.finish_test_game, request.id, saved[0], "")
 
