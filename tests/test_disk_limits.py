@@ -1,0 +1,245 @@
+"""What a confined bot and a build write is bounded by the kernel, every byte of it: a bot's
+instance folder (its /tmp and socket folder) and a build's copy of its folder (with its /tmp)
+are size-limited tmpfs mounts (`referee.bots.scratch`). Each attack that beat the old measuring
+watch (files unlinked but held open, folders nested past PATH_MAX, sparse files, many small
+files, hard links) gets ENOSPC at the limit, and nothing lands on the host's disk. A build's
+result is copied back normalised: no setuid bit, no second name, no fifo, the owner's."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import stat
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from referee.bots import scratch
+from referee.bots.build import ensure_built
+from referee.bots.errors import BotStartError
+from referee.bots.process import BotProcess
+from referee.bots.spec import load_spec
+
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox,
+              pytest.mark.skipif(os.geteuid() != 0, reason="the kernel bound needs root")]
+
+LIMIT_MB = 8
+MIB = 1024 * 1024
+ATTACKS = ["unlinked", "deep", "sparse", "small", "hardlinks"]
+
+# Writes into the folders it is given, round robin, by one of ATTACKS, until a write fails or it
+# has made 8 times the limit; then prints what it made and why it stopped, and (as a bot) holds
+# every file open until it is stopped, or (as a build) exits 1.
+FILL = r'''import errno, os, signal, sys, time
+
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)     # RLIMIT_FSIZE: EFBIG, not death
+mode, role, limit = sys.argv[1], sys.argv[2], int(sys.argv[3]) * 1024 * 1024
+if role == "bot":
+    places = ["/tmp", os.path.dirname(os.environ["REFEREE_BOT_ADDRESS"][len("unix:"):])]
+else:
+    places = [".", "/tmp"]
+block = bytes(range(256)) * 4096                  # 1 MiB that no file system stores as a hole
+held, data, entries, why = [], 0, 0, "NONE"
+roots = [os.open(place, os.O_RDONLY | os.O_DIRECTORY) for place in places]
+try:
+    if mode == "hardlinks":
+        first = os.path.join(places[0], "linked")
+        with open(first, "wb") as out:
+            out.write(block)
+        data, entries = len(block), 1
+    i = 0
+    while data <= 8 * limit and entries <= 8 * limit // 4096:
+        i += 1
+        where = roots[i % len(roots)]
+        name = f"f{i}"
+        if mode == "unlinked":
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=where)
+            os.unlink(name, dir_fd=where)
+            held.append(fd)
+            for _ in range(4):
+                try:
+                    data += os.write(fd, block)
+                except OSError as exc:
+                    if exc.errno != errno.EFBIG:
+                        raise
+                    break
+        elif mode == "deep":
+            os.mkdir("d" * 200, dir_fd=where)     # 20 levels pass PATH_MAX
+            entries += 1
+            roots[i % len(roots)] = where = os.open("d" * 200, os.O_RDONLY, dir_fd=where)
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=where)
+            entries += 1
+            data += os.write(fd, block)
+            os.close(fd)
+        elif mode == "sparse":
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=where)
+            entries += 1
+            os.lseek(fd, 4 * 1024 * 1024, os.SEEK_SET)      # a 4 MiB hole, then data
+            data += os.write(fd, block[:256 * 1024])
+            os.close(fd)
+        elif mode == "small":
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=where)
+            entries += 1
+            data += os.write(fd, b"x")
+            os.close(fd)
+        elif mode == "hardlinks":
+            os.link(first, os.path.join(places[0], f"link{i}"))
+            entries += 1
+except OSError as exc:
+    why = errno.errorcode.get(exc.errno, str(exc.errno))
+print(f"STOPPED why={why} data={data} entries={entries}", flush=True)
+if role == "bot":
+    while True:
+        time.sleep(60)
+sys.exit(1)
+'''
+
+
+def _stopped(text: str) -> tuple[str, int, int]:
+    """(why, data, entries) from FILL's last report in `text`."""
+    found = re.findall(r"STOPPED why=(\w+) data=(\d+) entries=(\d+)", text)
+    assert found, text[-2000:]
+    why, data, entries = found[-1]
+    return why, int(data), int(entries)
+
+
+def _tmp_mounts() -> list[str]:
+    """Mount points of tmpfs mounts whose path names a referee scratch folder."""
+    with open("/proc/self/mountinfo") as info:
+        return [line.split()[4] for line in info
+                if " - tmpfs " in line and "referee-" in line.split()[4]]
+
+
+def _bot(folder: Path, attack: str) -> Path:
+    folder.mkdir()
+    (folder / "fill.py").write_text(FILL)
+    (folder / "bot.toml").write_text(f'name = "filler"\ncommand = ["{{python}}", "fill.py", '
+                                     f'"{attack}", "bot", "{LIMIT_MB}"]\n')
+    return folder / "bot.toml"
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_a_bot_gets_enospc_at_its_write_limit_and_nothing_reaches_the_disk(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, attack: str) -> None:
+    """A confined bot writing by `attack` into its /tmp and its socket folder under a limit
+    of 8 MiB gets ENOSPC having made at most 8 MiB (and one entry per 4 KiB of it); while it
+    holds all it made, its instance folder is a tmpfs of 8 MiB (its bytes are not on the
+    host's disk) no fuller than that; its log says in one line that it ran out of its write
+    limit; once stopped, its folder and its mount are gone."""
+    monkeypatch.setenv("REFEREE_WRITE_MAX_MB", str(LIMIT_MB))
+    own_tmp = tmp_path / "tmp"
+    own_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(own_tmp))
+    spec = load_spec(_bot(tmp_path / "bot", attack))
+
+    async def run() -> tuple[str, os.statvfs_result, bool, Path]:
+        bot = BotProcess(spec, sandbox=True)
+        await bot.start()
+        assert bot._dir is not None and bot.proc is not None
+        folder = bot._dir
+        for _ in range(3000):   # until it reports (or ends): it is not killed any more
+            if "STOPPED" in bot.log.since(0) or not bot.alive:
+                break
+            await asyncio.sleep(0.1)
+        held = os.statvfs(folder)
+        mounted = str(folder) in _tmp_mounts()
+        await bot.stop()
+        return bot.log.since(0), held, mounted, folder
+
+    text, held, mounted, folder = asyncio.run(run())
+    why, data, entries = _stopped(text)
+    assert why == "ENOSPC", text[-2000:]
+    assert data <= LIMIT_MB * MIB and entries <= scratch.inodes_for(LIMIT_MB * MIB), text
+    assert mounted and held.f_blocks * held.f_frsize == LIMIT_MB * MIB
+    assert (held.f_blocks - held.f_bfree) * held.f_frsize <= LIMIT_MB * MIB
+    assert f"the bot ran out of its write limit of {LIMIT_MB} MiB" in text, text[-2000:]
+    assert text.count("ran out of its write limit") == 1, text[-2000:]
+    assert not folder.exists() and str(folder) not in _tmp_mounts()
+    assert list(own_tmp.iterdir()) == []
+
+
+def _build(folder: Path, attack: str) -> Path:
+    folder.mkdir()
+    (folder / "fill.py").write_text(FILL)
+    (folder / "main.py").write_text("print('hello')\n")
+    (folder / "bot.toml").write_text(f'name = "filler"\ncommand = ["{{python}}", "main.py"]\n'
+                                     f'build = ["{{python}}", "fill.py", "{attack}", "build", '
+                                     f'"{LIMIT_MB}"]\n')
+    return folder / "bot.toml"
+
+
+def _tree(folder: Path) -> dict[str, tuple[int, int, int]]:
+    """Each path below `folder`: (mode, size, links)."""
+    found = {}
+    for path in folder.rglob("*"):
+        st = os.lstat(path)
+        found[str(path.relative_to(folder))] = (st.st_mode, st.st_size, st.st_nlink)
+    return found
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_a_build_gets_enospc_at_its_write_limit_and_leaves_its_folder_as_it_was(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, attack: str) -> None:
+    """A build writing by `attack` into its folder and its /tmp under a limit of 8 MiB gets
+    ENOSPC having made at most 8 MiB (and one entry per 4 KiB); it fails saying in one line
+    that it ran out of its write limit of 8 MiB; the bot's folder is as it was before (the
+    build wrote into a copy of it in a tmpfs), and no scratch folder or mount is left."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    own_tmp = tmp_path / "tmp"
+    own_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(own_tmp))
+    spec_file = _build(tmp_path / "bot", attack)
+    before = _tree(spec_file.parent)
+    lines: list[str] = []
+    with pytest.raises(BotStartError) as failed:
+        ensure_built(load_spec(spec_file), sandbox=True, write_max_mb=LIMIT_MB,
+                     on_line=lambda _name, line: lines.append(line))
+    why, data, entries = _stopped("\n".join(lines))
+    assert why == "ENOSPC", lines[-20:]
+    _size, count = scratch.measure(spec_file.parent)
+    assert data <= LIMIT_MB * MIB, lines[-5:]
+    assert entries <= count + scratch.inodes_for(LIMIT_MB * MIB) + 16, lines[-5:]
+    assert (f"build failed: it ran out of its write limit of {LIMIT_MB} MiB"
+            in str(failed.value)), str(failed.value)
+    assert _tree(spec_file.parent) == before
+    assert list(own_tmp.iterdir()) == [] and not _tmp_mounts()
+
+
+LEAVE_ODD_FILES = r'''import os, stat
+os.makedirs("out/shared", exist_ok=True)
+with open("out/tool", "w") as tool:
+    tool.write("#!/bin/sh\necho hi\n")
+os.chmod("out/tool", 0o4755)                      # setuid
+os.chmod("out/shared", 0o3777)                    # setgid and sticky, writable by all
+os.link("out/tool", "out/tool-again")             # a second name
+os.link("main.py", "main-again.py")               # a second name of a file it was given
+os.mkfifo("out/pipe")
+os.symlink("tool", "out/link")
+print("left them")
+'''
+
+
+def test_a_builds_result_is_normalised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a passed build leaves in the bot's folder has no setuid, setgid or sticky bit, no
+    file with a second name, no fifo, and is all owned by the folder's owner; symlinks stay."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    os.chown(folder, 4321, 4321)      # an owner other than the referee's
+    (folder / "odd.py").write_text(LEAVE_ODD_FILES)
+    (folder / "main.py").write_text("print('hello')\n")
+    (folder / "bot.toml").write_text('name = "odd"\ncommand = ["{python}", "main.py"]\n'
+                                     'build = ["{python}", "odd.py"]\n')
+    assert ensure_built(load_spec(folder / "bot.toml"), sandbox=True) is True
+    made = {str(path.relative_to(folder)): os.lstat(path) for path in folder.rglob("*")}
+    assert {"out/tool", "out/tool-again", "main-again.py", "out/link"} <= set(made), made
+    for name, st in made.items():
+        assert stat.S_IMODE(st.st_mode) & 0o7000 == 0, (name, oct(st.st_mode))
+        assert stat.S_ISDIR(st.st_mode) or st.st_nlink == 1, (name, st.st_nlink)
+        assert stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode) or \
+            stat.S_ISLNK(st.st_mode), (name, oct(st.st_mode))
+        assert (st.st_uid, st.st_gid) == (4321, 4321), (name, st.st_uid)
+    assert os.readlink(folder / "out/link") == "tool"
+    assert (folder / "out/tool-again").read_text() == (folder / "out/tool").read_text()
