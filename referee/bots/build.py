@@ -5,9 +5,12 @@ A spec's `build` is code the bot's author controls (`npm ci` runs a package's in
 (`referee.bots.sandbox`): as a uid of its own (`referee.bots.uids`), without the referee's
 environment, seeing only the system, the interpreter, the referee's SDK and `proto/`, and its
 own folder, the only place it may write besides a private `/tmp`. It has no network unless
-the spec says `build_network = true`. For the build, the bot's folder is lent to the build's
-uid (chowned) and given back to its owner afterwards, files the build created included; a file
-with several hard links is never chowned (it could be a link to a file outside the folder).
+the spec says `build_network = true`. As root, the build writes in a copy of the bot's folder
+in a size-limited tmpfs (with its `/tmp`), bound at the folder's own path, copied back
+normalised if it succeeds (`referee.bots.scratch`). Where no tmpfs can be mounted, the bot's
+folder is lent to the build's uid (chowned) and given back to its owner afterwards, files the
+build created included (a file with several hard links is never chowned: it could be a link to
+a file outside the folder), and what it writes is measured (`referee.bots.diskwatch`).
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ import contextlib
 import ctypes
 import errno
 import os
+import re
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -102,15 +103,29 @@ def full_note(path: Path | str) -> str:
 
 
 def release_instance_dir(path: Path | str) -> None:
-    """Unmount the scratch folder at `path` if it is one (lazily: whatever still holds it open
-    keeps it until it lets go; never through a symbolic link), then remove what is left,
-    without entering any other mount. Never raises; a missing `path` is fine."""
-    target = os.fsencode(path)
-    for _ in range(16):   # mounts stacked on it by a run that mounted twice: each goes
-        if _libc().umount2(target, MNT_DETACH | UMOUNT_NOFOLLOW) != 0:
-            break
+    """Unmount the scratch folder at `path`, and any mounted below it (a build's, in the folder
+    of a run that was killed), lazily (whatever still holds one open keeps it until it lets
+    go) and never through a symbolic link; then remove what is left, without entering any
+    other mount. Never raises; a missing `path` is fine."""
+    for mount in [*_mounts_below(os.path.abspath(path)), os.fspath(path)]:
+        for _ in range(16):   # mounts stacked on one by a run that mounted twice: each goes
+            if _libc().umount2(os.fsencode(mount), MNT_DETACH | UMOUNT_NOFOLLOW) != 0:
+                break
     with contextlib.suppress(OSError):
         _remove_tree(os.fspath(path))
+
+
+def _mounts_below(folder: str) -> list[str]:
+    """This process's mount points strictly below `folder`, deepest first."""
+    found = []
+    with contextlib.suppress(OSError), open("/proc/self/mountinfo", "rb") as info:
+        for line in info:
+            # The mount point is the fifth field; space, tab, newline, backslash are \ooo.
+            point = re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m.group(1), 8)]),
+                           line.split()[4])
+            if point.startswith(os.fsencode(folder.rstrip("/")) + b"/"):
+                found.append(os.fsdecode(point))
+    return sorted(set(found), key=lambda mount: mount.count("/"), reverse=True)
 
 
 def _remove_tree(path: str) -> None:
