@@ -11,6 +11,7 @@ import asyncio
 import os
 import re
 import stat
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -243,3 +244,122 @@ def test_a_builds_result_is_normalised(tmp_path: Path, monkeypatch: pytest.Monke
         assert (st.st_uid, st.st_gid) == (4321, 4321), (name, st.st_uid)
     assert os.readlink(folder / "out/link") == "tool"
     assert (folder / "out/tool-again").read_text() == (folder / "out/tool").read_text()
+
+
+# A build that passes, leaving in its folder what would take more than its limit once copied
+# back to the host's disk: one file under many names, or files that are mostly holes.
+GROWS_ON_THE_WAY_BACK = r'''import os, sys
+block = bytes(range(256)) * 4096 * 3                # 3 MiB
+if sys.argv[1] == "hardlinks":
+    with open("big", "wb") as out:
+        out.write(block)
+    for i in range(8):
+        os.link("big", f"big{i}")
+else:
+    for i in range(8):
+        with open(f"holes{i}", "wb") as out:
+            out.seek(7 * 1024 * 1024)
+            out.write(b"x")
+print("done")
+'''
+
+
+@pytest.mark.parametrize("kind", ["hardlinks", "sparse"])
+def test_a_build_whose_result_would_grow_on_the_way_back_fails(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    """A build under a limit of 8 MiB that leaves a 3 MiB file under 9 names, or 8 files of
+    7 MiB that are holes but for a byte, passes by itself (its tmpfs holds them), but copied
+    back each name and each hole would take its full size on the host's disk: it fails with
+    its write-limit line, and the bot's folder is as it was."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "grow.py").write_text(GROWS_ON_THE_WAY_BACK)
+    (folder / "bot.toml").write_text(f'name = "grow"\ncommand = ["{{python}}", "grow.py"]\n'
+                                     f'build = ["{{python}}", "grow.py", "{kind}"]\n')
+    before = _tree(folder)
+    with pytest.raises(BotStartError) as failed:
+        ensure_built(load_spec(folder / "bot.toml"), sandbox=True, write_max_mb=LIMIT_MB)
+    assert (f"build failed: it ran out of its write limit of {LIMIT_MB} MiB"
+            in str(failed.value)), str(failed.value)
+    assert _tree(folder) == before
+
+
+DEEP_AND_DONE = r'''import os
+fd = os.open(".", os.O_RDONLY)
+for _ in range(25):                                  # 25 * 201 bytes: past PATH_MAX
+    os.mkdir("d" * 200, dir_fd=fd)
+    fd = os.open("d" * 200, os.O_RDONLY, dir_fd=fd)
+os.close(os.open("hidden", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd))
+print("done")
+'''
+
+
+def test_a_build_that_leaves_a_path_past_path_max_fails(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A passed build that leaves a file below a path longer than the kernel can name (which
+    every walk by path would skip) fails saying so, and the bot's folder is as it was."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "deep.py").write_text(DEEP_AND_DONE)
+    (folder / "bot.toml").write_text('name = "deep"\ncommand = ["{python}", "deep.py"]\n'
+                                     'build = ["{python}", "deep.py"]\n')
+    before = _tree(folder)
+    with pytest.raises(BotStartError) as failed:
+        ensure_built(load_spec(folder / "bot.toml"), sandbox=True, write_max_mb=LIMIT_MB)
+    assert "build failed: the build left a path longer than 4095 bytes" in str(failed.value), \
+        str(failed.value)
+    assert _tree(folder) == before
+
+
+def test_releasing_a_scratch_folder_unmounts_it_and_never_enters_another_mount(
+        tmp_path: Path) -> None:
+    """`release_instance_dir` on the folder a killed run left (a tmpfs on it, another below
+    it, and a bind of a folder of the host's in it, and a path past PATH_MAX) unmounts them
+    all and removes the folder, leaving the host's folder whole; on a symbolic link to a
+    mount it removes the link and leaves the mount."""
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "keep").write_text("precious\n")
+    left = tmp_path / "referee-left"
+    left.mkdir()
+    assert scratch.mount_bounded(left, LIMIT_MB * MIB)
+    (left / "tmp" / "inner").mkdir(parents=True)
+    assert scratch.mount_bounded(left / "tmp" / "inner", MIB)
+    (left / "shown").mkdir()
+    subprocess.run(["mount", "--bind", str(host), str(left / "shown")], check=True)
+    fd = os.open(left / "tmp", os.O_RDONLY)
+    for _ in range(25):
+        os.mkdir("d" * 200, dir_fd=fd)
+        fd = os.open("d" * 200, os.O_RDONLY, dir_fd=fd)
+    os.close(fd)
+    other = tmp_path / "other"
+    other.mkdir()
+    assert scratch.mount_bounded(other, MIB)
+    (other / "kept").write_text("kept\n")
+    link = tmp_path / "referee-link"
+    link.symlink_to(other)
+    plain = tmp_path / "referee-plain"   # no mount: a folder a fallback run wrote in
+    plain.mkdir()
+    fd = os.open(plain, os.O_RDONLY)
+    for _ in range(25):
+        os.mkdir("d" * 200, dir_fd=fd)
+        fd = os.open("d" * 200, os.O_RDONLY, dir_fd=fd)
+    os.close(os.open("hidden", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd))
+    os.close(fd)
+    try:
+        for folder in (left, link, plain):
+            scratch.release_instance_dir(folder)
+        assert not left.exists() and not link.is_symlink() and not plain.exists()
+        assert (host / "keep").read_text() == "precious\n"
+        assert os.path.ismount(other) and (other / "kept").read_text() == "kept\n"
+        assert not [point for point in _mount_points() if point.startswith(str(left))]
+    finally:
+        scratch.release_instance_dir(other)
+    assert not os.path.ismount(other)
+
+
+def _mount_points() -> list[str]:
+    with open("/proc/self/mountinfo") as info:
+        return [line.split()[4] for line in info]
