@@ -242,7 +242,7 @@ def _run_confined(spec: BotSpec, argv: list[str], timeout: float,
                   on_line: OutputListener | None = None,
                   write_max_mb: int = DEFAULT_WRITE_MAX_MB) -> subprocess.CompletedProcess[str]:
     """Run the build under the guard in bubblewrap as a uid of its own: as root, in a copy of
-    the bot's folder in a size-limited tmpfs, copied back if it succeeds (`_in_scratch`);
+    the bot's folder in a size-limited tmpfs, copied back if it succeeds (`_scratch`);
     otherwise in the folder itself (lent to that uid as root), its writes measured."""
     from referee.bots.process import RUN_ID, protocol_env, referee_paths
     from referee.bots.sandbox import NOBODY, bwrap_argv, default_env, prepare_dirs
