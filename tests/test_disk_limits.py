@@ -216,6 +216,7 @@ os.chmod("out/tool", 0o4755)                      # setuid
 os.chmod("out/shared", 0o3777)                    # setgid and sticky, writable by all
 os.link("out/tool", "out/tool-again")             # a second name
 os.link("main.py", "main-again.py")               # a second name of a file it was given
+os.chmod("main.py", 0o4755)                       # and setuid
 os.mkfifo("out/pipe")
 os.symlink("tool", "out/link")
 print("left them")
@@ -223,16 +224,18 @@ print("left them")
 
 
 def test_a_builds_result_is_normalised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """What a passed build leaves in the bot's folder has no setuid, setgid or sticky bit, no
-    file with a second name, no fifo, and is all owned by the folder's owner; symlinks stay."""
+    """What a passed build leaves in the bot's folder (owned by uid 4321, not the referee's)
+    has no setuid, setgid or sticky bit, no file with a second name, no fifo, and is all owned
+    by the folder's owner; symlinks stay."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     folder = tmp_path / "bot"
     folder.mkdir()
-    os.chown(folder, 4321, 4321)      # an owner other than the referee's
     (folder / "odd.py").write_text(LEAVE_ODD_FILES)
     (folder / "main.py").write_text("print('hello')\n")
     (folder / "bot.toml").write_text('name = "odd"\ncommand = ["{python}", "main.py"]\n'
                                      'build = ["{python}", "odd.py"]\n')
+    for path in (folder, *folder.iterdir()):
+        os.chown(path, 4321, 4321)
     assert ensure_built(load_spec(folder / "bot.toml"), sandbox=True) is True
     made = {str(path.relative_to(folder)): os.lstat(path) for path in folder.rglob("*")}
     assert {"out/tool", "out/tool-again", "main-again.py", "out/link"} <= set(made), made

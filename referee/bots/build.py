@@ -257,7 +257,8 @@ def _run_confined(spec: BotSpec, argv: list[str], timeout: float,
         with contextlib.ExitStack() as stack:
             # The network first: if it cannot be isolated, nothing of the bot's runs.
             net = stack.enter_context(isolated_network(work)) if spec.build_network else None
-            scratch_dir = _scratch(spec.workdir, work, write_max_mb, uid, gid) if root else None
+            copied = _scratch(spec.workdir, work, write_max_mb, uid, gid) if root else None
+            scratch_dir = copied[0] if copied else None
             tmp = (scratch_dir or work) / "tmp"
             if root:
                 prepare_dirs(tmp, uid=uid, gid=gid)
@@ -278,8 +279,8 @@ def _run_confined(spec: BotSpec, argv: list[str], timeout: float,
                                 env={**os.environ, "REFEREE_RUN_ID": RUN_ID}, on_line=on_line,
                                 watched=None if scratch_dir else [spec.workdir, tmp],
                                 write_max_mb=write_max_mb)
-            if scratch_dir is not None:
-                _take_result(spec.workdir, scratch_dir, done)
+            if copied is not None:
+                _take_result(spec.workdir, *copied, done)
             return done
     finally:
         if root and lent:
@@ -292,11 +293,13 @@ def _run_confined(spec: BotSpec, argv: list[str], timeout: float,
             lease.release()
 
 
-def _scratch(folder: Path, work: Path, write_max_mb: int, uid: int, gid: int) -> Path | None:
+def _scratch(folder: Path, work: Path, write_max_mb: int, uid: int,
+             gid: int) -> tuple[Path, scratch.Given] | None:
     """A tmpfs at `work`/scratch the size of the bot's folder plus `write_max_mb` MiB (and as
     many inodes as its entries plus one per 4 KiB of the limit), holding a copy of the folder
-    in `bot/` owned by the build's uid; None where it cannot be mounted (the caller falls back
-    to measuring). BuildResultRefused if the folder cannot be copied whole (a path too long)."""
+    in `bot/` owned by the build's uid, and what was copied; None where it cannot be mounted
+    (the caller falls back to measuring). BuildResultRefused if the folder cannot be copied
+    whole (a path too long)."""
     place = work / "scratch"
     place.mkdir()
     try:
@@ -306,11 +309,11 @@ def _scratch(folder: Path, work: Path, write_max_mb: int, uid: int, gid: int) ->
     limit = write_max_mb * diskwatch.MIB
     if not scratch.mount_bounded(place, size + limit, count + scratch.inodes_for(limit) + 16):
         return None
-    scratch.copy_in(folder, place / "bot", uid, gid)
-    return place
+    return place, scratch.copy_in(folder, place / "bot", uid, gid)
 
 
-def _take_result(folder: Path, place: Path, done: subprocess.CompletedProcess[str]) -> None:
+def _take_result(folder: Path, place: Path, given: scratch.Given,
+                 done: subprocess.CompletedProcess[str]) -> None:
     """After a build in the scratch tmpfs `place`: WriteLimitReached if it filled it (or
     failed saying it had no space left); else, if it succeeded, its folder copied back
     (`scratch.copy_back`, normalised). A failed build leaves the bot's folder as it was."""
@@ -321,7 +324,7 @@ def _take_result(folder: Path, place: Path, done: subprocess.CompletedProcess[st
         return
     st = os.statvfs(place)
     try:
-        scratch.copy_back(place / "bot", folder, st.f_blocks * st.f_frsize)
+        scratch.copy_back(place / "bot", folder, given, st.f_blocks * st.f_frsize)
     except scratch.WrittenTooMuch:
         raise WriteLimitReached from None
     except scratch.TreeError as exc:

@@ -249,24 +249,44 @@ def _copy_file(src: str, dest: str, st: os.stat_result, uid: int, gid: int) -> N
         os.close(source)
 
 
-def copy_in(src: Path, dest: Path, uid: int, gid: int) -> None:
+# What `copy_in` copied: each relative path, with what `_key` says of it.
+Given = dict[str, tuple[object, ...]]
+
+
+def _key(path: str, st: os.stat_result) -> tuple[object, ...]:
+    """What tells whether a build changed an entry it was given: the kind, and for a file its
+    length, time and plain mode, for a link its target."""
+    if stat.S_ISREG(st.st_mode):
+        return ("file", st.st_size, st.st_mtime_ns, _plain(st))
+    if stat.S_ISLNK(st.st_mode):
+        return ("link", os.readlink(path))
+    return ("folder",) if stat.S_ISDIR(st.st_mode) else ("other",)
+
+
+def copy_in(src: Path, dest: Path, uid: int, gid: int) -> Given:
     """Copy the folder `src` to the new folder `dest` (a build's scratch tmpfs), everything
     owned by uid:gid: folders, regular files (each name a file of its own) and symbolic links;
-    other files are left out. TreeError if a path is too long."""
+    other files are left out. Returns what it copied (for `copy_back`). TreeError if a path is
+    too long."""
     folders = [("", os.lstat(src))]
+    given: Given = {}
     _make_folder(str(dest), uid, gid)
     for rel, st in entries(str(src), _longest(src, dest)):
-        into = os.path.join(dest, rel)
+        into, source = os.path.join(dest, rel), os.path.join(src, rel)
         if stat.S_ISDIR(st.st_mode):
             _make_folder(into, uid, gid)
             folders.append((rel, st))
         elif stat.S_ISREG(st.st_mode):
-            _copy_file(os.path.join(src, rel), into, st, uid, gid)
+            _copy_file(source, into, st, uid, gid)
         elif stat.S_ISLNK(st.st_mode):
-            os.symlink(os.readlink(os.path.join(src, rel)), into)
+            os.symlink(os.readlink(source), into)
             os.chown(into, uid, gid, follow_symlinks=False)
+        else:
+            continue
+        given[rel] = _key(source, st)
     for rel, st in reversed(folders):   # once nothing more is made in them
         os.chmod(os.path.join(dest, rel) if rel else dest, _plain(st) | stat.S_IRWXU)
+    return given
 
 
 def _make_folder(path: str, uid: int, gid: int) -> None:
@@ -274,12 +294,14 @@ def _make_folder(path: str, uid: int, gid: int) -> None:
     os.chown(path, uid, gid)
 
 
-def copy_back(result: Path, folder: Path, budget: int) -> None:
+def copy_back(result: Path, folder: Path, given: Given, budget: int) -> None:
     """Make `folder` hold what the build left in `result`, normalised (see the module
-    docstring), owned by `folder`'s owner; a file that already holds the same (its length,
-    time, mode, owner, and a single name) is left as it is. TreeError, with `folder` untouched,
-    if a path is too long; WrittenTooMuch if the result takes more than `budget` bytes when
-    copied (several names of a file, holes in a file: each counted in full)."""
+    docstring) and owned by `folder`'s owner: what the build made or changed is put in place
+    (a new file under a fresh name, renamed over the old), what it removed of what it was
+    `given` is removed; what it left as it was given stays in `folder` as it is there (and so
+    does what was added to `folder` meanwhile). TreeError, with `folder` untouched, if a path
+    is too long; WrittenTooMuch if the result takes more than `budget` bytes when copied
+    (several names of a file, holes in a file: each counted in full)."""
     size, _count = measure(result, folder)
     if size > budget:
         raise WrittenTooMuch(size)
@@ -288,11 +310,16 @@ def copy_back(result: Path, folder: Path, budget: int) -> None:
     kept = {""}
     folders = []
     for rel, st in entries(str(result), _longest(result, folder)):
-        if _place(os.path.join(result, rel), os.path.join(folder, rel), st, uid, gid):
+        source = os.path.join(result, rel)
+        if not stat.S_ISDIR(st.st_mode) and given.get(rel) == _key(source, st):
+            kept.add(rel)   # as it was given: the folder's own stays
+        elif _place(source, os.path.join(folder, rel), st, uid, gid):
             kept.add(rel)
             if stat.S_ISDIR(st.st_mode):
                 folders.append((rel, st))
-    _remove_others(folder, kept)
+    for rel in given:   # parents first: what is below a removed folder goes with it
+        if rel not in kept and os.path.dirname(rel) in kept:
+            _remove_tree(os.path.join(folder, rel))
     for rel, st in reversed(folders):
         os.chmod(os.path.join(folder, rel), _plain(st) | stat.S_IRWXU)
 
@@ -344,16 +371,6 @@ def _replace(dest: str, there: os.stat_result | None, make: Callable[[str], None
         os.unlink(new)
     make(new)
     os.replace(new, dest)
-
-
-def _remove_others(folder: Path, kept: set[str]) -> None:
-    """Remove every entry of `folder` that is not in `kept` (nor below one that is not)."""
-    gone = []
-    for rel, _st in entries(str(folder), _longest(folder)):
-        if rel not in kept and os.path.dirname(rel) in kept:
-            gone.append(rel)
-    for rel in gone:
-        _remove_tree(os.path.join(folder, rel))
 
 
 def no_space(text: str) -> bool:
