@@ -107,7 +107,10 @@ def release_instance_dir(path: Path | str) -> None:
     of a run that was killed), lazily (whatever still holds one open keeps it until it lets
     go) and never through a symbolic link; then remove what is left, without entering any
     other mount. Never raises; a missing `path` is fine."""
-    for mount in [*_mounts_below(os.path.abspath(path)), os.fspath(path)]:
+    # As the kernel names mount points: the folders above resolved, the last name as it is.
+    named = os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(path))),
+                         os.path.basename(os.path.abspath(path)))
+    for mount in [*_mounts_below(named), os.fspath(path)]:
         for _ in range(16):   # mounts stacked on one by a run that mounted twice: each goes
             if _libc().umount2(os.fsencode(mount), MNT_DETACH | UMOUNT_NOFOLLOW) != 0:
                 break
