@@ -106,11 +106,11 @@ def _stopped(text: str) -> tuple[str, int, int]:
     return why, int(data), int(entries)
 
 
-def _tmp_mounts() -> list[str]:
-    """Mount points of tmpfs mounts whose path names a referee scratch folder."""
+def _tmp_mounts(below: Path) -> list[str]:
+    """Mount points of tmpfs mounts below `below` (this test's own temporary folder)."""
     with open("/proc/self/mountinfo") as info:
         return [line.split()[4] for line in info
-                if " - tmpfs " in line and "referee-" in line.split()[4]]
+                if " - tmpfs " in line and line.split()[4].startswith(f"{below}/")]
 
 
 def _bot(folder: Path, attack: str) -> Path:
@@ -145,7 +145,7 @@ def test_a_bot_gets_enospc_at_its_write_limit_and_nothing_reaches_the_disk(
                 break
             await asyncio.sleep(0.1)
         held = os.statvfs(folder)
-        mounted = str(folder) in _tmp_mounts()
+        mounted = str(folder) in _tmp_mounts(own_tmp)
         await bot.stop()
         return bot.log.since(0), held, mounted, folder
 
@@ -157,7 +157,7 @@ def test_a_bot_gets_enospc_at_its_write_limit_and_nothing_reaches_the_disk(
     assert (held.f_blocks - held.f_bfree) * held.f_frsize <= LIMIT_MB * MIB
     assert f"the bot ran out of its write limit of {LIMIT_MB} MiB" in text, text[-2000:]
     assert text.count("ran out of its write limit") == 1, text[-2000:]
-    assert not folder.exists() and str(folder) not in _tmp_mounts()
+    assert not folder.exists() and not _tmp_mounts(own_tmp)
     assert list(own_tmp.iterdir()) == []
 
 
@@ -205,7 +205,7 @@ def test_a_build_gets_enospc_at_its_write_limit_and_leaves_its_folder_as_it_was(
     assert (f"build failed: it ran out of its write limit of {LIMIT_MB} MiB"
             in str(failed.value)), str(failed.value)
     assert _tree(spec_file.parent) == before
-    assert list(own_tmp.iterdir()) == [] and not _tmp_mounts()
+    assert list(own_tmp.iterdir()) == [] and not _tmp_mounts(own_tmp)
 
 
 LEAVE_ODD_FILES = r'''import os, stat
