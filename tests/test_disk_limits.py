@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from cli_support import referee
 
 from referee.bots import scratch
 from referee.bots.build import ensure_built
@@ -366,3 +367,26 @@ def test_releasing_a_scratch_folder_unmounts_it_and_never_enters_another_mount(
 def _mount_points() -> list[str]:
     with open("/proc/self/mountinfo") as info:
         return [line.split()[4] for line in info]
+
+
+# A bot that fills its /tmp with many small files as it starts, then ends on the error.
+FILLS_AND_DIES = r'''import os
+for i in range(100000):
+    with open(f"/tmp/f{i}", "wb") as out:
+        out.write(b"x" * 4096)
+'''
+
+
+def test_referee_check_says_in_one_line_that_the_bot_ran_out_of_its_write_limit(
+        tmp_path: Path) -> None:
+    """`referee check --write-limit-mb 8` on a bot that fills its /tmp as it starts and dies of
+    it: the check's FAIL line for its start-up says it ran out of its write limit of 8 MiB."""
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "fill.py").write_text(FILLS_AND_DIES)
+    (folder / "bot.toml").write_text('name = "filler"\ncommand = ["{python}", "fill.py"]\n')
+    done = referee("check", folder / "bot.toml", "--write-limit-mb", str(LIMIT_MB),
+                   check=False, timeout=600)
+    failed = [line for line in done.stdout.splitlines() if line.startswith("FAIL")]
+    assert failed and f"ran out of its write limit of {LIMIT_MB} MiB" in failed[0], done.stdout
+    assert "No space left on device" in failed[0], done.stdout
