@@ -390,3 +390,33 @@ def test_referee_check_says_in_one_line_that_the_bot_ran_out_of_its_write_limit(
     failed = [line for line in done.stdout.splitlines() if line.startswith("FAIL")]
     assert failed and f"ran out of its write limit of {LIMIT_MB} MiB" in failed[0], done.stdout
     assert "No space left on device" in failed[0], done.stdout
+
+
+READS_ITS_LINK = r'''import sys
+try:
+    print("READ", open("linked").read().strip())
+except OSError as exc:
+    print("DENIED", exc.errno)
+'''
+
+
+def test_a_file_with_a_second_name_outside_stays_as_unreadable_to_the_build(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file of the bot's folder that is also a root-only file elsewhere (a hard link): the
+    build, copying the folder, does not get to read it, and it stays as it was, both names."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    secret = tmp_path / "secret"
+    secret.write_text("hunter2\n")
+    secret.chmod(0o600)
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    os.link(secret, folder / "linked")
+    (folder / "read.py").write_text(READS_ITS_LINK)
+    (folder / "bot.toml").write_text('name = "reader"\ncommand = ["{python}", "read.py"]\n'
+                                     'build = ["{python}", "read.py"]\n')
+    lines: list[str] = []
+    assert ensure_built(load_spec(folder / "bot.toml"), sandbox=True,
+                        on_line=lambda _name, line: lines.append(line)) is True
+    assert any(line.startswith("DENIED") for line in lines), lines
+    assert os.stat(secret).st_nlink == 2 and secret.read_text() == "hunter2\n"
+    assert stat.S_IMODE(os.stat(secret).st_mode) == 0o600 and os.stat(secret).st_uid == 0

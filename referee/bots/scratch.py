@@ -267,10 +267,10 @@ def _key(path: str, st: os.stat_result) -> tuple[object, ...]:
 
 
 def copy_in(src: Path, dest: Path, uid: int, gid: int) -> Given:
-    """Copy the folder `src` to the new folder `dest` (a build's scratch tmpfs), everything
-    owned by uid:gid: folders, regular files (each name a file of its own) and symbolic links;
-    other files are left out. Returns what it copied (for `copy_back`). TreeError if a path is
-    too long."""
+    """Copy the folder `src` to the new folder `dest` (a build's scratch tmpfs), owned by
+    uid:gid: folders, regular files (each name a file of its own; one with several names keeps
+    its owner) and symbolic links; other files are left out. Returns what it copied (for
+    `copy_back`). TreeError if a path is too long."""
     folders = [("", os.lstat(src))]
     given: Given = {}
     _make_folder(str(dest), uid, gid)
@@ -280,7 +280,10 @@ def copy_in(src: Path, dest: Path, uid: int, gid: int) -> Given:
             _make_folder(into, uid, gid)
             folders.append((rel, st))
         elif stat.S_ISREG(st.st_mode):
-            _copy_file(source, into, st, uid, gid)
+            # A file with several names may be a file outside the folder: the build reads it
+            # only if its owner lets others read it, as it would the file itself.
+            owner = (st.st_uid, st.st_gid) if st.st_nlink > 1 else (uid, gid)
+            _copy_file(source, into, st, *owner)
         elif stat.S_ISLNK(st.st_mode):
             os.symlink(os.readlink(source), into)
             os.chown(into, uid, gid, follow_symlinks=False)
