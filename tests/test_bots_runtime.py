@@ -527,12 +527,17 @@ def test_no_bot_survives_a_sigkilled_referee(tmp_path: Path) -> None:
 
         dirs = wait_for("both bots listening on their sockets", listening, timeout=120)
         assert dirs and all(d.is_dir() for d in dirs), dirs
+        if os.geteuid() == 0:   # as root each is a size-limited tmpfs (referee.bots.scratch)
+            assert all(os.path.ismount(d) for d in dirs), dirs
         ref.send_signal(signal.SIGKILL)
         ref.wait(timeout=10)
         assert leftovers(run_id, wait=15.0) == []
-        # The guards removed each instance's directory (socket, sandbox /tmp) on their way out.
+        # The guards removed each instance's directory (socket, sandbox /tmp) on their way out,
+        # unmounted first.
         wait_for("the instance directories removed",
                  lambda: not [d for d in dirs if d.exists()], timeout=60)
+        mounts = Path("/proc/self/mountinfo").read_text()
+        assert not [d for d in dirs if f" {d} " in mounts], mounts
     finally:
         if ref.poll() is None:
             ref.kill()

@@ -4,11 +4,13 @@ the JavaScript sample bot still builds (with `build_network = true`) and plays."
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import ipaddress
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -374,31 +376,50 @@ def test_the_network_filter_refuses_private_ranges_and_the_host(tmp_path: Path) 
             "100.64.0.0/10"} <= set(targets)
 
 
-WAITING_BUILD = """import time
+# The first build waits for the test's go, SIGUSR1 (at most 300 s): as root a build writes in a
+# copy of its folder, so the test cannot see or touch its files while it runs.
+WAITING_BUILD = """import signal, sys, time
 from pathlib import Path
+first = not Path("starts").exists()
 with open("starts", "a") as starts:   # one line per build that ran
     starts.write("started\\n")
-for _ in range(3000):   # waits for the test's go (at most 300 s)
-    if Path("go").exists():
-        break
-    time.sleep(0.1)
+if first:
+    signal.signal(signal.SIGUSR1, lambda *_: sys.exit(0))
+    time.sleep(300)
 """
+
+
+def _waiting(token: str) -> list[int]:
+    """Pids of the processes running `python wait.py TOKEN` (not the guard or bubblewrap that
+    started one, whose command lines end the same) once they catch SIGUSR1."""
+    found = []
+    for entry in os.listdir("/proc"):
+        with contextlib.suppress(OSError, StopIteration):
+            words = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")[:-1]
+            if not (entry.isdigit() and words[1:] == [b"wait.py", token.encode()]):
+                continue
+            caught = next(line for line in Path(f"/proc/{entry}/status").read_text().splitlines()
+                          if line.startswith("SigCgt:"))
+            if int(caught.split()[1], 16) & (1 << (signal.SIGUSR1 - 1)):
+                found.append(int(entry))
+    return found
 
 
 @needs_sandbox
 def test_a_folder_is_built_by_one_build_at_a_time_whatever_the_build_cache(
         tmp_path: Path) -> None:
     """Two referees with build caches of their own build one folder: the second waits for the
-    first (the lock is on the folder, not in a cache), so the folder, lent to each build's uid
-    in turn, is given back to its owner. (With a lock per cache, the second build took the
-    first one's uid for the owner and gave the folder to it.)"""
+    first (the lock is on the folder, not in a cache), so the second builds on what the first
+    left, and the folder is its owner's afterwards. (With a lock per cache, the second build
+    took the first one's uid for the owner and gave the folder to it.)"""
     folder = tmp_path / "bot"
     folder.mkdir()
     folder.chmod(0o755)
     (folder / "wait.py").write_text(WAITING_BUILD)
     spec = folder / "bot.toml"
+    token = f"wait-{uuid.uuid4().hex}"   # names this test's build among the machine's
     spec.write_text('name = "waiter"\ncommand = ["{python}", "wait.py"]\n'
-                    'build = ["{python}", "wait.py"]\n')
+                    f'build = ["{{python}}", "wait.py", "{token}"]\n')
     before = _owners(folder)
     code = ("import sys; from referee.bots.build import ensure_built; "
             "from referee.bots.spec import load_spec; "
@@ -410,11 +431,11 @@ def test_a_folder_is_built_by_one_build_at_a_time_whatever_the_build_cache(
                                 env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / cache)})
 
     first = referee_building("cache-a")
-    def started() -> bool:
+    def started() -> list[int]:
         assert first.poll() is None, first.communicate()
-        return (folder / "starts").exists()
+        return _waiting(token)
 
-    wait_for("the first build to start", started, timeout=300)
+    waiting = wait_for("the first build to start", started, timeout=300)
     lock = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:   # the running build holds the folder's lock
         with pytest.raises(BlockingIOError):
@@ -422,7 +443,9 @@ def test_a_folder_is_built_by_one_build_at_a_time_whatever_the_build_cache(
     finally:
         os.close(lock)
     second = referee_building("cache-b")
-    (folder / "go").write_text("")
+    for pid in waiting:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGUSR1)
     results = [process.communicate(timeout=600) for process in (first, second)]
     assert [process.returncode for process in (first, second)] == [0, 0], results
     assert [out.strip() for out, _ in results] == ["True", "True"], results

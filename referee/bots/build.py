@@ -5,9 +5,12 @@ A spec's `build` is code the bot's author controls (`npm ci` runs a package's in
 (`referee.bots.sandbox`): as a uid of its own (`referee.bots.uids`), without the referee's
 environment, seeing only the system, the interpreter, the referee's SDK and `proto/`, and its
 own folder, the only place it may write besides a private `/tmp`. It has no network unless
-the spec says `build_network = true`. For the build, the bot's folder is lent to the build's
-uid (chowned) and given back to its owner afterwards, files the build created included; a file
-with several hard links is never chowned (it could be a link to a file outside the folder).
+the spec says `build_network = true`. As root, the build writes in a copy of the bot's folder
+in a size-limited tmpfs (with its `/tmp`), bound at the folder's own path, copied back
+normalised if it succeeds (`referee.bots.scratch`). Where no tmpfs can be mounted, the bot's
+folder is lent to the build's uid (chowned) and given back to its owner afterwards, files the
+build created included (a file with several hard links is never chowned: it could be a link to
+a file outside the folder), and what it writes is measured (`referee.bots.diskwatch`).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
-from referee.bots import diskwatch, uids
+from referee.bots import diskwatch, scratch, uids
 from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB, DiskWatch
 from referee.bots.errors import BotStartError
 from referee.bots.folder import open_to_bot
@@ -84,7 +87,12 @@ OutputListener = Callable[[str, str], None]
 
 
 class WriteLimitReached(Exception):
-    """A build wrote more than its limit and was stopped (every process of it)."""
+    """A build ran out of its write limit (or wrote more than it, and was stopped, every
+    process of it, where the limit is measured)."""
+
+
+class BuildResultRefused(Exception):
+    """What a build left cannot be kept (the message says why)."""
 
 
 def ensure_built(spec: BotSpec, timeout: float | None = None, *, sandbox: bool = False,
@@ -180,9 +188,11 @@ def _build(spec: BotSpec, timeout: float, sandbox: bool, limit: float,
             done = _run_guarded(unconfined, timeout, on_line=on_line, watched=[spec.workdir],
                                 write_max_mb=write_max_mb)
     except WriteLimitReached:
-        raise BotStartError(spec.name, f"build stopped: it wrote more than {write_max_mb} MiB "
-                                       f"(the limit of what a build may write in its folder "
-                                       f"and /tmp)") from None
+        raise BotStartError(spec.name, f"build failed: it ran out of its write limit of "
+                                       f"{write_max_mb} MiB (what a build may write in its "
+                                       f"folder and /tmp together)") from None
+    except BuildResultRefused as exc:
+        raise BotStartError(spec.name, f"build failed: {exc}") from None
     except subprocess.TimeoutExpired:
         raise BotStartError(spec.name, f"build timed out after {limit:.0f} s "
                                        f"(limits.build_seconds)") from None
@@ -252,7 +262,9 @@ def failure_tail(done: subprocess.CompletedProcess[str], confined: bool) -> str:
 def _run_confined(spec: BotSpec, argv: list[str], timeout: float,
                   on_line: OutputListener | None = None,
                   write_max_mb: int = DEFAULT_WRITE_MAX_MB) -> subprocess.CompletedProcess[str]:
-    """Run the build under the guard in bubblewrap, the bot's folder lent to a uid of its own."""
+    """Run the build under the guard in bubblewrap as a uid of its own: as root, in a copy of
+    the bot's folder in a size-limited tmpfs, copied back if it succeeds (`_scratch`);
+    otherwise in the folder itself (lent to that uid as root), its writes measured."""
     from referee.bots.process import RUN_ID, protocol_env, referee_paths
     from referee.bots.sandbox import NOBODY, bwrap_argv, default_env, prepare_dirs
 
@@ -266,10 +278,13 @@ def _run_confined(spec: BotSpec, argv: list[str], timeout: float,
         with contextlib.ExitStack() as stack:
             # The network first: if it cannot be isolated, nothing of the bot's runs.
             net = stack.enter_context(isolated_network(work)) if spec.build_network else None
-            tmp = work / "tmp"
+            copied = _scratch(spec.workdir, work, write_max_mb, uid, gid) if root else None
+            scratch_dir = copied[0] if copied else None
+            tmp = (scratch_dir or work) / "tmp"
             if root:
                 prepare_dirs(tmp, uid=uid, gid=gid)
-                lent = _lend(spec.workdir, uid, gid)
+                if scratch_dir is None:
+                    lent = _lend(spec.workdir, uid, gid)
             else:
                 tmp.mkdir()
             env = {**default_env(), **protocol_env(), **spec.env, "REFEREE_RUN_ID": RUN_ID}
@@ -279,17 +294,62 @@ def _run_confined(spec: BotSpec, argv: list[str], timeout: float,
                                   max_file_mb=write_max_mb,
                                   writable_bot_dir=True, ro_paths=referee_paths(),
                                   netns=net.path if net else None,
-                                  resolv_conf=net.resolv_conf if net else None)
-            return _run_guarded(confined, timeout, env={"REFEREE_RUN_ID": RUN_ID},
-                                on_line=on_line, watched=[spec.workdir, tmp],
+                                  resolv_conf=net.resolv_conf if net else None,
+                                  bot_source=scratch_dir / "bot" if scratch_dir else None)
+            done = _run_guarded(confined, timeout, env={"REFEREE_RUN_ID": RUN_ID},
+                                on_line=on_line,
+                                watched=None if scratch_dir else [spec.workdir, tmp],
                                 write_max_mb=write_max_mb)
+            if copied is not None:
+                _take_result(spec.workdir, *copied, done)
+            return done
     finally:
         if root and lent:
             _give_back(spec.workdir, lent)
+        if root:
             open_to_bot(spec.workdir)   # what the build made, under any umask, for the bot
+        scratch.release_instance_dir(work / "scratch")
         shutil.rmtree(work, ignore_errors=True)
         if lease:
             lease.release()
+
+
+def _scratch(folder: Path, work: Path, write_max_mb: int, uid: int,
+             gid: int) -> tuple[Path, scratch.Given] | None:
+    """A tmpfs at `work`/scratch the size of the bot's folder plus `write_max_mb` MiB (and as
+    many inodes as its entries plus one per 4 KiB of the limit), holding a copy of the folder
+    in `bot/` owned by the build's uid, and what was copied; None where it cannot be mounted
+    (the caller falls back to measuring). BuildResultRefused if the folder cannot be copied
+    whole (a path too long)."""
+    place = work / "scratch"
+    place.mkdir()
+    try:
+        size, count = scratch.measure(folder, place / "bot")
+    except scratch.TreeError as exc:
+        raise BuildResultRefused(f"the bot's folder holds {exc}") from None
+    limit = write_max_mb * diskwatch.MIB
+    if not scratch.mount_bounded(place, size + limit, count + scratch.inodes_for(limit) + 16):
+        return None
+    return place, scratch.copy_in(folder, place / "bot", uid, gid)
+
+
+def _take_result(folder: Path, place: Path, given: scratch.Given,
+                 done: subprocess.CompletedProcess[str]) -> None:
+    """After a build in the scratch tmpfs `place`: WriteLimitReached if it filled it (or
+    failed saying it had no space left); else, if it succeeded, its folder copied back
+    (`scratch.copy_back`, normalised). A failed build leaves the bot's folder as it was."""
+    if scratch.full(place) or (done.returncode != 0 and
+                               scratch.no_space(f"{done.stdout}\n{done.stderr}")):
+        raise WriteLimitReached
+    if done.returncode != 0:
+        return
+    st = os.statvfs(place)
+    try:
+        scratch.copy_back(place / "bot", folder, given, st.f_blocks * st.f_frsize)
+    except scratch.WrittenTooMuch:
+        raise WriteLimitReached from None
+    except scratch.TreeError as exc:
+        raise BuildResultRefused(f"the build left {exc}") from None
 
 
 def _run_guarded(argv: list[str], timeout: float, *, env: dict[str, str] | None = None,
@@ -325,7 +385,9 @@ def _run_guarded(argv: list[str], timeout: float, *, env: dict[str, str] | None 
         # At the write limit every process of the build is killed at once, no grace: each
         # moment more is written. The guard's process group goes, and with the guard the
         # sandbox (bwrap dies with its parent, and its pid namespace with it).
-        watch = DiskWatch(watched or [], write_max_mb, lambda: _kill_group(process.pid)).start()
+        watch = DiskWatch(watched or [], write_max_mb, lambda: _kill_group(process.pid))
+        if watched is not None:   # no kernel bound on these folders: measured
+            watch.start()
         try:
             process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:

@@ -1,13 +1,14 @@
 """A bound on what a build (or a bot) writes to disk, all its files together.
 
 `RLIMIT_FSIZE` bounds each file a process writes, not their number: a build that writes many
-files, or many processes that each write one, still fill the disk. No size-limited file system
-can be counted on (a tmpfs or loop mount with a size needs privileges and kernel features that
-not every host has), so a `DiskWatch` measures the folders a confined program may write (its
-own folder and its private /tmp) from a thread, and calls `stop` as soon as they hold more
-than the limit beyond what they held at the start. What it counts is what fills a disk: the
-blocks each file takes, and at least one block (`ENTRY_BYTES`) for every file, folder or
-link, so that a million empty files (inodes) count too. Each file is bounded as well (the
+files, or many processes that each write one, still fill the disk. As root a size-limited
+tmpfs bounds them (`referee.bots.scratch`); where none can be mounted (an ordinary user, a
+mount refused), and for a build run without the sandbox, a `DiskWatch` measures the folders a
+confined program may write (its own folder and its private /tmp) from a thread, and calls
+`stop` as soon as they hold more than the limit beyond what they held at the start. What it
+counts is what fills a disk: the blocks each file takes, and at least one block
+(`ENTRY_BYTES`) for every file, folder or link, so that a million empty files (inodes) count
+too. Each file is bounded as well (the
 sandbox's `RLIMIT_FSIZE` at the same limit), so a program passes the limit by at most what it
 writes between two measurements before it is stopped.
 """

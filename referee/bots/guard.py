@@ -13,9 +13,11 @@ and variables reach only the COMMAND, through `referee.util.trusted.bot_command`
   any more), sends SIGKILL to what is left and reaps it all, so that
   when the guard exits nothing below it runs (but a process stuck in the kernel for more than
   KILL_WAIT seconds);
-* then, with `--remove-dir DIR`, removes DIR (the bot instance's socket directory), after any
-  `--on-exit` command: so nothing is left in the temp directory even when the referee is
-  killed and cannot remove it itself.
+* then, with `--remove-dir DIR`, unmounts DIR if it is a size-limited scratch folder and removes
+  it (`referee.bots.scratch.release_instance_dir`; the bot instance's socket directory), after
+  any `--on-exit` command: so nothing is left in the temp directory even when the referee is
+  killed and cannot remove it itself. When the bot ended by itself with DIR full, its output
+  gets a line saying it ran out of its write limit.
 
 Options for a COMMAND that is a container client (`podman run`, `docker run`), whose container
 lives on outside this process tree:
@@ -211,6 +213,7 @@ def main(argv: list[str]) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, stop)
     status = 0
+    stopped = False
     try:
         child = os.fork()
         if child == 0:  # the bot: dies with the guard even if the guard is SIGKILLed
@@ -228,19 +231,35 @@ def main(argv: list[str]) -> int:
                 status = os.waitstatus_to_exitcode(wait_status)
                 break
     except _Stop:
-        pass
+        stopped = True
     except ChildProcessError:
         pass
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
+    if remove_dir and not stopped:
+        _say_if_full(remove_dir)
     terminate_descendants(0.0 if orphaned(parent) else grace)
     if on_exit:
         run_on_exit(on_exit, on_exit_timeout)
     if remove_dir:
-        import shutil  # here, not at the top: the guard starts on every bot start
+        # Here, not at the top: the guard starts on every bot start. Unmounted first (a
+        # size-limited instance folder), then removed.
+        from referee.bots.scratch import release_instance_dir
 
-        shutil.rmtree(remove_dir, ignore_errors=True)
+        release_instance_dir(remove_dir)
     return 128 - status if status < 0 else status
+
+
+def _say_if_full(folder: str) -> None:
+    """Tell the bot's log (this process's stdout) that the bot ended with its size-limited
+    instance folder full: its writes failed for want of space. (When the referee stops the
+    bot, the referee says it, before the bot's processes and the files they hold go.)"""
+    from referee.bots.scratch import full_note
+
+    note = full_note(folder)
+    if note:
+        with contextlib.suppress(OSError):
+            os.write(1, note.encode())
 
 
 if __name__ == "__main__":

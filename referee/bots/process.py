@@ -19,7 +19,7 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.bots import uids
+from referee.bots import scratch, uids
 from referee.bots.diskwatch import BOT_EVERY_S, DiskWatch, write_max_mb
 from referee.bots.errors import BotStartError
 from referee.bots.guard import guarded
@@ -251,7 +251,7 @@ class GuardedProcess:
 
     def _remove_dir(self) -> None:
         if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
+            scratch.release_instance_dir(self._dir)
             self._dir = None
 
 
@@ -267,6 +267,7 @@ class BotProcess(GuardedProcess):
         self.sandbox = use_sandbox(spec, sandbox)
         self._uid: uids.UidLease | None = None
         self._watch: DiskWatch | None = None
+        self._bounded = False   # the instance folder is a size-limited tmpfs
 
     def _prepare(self) -> Launch:
         argv = self.spec.argv()
@@ -301,7 +302,7 @@ class BotProcess(GuardedProcess):
             argv = self._sandboxed(launch) if self.sandbox else \
                 bot_command(launch.argv, launch.env, launch.cwd)
             await self._spawn([], argv, {"REFEREE_RUN_ID": RUN_ID})
-            if self.sandbox:
+            if self.sandbox and not self._bounded:   # no kernel bound here: measured instead
                 self._watch_writes()
         except OSError as exc:
             self._remove_dir()
@@ -314,13 +315,31 @@ class BotProcess(GuardedProcess):
             raise
         return launch.address
 
+    def _bound_dir(self, uid: int, gid: int) -> None:
+        """As root, make the instance folder (socket and private /tmp) a tmpfs of
+        `write_max_mb()` MiB owned by the instance's uid: the kernel bounds every byte and
+        inode the bot writes there (`referee.bots.scratch`). Where it cannot be mounted the
+        folder stays a plain one, and `_watch_writes` measures it instead."""
+        assert self._dir is not None
+        limit = write_max_mb() * scratch.MIB
+        self._bounded = scratch.mount_bounded(self._dir, limit, uid=uid, gid=gid)
+
+    def _say_if_full(self) -> None:
+        """Add to the bot's log that it ran out of its write limit, if its instance folder is
+        full now (and the guard has not said so already)."""
+        note = scratch.full_note(self._dir) if self._bounded and self._dir else ""
+        if note and note.encode() not in b"".join(self.log.chunks)[-4096:]:
+            self.log.add(note.encode())
+
     def _watch_writes(self) -> None:
-        """Bound what the confined bot writes: its instance folder (socket and private /tmp)
-        may grow by `write_max_mb()` MiB; past it the bot is killed, every process of it (the
-        guard's group, and the sandbox dies with the guard), and its log says why."""
+        """Where the instance folder is no tmpfs (`_bound_dir`), bound what the confined bot
+        writes by measuring: its instance folder (socket and private /tmp) may grow by
+        `write_max_mb()` MiB; past it the bot is killed, every process of it (the guard's
+        group, and the sandbox dies with the guard), and its log says why."""
         assert self._dir is not None and self.proc is not None
         pid, limit, loop = self.proc.pid, write_max_mb(), asyncio.get_running_loop()
-        said = f"[referee: the bot wrote more than {limit} MiB in its /tmp and was stopped]\n"
+        said = (f"[referee: the bot ran out of its write limit of {limit} MiB (its /tmp and "
+                f"its socket folder together) and was stopped]\n")
 
         def kill() -> None:   # on the watch's thread
             # The line first: the loop adds it to the log before it hears of the bot's end.
@@ -341,6 +360,7 @@ class BotProcess(GuardedProcess):
         # enter them (the referee, as root, connects all the same).
         tmp = self._dir / "tmp"
         if os.geteuid() == 0:
+            self._bound_dir(uid, gid)
             prepare_dirs(self._dir, tmp, uid=uid, gid=gid)
         else:   # in a user namespace the caller's own directories are the bot's
             tmp.mkdir()
@@ -359,12 +379,16 @@ class BotProcess(GuardedProcess):
         if self._watch is not None:   # before the folder goes: its removal is no write
             self._watch.close()
             self._watch = None
+        self._say_if_full()   # the guard, killed, could not
         super()._remove_dir()
+        self._bounded = False
         if self._uid is not None:   # the instance's processes are gone: its uid is free
             self._uid.release()
             self._uid = None
 
     async def stop(self) -> None:
         """SIGTERM the bot and its descendants, SIGKILL after the grace period; clean up."""
+        if self.alive:   # while its processes, and the files they hold open, are there
+            self._say_if_full()
         await self._terminate(whole_group=True, wait=GRACE_SECONDS + 1.0)
         self._remove_dir()

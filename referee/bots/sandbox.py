@@ -217,8 +217,9 @@ def shown_in_place(cmd: list[str]) -> list[str]:
     for at, word in enumerate(cmd):
         if word == "--chdir":          # the last option before the confined command
             break
-        if word in ("--bind", "--ro-bind", "--ro-bind-try") and cmd[at + 1] == cmd[at + 2] \
-                and cmd[at + 2] != "/tmp":
+        # (a build's folder is bound from its copy in a scratch tmpfs, at the folder's path)
+        if word in ("--bind", "--ro-bind", "--ro-bind-try") and cmd[at + 2] != "/tmp" \
+                and (cmd[at + 1] == cmd[at + 2] or word == "--bind"):
             shown.append(cmd[at + 2])
     return shown
 
@@ -242,6 +243,7 @@ def bwrap_argv(
     writable_bot_dir: bool = False,
     netns: str | None = None,
     resolv_conf: Path | None = None,
+    bot_source: Path | None = None,
 ) -> list[str]:
     """Return a command line that runs ``argv`` confined by bubblewrap.
 
@@ -260,13 +262,16 @@ def bwrap_argv(
     read-write, ``socket_dir`` may be None, and ``netns`` (the path of a network namespace
     made by ``referee.bots.netns.isolated_network``, root only) runs the sandbox in that
     namespace instead of a new empty one, showing ``resolv_conf`` as ``/etc/resolv.conf``.
-    The sandbox never shares the host's network namespace.
+    The sandbox never shares the host's network namespace. ``bot_source``, if given, is
+    bound at ``bot_dir``'s path instead of ``bot_dir`` itself (a build's copy of the folder in
+    a size-limited scratch tmpfs, ``referee.bots.scratch``).
     """
     if not argv:
         raise ValueError("argv must not be empty")
     if privileged is None:
         privileged = os.geteuid() == 0
     bot = os.path.abspath(bot_dir)
+    source = os.path.abspath(bot_source) if bot_source is not None else bot
     tmp = os.path.abspath(tmp_dir)
     sock = os.path.abspath(socket_dir) if socket_dir is not None else None
 
@@ -323,6 +328,8 @@ def bwrap_argv(
     if bot == "/":
         raise SandboxError("the bot's folder is the host's root: not shown in the sandbox")
     checked_source(bot, "the bot's folder", may_be_in_data=True)
+    if source != bot:
+        checked_source(source, "the copy of the bot's folder", may_be_in_data=True)
     # The referee makes these (mkdtemp), in its TMPDIR, which `referee serve` puts in its data
     # folder: they may lie in it, never hold it.
     checked_source(tmp, "the private /tmp", may_be_in_data=True)
@@ -346,7 +353,7 @@ def bwrap_argv(
     for p in sorted(ro, key=_mount_order_key):
         cmd += [*parents(p), "--ro-bind", p, p]
         read_only.append(p)
-    cmd += [*parents(bot), "--bind" if writable_bot_dir else "--ro-bind", bot, bot]
+    cmd += [*parents(bot), "--bind" if writable_bot_dir else "--ro-bind", source, bot]
     read_only.append(bot)
     if sock is not None:
         cmd += [*parents(sock), "--bind", sock, sock]

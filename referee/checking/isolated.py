@@ -15,13 +15,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
 import signal
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
 from referee.bots.guard import guarded
+from referee.bots.scratch import release_instance_dir
 from referee.present.text import safe_line
 from referee.util.trusted import TRUSTED_CWD, python_module
 
@@ -55,8 +55,9 @@ async def check_process(spec: Path, timeout: float, line: Line,
         return await _run(spec, timeout, line, write_max_mb, limits, scratch)
     finally:
         # Only now: nothing that could write in it runs any more. Its builds' and bots' own
-        # folders are in it, which their processes killed at once never removed.
-        shutil.rmtree(scratch, ignore_errors=True)
+        # folders are in it, which their processes killed at once never removed, and with them
+        # their size-limited mounts (`referee.bots.scratch`): unmounted first.
+        release_instance_dir(scratch)
 
 
 async def _run(spec: Path, timeout: float, line: Line, write_max_mb: int | None,
