@@ -115,3 +115,11 @@ def rss_kib(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     raise AssertionError(f"no VmRSS for {pid}")
+
+
+def runs_module(command_line: str, module: str) -> bool:
+    """Whether a process's command line (as `descendants` gives it) is the referee's Python
+    module `module` itself (started as `python -I -c ... module`, referee.util.trusted), not
+    the guard above it nor another module."""
+    words = command_line.split()
+    return words[1:3] == ["-I", "-c"] and module in words

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from proc_support import descendants
+from proc_support import descendants, runs_module
 from runner_support import Club, write_season
 from server_support import ServerProcess, WebClient
 from wait_support import wait_for
@@ -205,7 +205,7 @@ def test_the_pace_holds_the_next_round_back_and_the_organiser_changes_it(
         assert rounds_and_games(db) == (1, 2, 2)
         # A runner killed and started again keeps the pace: the round's start is stored.
         (runner,) = [pid for pid, line in descendants(server.proc.pid).items()
-                     if line.split()[1:3] == ["-m", "referee.server.runner"]]
+                     if runs_module(line, "referee.server.runner")]
         os.kill(runner, signal.SIGKILL)
         wait_for("the new runner's wait", lambda: len(said("pace: round 1 done")) == 2)
         assert rounds_and_games(db) == (1, 2, 2)

@@ -23,6 +23,7 @@ from proc_support import (
     descendants,
     parent_of,
     running,
+    runs_module,
     socket_inodes,
     tcp_sockets,
 )
@@ -101,9 +102,9 @@ def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:
 
 def runner_pids(parent: int) -> set[int]:
     """The season runners `referee serve` (pid `parent`) has running now (each under its
-    guard: python -m referee.server.runner ...)."""
+    guard: python -I -c ... referee.server.runner ...)."""
     return {pid for pid, line in descendants(parent).items()
-            if line.split()[1:3] == ["-m", "referee.server.runner"]}
+            if runs_module(line, "referee.server.runner")}
 
 
 def test_a_runner_that_dies_is_started_again(tmp_path: Path) -> None:

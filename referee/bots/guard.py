@@ -244,16 +244,27 @@ def main(argv: list[str]) -> int:
     if remove_dir:
         # Here, not at the top: the guard starts on every bot start. Unmounted first (a
         # size-limited instance folder), then removed.
+        _own_package_importable()
         from referee.bots.scratch import release_instance_dir
 
         release_instance_dir(remove_dir)
     return 128 - status if status < 0 else status
 
 
+def _own_package_importable() -> None:
+    """Put the folder that holds this file's `referee` package on the module path: the guard
+    runs isolated (`python -I`), and takes the referee's modules from where it lies itself,
+    never from its working directory or the environment."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if root not in sys.path:
+        sys.path.insert(0, root)
+
+
 def _say_if_full(folder: str) -> None:
     """Tell the bot's log (this process's stdout) that the bot ended with its size-limited
     instance folder full: its writes failed for want of space. (When the referee stops the
     bot, the referee says it, before the bot's processes and the files they hold go.)"""
+    _own_package_importable()
     from referee.bots.scratch import full_note
 
     note = full_note(folder)
