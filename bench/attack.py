@@ -15,6 +15,7 @@ Every loop here is bounded (counts and deadlines) and every connection goes to 1
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import resource
 import select
@@ -69,10 +70,8 @@ class Flood:
                                   (slow_body, SLOW_BODY_HEAD, b"a" * 50000)):
             for _ in range(count):
                 if (sock := self.connect()) is not None:
-                    try:
-                        sock.send(head)   # a body's head goes at once, its body trickles
-                    except OSError:
-                        pass
+                    with contextlib.suppress(OSError):   # a body's head goes at once
+                        sock.send(head)
                     self.slow.append((sock, text))
         threading.Thread(target=self.trickle, args=(time.monotonic() + lasts,),
                          daemon=True).start()
@@ -83,10 +82,8 @@ class Flood:
         while time.monotonic() < until and not self.stopping.wait(TRICKLE_S):
             for sock, text in self.slow:
                 if sent < len(text) and sock.fileno() >= 0:
-                    try:
+                    with contextlib.suppress(OSError):   # closed by the server
                         sock.send(text[sent:sent + 1])
-                    except OSError:
-                        pass   # closed by the server: counted by closed()
             sent += 1
 
     def sockets(self) -> list[socket.socket]:
@@ -198,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
         times = [page_time(server.port) for _ in range(5)]
         print("pages during the flood: " + ", ".join(f"{status} in {took:.2f} s"
                                                      for status, took in times))
+        print(f"closed by the server at once (past the worker's connection cap): "
+              f"{closed_count(socks)} of {len(socks)}")
         closed, waited = wait_closed(socks, bound=90)
         print(f"closed by the server: {closed} of {len(socks)} within "
               f"{time.monotonic() - started:.0f} s of the flood's start (watched {waited:.0f} s)")

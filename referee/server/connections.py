@@ -10,9 +10,9 @@ no page is served. Here, for every connection of the worker:
   waiting for one (its opening, or the end of its previous answer), however it trickles;
 - a request's body must arrive at BODY_MIN_RATE bytes a second on average once BODY_GRACE_S
   have passed (the time the application does not read it is not counted);
-- the worker keeps at most `connection_cap()` connections: past it, the connection that has
-  waited longest for its request head is closed to make room for the newcomer, so a flood of
-  idle connections cannot keep a student's request out;
+- the worker keeps at most `connection_cap()` connections: past it, the oldest connection
+  that is waiting for a request head (idle, or its head partial) is closed to make room for the
+  newcomer, so a flood of idle connections cannot keep a student's request out;
 - an accept that fails for want of descriptors (EMFILE) is logged once a minute with a count,
   not a traceback per try (asyncio's own handler logs each, up to the accept batch every
   loop turn).
@@ -80,7 +80,7 @@ class Watch:
         loop.call_later(SWEEP_S, self.sweep)
 
     def joined(self, conn: GuardedH11) -> None:
-        """A new connection: past the cap, the one waiting longest for its head goes."""
+        """A new connection: past the cap, the oldest one waiting for a request head goes."""
         self.open[conn] = None
         while len(self.open) > self.cap:
             waiting = next((c for c in self.open if c is not conn and c.awaiting_head()), None)
@@ -150,6 +150,10 @@ class GuardedH11(H11Protocol):
         self.watch.left(self)
         super().connection_lost(exc)
 
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self.head_since = time.monotonic()   # the next request's head is awaited from now
+
     def data_received(self, data: bytes) -> None:
         self.received += len(data)
         super().data_received(data)
@@ -162,8 +166,9 @@ class GuardedH11(H11Protocol):
         return self.cycle is None or self.cycle.response_complete
 
     def overdue(self, now: float) -> bool:
-        """True when the request head or body is late (the deadlines start when the sweep
-        first sees the connection in that state, at most SWEEP_S late)."""
+        """True when the request head or body is late (a head is awaited from the opening or
+        the end of the previous answer; a body's time starts when the sweep first sees it
+        coming, at most SWEEP_S late)."""
         if self.awaiting_head():
             self.body_since = None
             if self.head_since is None:
