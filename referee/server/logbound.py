@@ -9,7 +9,9 @@ asyncio's, the server's own), and:
   RECORD_MAX;
 - records of one kind (the same logger, level, message pattern and HTTP status: every 404 is
   one kind, whatever its path) are written once per WINDOW_S: the first is written, the next
-  ones within the window are counted, and the first one after it says how many were left out.
+  ones within the window are counted, and the first one after it says how many were left out;
+- whatever the kinds, at most LINES_MAX records are written per WINDOW_S (a message written
+  with its text in its pattern is a kind of its own), the others counted the same way.
 
 The worker writes to its standard error, the server's log (a terminal, or the journal of the
 service that runs it); at most one line per kind per minute reaches it.
@@ -25,6 +27,7 @@ LINE_MAX = 300            # characters of one record's message
 RECORD_MAX = 4000         # characters of one record, traceback included
 WINDOW_S = 60.0           # one record of a kind per window
 KINDS_MAX = 1000          # kinds remembered (then the oldest windows are forgotten)
+LINES_MAX = 100           # records of all kinds together per window: the rest are counted
 
 
 def cut(text: str, most: int) -> str:
@@ -41,6 +44,7 @@ class Collapse(logging.Filter):
     def __init__(self) -> None:
         super().__init__()
         self.windows: dict[tuple[object, ...], tuple[float, int]] = {}
+        self.budget = (-WINDOW_S, 0, 0)   # (window opened, records written, records left out)
 
     def filter(self, record: logging.LogRecord) -> bool:
         key = (record.name, record.levelno, str(record.msg), getattr(record, "status_code", None))
@@ -49,6 +53,9 @@ class Collapse(logging.Filter):
         if now - opened < WINDOW_S:
             self.windows[key] = (opened, left_out + 1)
             return False
+        others = self.spend(now)
+        if others < 0:
+            return False
         self.windows.pop(key, None)
         if len(self.windows) >= KINDS_MAX:
             del self.windows[next(iter(self.windows))]
@@ -56,8 +63,22 @@ class Collapse(logging.Filter):
         message = cut(record.getMessage(), LINE_MAX)
         if left_out:
             message += f" (and {left_out} more like it in the last {now - opened:.0f} s)"
+        if others:
+            message += f" ({others} other records left out: more than {LINES_MAX} a minute)"
         record.msg, record.args = message, None
         return True
+
+    def spend(self, now: float) -> int:
+        """Take one record from the window's budget: -1 when it is spent (the record is
+        counted), else how many were left out since the last record written."""
+        opened, written, left_out = self.budget
+        if now - opened >= WINDOW_S:
+            opened, written = now, 0
+        if written >= LINES_MAX:
+            self.budget = (opened, written, left_out + 1)
+            return -1
+        self.budget = (opened, written + 1, 0)
+        return left_out
 
 
 class BoundedFormatter(logging.Formatter):
