@@ -8,6 +8,7 @@ The floods are bench/attack.py's (its replay prints the same measures)."""
 
 from __future__ import annotations
 
+import http.client
 import sqlite3
 import sys
 import time
@@ -110,3 +111,24 @@ def test_a_token_read_writes_nothing(server: ServerProcess) -> None:
         time.sleep(0.01)   # a new microsecond for the clock: a write would show
         assert read() == 200
         assert last_used(server.data) == first
+
+
+def test_a_kept_alive_connection_in_use_outlives_the_head_deadline(server: ServerProcess) -> None:
+    """An honest client's connection, a request every second for 20 s (past the 15 s a
+    request head may take), is never closed under it: each head is awaited from the end of
+    the answer before (uvicorn's own 5 s keep-alive closes it when it rests)."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+    try:
+        conn.request("GET", "/login/")
+        first = conn.getresponse()
+        first.read()
+        sock = conn.sock
+        for _ in range(20):
+            time.sleep(1)
+            conn.request("GET", "/login/")
+            answer = conn.getresponse()
+            answer.read()
+            assert answer.status == 200
+            assert conn.sock is sock, "the server closed a connection in use"
+    finally:
+        conn.close()
