@@ -75,7 +75,7 @@ def test_idle_and_slow_connections_neither_stop_the_pages_nor_stay_open(
     assert grown < FLOOD_LOG_MAX, f"the log grew by {grown} bytes:\n{server.output()[-3000:]}"
     status, _ = page_time(server.port, timeout=PAGE_BOUND_S)
     assert status == 200
-    assert f"open files: {OPEN_FILES} per process" in server.output()   # said at start
+    assert f"open files: {OPEN_FILES} per web worker" in server.output()   # said at start
 
 
 def test_requests_for_long_missing_paths_keep_the_log_small(server: ServerProcess) -> None:

@@ -23,9 +23,11 @@ A connection closed for these reasons gets no answer: its client sees the connec
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import resource
 import time
+from pathlib import Path
 from typing import Any
 
 import h11
@@ -46,16 +48,28 @@ ACCEPT_FAILURE = "socket.accept() out of system resource"   # asyncio's message
 log = logging.getLogger("referee.server.connections")
 
 
-def raise_open_files() -> int:
-    """Raise this process's open-file soft limit as far as its hard limit allows (children
-    inherit it); the soft limit now."""
+def open_files_target() -> int:
+    """The open-file soft limit this process may raise itself to: its hard limit (no higher
+    than the kernel's nr_open), or its soft limit as it is when the hard one is unlimited."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard != resource.RLIM_INFINITY and soft < hard:
+    if hard == resource.RLIM_INFINITY:
+        return soft
+    with contextlib.suppress(OSError, ValueError):   # not Linux: the hard limit as it is
+        hard = min(hard, int(Path("/proc/sys/fs/nr_open").read_text()))
+    return max(soft, hard)
+
+
+def raise_open_files() -> int:
+    """Raise this process's open-file soft limit to open_files_target(); the soft limit now.
+    Only the web workers do: the supervisor, the runner and the bots keep theirs."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = open_files_target()
+    if target > soft:
         try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-            soft = hard
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
         except (ValueError, OSError):
-            pass   # a hard limit over the kernel's nr_open: keep the soft one
+            pass
     return soft
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from referee.bots.guard import AUTOGROUP_NICE_ENV, guarded
 from referee.errors import UserError
 from referee.server import DATA_ENV
-from referee.server.connections import HEAD_TIMEOUT_S, connection_cap, raise_open_files
+from referee.server.connections import HEAD_TIMEOUT_S, connection_cap, open_files_target
 from referee.server.hostcheck import INSTALL_ALL, host_problems
 from referee.server.hostcheck import save as save_host_check
 from referee.server.priority import CpuGroup, season_group, web_group
@@ -270,8 +270,8 @@ OWNER_ONLY = 0o077   # the umask of `referee serve` and every process it starts
 
 def open_files_line(open_files: int) -> str:
     """The one line saying what the open-file limit lets each web worker hold."""
-    return (f"open files: {open_files} per process; each web worker keeps at most "
-            f"{connection_cap(open_files)} connections, closes one that sends no complete "
+    return (f"open files: {open_files} per web worker; each keeps at most "
+            f"{connection_cap(open_files)} connections and closes one that sends no complete "
             f"request head within {HEAD_TIMEOUT_S:.0f} s")
 
 
@@ -285,7 +285,7 @@ def serve(options: ServeOptions, say: Callable[[str], None]) -> int:
     password = prepare(options)
     say(f"club server at {options.address} (data {options.data}, season "
         f"{options.season_file}); Ctrl-C stops it")
-    say(open_files_line(raise_open_files()))
+    say(open_files_line(open_files_target()))   # what each web worker raises its own to
     missing = host_problems()
     for problem in missing:
         say(problem.line())

@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--behind-proxy", action="store_true")
     args = parser.parse_args(argv)
-    connections.raise_open_files()   # `referee serve` did; this worker may run alone
+    connections.raise_open_files()   # this worker only: the runner and bots keep theirs
     server = warmed_server(args.behind_proxy)
     try:
         sock = listening_socket(args.host, args.port)
