@@ -9,7 +9,9 @@ The floods are bench/attack.py's (its replay prints the same measures)."""
 from __future__ import annotations
 
 import http.client
+import socket
 import sqlite3
+import subprocess
 import sys
 import time
 import urllib.request
@@ -132,3 +134,61 @@ def test_a_kept_alive_connection_in_use_outlives_the_head_deadline(server: Serve
             assert conn.sock is sock, "the server closed a connection in use"
     finally:
         conn.close()
+
+
+ACCEPTOR = """
+import asyncio, resource, socket, sys
+from referee.server import connections, logbound
+
+logbound.install()
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
+async def main():
+    loop = asyncio.get_running_loop()
+    connections.Watch(loop, 10_000)   # a cap it never reaches: only the accept errors matter
+    held = []
+
+    class Hold(asyncio.Protocol):
+        def connection_made(self, transport):
+            held.append(transport)
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    await loop.create_server(Hold, sock=sock, backlog=connections.ACCEPT_BATCH)
+    sock.listen(1024)   # as a web worker does: the kernel's queue holds the rest
+    print(sock.getsockname()[1], flush=True)
+    await loop.run_in_executor(None, sys.stdin.readline)   # the test connected and waited
+    print(len(held), flush=True)
+
+asyncio.run(main())
+"""
+
+
+def test_failed_accepts_are_one_line_with_a_count(tmp_path: Path) -> None:
+    """A real asyncio server under an open-file limit of 64, with the worker's Watch, is
+    opened 200 connections it keeps: accept() fails (EMFILE) again and again, and its log
+    says so in one line with a count (asyncio's own handler wrote a traceback per try, up to
+    the accept batch every loop turn)."""
+    errors = (tmp_path / "stderr").open("w+")
+    proc = subprocess.Popen([sys.executable, "-c", ACCEPTOR], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=errors, text=True)
+    socks = []
+    try:
+        assert proc.stdout is not None and proc.stdin is not None
+        port = int(proc.stdout.readline())
+        for _ in range(200):
+            socks.append(socket.create_connection(("127.0.0.1", port), timeout=10))
+        time.sleep(3)   # accept() is retried each second meanwhile: failures to count
+        proc.stdin.write("\n")
+        proc.stdin.flush()
+        held = int(proc.stdout.readline())
+    finally:
+        for sock in socks:
+            sock.close()
+        proc.kill()
+        proc.wait()
+    errors.seek(0)
+    log = errors.read()
+    assert 0 < held < 64 <= len(socks)   # it accepted until the limit
+    assert log.count("accept() failed") == 1, log[-3000:]
+    assert "Traceback" not in log and len(log) < 1000, log[-3000:]

@@ -107,13 +107,13 @@ class Watch:
 
     def sweep(self) -> None:
         """Close the connections past a deadline; report failed accepts when due."""
+        self.loop.call_later(SWEEP_S, self.sweep)   # first: a fault here stops no later sweep
         now = time.monotonic()
         for conn in list(self.open):
             if conn.overdue(now):
                 conn.shut()
         if self.accept_failures and now - self.accept_reported >= ACCEPT_REPORT_S:
             self.report_accepts(now)
-        self.loop.call_later(SWEEP_S, self.sweep)
 
     def on_loop_error(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         """asyncio's exception handler: failed accepts are counted, the rest logged as
@@ -129,8 +129,8 @@ class Watch:
 
     def report_accepts(self, now: float) -> None:
         soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-        log.warning("could not accept a connection %d time(s) in the last %d s: %s (open-file "
-                    "limit %d, %d connections open); accepting again in 1 s each time",
+        log.warning("accept() failed %d time(s) in the last %d s: %s (open-file limit %d, %d "
+                    "connections open); accepting again 1 s after each",
                     self.accept_failures, ACCEPT_REPORT_S, self.accept_error, soft,
                     len(self.open))
         self.accept_failures = 0
