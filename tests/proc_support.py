@@ -53,14 +53,15 @@ def parent_of(pid: int) -> int | None:
 
 
 def modules_below(pid: int, module: str) -> list[int]:
-    """The processes below `pid` that run `python -m module` (e.g. referee.server.web)."""
+    """The processes below `pid` that run the referee's module `module` (e.g.
+    referee.server.web), as `python -I -c BOOT ROOTS module ...` (referee.util.trusted)."""
     found = []
     for child in descendants(pid):
         try:
             argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if argv[1:3] == [b"-m", module.encode()]:
+        if argv[1:3] == [b"-I", b"-c"] and argv[5:6] == [module.encode()]:
             found.append(child)
     return found
 
@@ -69,7 +70,7 @@ def module_below(pid: int, module: str) -> int:
     """The process below `pid` that runs `python -m module` (the first, if several do)."""
     found = modules_below(pid, module)
     if not found:
-        raise AssertionError(f"no `python -m {module}` below {pid}")
+        raise AssertionError(f"no process of {module} below {pid}")
     return found[0]
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from referee.bots.guard import AUTOGROUP_NICE_ENV, guarded
 from referee.errors import UserError
 from referee.server import DATA_ENV
+from referee.server.connections import HEAD_TIMEOUT_S, connection_cap, open_files_target
 from referee.server.hostcheck import INSTALL_ALL, host_problems
 from referee.server.hostcheck import save as save_host_check
 from referee.server.priority import CpuGroup, season_group, web_group
@@ -283,6 +284,13 @@ def confinement_line(season_file: Path) -> str:
     return confinement(settings).line
 
 
+def open_files_line(open_files: int) -> str:
+    """The one line saying what the open-file limit lets each web worker hold."""
+    return (f"open files: {open_files} per web worker; each keeps at most "
+            f"{connection_cap(open_files)} connections and closes one that sends no complete "
+            f"request head within {HEAD_TIMEOUT_S:.0f} s")
+
+
 def serve(options: ServeOptions, say: Callable[[str], None]) -> int:
     """Run the club server until stopped; the exit status (0 on SIGTERM, 130 on Ctrl-C)."""
     # Before anything is created: SQLite's -wal and -shm files, uploads, test games, the
@@ -293,6 +301,7 @@ def serve(options: ServeOptions, say: Callable[[str], None]) -> int:
     password = prepare(options)
     say(f"club server at {options.address} (data {options.data}, season "
         f"{options.season_file}); Ctrl-C stops it")
+    say(open_files_line(open_files_target()))   # what each web worker raises its own to
     missing = host_problems()
     for problem in missing:
         say(problem.line())

@@ -23,8 +23,10 @@ import tempfile
 
 import uvicorn
 
+from referee.server import connections, logbound
+
 APP = "referee.server.asgi:application"
-BACKLOG = 2048                  # uvicorn's own default
+BACKLOG = 2048                  # uvicorn's own default: the kernel's queue of connections
 GRACEFUL_SHUTDOWN_S = 20        # requests in flight may finish after SIGTERM
 
 
@@ -48,14 +50,27 @@ def config(behind_proxy: bool) -> uvicorn.Config:
     """uvicorn's settings for one worker (the ones `referee serve` always gave it)."""
     proxy = {"proxy_headers": True, "forwarded_allow_ips": "127.0.0.1,::1"} if behind_proxy \
         else {"proxy_headers": False}
+    # asyncio accepts up to `backlog` connections at each loop turn: a small batch keeps the
+    # descriptors taken before the connection cap sees them few (referee.server.connections).
     return uvicorn.Config(APP, log_level="warning", access_log=False,
+                          http=connections.GuardedH11, backlog=connections.ACCEPT_BATCH,
                           timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S, **proxy)
+
+
+class Server(uvicorn.Server):
+    """uvicorn's server, its listening sockets keeping the kernel's queue of BACKLOG
+    connections (asyncio's create_server sets it to the accept batch)."""
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        for sock in sockets or []:
+            sock.listen(BACKLOG)
 
 
 def warmed_server(behind_proxy: bool) -> uvicorn.Server:
     """The worker's server with its application loaded and warmed (referee.server.club.warm)
     before the kernel can give it a connection."""
-    server = uvicorn.Server(config(behind_proxy))
+    server = Server(config(behind_proxy))
     server.config.load()    # imports the application: Django is set up after this
     from referee.server.club.warm import warm
 
@@ -73,6 +88,7 @@ def warmed_server(behind_proxy: bool) -> uvicorn.Server:
     # thread of the worker standing still (bench/README.md, "Pauses").
     gc.collect()
     gc.freeze()
+    logbound.install()   # after Django's and uvicorn's logging settings, which it replaces
     return server
 
 
@@ -84,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--behind-proxy", action="store_true")
     args = parser.parse_args(argv)
+    connections.raise_open_files()   # this worker only: the runner and bots keep theirs
     server = warmed_server(args.behind_proxy)
     try:
         sock = listening_socket(args.host, args.port)

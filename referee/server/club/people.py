@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from datetime import timedelta
 
 from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
@@ -19,6 +20,7 @@ from referee.server.club.signin import find_user, sign_in_name
 
 DISPLAY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{1,39}\Z")
 TOKEN_PREFIX = "rt_"
+TOKEN_USE_STEP = timedelta(hours=1)   # a token's last use is written at most this often
 
 
 class JoinRefused(UserError, ValueError):
@@ -90,7 +92,11 @@ def user_for_token(token: str) -> User | None:
                    created_at__gt=timezone.now() - TOKEN_LIFETIME).first())
     if row is None or not row.user.is_active:
         return None
-    ApiToken.objects.filter(pk=row.pk).update(last_used_at=timezone.now())
+    now = timezone.now()
+    # Reads write nothing: a token's last use is written once an hour at most (the Tokens
+    # page's "last used" may be up to an hour behind).
+    if row.last_used_at is None or now - row.last_used_at >= TOKEN_USE_STEP:
+        ApiToken.objects.filter(pk=row.pk).update(last_used_at=now)
     return row.user
 
 
