@@ -910,3 +910,19 @@ def test_the_organiser_lands_on_their_page_and_switches_the_public_board_there(
     front = spectator.get("/login/").content.decode()
     assert 'id="public-board"' in front and 'href="/leaderboard/"' in front
     assert spectator.get("/leaderboard/").status_code == 200
+
+
+def test_the_organiser_posts_and_removes_messages_to_the_students_on_their_page(
+        folder: Path) -> None:
+    boss, pupil = signed_in(organiser()), student()
+    text = f"Finals on Friday at six {unique('m')}"
+    assert boss.post("/organiser/messages/new", {"text": text}).status_code == 302
+    assert text in boss.get("/organiser/").content.decode()
+    assert text in signed_in(pupil).get("/").content.decode()
+    # Only the organiser posts: for a student the address does not exist.
+    assert signed_in(pupil).post("/organiser/messages/new", {"text": "x"}).status_code == 404
+    from referee.server.club.models import ClubMessage
+
+    message = ClubMessage.objects.get(text=text)
+    assert boss.post(f"/organiser/messages/{message.pk}/remove").status_code == 302
+    assert text not in signed_in(pupil).get("/").content.decode()

@@ -226,6 +226,13 @@ class RatingHistory(models.Model):
     chart = models.TextField(blank=True, default="")     # HTML drawn from numbers only
 
 
+class ClubMessage(models.Model):
+    """A message from the organiser to every student, on their My bots page until removed."""
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    text = models.CharField(max_length=500)
+
+
 class Notice(models.Model):
     """A message from the runner to one student (or, with no user, to the organiser)."""
 

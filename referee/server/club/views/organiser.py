@@ -17,7 +17,7 @@ from django.views.decorators.http import require_POST
 
 from referee.server.club import streamslots
 from referee.server.club.limits import season_file
-from referee.server.club.models import Bot, HumanGame, JoinCode, Notice, Season
+from referee.server.club.models import Bot, ClubMessage, HumanGame, JoinCode, Notice, Season
 from referee.server.club.people import make_join_code
 from referee.server.club.seasonstate import move_season
 from referee.server.club.views.common import organiser_only
@@ -64,6 +64,7 @@ def organiser(request: HttpRequest) -> HttpResponse:
         "students": User.objects.filter(is_superuser=False).select_related("profile")
         .order_by("username"),
         "notices": Notice.objects.filter(user__isnull=True).order_by("-created_at")[:30],
+        "club_messages": ClubMessage.objects.order_by("-created_at")[:50],
         "host_missing": saved_host_check(Path(settings.DATA_DIR)), "install_all": INSTALL_ALL})
 
 
@@ -72,6 +73,29 @@ def organiser(request: HttpRequest) -> HttpResponse:
 def season_action(request: HttpRequest, action: str) -> HttpResponse:
     done, text = move_season(action)
     (messages.success if done else messages.error)(request, text)
+    return redirect("club:organiser")
+
+
+@organiser_only
+@require_POST
+def message_new(request: HttpRequest) -> HttpResponse:
+    """Post a message to every student (shown on their My bots page until removed)."""
+    from referee.present.text import safe_line
+
+    text = safe_line(str(request.POST.get("text", "")), limit=500).strip()
+    if not text:
+        messages.error(request, "message not posted: write something first")
+    else:
+        ClubMessage.objects.create(text=text[:500])
+        messages.success(request, "message posted: every student sees it on My bots")
+    return redirect("club:organiser")
+
+
+@organiser_only
+@require_POST
+def message_remove(request: HttpRequest, message_id: int) -> HttpResponse:
+    ClubMessage.objects.filter(pk=message_id).delete()
+    messages.success(request, "message removed")
     return redirect("club:organiser")
 
 

@@ -30,7 +30,7 @@ from referee.server.club.board import newest_board
 from referee.server.club.diskuse import RULE as RETENTION_RULE
 from referee.server.club.diskuse import mib, student_use
 from referee.server.club.limits import server_limits
-from referee.server.club.models import Bot, BotVersion, Notice, TestGame
+from referee.server.club.models import Bot, BotVersion, ClubMessage, Notice, TestGame
 from referee.server.club.people import is_organiser
 from referee.server.club.templatetags.club import local_time
 from referee.server.club.uploads import UploadRefused, accept_upload
@@ -96,6 +96,7 @@ def home(request: HttpRequest) -> HttpResponse:
         "bots": bots, "notices": notices, "form": UploadForm(), "limits": server_limits(),
         "disk_used": mib(student_use(Path(settings.DATA_DIR), user.pk)),
         "retention_rule": RETENTION_RULE,
+        "club_messages": ClubMessage.objects.order_by("-created_at")[:20],
         "max_bots": getattr(getattr(user, "profile", None), "max_bots", None)})
 
 
