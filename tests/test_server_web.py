@@ -204,8 +204,14 @@ def test_refused_uploads_say_why_in_one_line_and_leave_nothing(folder: Path,
         assert answer.status_code >= 400
         error = answer.json()["error"]
         assert words in error and "\n" not in error, (words, error)
+    # The refusal offers a free name (the guides' `mine` for two students, say), which works.
+    offered = re.search(r"e\.g\. '([a-z0-9-]+)' \(free now\)",
+                        cases["belongs to another student"].json()["error"])
+    assert offered and offered.group(1).startswith(name), cases
+    assert not Bot.objects.filter(name=offered.group(1)).exists()
     assert BotVersion.objects.filter(bot__owner=other).count() == 0
     assert sorted(p.name for p in (folder / "uploads").iterdir()) == [".incoming", name]
+    assert submit(api, archive, offered.group(1)).status_code == 201
     assert not any((folder / "uploads" / ".incoming").iterdir())
 
 

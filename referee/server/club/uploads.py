@@ -56,12 +56,26 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def free_name(name: str, username: str) -> str:
+    """A bot name like `name` that no bot has: the name with the student's own name, else a
+    number (two students who follow the same guide keep its name and tell their bots apart)."""
+    own = re.sub(r"[^a-z0-9-]+", "-", username.lower()).strip("-") or "me"
+    stem = name[:32 - len(own) - 1].rstrip("-")
+    candidates = [f"{stem}-{own}", *(f"{name[:28].rstrip('-')}-{n}" for n in range(2, 1000))]
+    for candidate in candidates:
+        if re.match(BOT_NAME.regex, candidate) and not candidate.startswith(HOUSE_PREFIX) \
+                and not Bot.objects.filter(name=candidate).exists():
+            return candidate
+    return f"{name[:20]}-{secrets.token_hex(4)}"
+
+
 def _bot_for(user: User, name: str) -> Bot:
     """The user's bot `name`, made if they may have another; UploadRefused otherwise."""
     bot = Bot.objects.filter(name=name).first()
     if bot is not None:
         if bot.owner_id != user.pk:
-            raise UploadRefused(f"the bot name {name!r} belongs to another student; pick another")
+            raise UploadRefused(f"the bot name {name!r} belongs to another student; pick "
+                                f"another, e.g. {free_name(name, user.username)!r} (free now)")
         if bot.disabled:
             reason = f": {bot.disabled_reason}" if bot.disabled_reason else ""
             raise UploadRefused(f"the organiser disabled {name}{reason}")
