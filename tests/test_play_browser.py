@@ -171,8 +171,13 @@ def test_a_whole_game_in_the_browser_with_a_reload_and_a_phone(
             moves += 1
         assert reloaded == 1 and phone and moves >= 8, moves
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
-        # The end: the replay of the game, under the server's policy.
+        # The end: who won and what decided it, then the replay, under the server's policy.
         assert text_of(browser, "#play-state") == "done"
+        verdict = text_of(browser, "#play-verdict")
+        assert verdict.startswith(("You won", "You finished")), verdict
+        table = text_of(browser, "#result-table")
+        assert "you" in table and all(name in table for name in OPPONENTS), table
+        assert text_of(browser, "#play-decided"), "no word of what decided the places"
         browser.switch_to.frame(browser.find_element(By.CSS_SELECTOR, "#replay"))
         wait_for("the replay viewer", lambda: browser.find_elements(
             By.CSS_SELECTOR, "#viewer button"), timeout=60)
@@ -193,6 +198,8 @@ def test_a_whole_game_in_the_browser_with_a_reload_and_a_phone(
     assert record["human_game"] == {"id": game, "unrated": True,
                                     "seats": ["human-dana", *OPPONENTS]}
     assert not any(d.get("strike") for d in record["decisions"] if d.get("seat") == 0)
+    end = next(e for e in record["events"] if e["type"] == "end")
+    assert verdict.startswith("You won") == (end["places"][0] == 1), (verdict, end)
     verified = referee("verify", path)
     assert verified.returncode == 0, verified.stdout + verified.stderr
     # Never rated: the season's store (whose games every fit rates) holds no human seat.

@@ -932,3 +932,22 @@ def test_the_organiser_posts_and_removes_messages_to_the_students_on_their_page(
     message = ClubMessage.objects.get(text=text)
     assert boss.post(f"/organiser/messages/{message.pk}/remove").status_code == 302
     assert text not in signed_in(pupil).get("/").content.decode()
+
+
+def test_a_games_result_says_the_places_and_what_decided_them() -> None:
+    """R26: the most money first; equal money, the most notes; equal both, a shared place."""
+    from referee.server.club.games import game_result
+
+    def record(money: list[int], notes: list[int], places: list[int]) -> dict:
+        return {"bots": [{"seat": s, "name": f"b{s}"} for s in range(len(places))],
+                "events": [{"type": "round"}, {"type": "end", "money": money, "notes": notes,
+                                               "places": places}]}
+
+    rows, decided = game_result(record([50, 90, 50], [3, 1, 3], [2, 1, 2]))
+    assert [(r["name"], r["place"]) for r in rows] == [("b1", 1), ("b0", 2), ("b2", 2)]
+    assert decided == ["b0 and b2 share place 2: equal money and equal notes"]
+    rows, decided = game_result(record([50, 90, 50], [3, 1, 5], [3, 1, 2]))
+    assert [r["name"] for r in rows] == ["b1", "b2", "b0"]
+    assert decided == ["b2 ahead of b0 on notes (5 to 3), the money being equal"]
+    assert game_result(record([9, 1], [0, 0], [1, 2]))[1] == ["the most money won"]
+    assert game_result({"events": []}) is None

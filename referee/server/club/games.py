@@ -109,6 +109,36 @@ def record_seat_names(record: dict[str, Any]) -> list[str]:
             for bot in record.get("bots", [])]
 
 
+def game_result(record: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]] | None:
+    """A finished game's end as its player reads it: its seats in place order (seat, name,
+    place, money, notes, forfeited) and what decided the places (R26: the most money, equal
+    money by the most notes, equal both a shared place; a forfeit last); None without an end."""
+    end = next((event for event in reversed(record.get("events") or [])
+                if isinstance(event, dict) and event.get("type") == "end"), None)
+    if end is None:
+        return None
+    names = record_seat_names(record)
+    forfeits = record.get("forfeits") or []
+    rows = [{"seat": seat, "name": names[seat] if seat < len(names) else f"seat {seat}",
+             "place": place, "money": end["money"][seat], "notes": end["notes"][seat],
+             "forfeited": bool(forfeits[seat]) if seat < len(forfeits) else False}
+            for seat, place in enumerate(end["places"])]
+    rows.sort(key=lambda row: (row["place"], row["seat"]))
+    decided = []
+    for ahead, behind in zip(rows, rows[1:], strict=False):
+        if ahead["place"] == behind["place"]:
+            decided.append(f"{ahead['name']} and {behind['name']} share place {ahead['place']}: "
+                           f"equal money and equal notes")
+        elif behind["forfeited"] and not ahead["forfeited"]:
+            decided.append(f"{behind['name']} forfeited: placed after every seat that did not")
+        elif ahead["money"] == behind["money"]:
+            decided.append(f"{ahead['name']} ahead of {behind['name']} on notes "
+                           f"({ahead['notes']} to {behind['notes']}), the money being equal")
+    if not decided and len(rows) > 1:
+        decided.append("the most money won")
+    return rows, decided
+
+
 def season_game(index: int) -> tuple[dict[str, Any], list[str]] | None:
     """A season game's record and its seats' league names, or None if it is not recorded."""
     with season_store() as store:

@@ -253,6 +253,7 @@ class HumanGame(models.Model):
 
     QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
     STATES = [(QUEUED, "queued"), (RUNNING, "running"), (DONE, "done"), (FAILED, "failed")]
+    PLAYER_SEAT = 0   # the player sits first; the opponents follow in the order chosen
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
                               related_name="human_games")

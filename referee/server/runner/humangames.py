@@ -54,7 +54,7 @@ from referee.util.seeds import draw_secret
 
 MAX_DECISIONS = 64      # more than a seat is ever asked in a game
 POLL_S = 0.2            # how often the human seat looks for the page's answer
-PLAYER_SEAT = 0         # the player sits first; the opponents follow in the order chosen
+PLAYER_SEAT = HumanGame.PLAYER_SEAT
 INTERRUPTED = "the season runner stopped during the game; start a new one"
 
 

@@ -99,8 +99,13 @@ def play_page(request: HttpRequest, play_id: int) -> HttpResponse:
     """The game's page: drawn and kept up to date by club/play.js; its replay once it ended."""
     game = _visible_game(request.user, play_id)
     finished = game.state in (HumanGame.DONE, HumanGame.FAILED)
+    result = games.game_result(games.record_file(game.record_file) or {}) if finished else None
+    rows, decided = result if result else ([], [])
+    rows = [{**row, "you": row["seat"] == HumanGame.PLAYER_SEAT} for row in rows]
     return render(request, "club/play.html", {
         "game": game, "finished": finished, "player": game.owner_id == request.user.pk,
+        "result": rows, "decided": decided, "seats_in_game": len(rows),
+        "mine": next((row for row in rows if row["you"]), None),
         "viewer_url": f"/play/{game.pk}/viewer" if game.record_file else None})
 
 
