@@ -951,3 +951,10 @@ def test_a_games_result_says_the_places_and_what_decided_them() -> None:
     assert decided == ["b2 ahead of b0 on notes (5 to 3), the money being equal"]
     assert game_result(record([9, 1], [0, 0], [1, 2]))[1] == ["the most money won"]
     assert game_result({"events": []}) is None
+
+
+def test_watching_the_season_is_one_click_from_the_leaderboard(folder: Path) -> None:
+    """Whether or not a game is in play when the page is drawn (a game lasts seconds)."""
+    page = signed_in(student()).get("/leaderboard/").content.decode()
+    assert 'id="watch-link"' in page and 'href="/games/live/watch"' in page
+    assert 'id="in-play"' not in page   # no game in play: the link is there all the same
