@@ -8,7 +8,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -209,7 +209,8 @@ DEFAULT_FILES_BOUND = FilesBound()
 
 
 def check_bot_files(root: Path, bound: FilesBound = DEFAULT_FILES_BOUND,
-                    shown: str | None = None) -> list[tuple[Path, int]]:
+                    shown: str | None = None,
+                    leave_out: Collection[Path] = ()) -> list[tuple[Path, int]]:
     """The bot's files below `root` (sorted) with their apparent sizes; BotFilesTooLarge (one
     line naming `shown`, by default `root`) when they pass `bound`. Only stats: a folder of
     huge sparse files is refused at once, without reading them. The walk stops as soon as the
@@ -218,6 +219,8 @@ def check_bot_files(root: Path, bound: FilesBound = DEFAULT_FILES_BOUND,
     found: list[tuple[Path, int]] = []
     total = 0
     for path in bot_files(root):
+        if path in leave_out:   # an image archive: never read as the bot's files
+            continue
         try:
             size = path.stat().st_size
         except OSError:

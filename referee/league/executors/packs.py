@@ -22,7 +22,7 @@ import shutil
 import stat
 import tarfile
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -51,17 +51,18 @@ def version_of(digest: str) -> str:
     return "sha256:" + digest[:16]
 
 
-def pack_tree(root: Path) -> Pack:
+def pack_tree(root: Path, leave_out: Collection[Path] = ()) -> Pack:
     """Pack the files below `root` that its version covers, and their folders, each with its
     mode (times zeroed). A file the bot's sandbox cannot read here (`spec.private`: not
     readable by others, or in a folder others cannot enter; a hard link to a root-only file)
     is packed empty, with its mode: on a worker the bot finds it as unreadable as here, and
-    its contents never leave this machine."""
-    check_bot_files(root)   # bounded before anything is read (BotFilesTooLarge)
+    its contents never leave this machine. The files `leave_out` (an image archive, sent
+    aside) are not packed."""
+    check_bot_files(root, leave_out=leave_out)   # bounded before anything is read
     entries: list[tuple[str, bytes | None]] = []
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        files = sorted(bot_files(root))
+        files = sorted(path for path in bot_files(root) if path not in leave_out)
         folders = sorted({folder for path in files
                           for folder in path.relative_to(root).parents[:-1]})
         for folder in folders:

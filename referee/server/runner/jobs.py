@@ -93,6 +93,7 @@ def run_check_job(job: CheckJob, timeout: float, keep: int, write_max_mb: int | 
                 placed = place_archive(job.archive, job.archive_digest, target.name,
                                        place / "archive", "check")
                 target.unlink(missing_ok=True)
+                target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.move(placed, target)
             spec = _inside(folder, job.spec)
         except (BotStartError, ValueError, OSError) as exc:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.bots.errors import BotStartError
-from referee.bots.spec import BotSpec, BotSpecError, load_spec, private
+from referee.bots.spec import BotSpec, BotSpecError, load_spec
 from referee.engine import RuleSet
 from referee.game.match import MatchOptions
 from referee.league.executors import GameId, Save, Stop
@@ -40,15 +40,18 @@ def check_job(spec_path: Path) -> CheckJob:
     archive the spec names (if it names one inside that folder) with its digest. OSError if
     the files cannot be read; a spec that does not load is the check's to report."""
     folder = spec_path.parent
-    pack = pack_tree(folder)
-    job = CheckJob(pack.data, pack.version, spec_path.name)
     try:
         spec = load_spec(spec_path)
-    except BotSpecError:
-        return job
+    except BotSpecError:   # the check says why
+        pack = pack_tree(folder)
+        return CheckJob(pack.data, pack.version, spec_path.name)
     archive = spec.image_archive
-    if archive is None or not archive.is_relative_to(folder) or not private(archive, folder):
-        return job   # no archive, or the pack holds it already
+    if archive is None or not archive.is_relative_to(folder):
+        pack = pack_tree(folder)
+        return CheckJob(pack.data, pack.version, spec_path.name)
+    # The image archive goes aside, never in the pack: it is no file of the bot's to bound or
+    # hash as one (an image is hundreds of MiB), and the worker checks it by its digest.
+    pack = pack_tree(folder, leave_out={archive})
     shipped = ship(spec, None)
     return CheckJob(pack.data, pack.version, spec_path.name, shipped.archive,
                     archive.relative_to(folder).as_posix(), shipped.archive_digest)
@@ -63,8 +66,9 @@ async def run_check_on_cluster(db: Db, claimed: records.Claimed, timeout: float,
     lines = CheckLines(db, claimed)
     try:
         job = await asyncio.to_thread(check_job, claimed.spec)
-    except (OSError, BotStartError) as exc:
-        reason = exc.detail if isinstance(exc, BotStartError) else exc.strerror or str(exc)
+    except (OSError, BotStartError, BotSpecError) as exc:   # BotFilesTooLarge among them
+        reason = exc.detail if isinstance(exc, BotStartError) else \
+            (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
         await record_verdict(db, claimed, False,
                              f"the check could not start: its files cannot be sent ({reason})")
         return
