@@ -297,22 +297,22 @@ def test_a_network_build_reaches_the_registry_and_nothing_on_the_host(
 
 
 @needs_sandbox
-def test_a_network_build_fails_closed_without_its_isolated_network(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A slirp4netns that cannot start (here one on PATH that fails as on a machine without
-    /dev/net/tun): the build does not run, and says why in one line; it never gets the host's
-    network instead."""
-    fake = tmp_path / "fakebin"
-    fake.mkdir()
-    (fake / "slirp4netns").write_text("#!/bin/sh\necho 'open(\"/dev/net/tun\"): No such file "
-                                      "or directory' >&2\nexit 1\n")
-    (fake / "slirp4netns").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+def test_a_network_build_fails_closed_without_its_isolated_network(tmp_path: Path) -> None:
+    """A machine without /dev/net/tun (here a mount namespace of the test's own where /dev/net
+    is an empty tmpfs): slirp4netns cannot start, the build does not run, and says why in one
+    line; it never gets the host's network instead."""
     spec = _net_build(tmp_path, "net_build", "net_build")
-    with pytest.raises(build.BotStartError) as failed:
-        ensure_built(load_spec(spec), sandbox=True)
-    message = str(failed.value)
+    attempt = ("import sys\nfrom pathlib import Path\nfrom referee.bots.build import "
+               "BotStartError, ensure_built\nfrom referee.bots.spec import load_spec\ntry:\n"
+               f"    ensure_built(load_spec(Path({str(spec)!r})), sandbox=True)\n"
+               "except BotStartError as exc:\n    print(exc)\n    sys.exit(3)\n")
+    done = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
+         'mount -t tmpfs none /dev/net && exec "$0" -c "$1"', sys.executable, attempt],
+        env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}, capture_output=True,
+        text=True, timeout=300, check=False)
+    assert done.returncode == 3, (done.returncode, done.stdout, done.stderr)
+    message = done.stdout.strip()
     assert "\n" not in message
     assert "no isolated network" in message and "slirp4netns failed" in message, message
     assert "/dev/net/tun" in message, message

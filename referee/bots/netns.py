@@ -123,6 +123,15 @@ def _load_filter(path: str, blocked: tuple[str, ...]) -> None:
             raise NetworkUnavailable(f"{tool} failed: {_last_line(done.stderr)}")
 
 
+def _complaints(text: str) -> str:
+    """What a failed tool said, its warnings left out (slirp4netns warns of its seccomp
+    support after the error that matters): its lines joined by "; ", at most 300 characters."""
+    lines = [line.strip() for line in text.strip().splitlines()
+             if line.strip() and not line.strip().startswith("WARNING")]
+    said = "; ".join(lines) or _last_line(text)
+    return said if len(said) <= 300 else said[:300] + "..."
+
+
 def _last_line(text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return lines[-1] if lines else "no message"
@@ -170,7 +179,7 @@ def isolated_network(work: Path) -> Iterator[Network]:
         if answer != b"1":
             slirp.wait(SETUP_SECONDS)
             log.seek(0)
-            raise NetworkUnavailable(f"slirp4netns failed: {_last_line(log.read())}")
+            raise NetworkUnavailable(f"slirp4netns failed: {_complaints(log.read())}")
         resolv = work / "resolv.conf"
         resolv.write_text(f"nameserver {DNS}\n")
         resolv.chmod(0o644)
