@@ -273,7 +273,9 @@ def test_a_dead_container_is_noticed_and_its_output_kept(runtime: str, image: st
     with pytest.raises(BotStartError) as caught:
         asyncio.run(start())
     assert "exited during start-up with exit status 1" in caught.value.reason
-    assert "No module named 'grpc'" in caught.value.reason
+    # Its output is kept for its owner (the detail), never in the reason others may read.
+    assert "No module named 'grpc'" in caught.value.detail
+    assert "No module named 'grpc'" not in caught.value.reason
     assert labelled(runtime) == []
 
     # A container killed from outside: the instance is no longer alive, and stop cleans up.
