@@ -29,7 +29,7 @@ from referee.server.hostcheck import INSTALL_ALL, host_problems
 from referee.server.hostcheck import save as save_host_check
 from referee.server.priority import CpuGroup, season_group, web_group
 from referee.server.seasonfile import write_default
-from referee.util.trusted import TRUSTED_CWD, python_module
+from referee.util.trusted import python_module
 
 STOP_WAIT_S = 120          # games in flight may finish; then the children are killed
 RESTART_DELAYS_S = (1, 2, 5, 10, 30)
@@ -160,17 +160,19 @@ class Supervisor:
         self.web_group: CpuGroup | None = None
 
     def _start(self, argv: list[str], group: CpuGroup | None = None) -> subprocess.Popen:
+        # In the organiser's working directory (relative paths they give, such as a cluster's
+        # TLS files in DASK_* variables, stay theirs; python -I keeps it off the module path).
         # Under the guard (referee.bots.guard), which the kernel tells when this process dies,
         # SIGKILL included: the child then gets SIGTERM (and its STOP_WAIT_S to finish) instead
         # of living on unseen, holding the port and playing the season beside the next start.
         command, env = guarded(argv, self.env, STOP_WAIT_S)
         if group is None:
-            return subprocess.Popen(command, env=env, start_new_session=True, cwd=TRUSTED_CWD)
+            return subprocess.Popen(command, env=env, start_new_session=True)
         # The child enters its group before it runs anything (after its setsid), so nothing
         # it starts ever runs outside it.
         if group.nice is not None:
             env[AUTOGROUP_NICE_ENV] = str(group.nice)
-        return subprocess.Popen(command, env=env, start_new_session=True, cwd=TRUSTED_CWD,
+        return subprocess.Popen(command, env=env, start_new_session=True,
                                 preexec_fn=group.join)
 
     def start_web(self) -> None:
