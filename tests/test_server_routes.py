@@ -23,6 +23,7 @@ from referee.server.club.models import (  # noqa: E402
     Bot,
     BotVersion,
     CheckRun,
+    ClubMessage,
     HumanGame,
     JoinCode,
     Season,
@@ -79,6 +80,8 @@ RULES = {
     "club:season-action": (ORGANISER, "POST"),
     "club:season-settings": (ORGANISER, "POST"),
     "club:code-new": (ORGANISER, "POST"),
+    "club:message-new": (ORGANISER, "POST"),
+    "club:message-remove": (ORGANISER, "POST"),
     "club:code-withdraw": (ORGANISER, "POST"),
     "club:bot-disable": (ORGANISER, "POST"),
     "club:report": (ORGANISER, "GET"),
@@ -137,7 +140,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
     _, token = new_token(users["owner"])
     kwargs = {"name": bot.name, "version_id": version.pk, "index": 0, "game_id": test_game.pk,
               "play_id": human_game.pk, "token_id": token.pk, "action": "resume", "bot_id": bot.pk,
-              "code_id": JoinCode.objects.first().pk, "path": "index.html"}
+              "code_id": JoinCode.objects.first().pk, "path": "index.html",
+              "message_id": ClubMessage.objects.create(text="Finals on Friday").pk}
     return {"root": root, "users": users, "kwargs": kwargs}
 
 
