@@ -249,7 +249,7 @@ def test_the_season_and_its_checks_run_below_the_pages(tmp_path: Path, monkeypat
                     group, session, autogroup = found
                     if cgroup == "on":
                         assert "referee-season-" in group, (line, found)
-                    elif session == pid and "referee.bots.guard" in line:
+                    elif session == pid and "referee/bots/guard.py" in line:
                         # the sessions the club starts; a sandbox's own (bubblewrap's
                         # --new-session) is beyond autogroup's reach (docs/server.md). A
                         # guard lowers its session as its first step: one seen just after

@@ -320,5 +320,7 @@ def test_a_league_resumed_without_a_dead_bot_completes(tmp_path: Path) -> None:
     assert len(resumed.results) == 4
     for result in resumed.results:
         seat = next(s for s in result.seats if s.bot == "gone")
-        assert seat.forfeited and "did not start" in seat.reason, seat.reason
+        # The reason says why: the start that failed on --resume, as the runner saw it.
+        assert seat.forfeited and "could not be started: exited during start-up" in \
+            seat.reason, seat.reason
         assert all(s.strike_count == 0 for s in result.seats if s.bot != "gone")
