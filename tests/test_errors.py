@@ -6,16 +6,24 @@ traceback; a bot's failure kinds are an enum whose members are the old strings."
 from __future__ import annotations
 
 import errno
+import importlib
+import inspect
 import json
+import pkgutil
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+import referee
 from referee.bots.archive import ArchiveError
+from referee.bots.build import BuildResultRefused, WriteLimitReached
 from referee.bots.errors import STRIKE_TYPES, BotError, BotStartError, Failure
+from referee.bots.netns import NetworkUnavailable
 from referee.bots.sandbox import SandboxError
+from referee.bots.scratch import TreeError, WrittenTooMuch
 from referee.bots.spec import BotSpecError
+from referee.bots.uids import UidPoolError
 from referee.cli import EX_SOFTWARE, main
 from referee.engine.errors import (
     EngineError,
@@ -33,9 +41,10 @@ from referee.errors import (
     StoreError,
     UserError,
 )
+from referee.league.executors.worker import BotUnavailable
 from referee.league.runner import LeagueStateError
 from referee.league.season import SeasonError
-from referee.league.store import GameAlreadyStored
+from referee.league.store import GameAlreadyStored, StoreUnreadable, StoreVersionError
 from referee.protocol.convert import MalformedAction, MalformedMessage
 from referee.report.records import RecordSourceError
 from referee.server.client import SubmitError
@@ -43,6 +52,8 @@ from referee.server.serve import ServeError
 from referee.server.unpack import UploadRefused
 from referee.util.config import ConfigError
 from referee.util.extras import MissingExtraError
+from referee.util.numbers import NumberError
+from referee.util.trusted import ProgramMissing
 
 BRANCHES = (UserError, BotFailure, StoreError, InternalError)
 
@@ -68,8 +79,21 @@ HIERARCHY: list[tuple[type[Exception], type[RefereeError], type[Exception] | Non
     (BotError, BotFailure, None),
     (BotStartError, BotFailure, None),
     (GameAlreadyStored, StoreError, ValueError),
+    (StoreVersionError, StoreError, None),
+    (StoreUnreadable, StoreError, None),
+    (NumberError, UserError, ValueError),
+    (ProgramMissing, UserError, OSError),
+    (NetworkUnavailable, UserError, None),
+    (UidPoolError, UserError, RuntimeError),
+    (WriteLimitReached, BotFailure, None),
+    (BuildResultRefused, BotFailure, None),
+    (TreeError, BotFailure, None),
+    (WrittenTooMuch, BotFailure, None),
+    (BotUnavailable, BotFailure, None),
     (GameOverError, InternalError, None),
 ]
+# Exceptions that are signals between two parts of the referee, never reported as errors.
+SIGNALS = {"referee.game.human.Interrupted"}
 
 
 @pytest.mark.parametrize(("error", "branch", "older"), HIERARCHY,
@@ -80,6 +104,35 @@ def test_each_library_error_is_a_referee_error_in_one_branch(
     assert [b for b in BRANCHES if issubclass(error, b)] == [branch]
     if older is not None:   # code that caught it by its older base still does
         assert issubclass(error, older)
+
+
+def test_every_exception_the_package_defines_is_in_one_branch() -> None:
+    """A new exception class anywhere in `referee` says whose fault it is, or this names it."""
+    stray = []
+    for info in pkgutil.walk_packages(referee.__path__, "referee."):
+        if info.name.endswith("__main__") or info.name == "referee.bots.guard":
+            continue   # the guard is a standard-library script; __main__ runs on import
+        module = importlib.import_module(info.name)
+        for name, value in vars(module).items():
+            if not (inspect.isclass(value) and issubclass(value, BaseException)) or \
+                    value.__module__ != module.__name__ or name.startswith("_"):
+                continue
+            where = f"{module.__name__}.{name}"
+            branches = [b.__name__ for b in BRANCHES if issubclass(value, b)]
+            if len(branches) != 1 and value not in (RefereeError, EngineError) and \
+                    where not in SIGNALS and not issubclass(value, Warning):
+                stray.append(f"{where}: {branches or 'no branch'}")
+    assert not stray, stray
+
+
+def test_a_damaged_store_is_the_users_one_line(tmp_path: Path) -> None:
+    league = tmp_path / "league"
+    league.mkdir()
+    (league / "league.db").write_bytes(bytes(range(256)) * 16)   # not a database
+    for args in (["table", str(league)], ["report", str(league)]):
+        status, lines = run(*args)
+        assert status == 1, (args, lines)
+        assert len(lines) == 1 and "league.db: not a league store" in lines[0], (args, lines)
 
 
 def test_the_engines_errors_keep_their_common_base() -> None:

@@ -42,6 +42,7 @@ from referee.bots.guard import guarded
 from referee.bots.netns import NetworkUnavailable, isolated_network
 from referee.bots.sandbox import SandboxError
 from referee.bots.spec import BotFilesTooLarge, BotSpec, hash_tree
+from referee.errors import BotFailure
 from referee.util.trusted import TRUSTED_CWD, bot_command
 
 BUILD_MEMORY_MB = 8192       # address space per process: compilers and npm need far more than bots
@@ -86,12 +87,12 @@ KEPT_LINES = 400   # lines of each output stream a build keeps for its failure m
 OutputListener = Callable[[str, str], None]
 
 
-class WriteLimitReached(Exception):
+class WriteLimitReached(BotFailure):
     """A build ran out of its write limit (or wrote more than it, and was stopped, every
     process of it, where the limit is measured)."""
 
 
-class BuildResultRefused(Exception):
+class BuildResultRefused(BotFailure):
     """What a build left cannot be kept (the message says why)."""
 
 

@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from referee.errors import UserError
 from referee.util.trusted import SYSTEM_PATH, system_program
 
 __all__ = ["BLOCKED", "DNS", "Network", "NetworkUnavailable", "isolated_network"]
@@ -65,7 +66,7 @@ TOOLS = ("unshare", "nsenter", "slirp4netns", "iptables-restore", "ip6tables-res
 _HOLDER = "readlink /proc/self/ns/net && exec cat >/dev/null"
 
 
-class NetworkUnavailable(Exception):
+class NetworkUnavailable(UserError):
     """The isolated network for a build cannot be set up here (the reason is the message)."""
 
 

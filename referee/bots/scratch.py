@@ -31,6 +31,8 @@ import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from referee.errors import BotFailure
+
 MIB = 1024 * 1024
 PAGE = 4096
 ENTRY_BYTES = 4096          # budget per file, folder or link: one inode per 4 KiB of the limit
@@ -42,11 +44,11 @@ FULL_NOTE = ("[referee: the bot ran out of its write limit of {mib} MiB (its /tm
              "socket folder together): its writes failed with \"No space left on device\"]\n")
 
 
-class TreeError(Exception):
+class TreeError(BotFailure):
     """A folder that cannot be copied whole (a path longer than the kernel can name)."""
 
 
-class WrittenTooMuch(Exception):
+class WrittenTooMuch(BotFailure):
     """A build's result would take more than its budget once copied back."""
 
 

@@ -24,6 +24,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from referee.errors import UserError
+
 POOL_START = 1_900_000_000    # far above login accounts and the usual subuid ranges (100000+)
 POOL_SIZE = 1_000_000
 LOCK_DIR = Path("/run/referee/uids")
@@ -31,7 +33,7 @@ _random = random.SystemRandom()
 _lock = threading.Lock()
 
 
-class UidPoolError(RuntimeError):
+class UidPoolError(UserError, RuntimeError):
     """No uid could be leased (the lock directory cannot be created, or the pool is full)."""
 
 

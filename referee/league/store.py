@@ -23,7 +23,6 @@ from referee.errors import StoreError
 from referee.game.match import MatchResult
 from referee.league.schedule import ScheduledGame
 from referee.ratings.results import PlayedGame
-from referee.util.config import ConfigError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS settings (
@@ -90,19 +89,39 @@ CREATE TABLE IF NOT EXISTS game_workers (
 SCHEMA_VERSION = 1
 
 
-class StoreVersionError(StoreError, ConfigError):
+class StoreVersionError(StoreError):
     """A store written by a referee with another schema: this one cannot say what it holds."""
+
+
+class StoreUnreadable(StoreError):
+    """A file where a league store should be that SQLite cannot read: not a database, or a
+    damaged one (a disk that failed, a copy cut short)."""
 
 
 def check_version(db: sqlite3.Connection, path: Path) -> int:
     """The schema version of the store open in `db` (0: none kept yet); StoreVersionError
-    naming `path` for a store of another version."""
-    version = db.execute("PRAGMA user_version").fetchone()[0]
+    naming `path` for a store of another version, StoreUnreadable for a file SQLite cannot
+    read as a database."""
+    try:
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        db.execute("SELECT count(*) FROM sqlite_schema").fetchone()   # reads the first pages
+    except sqlite3.DatabaseError as exc:
+        if not is_damaged(exc):
+            raise
+        raise StoreUnreadable(f"{path}: not a league store this referee can read ({exc}); "
+                              f"restore it from a copy, or start a new league in another "
+                              f"folder") from None
     if version not in (0, SCHEMA_VERSION):
         raise StoreVersionError(f"{path}: a league store of schema version {version}; this "
                                 f"referee reads version {SCHEMA_VERSION} (use the referee that "
                                 f"wrote it, or start a new league)")
     return version
+
+
+def is_damaged(exc: sqlite3.DatabaseError) -> bool:
+    """True if SQLite says the file itself is not a database or is damaged (a fault of the data
+    on disk, the user's to repair), rather than a query or lock problem."""
+    return getattr(exc, "sqlite_errorname", "") in ("SQLITE_NOTADB", "SQLITE_CORRUPT")
 
 
 # A new store's page size: a compressed record (about 1.5-2.5 KB) and its row's other columns

@@ -31,7 +31,8 @@ class StoredRecord:
 
 def open_league(directory: Path) -> LeagueStore:
     """The store of the league in `directory`; RecordSourceError if there is none
-    (StoreVersionError, a ConfigError, for a store of another schema version)."""
+    (StoreVersionError for a store of another schema version, StoreUnreadable for a damaged
+    one)."""
     folder = LeagueFolder(Path(directory))
     name = folder.store_path.name
     if not folder.has_store():

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import re
 
+from referee.errors import InputError
+
 MAX_DIGITS = 18          # every such number fits SQLite's and the protocol's 64-bit integers
 _ASCII_DIGITS = re.compile(r"[0-9]+")   # a class of the ten ASCII digits, never \d
 
 
-class NumberError(ValueError):
+class NumberError(InputError):
     """A text that is not a whole number in the range asked for (one line, no traceback)."""
 
 

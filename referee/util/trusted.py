@@ -25,6 +25,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from referee.errors import UserError
+
 # Where the trusted side looks for the programs it runs (the system's own folders only).
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 TRUSTED_CWD = "/"
@@ -44,7 +46,7 @@ _BOOT = ("import runpy, sys; sys.path[:0] = [p for p in sys.argv[1].split('\\0')
          "runpy.run_module(name, run_name='__main__', alter_sys=True)")
 
 
-class ProgramMissing(OSError):
+class ProgramMissing(UserError, OSError):
     """A program the referee runs is not in the system's folders."""
 
 

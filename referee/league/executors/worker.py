@@ -23,6 +23,7 @@ from referee.bots.process import use_sandbox
 from referee.bots.runtime import Roster
 from referee.bots.spec import BotSpec, BotSpecError, moved_to
 from referee.engine import RuleSet
+from referee.errors import BotFailure
 from referee.game.match import MatchOptions, MatchResult
 from referee.league.executors.local import play_on_roster
 from referee.league.executors.packs import place_archive, unpack, version_lock
@@ -70,7 +71,7 @@ class ShippedBot:
         return spec
 
 
-class BotUnavailable(Exception):
+class BotUnavailable(BotFailure):
     """A bot cannot start (or run the league's version) on a worker."""
 
     def __init__(self, bot: str, worker: str, reason: str) -> None:

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from referee.errors import StoreError
 from referee.present.text import safe_line
 from referee.util.config import ConfigError
 
@@ -22,7 +23,7 @@ def cli(argv: list[str] | None = None) -> int:
 
     try:
         main(args.data, args.season, args.cluster)
-    except ConfigError as exc:
+    except (ConfigError, StoreError) as exc:   # the organiser's to fix: one line
         print(f"error: {safe_line(str(exc), limit=2000)}", file=sys.stderr)
         return 2
     return 0
