@@ -1,4 +1,4 @@
-"""Benchmark: do the ratings keep their promises? (issue 24)
+"""Benchmark: do the ratings keep their promises?
 
 Everything is simulated in process (engine bots, no gRPC), so that thousands of gauntlets and
 leagues run in minutes. Each section prints its counts; the last lines are the promises (of
@@ -38,7 +38,7 @@ issues 24 and 32), each alone on its line ("not met" where a target is not):
    bot: with random streams of their own (noisy) and deterministic ones whose "random" moves
    are a hash of what they see (hashed), so that all their luck is in the dice.
 
-5. **Intervals against known strengths (issue 32).** Synthetic leagues drawn from the
+5. **Intervals against known strengths.** Synthetic leagues drawn from the
    Plackett-Luce model with unequal per-size scales (1, 0.4, 0.35, 0.3 at tables of 2, 3, 4,
    5, near the engine's), strengths evenly spread over 100-1000 Elo at tables of 2: for 4, 8
    and 12 bots at 20, 60 and 200 games per bot, at tables of 4 and of 2-5, how often the 95%
@@ -80,6 +80,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from simulated import (  # noqa: E402
+    GlobalFit,
     fit_games,
     hashed_greedy,
     noisy_greedy,
@@ -100,7 +101,6 @@ from referee.ratings.intervals import (  # noqa: E402
 from referee.ratings.plackett import (  # noqa: E402
     ELO,
     Design,
-    GlobalFit,
     size_test,
     strength_sd,
     to_elo,
@@ -464,7 +464,7 @@ COVER_BOTS = (4, 8, 12)
 COVER_GAMES = (20, 60, 200)
 
 
-#: the coverage the 95% intervals must reach in every cell (issue 32)
+#: the coverage the 95% intervals must reach in every cell
 COVER_TARGET = (0.93, 0.97)
 #: the interval kinds measured side by side on the same leagues
 COVER_KINDS = {"now": "profile-likelihood bounds at the games' width",
@@ -535,7 +535,7 @@ def cover_cells(text: str | None) -> set[tuple[str, int, int]] | None:
 
 
 def coverage_section(args) -> dict[str, tuple[int, int]]:
-    """The 95% intervals' coverage of the true strength (issue 32), per number of bots, games
+    """The 95% intervals' coverage of the true strength, per number of bots, games
     per bot and table mix, now and before: returns the worst cell's and the extremes' worst
     counts (now)."""
     print(f"\n5. 95% intervals against known strengths: synthetic leagues of "
@@ -728,7 +728,7 @@ def promise_lines(gauntlet: dict[str, tuple[int, int]] | None,
                   settled: tuple[int, int] | None,
                   duplicate: tuple[float, float, float, int] | None,
                   coverage: dict[str, tuple[int, int]] | None = None) -> list[str]:
-    """The four lines of issue 24 and the coverage line of issue 32 (of the sections run),
+    """The four lines of the first audit and the intervals' coverage line (of the sections run),
     with 'not met' where a target is not."""
     params = SprtParams()
 

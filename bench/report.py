@@ -1,6 +1,6 @@
 """Benchmark: the size of the league report and the time to build it, beside the league itself.
 
-Three figures, printed and never asserted (targets from issue 16):
+Three figures, printed and never asserted (targets the report was built to):
 
 1. A 5-player `classic` replay's data: the JSON the viewer page embeds for one game (its
    record as stored: events, decisions, bot output; the viewer rebuilds the board from the

@@ -10,6 +10,7 @@ salt, so a game is a pure function of its schedule entry, as in a league of real
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
@@ -19,7 +20,7 @@ from referee.engine import Action, Game, RuleSet
 from referee.engine.policies import greedy_policy
 from referee.league.gauntlet import game_pair, gauntlet_schedule, schedule_deltas
 from referee.league.schedule import ScheduledGame
-from referee.ratings.plackett import Design, GlobalFit, to_elo, typical
+from referee.ratings.plackett import Design, to_elo, typical
 from referee.ratings.results import PlayedGame
 from referee.ratings.sprt import Pair, SequentialTest, SprtParams, SprtState
 from referee.util.seeds import derive_seed
@@ -139,6 +140,25 @@ def true_typical(games: Sequence[PlayedGame], strengths: Sequence[float],
     shift = float(np.mean([np.log(scale[g.players]) for g in games]))
     elo = (theta - theta.mean()) * np.exp(shift) * 400 / np.log(10)
     return {f"b{i}": float(v) for i, v in enumerate(elo)}
+
+
+@dataclasses.dataclass(frozen=True)
+class GlobalFit:
+    """Strengths of the bots from one fit, on the Elo scale, averaging 0 over the bots that
+    played; None for a bot without games."""
+
+    strength: dict[str, float | None]
+    # table size -> scale (typical 1)
+    scale: dict[int, float] = dataclasses.field(default_factory=dict)
+
+    def ahead(self, a: str, b: str, players: int | None = None) -> float | None:
+        """The model's probability that `a` finishes ahead of `b` at a table they share (of
+        `players`, default the league's typical table)."""
+        sa, sb = self.strength[a], self.strength[b]
+        if sa is None or sb is None:
+            return None
+        scale = self.scale.get(players, 1.0) if players is not None else 1.0
+        return 1 / (1 + 10 ** (scale * (sb - sa) / 400))
 
 
 def fit_games(games: Iterable[PlayedGame], bots: Sequence[str]) -> GlobalFit:

@@ -61,7 +61,7 @@ MISBEHAVING = ("hang", "slow", "illegal", "garbage", "crash_mid", "random_crashe
                "escaper", "raiser", "fork_holder", "build_attacker",
                # the stream's faults (docs/security.md, "The stream to a bot")
                "no_reader", "chatter", "flood", "bloat", "strict_pings", "gone",
-               # issue 22 (docs/security.md, "Round 3")
+               # docs/security.md, "Round 3"
                "guesser", "namer", "peeker",
                # a build given the network hunts for the host (docs/security.md, "Builds")
                "net_build")
@@ -74,7 +74,7 @@ BAD_SPECS = {"bad_nul": "key 'command[1]': a string with a NUL character",
              "bad_deep": "nested too deeply",
              "escape_workdir": "key 'workdir': expected a folder inside the spec's folder",
              "escape_program": "key 'command': expected a program inside the bot's folder",
-             # issue 22, item 7: a plain workdir that is another bot's folder, or holds them all
+             # a plain workdir that is another bot's folder, or holds them all
              "intruder": f"key 'workdir': its folder {{bots}}/{OTHER_BOT} belongs to the bot "
                          f"in {{bots}}/{OTHER_BOT}.toml",
              "nester": "key 'workdir': its folder {bots} holds "}

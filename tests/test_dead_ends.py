@@ -1,4 +1,4 @@
-"""Nothing ends in an internal error, a silent wait or an empty folder (issue 25, point 2),
+"""Nothing ends in an internal error, a silent wait or an empty folder,
 through the real command line: a missing optional extra names the extra to install, a build
 says that it is building and a failed build shows its own error output, and a command that
 fails leaves no folder it created behind."""

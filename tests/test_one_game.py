@@ -1,4 +1,4 @@
-"""One game, fully seen from the terminal (issue 25, point 3): `referee match --verbose`
+"""One game, fully seen from the terminal: `referee match --verbose`
 prints each decision's think time and note, `referee show` reads the file `match --replay`
 wrote (and `export`'s files) and tells it exactly as `match --verbose` did; banknotes read
 highest first everywhere, and the board line speaks of big dice only when the rules have them.

@@ -1,4 +1,4 @@
-"""An upload in progress never holds a web worker's pages up (issue 29).
+"""An upload in progress never holds a web worker's pages up.
 
 The club's ASGI application (`referee.server.asgi.application`, the one uvicorn serves in each
 web worker) is driven in process, with the real SQLite database and the real unpacker: an upload

@@ -1,4 +1,4 @@
-"""A league that says what it does, in lines that fit a terminal (issue 25, point 5), through
+"""A league that says what it does, in lines that fit a terminal, through
 the real command line: a line per finished game with `--verbose`, the seed and the schedule's
 balance before the first game, what `--duplicate` does to the balance, every line within 80
 columns with no trailing spaces at COLUMNS=80, and `report --open` on a machine without a

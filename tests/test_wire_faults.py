@@ -1,4 +1,4 @@
-"""The stream between the referee and a bot under attack (issue 14, items 4 to 8): real bot
+"""The stream between the referee and a bot under attack: real bot
 processes from tests/bots/ over real gRPC, each fault provoked by the bot itself, never by a
 timing margin. docs/protocol.md and docs/security.md name these tests."""
 

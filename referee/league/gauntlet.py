@@ -48,7 +48,6 @@ from referee.ratings.sprt import (
     delta_by_size,
     elo_gap,
     seat_results,
-    seat_score,
     trail,
 )
 from referee.util.config import ConfigError
@@ -193,14 +192,6 @@ def tested_results(game: PlayedGame, bot: str) -> dict[str, float]:
     seats = {name: seat for seat, name in enumerate(game.bots)}
     groups = [[seats[name] for name in group] for group in finishing_groups(game)]
     return {game.bots[seat]: result for seat, result in seat_results(groups, seats[bot]).items()}
-
-
-def tested_score(game: PlayedGame, bot: str) -> float:
-    """`bot`'s score in `game`: the share of its opponents it finished ahead of
-    (referee/ratings/sprt.py)."""
-    seats = {name: seat for seat, name in enumerate(game.bots)}
-    groups = [[seats[name] for name in group] for group in finishing_groups(game)]
-    return seat_score(groups, seats[bot])
 
 
 def unique_names(specs: Sequence[tuple[str, BotSpec]]) -> list[BotSpec]:

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import chain
 
 import numpy as np
@@ -596,24 +596,6 @@ def _ascent(grad: np.ndarray, info: np.ndarray) -> np.ndarray:
             continue
         return np.linalg.solve(factor.T, np.linalg.solve(factor, grad))
     return grad   # a gradient step: uphill, if slow
-
-
-@dataclass(frozen=True)
-class GlobalFit:
-    """Strengths of the bots from one fit, on the Elo scale, averaging 0 over the bots that
-    played; None for a bot without games."""
-
-    strength: dict[str, float | None]
-    scale: dict[int, float] = field(default_factory=dict)   # table size -> scale (typical 1)
-
-    def ahead(self, a: str, b: str, players: int | None = None) -> float | None:
-        """The model's probability that `a` finishes ahead of `b` at a table they share (of
-        `players`, default the league's typical table)."""
-        sa, sb = self.strength[a], self.strength[b]
-        if sa is None or sb is None:
-            return None
-        scale = self.scale.get(players, 1.0) if players is not None else 1.0
-        return 1 / (1 + 10 ** (scale * (sb - sa) / 400))
 
 
 def to_elo(theta: np.ndarray, played: np.ndarray) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""The club server: accounts, submissions, checks and a season that never stops (issue 23).
+"""The club server: accounts, submissions, checks and a season that never stops.
 
 The web process (Django on ASGI, `referee.server.asgi`) reads and writes the club's database and
 never plays a game or runs a build; the season runner (`referee.server.runner`) does those.

@@ -1,4 +1,4 @@
-"""Unpacking an uploaded bot: every archive is treated as an attack (issue 23, item 4).
+"""Unpacking an uploaded bot: every archive is treated as an attack.
 
 `unpack_upload(archive, dest, limits)` turns one uploaded file into a bot folder at `dest`:
 

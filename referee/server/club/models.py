@@ -1,4 +1,4 @@
-"""The club's records (the contract in issue 23 between the web process and the runner).
+"""The club's records (the contract between the web process and the runner).
 
 The web process writes accounts, uploads, versions with their checks, test-game requests and
 the season's state; the runner claims checks and test games, enters and retires versions and

@@ -1,4 +1,4 @@
-"""The season runner: the club server's process that checks, plays and fits (issue 23).
+"""The season runner: the club server's process that checks, plays and fits.
 
     python -m referee.server.runner --data DIR [--season FILE] [--cluster URL|local:N]
 

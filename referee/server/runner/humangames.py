@@ -1,4 +1,4 @@
-"""Games students play in the browser (issue 33, item 3): a human seat against bots.
+"""Games students play in the browser: a human seat against bots.
 
 The human seat is a bot like any other (referee.game.human): a HumanBot served over the
 protocol on a unix socket, in a thread of the runner with its own event loop, under the human

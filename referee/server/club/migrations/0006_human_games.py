@@ -1,4 +1,4 @@
-"""Games students play in the browser against bots (issue 33, item 3)."""
+"""Games students play in the browser against bots."""
 
 import django.db.models.deletion
 from django.conf import settings

@@ -1,4 +1,4 @@
-"""Games a student plays in the browser against bots they chose (issue 33, item 3).
+"""Games a student plays in the browser against bots they chose.
 
 The season runner plays the game (referee.server.runner.humangames); these views only read
 what it wrote (the steps, the board, the question open for the player) and write the player's
