@@ -1,8 +1,10 @@
 """Shared test set-up: the slow lane, and tests marked `sandbox` that need a working
 bubblewrap sandbox.
 
-The tests of SLOW_MODULES (and those marked `slow` one by one elsewhere) start whole leagues,
-servers, season runners, browsers, clusters, containers or builds: seconds to minutes each.
+Slow tests start whole leagues, servers, season runners, browsers, clusters, containers or
+builds: seconds to minutes each. A test is marked `slow` by what it reaches (tests/lane_support.py
+follows its code, fixtures and helpers to a server, a browser...), by its module's name in
+SLOW_MODULES (modules that run the `referee` command line), or by hand.
 `python -m pytest -m "not slow"` runs the others, the quick lane (README.md, "Two commands"); the CI
 runs them all.
 
@@ -20,9 +22,11 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from lane_support import item_heavy, pytest_runtest_makereport  # noqa: F401 (a hook)
 
 from referee.bots.sandbox import sandbox_available
 
+pytest_plugins = ["pytester"]   # tests/test_lane.py runs pytest on test files it writes
 HERE = Path(__file__).resolve().parent
 SLOW_MODULES = frozenset({
     "test_adversarial", "test_bots_runtime", "test_builds", "test_check", "test_cluster",
@@ -65,14 +69,16 @@ _TEMP_AT_START = tempfile.gettempdir()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test of SLOW_MODULES `slow`; refuse a run whose collection moved the process's
+    """Mark `slow` every test of SLOW_MODULES and every test that reaches something heavy
+    (lane_support.item_heavy); refuse a run whose collection moved the process's
     temporary folder (a module importing the club's web process does, for its uploads): every
     tmp_path would then lie in a club's data folder, which the sandbox refuses to show."""
     if tempfile.gettempdir() != _TEMP_AT_START:
         raise pytest.UsageError(f"collecting the tests moved the temporary folder from "
                                 f"{_TEMP_AT_START} to {tempfile.gettempdir()}: restore it")
     for item in items:
-        if item.path.stem in SLOW_MODULES:
+        if item.get_closest_marker("slow") is None and \
+                (item.path.stem in SLOW_MODULES or item_heavy(item)):
             item.add_marker(pytest.mark.slow)
 
 
