@@ -106,8 +106,11 @@ def test_each_library_error_is_a_referee_error_in_one_branch(
         assert issubclass(error, older)
 
 
-def test_every_exception_the_package_defines_is_in_one_branch() -> None:
+def test_every_exception_the_package_defines_is_in_one_branch(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A new exception class anywhere in `referee` says whose fault it is, or this names it."""
+    monkeypatch.setenv("REFEREE_SERVER_DATA", str(tmp_path))   # the club's settings make it
+    monkeypatch.chdir(tmp_path)
     stray = []
     for info in pkgutil.walk_packages(referee.__path__, "referee."):
         if info.name.endswith("__main__") or info.name == "referee.bots.guard":
