@@ -712,6 +712,7 @@ def check(bot: Path, opponents: tuple[Path, ...], presets: tuple[str, ...], game
 
 
 # Commands in modules of their own register themselves on `main`.
+from referee.cli import backup as _backup  # noqa: E402,F401
 from referee.cli import gauntlet as _gauntlet  # noqa: E402,F401
 from referee.cli import play as _play  # noqa: E402,F401
 from referee.cli import records as _records  # noqa: E402,F401
