@@ -1,4 +1,4 @@
-"""`referee replay`: play a stored game again with your own bot in its seat (referee/game/rerun.py)."""
+"""`referee replay`: a stored game played again with your bot in its seat (game/rerun.py)."""
 
 from __future__ import annotations
 
