@@ -72,7 +72,13 @@ def replay(game: str, bot: Path, seat: int | None, token: str | None, no_sandbox
     from referee.bots.spec import BotSpecError, load_spec, spec_of_folder
     from referee.engine import GameRecord
     from referee.engine.errors import RecordError
-    from referee.game.rerun import RerunInputError, find_seat, report_lines, rerun
+    from referee.game.rerun import (
+        RerunInputError,
+        find_seat,
+        replayable_decisions,
+        report_lines,
+        rerun,
+    )
 
     data = read_game(game, token)
     try:
@@ -85,6 +91,7 @@ def replay(game: str, bot: Path, seat: int | None, token: str | None, no_sandbox
     except (BotSpecError, OSError) as exc:
         bad_input(str(exc))
     try:
+        replayable_decisions(record)
         chosen = find_seat(record, spec.name, seat)
         result = asyncio.run(rerun(record, spec, chosen,
                                    sandbox=False if no_sandbox else None))

@@ -90,7 +90,7 @@ def find_seat(record: GameRecord, bot_name: str, seat: int | None) -> int:
     return mine[0]
 
 
-def _decisions(record: GameRecord) -> list[dict[str, Any]]:
+def replayable_decisions(record: GameRecord) -> list[dict[str, Any]]:
     """The record's decisions, checked against its placements; RerunInputError if they
     cannot be followed."""
     decisions = record.meta.get("decisions")
@@ -135,7 +135,7 @@ async def rerun(record: GameRecord, spec: BotSpec, seat: int, *,
     """Replay `record` with the bot of `spec` in `seat` (see the module's docstring).
     RerunInputError for a record that cannot be replayed; BotStartError if the bot cannot
     start."""
-    decisions = _decisions(record)
+    decisions = replayable_decisions(record)
     names = seat_names(record)
     forfeits = record.meta.get("forfeits")
     forfeits = forfeits if isinstance(forfeits, list) else []
