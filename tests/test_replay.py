@@ -137,3 +137,11 @@ def test_bad_input_is_one_line_and_exit_2(league: dict[str, Any], tmp_path: Path
         assert done.stdout == "", (args, done.stdout)
         assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: "), done.stderr
         assert expected in done.stderr, (args, done.stderr)
+
+
+def test_a_bot_that_cannot_start_fails_in_one_line(league: dict[str, Any]) -> None:
+    path = league["records"][0]
+    done = referee("replay", path, TEST_BOTS / "exit_at_start.toml", "--seat", "0", check=False)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout == "" and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("failed: your bot could not start: "), done.stderr

@@ -107,5 +107,5 @@ def replay(game: str, bot: Path, seat: int | None, token: str | None, no_sandbox
         if result.output:
             click.echo("what your bot printed in this game:")
             for line in result.output.rstrip("\n").splitlines()[-20:]:
-                click.echo("  " + safe_line(line, limit=2000))
+                echo_fitted("  " + safe_line(line, limit=2000))
         raise click.exceptions.Exit(1)
