@@ -119,7 +119,10 @@ def test_bad_input_is_one_line_and_exit_2(league: dict[str, Any], tmp_path: Path
     data = json.loads(path.read_text())
     data["decisions"][3]["action"] = [7, False]
     broken.write_text(json.dumps(data))
+    bad_seed = tmp_path / "bad-seed.json"
+    bad_seed.write_text(json.dumps({**json.loads(path.read_text()), "seed": -1}))
     cases = [
+        ((bad_seed, SAMPLES / "random.toml"), "the record cannot be played: a game seed must"),
         ((tmp_path / "missing.json", SAMPLES / "random.toml"), "no such file"),
         ((not_record, SAMPLES / "random.toml"), "not a game record"),
         ((simulated, SAMPLES / "random.toml"), "the record has no decisions"),

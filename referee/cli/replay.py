@@ -83,7 +83,7 @@ def replay(game: str, bot: Path, seat: int | None, token: str | None, no_sandbox
     data = read_game(game, token)
     try:
         record = GameRecord.from_json(data)
-    except (RecordError, KeyError, TypeError, ValueError) as exc:
+    except (RecordError, KeyError, TypeError, ValueError, AttributeError) as exc:
         detail = f"lacks {exc}" if isinstance(exc, KeyError) else str(exc)
         bad_input(f"{game}: not a game record that can be replayed: {detail}")
     try:

@@ -23,7 +23,7 @@ from referee.engine import Game, GameRecord
 from referee.engine.actions import Action
 from referee.engine.replay import replay
 from referee.engine.view import View
-from referee.errors import InputError
+from referee.errors import InputError, UserError
 from referee.present.text import safe_line
 from referee.protocol import convert
 from referee.util.seeds import request_id
@@ -108,7 +108,11 @@ def replayable_decisions(record: GameRecord) -> list[dict[str, Any]]:
                 Action(*recorded) != action:
             raise RerunInputError(f"the record's decision {number} does not match its "
                                   f"placement {action}")
-    divergence = replay(record)
+    try:
+        divergence = replay(record)
+    except (UserError, ValueError, TypeError, AttributeError, IndexError) as exc:
+        # The engine's own checks of the rules, seats and seed: the record's fault here.
+        raise RerunInputError(f"the record cannot be played: {exc}") from None
     if divergence is not None:
         raise RerunInputError(f"the record does not follow from its seed and moves: "
                               f"{divergence}")
