@@ -33,7 +33,7 @@ SLOW_MODULES = frozenset({
     "test_cluster_club", "test_cluster_tls", "test_containers", "test_cpp_bot", "test_dead_ends",
     "test_doc_commands", "test_extend", "test_fairness_bench", "test_first_evening",
     "test_gauntlet", "test_guides", "test_league", "test_one_game", "test_play", "test_readme",
-    "test_records", "test_report_browser", "test_report_build", "test_sandbox",
+    "test_records", "test_replay", "test_report_browser", "test_report_build", "test_sandbox",
     "test_sandbox_escape", "test_sdk", "test_server_api", "test_server_bodies",
     "test_server_botpage", "test_server_browser", "test_server_datafolder", "test_server_docs",
     "test_server_guards", "test_server_hostile_specs", "test_server_queue", "test_server_routes",

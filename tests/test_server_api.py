@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import referee
 from doc_support import ROOT, Step, clean_env, guide_steps, run_step
 from runner_support import Club, write_season
 from server_support import ServerProcess, WebClient, student_bot
@@ -219,3 +220,30 @@ def test_a_bad_public_leaderboard_value_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"season\.toml: key 'public_leaderboard': expected "
                                           r"true or false, got 'yes'$"):
         load_runner_settings(season)
+
+
+def test_a_season_game_downloaded_with_a_token_replays_with_the_students_bot(
+        club: dict[str, Any], tmp_path: Path) -> None:
+    """`referee replay` of a season game's address with alice's token: the record comes from
+    /api/games/<index>, alice's bot (the same code as her uploaded version) takes the seat of
+    alice.v1 and makes every move as the season recorded it. The game page links the record;
+    a token that is not valid is one line, exit 2."""
+    server, token = club["server"], club["tokens"]["alice"]
+    spec = club["data"].parent / "src" / "alice" / "bot.toml"
+    index = stored_games(club["data"])[0]
+    record = bearer(WebClient(server.url), f"/api/games/{index}", token)
+    seat = [bot["name"] for bot in record["bots"]].index("alice.v1")
+    moves = sum(1 for d in record["decisions"] if d["seat"] == seat)
+    done = referee("replay", f"{server.url}/games/{index}/", spec,
+                   env={"REFEREE_TOKEN": token}, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith(f"identical: your bot made every one of seat {seat} "
+                                  f"(alice.v1)'s {moves} moves"), done.stdout
+    page = signed_in(club, "alice").get(f"/games/{index}/").text
+    assert f'<a href="/api/games/{index}" id="record-download" download="game-{index}.json">' \
+        in page
+    done = referee("replay", f"{server.url}/games/{index}/", spec, "--token", "rt_not_valid",
+                   check=False)
+    assert done.returncode == 2 and done.stdout == "", done.stdout + done.stderr
+    assert done.stderr == "error: the token is not valid (revoked, or mistyped): make one on " \
+                          "your Tokens page\n"

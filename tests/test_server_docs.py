@@ -5,8 +5,11 @@ league commands on a played season folder, the backup lines, the season file as 
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 import tomllib
@@ -16,6 +19,7 @@ from pathlib import Path
 import pytest
 from doc_support import ROOT, SERVER, TOKEN, shell_commands
 from server_support import ServerProcess, make_student, play_season, student_bot
+from wait_support import wait_for
 
 SERVE = f"{sys.executable} {ROOT}/tests/serve_briefly.py"
 SERVER_RUNS = {
@@ -74,7 +78,8 @@ def run(top: Path, command: str) -> subprocess.CompletedProcess[str]:
 
 def test_every_command_of_the_server_docs_has_a_run() -> None:
     assert set(shell_commands(ROOT / "docs" / "server.md")) == set(SERVER_RUNS)
-    assert set(shell_commands(ROOT / "docs" / "bots" / "submitting.md")) == set(SUBMIT_RUNS)
+    assert set(shell_commands(ROOT / "docs" / "bots" / "submitting.md")) == \
+        set(SUBMIT_RUNS) | set(REPLAY_RUNS)
 
 
 def test_the_season_file_shown_is_what_the_server_reads(tmp_path: Path,
@@ -134,9 +139,41 @@ SUBMIT_RUNS = {
 }
 
 
+# `referee replay` lines: run in their block (replay_block), each line's output holds this.
+REPLAY_RUNS = {
+    "referee replay http://127.0.0.1:8000/games/12/ mybot.toml": "identical: your bot made",
+    "referee replay game-12.json mybot.toml": "identical: your bot made",
+}
+
+
+def replay_block(doc: str) -> str:
+    """The guide's `referee replay` block: the token, the game's address, its download."""
+    found = re.search(r"```sh\n(export REFEREE_TOKEN=[^\n]*\nreferee replay .*?)```", doc, re.S)
+    assert found, "docs/bots/submitting.md no longer shows the referee replay block"
+    return found.group(1)
+
+
+def game_of(data: Path, bot: str) -> list[int]:
+    """[the index of a stored season game with one seat of `bot` (any version)], or []."""
+    db = data / "season" / "league.db"
+    if not db.exists():
+        return []
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        for index, bots in conn.execute("SELECT idx, bots FROM games ORDER BY idx"):
+            if sum(1 for name in json.loads(bots) if name.split(".v")[0] == bot) == 1:
+                return [int(index)]
+    return []
+
+
 def test_the_submitting_guides_commands_run_as_shown(tmp_path: Path) -> None:
     """The guide's layout (mybot.toml beside mybot/), its zip line, and each `referee submit`
-    line to a passed check: the spec, the folder, and the archive."""
+    line to a passed check: the spec, the folder, and the archive. Then its `referee replay`
+    block on a season game of mybot's against the house bot: by the game's address and by the
+    record curl downloads, each identical (the bot is deterministic)."""
+    (tmp_path / "data").mkdir()
+    # Unpaced, one house bot: mybot's first season games come at once.
+    (tmp_path / "data" / "season.toml").write_text(
+        'players = 2\ngames_per_bot_per_hour = 0\nhouse_bots = ["greedy"]\n')
     server = ServerProcess(tmp_path / "data")
     try:
         token = make_student(server.data, "dora")
@@ -148,6 +185,8 @@ def test_the_submitting_guides_commands_run_as_shown(tmp_path: Path) -> None:
         zip_line = re.search(r"```sh\n(zip -r mybot\.zip [^\n]*)\n```", doc).group(1)
         run(tmp_path, zip_line)
         for line in shell_commands(ROOT / "docs" / "bots" / "submitting.md"):
+            if line in REPLAY_RUNS:
+                continue
             command = line.replace(SERVER, server.url).replace(TOKEN, token)
             done = subprocess.run(
                 ["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True,
@@ -156,5 +195,12 @@ def test_the_submitting_guides_commands_run_as_shown(tmp_path: Path) -> None:
                                           f"{os.environ['PATH']}"})
             assert done.returncode == 0, done.stdout + done.stderr
             assert SUBMIT_RUNS[line] in done.stdout and "check passed" in done.stdout
+        index = wait_for("a season game of mybot's", lambda: game_of(server.data, "mybot"),
+                         server, timeout=900)[0]
+        block = replay_block(doc).replace(SERVER, server.url).replace(TOKEN, token) \
+            .replace("/games/12", f"/games/{index}")
+        done = run(tmp_path, block)
+        assert done.stdout.count("identical: your bot made") == len(REPLAY_RUNS), done.stdout
+        assert (tmp_path / "game-12.json").stat().st_size > 0
     finally:
         assert server.stop() == 0, server.output()

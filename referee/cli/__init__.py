@@ -716,5 +716,6 @@ from referee.cli import backup as _backup  # noqa: E402,F401
 from referee.cli import gauntlet as _gauntlet  # noqa: E402,F401
 from referee.cli import play as _play  # noqa: E402,F401
 from referee.cli import records as _records  # noqa: E402,F401
+from referee.cli import replay as _replay  # noqa: E402,F401
 from referee.cli import report as _report  # noqa: E402,F401
 from referee.cli import server as _server  # noqa: E402,F401

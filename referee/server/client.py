@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 import time
 import urllib.error
@@ -126,6 +127,27 @@ def submit(path: Path, server: str, token: str, bot: str | None = None) -> dict:
         query = urllib.parse.urlencode({"bot": bot or "", "filename": upload.name})
         with upload.open("rb") as body:
             return _request(f"{base}/api/submit?{query}", token, body, upload.stat().st_size)
+
+
+#: A season game's address: its page (/games/12/, /games/12/viewer) or its record (/api/games/12).
+GAME_URL = re.compile(r"^(?P<base>https?://[^/?#]+(?:/[^?#]*?)?)/(?:api/)?games/(?P<index>\d{1,18})"
+                      r"(?:/[^?#]*)?(?:[?#].*)?$")
+
+
+def game_record_url(url: str) -> str:
+    """The API address of the record of the season game at `url` (its page or its record);
+    SubmitError if `url` names no season game."""
+    found = GAME_URL.match(url.strip())
+    if found is None:
+        raise SubmitError(f"{url}: not the address of a season game (like "
+                          f"http://club.example.org/games/12/)")
+    return f"{found['base']}/api/games/{found['index']}"
+
+
+def fetch_record(url: str, token: str) -> dict:
+    """The record of the season game at `url` as the server shows it to the token's owner
+    (GET /api/games/<index>); SubmitError in one line if it cannot be had."""
+    return _request(game_record_url(url), token)
 
 
 def follow(server: str, token: str, version: int, say: Callable[[str], None],

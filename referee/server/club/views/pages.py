@@ -270,7 +270,8 @@ def game_page(request: HttpRequest, index: int) -> HttpResponse:
     return render(request, "club/game.html", {
         "title": f"Game {index}", "seats": seats.rows,
         "outputs": seats.outputs, "others_hidden": seats.others_hidden,
-        "viewer_url": f"/games/{index}/viewer{at_move(request)}"})
+        "viewer_url": f"/games/{index}/viewer{at_move(request)}",
+        "record_url": f"/api/games/{index}", "record_file": f"game-{index}.json"})
 
 
 @login_required
