@@ -13,10 +13,10 @@ import pytest
 from league_support import install_test_bot
 
 from referee.bots.client import FLOODED, STALLED
-from referee.bots.errors import PROTOCOL, TIMEOUT
 from referee.bots.runtime import Roster
 from referee.bots.spec import BotSpec, load_spec
 from referee.engine import Game, preset
+from referee.errors import FailureKind
 from referee.game.match import MatchOptions, MatchResult, play_match
 from referee.league.config import LeagueSettings
 from referee.league.progress import Progress
@@ -70,7 +70,7 @@ def test_a_bot_that_never_reads_its_stream_times_out_and_the_game_goes_on() -> N
     for result in results:
         assert result.record.final() is not None
         assert strikes_of(result, 0) == {}
-        assert strikes_of(result, 1) == {TIMEOUT: 20}
+        assert strikes_of(result, 1) == {FailureKind.TIMEOUT: 20}
         assert result.seats[1].forfeited
         details = [d.get("detail") for d in result.record.meta["decisions"] if d["seat"] == 1]
         assert STALLED in details   # a write was held back, not only answers missing
@@ -116,8 +116,8 @@ def test_answers_nobody_asked_for_are_protocol_strikes_never_answers(bot: str) -
     for result in results:
         assert strikes_of(result, 0) == {}
         struck = strikes_of(result, 1)
-        assert set(struck) == {PROTOCOL}, struck
-        assert struck[PROTOCOL] >= (3 if bot == "chatter" else 1)
+        assert set(struck) == {FailureKind.PROTOCOL}, struck
+        assert struck[FailureKind.PROTOCOL] >= (3 if bot == "chatter" else 1)
         game = Game(CLASSIC, 2, result.record.seed)
         # The bot's accepted moves are all its honest answers: the first legal action.
         for decision in result.record.meta["decisions"]:
@@ -160,7 +160,7 @@ def test_request_ids_cannot_be_guessed_and_a_guess_is_never_an_answer() -> None:
         assert len(answers) <= len(asked)
         assert all(d["latency_us"] > 0 for d in answers), answers   # none read before asked
         for decision in struck:
-            assert decision["strike"] == PROTOCOL, decision
+            assert decision["strike"] == FailureKind.PROTOCOL, decision
             named = int(decision["detail"].split()[4].rstrip(","))
             assert named in guessed and "which is not outstanding" in decision["detail"]
 
@@ -190,7 +190,7 @@ def test_a_decision_read_before_its_request_is_sent_is_a_protocol_strike() -> No
 
     first, second = asyncio.run(ask_twice())
     assert first.strike is None, first
-    assert second.strike == PROTOCOL and second.action is None, second
+    assert second.strike == FailureKind.PROTOCOL and second.action is None, second
     assert second.detail == "a decision for request 12, read before that request was sent"
     assert second.latency_us == 0
 
@@ -215,7 +215,7 @@ def test_memory_stays_flat_against_1mb_answers() -> None:
                                games=100, observer=observer))
     for result in results:
         assert strikes_of(result, 0) == {}
-        assert set(strikes_of(result, 1)) == {PROTOCOL}
+        assert set(strikes_of(result, 1)) == {FailureKind.PROTOCOL}
     first = min(growth[5:10])   # after a few games: imports and caches are warm
     assert max(growth[-10:]) - first < 40 * 1024, (first, growth[-10:])
 
@@ -242,12 +242,12 @@ def test_one_clock_decides_whether_an_answer_is_in_time() -> None:
                                games=1, options=MatchOptions(strikes_to_forfeit=1000),
                                observer=observer))
     decisions = [d for d in results[0].record.meta["decisions"] if "latency_us" in d]
-    timeouts = [d for d in decisions if d.get("strike") == TIMEOUT]
+    timeouts = [d for d in decisions if d.get("strike") == FailureKind.TIMEOUT]
     assert len(timeouts) >= len(decisions) // 5 - 1
     for decision in decisions:
         if "strike" not in decision:
             assert decision["latency_us"] <= 200_000, decision
-        elif decision["strike"] == TIMEOUT:
+        elif decision["strike"] == FailureKind.TIMEOUT:
             assert decision["latency_us"] >= 200_000, decision
 
 

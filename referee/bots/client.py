@@ -18,7 +18,7 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from referee import __version__
-from referee.bots.errors import CRASH, MALFORMED, PROTOCOL, TIMEOUT, BotStartError, Failure
+from referee.bots.errors import BotStartError, Failure
 from referee.engine.actions import Action
 from referee.errors import FailureKind
 from referee.present.notes import record_notes
@@ -277,14 +277,14 @@ class GameStream:
         loaded machine), so what decides is whether the bot still answers a Hello.
         """
         if detail == STALLED:
-            return Failure(TIMEOUT, detail)
+            return Failure(FailureKind.TIMEOUT, detail)
         if detail == FLOODED:
-            return Failure(PROTOCOL, detail)
+            return Failure(FailureKind.PROTOCOL, detail)
         client = self.client
         connection_lost = "unavailable" in detail or "connect" in detail
         if (client.process_alive() and not connection_lost
                 and await client.answers_hello(PROBE_S)):
-            return Failure(PROTOCOL, detail)
+            return Failure(FailureKind.PROTOCOL, detail)
         client.lost = True
         if client.has_process and not self._settled:
             # Only the record's wording depends on this: "process ended" tells a bot's author
@@ -294,8 +294,8 @@ class GameStream:
             while client.process_alive() and time.monotonic() < deadline:
                 await asyncio.sleep(0.01)
         if not client.process_alive():
-            return Failure(CRASH, f"the bot's process ended ({detail})")
-        return Failure(CRASH, f"the connection to the bot is gone ({detail})")
+            return Failure(FailureKind.CRASH, f"the bot's process ended ({detail})")
+        return Failure(FailureKind.CRASH, f"the connection to the bot is gone ({detail})")
 
     async def send(self, message: pb.RefereeMessage, timeout: float = 0.0) -> str | None:
         """Write a message; return None, or why the stream is broken. The message is serialized
@@ -388,7 +388,7 @@ class GameStream:
                         continue   # the marker of an earlier request that was answered
                     elapsed = int((time.perf_counter() - started) * 1e6)
                     self.given_up.add(request_id)
-                    return Reply(None, TIMEOUT,
+                    return Reply(None, FailureKind.TIMEOUT,
                                  f"no decision within {timeout_s * 1000:.0f} ms", elapsed)
                 reply = await self.judge(item, request_id, started)
                 if reply is not None:
@@ -428,10 +428,10 @@ class GameStream:
             strike, detail = await self.failure(self.broken)
             return Reply(None, strike, detail, latency)
         if item is UNDECODABLE:
-            return Reply(None, MALFORMED, "a message that does not decode", latency)
+            return Reply(None, FailureKind.MALFORMED, "a message that does not decode", latency)
         assert isinstance(item, pb.BotMessage)
         if item.WhichOneof("kind") != "decision":
-            return Reply(None, MALFORMED, "a message without a decision", latency)
+            return Reply(None, FailureKind.MALFORMED, "a message without a decision", latency)
         decision = item.decision
         answered = decision.request_id
         if answered != request_id or early:
@@ -440,14 +440,14 @@ class GameStream:
                 return None   # a late answer to a timed-out request: dropped, already struck
             self.given_up.add(request_id)
             if answered == request_id:
-                return Reply(None, PROTOCOL, f"a decision for request {answered}, read before "
-                             "that request was sent", latency)
-            return Reply(None, PROTOCOL, f"a decision for request {answered}, which is not "
-                         f"outstanding (the request asked is {request_id})", latency)
+                return Reply(None, FailureKind.PROTOCOL, f"a decision for request {answered}, "
+                             "read before that request was sent", latency)
+            return Reply(None, FailureKind.PROTOCOL, f"a decision for request {answered}, which "
+                         f"is not outstanding (the request asked is {request_id})", latency)
         try:
             action = action_from_pb(decision)
         except MalformedMessage as exc:
-            return Reply(None, MALFORMED, str(exc), latency)
+            return Reply(None, FailureKind.MALFORMED, str(exc), latency)
         return Reply(action, None, "", latency, answer_notes(decision))
 
     def end_game(self, end: pb.GameEnd | None) -> None:

@@ -8,14 +8,8 @@ from typing import NamedTuple
 from referee.errors import BotFailure, FailureKind
 from referee.present.text import safe_line
 
-# Strike types (docs/protocol.md, "Failure policy"): the members of FailureKind, by their
-# older names.
-TIMEOUT = FailureKind.TIMEOUT
-ILLEGAL = FailureKind.ILLEGAL
-MALFORMED = FailureKind.MALFORMED
-PROTOCOL = FailureKind.PROTOCOL
-CRASH = FailureKind.CRASH
-# Typed as strings: tables count strikes by the kind strings that stores and records hold.
+# The strike kinds (docs/protocol.md, "Failure policy") are FailureKind's members, named only
+# there. Typed as strings here: tables count strikes by the kind strings stores and records hold.
 STRIKE_TYPES: tuple[str, ...] = tuple(FailureKind)
 REASON_LIMIT = 1000   # characters kept of an error's reason
 

@@ -32,11 +32,8 @@ import grpc
 from referee import __version__
 from referee.bots.build import ensure_built
 from referee.bots.errors import (
-    CRASH,
-    ILLEGAL,
     REASON_LIMIT,
     STRIKE_TYPES,
-    TIMEOUT,
     BotError,
     BotStartError,
 )
@@ -51,6 +48,7 @@ from referee.bots.spec import (
     load_spec,
 )
 from referee.engine import PRESETS, Action, Game, RuleSet, preset
+from referee.errors import FailureKind
 from referee.game.match import MatchOptions, MatchResult, play_match
 from referee.present.render import fit
 from referee.present.text import safe_line
@@ -60,7 +58,8 @@ from referee.util.seeds import derive_seed, request_id
 
 ROOT = Path(__file__).resolve().parent.parent
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
-UNANSWERED = (TIMEOUT, CRASH)  # strikes whose latency is the referee's waiting, not the bot's
+# Strikes whose latency is the referee's waiting, not the bot's.
+UNANSWERED = (FailureKind.TIMEOUT, FailureKind.CRASH)
 
 
 def default_opponents() -> list[Path]:
@@ -604,7 +603,7 @@ def judge_reply(reply: Any, legal: Sequence[Action]) -> tuple[Action | None, str
         return None, f"{reply.strike}: {reply.detail}"
     action = reply.action
     if action not in legal:
-        return None, (f"{ILLEGAL}: {action} is not legal here (legal: "
+        return None, (f"{FailureKind.ILLEGAL}: {action} is not legal here (legal: "
                       f"{', '.join(map(str, legal))})")
     return action, ""
 

@@ -19,9 +19,10 @@ from typing import Any, Protocol, cast
 import grpc
 
 from referee.bots.client import END, GameStream, Handler, Reply, answer_notes, describe
-from referee.bots.errors import ILLEGAL, STRIKE_TYPES, TIMEOUT
+from referee.bots.errors import STRIKE_TYPES
 from referee.bots.spec import Limits
 from referee.engine import Game, GameRecord, RuleSet
+from referee.errors import FailureKind
 from referee.present.text import safe_line
 from referee.protocol import convert, pb
 from referee.protocol.convert import read_decision
@@ -298,8 +299,8 @@ class _Match:
         elapsed = int((time.perf_counter() - pending.started) * 1e6)
         allowed_ms = (pending.deadline - pending.started) * 1000
         self.streams[pending.seat].given_up.add(pending.request_id)   # its answer is dropped
-        self.resolve(pending, Reply(None, TIMEOUT, f"no decision within {allowed_ms:.0f} ms",
-                                    elapsed))
+        self.resolve(pending, Reply(None, FailureKind.TIMEOUT,
+                                    f"no decision within {allowed_ms:.0f} ms", elapsed))
         self.spawn(self.advance)
 
     def spawn(self, step: Callable[[], Coroutine[Any, Any, None]]) -> None:
@@ -329,7 +330,7 @@ class _Match:
         seat, legal = pending.seat, pending.legal
         strike, detail, action = reply.strike, reply.detail, reply.action
         if strike is None and action not in legal:
-            strike = ILLEGAL
+            strike = FailureKind.ILLEGAL
             detail = f"{action} is not legal here (legal: {', '.join(map(str, legal))})"
         if strike is None:
             self.accept(seat, action, reply.latency_us, _NO_STRIKE, reply.notes)

@@ -16,14 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from referee.bots.client import Reply
-from referee.bots.errors import ILLEGAL
 from referee.bots.runtime import Roster
 from referee.bots.spec import BotSpec
 from referee.engine import Game, GameRecord
 from referee.engine.actions import Action
 from referee.engine.replay import replay
 from referee.engine.view import View
-from referee.errors import InputError, UserError
+from referee.errors import FailureKind, InputError, UserError
 from referee.present.text import safe_line
 from referee.protocol import convert
 from referee.util.seeds import request_id
@@ -209,8 +208,8 @@ async def _play(record: GameRecord, decisions: list[dict[str, Any]], forfeits: l
         season = recorded_text(entry, forfeits)
         if reply.strike is None and reply.action not in view.legal:
             legal = ", ".join(map(str, view.legal))
-            reply = Reply(None, ILLEGAL, f"{reply.action} is not legal here (legal: {legal})",
-                          reply.latency_us)
+            reply = Reply(None, FailureKind.ILLEGAL,
+                          f"{reply.action} is not legal here (legal: {legal})", reply.latency_us)
         if reply.strike is not None:
             local = f"a {reply.strike} strike: {safe_line(reply.detail)}"
             return Stop(move, turn, view, season, local, failed=True), turn - 1
