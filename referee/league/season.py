@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +153,17 @@ class Season:
                            "games": len(schedule) + len(games)},
                           {name: (version, spec_path)}, games)
         return games
+
+    def relocate(self, paths: Mapping[str, str]) -> list[str]:
+        """Store the spec path `paths` gives for each entrant whose stored path differs (a data
+        folder moved or restored elsewhere: the club's own records say where each spec is now);
+        the names moved. Nothing else of the season changes."""
+        moved = []
+        for name, (version, stored) in sorted(self.store.bots().items()):
+            if name in paths and paths[name] != stored:
+                self.store.update_bot(name, version, paths[name])
+                moved.append(name)
+        return moved
 
     def disable(self, name: str) -> list[int]:
         """Disable `name`: its recorded games stay, its unplayed games are cancelled, and it is

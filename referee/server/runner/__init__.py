@@ -175,6 +175,10 @@ async def serve(data: Path, season_file: Path, settings: Any, cluster: str | Non
     season = open_season(data / "season", dataclasses.replace(settings.league),
                          settings.round_games, settings.max_rounds or None,
                          settings.max_catch_up)
+    moved = season.relocate(await db(records.spec_paths, data))
+    if moved:
+        log(f"the season reads {len(moved)} entrants' specs from {data} now (the data folder "
+            f"was moved or restored elsewhere)")
     if not season.states():   # the season's first start: the house bots join it
         house = await db(records.add_house_bots, settings.house_bots)
         if house:

@@ -56,6 +56,12 @@ def spec_path(data: Path, version: BotVersion) -> Path:
     return data / version.folder / version.spec
 
 
+def spec_paths(data: Path) -> dict[str, str]:
+    """Where the spec of every version that entered the season lies now, by its season name."""
+    versions = BotVersion.objects.exclude(league_name="")
+    return {v.league_name: str(spec_path(data, v)) for v in versions}
+
+
 def requeue_interrupted() -> tuple[int, int]:
     """Checks and test games left `running` by a runner that died go back to the queue (their
     check lines are dropped: the check runs again from the start). Returns the counts."""
