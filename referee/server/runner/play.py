@@ -341,8 +341,10 @@ class SeasonLoop:
                                  f"a row; the last, game {index}: {reason or 'forfeited'}")
 
     def forget_rows(self, name: str) -> None:
-        """Start `name`'s counts of failed starts and forfeits in a row afresh."""
+        """Start `name`'s counts of failed starts and forfeits in a row afresh (its next
+        failed start counts, whichever start of the bots it comes in)."""
         self.unstarted.pop(name, None)
+        self.counted.pop(name, None)
         self.forfeiting.pop(name, None)
 
     async def take_out(self) -> None:
