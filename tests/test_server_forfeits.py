@@ -237,7 +237,7 @@ def test_an_honest_bot_that_forfeits_now_and_then_stays(tmp_path: Path) -> None:
     try:
         wait_for("four forfeits of oft-bot, or oft-bot taken out", lambda: sum(
             out for _, out in games_of(data, "oft-bot.v1")) >= 4 or club.value(
-            "BotVersion.objects.get(league_name='oft-bot.v1').season_state != 'active'"),
+            "BotVersion.objects.get(league_name='oft-bot.v1').season_state == 'disabled'"),
             server, timeout=1200)
         state = club.value("BotVersion.objects.get(league_name='oft-bot.v1').season_state")
         error = club.value("BotVersion.objects.get(league_name='oft-bot.v1').error")
