@@ -120,6 +120,13 @@ def taken_out(club: Club, league_name: str) -> bool:
                       f"season_state='disabled').exists()")
 
 
+def board_with(web: WebClient, league_name: str) -> dict | None:
+    """The leaderboard's JSON once its fit has a row for `league_name` (ranked or not)."""
+    board = web.get("/leaderboard.json").json()
+    rows = board["rows"] + board["retired"]
+    return board if any(row["league_name"] == league_name for row in rows) else None
+
+
 def test_a_bot_that_forfeits_every_game_is_taken_out_told_and_comes_back(
         tmp_path: Path) -> None:
     data = tmp_path / "club"
@@ -159,9 +166,8 @@ def test_a_bot_that_forfeits_every_game_is_taken_out_told_and_comes_back(
         mal = WebClient(server.url)
         mal.sign_in("mal", PASSWORD)
         mal_pages = [mal.get("/").text, mal.get("/bots/mal-bot/").text]
-        board = wait_for("a table fitted on its games", lambda: (lambda found: found if any(
-            row["league_name"] == "mal-bot.v1" for row in found["rows"] + found["retired"])
-            else None)(mal.get("/leaderboard.json").json()), server, timeout=600)
+        board = wait_for("a table fitted on its games", lambda: board_with(mal, "mal-bot.v1"),
+                         server, timeout=600)
         # The organiser reads the house bot's reason, and puts it back from its page.
         organiser = signed_in_organiser(server)
         house_page = organiser.get("/bots/house-flaky/").text
