@@ -32,10 +32,9 @@ SLOW_MODULES = frozenset({
     "test_records", "test_report_browser", "test_report_build", "test_sandbox",
     "test_sandbox_escape", "test_sdk", "test_server_api", "test_server_bodies",
     "test_server_botpage", "test_server_browser", "test_server_datafolder", "test_server_docs",
-    "test_server_forfeits", "test_server_guards", "test_server_hostile_specs", "test_server_queue",
-    "test_server_routes", "test_server_runner", "test_server_season", "test_server_serve",
-    "test_server_signin", "test_store_size", "test_submit", "test_terminal", "test_wheel",
-    "test_wire_faults",
+    "test_server_guards", "test_server_hostile_specs", "test_server_queue", "test_server_routes",
+    "test_server_runner", "test_server_season", "test_server_serve", "test_server_signin",
+    "test_store_size", "test_submit", "test_terminal", "test_wheel", "test_wire_faults",
 })
 
 WHY = ("the bubblewrap sandbox cannot start: `bwrap` (apt-get install bubblewrap), `prlimit` "

@@ -26,7 +26,7 @@ from server_support import (
 )
 from wait_support import wait_for
 
-pytestmark = [pytest.mark.sandbox]
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[1]
 BOTLIB = ROOT / "tests" / "bots" / "botlib.py"
