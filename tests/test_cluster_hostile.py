@@ -213,6 +213,9 @@ def test_on_one_machine_too_a_bot_that_cannot_start_is_taken_out(tmp_path: Path)
             "BotVersion.objects.get(league_name='mal-bot.v1').season_state == 'disabled'")
             or len(games_of(data, "mal-bot.v1")) >= 12, runner)
         error = club.value("BotVersion.objects.get(league_name='mal-bot.v1').error")
+        # Marked taken out, as a bot that forfeits game after game is: the organiser may put
+        # it back (test_server_takenout.py, test_server_forfeits.py).
+        marked = club.value("BotVersion.objects.get(league_name='mal-bot.v1').taken_out")
         wait_for("the others play on", lambda: len(games_of(data, "ann-bot.v1")) >= 4, runner)
         runner.alive()
     finally:
@@ -220,6 +223,7 @@ def test_on_one_machine_too_a_bot_that_cannot_start_is_taken_out(tmp_path: Path)
         club.close()
     assert error.startswith("taken out of the season: its bot could not be started 3 times "
                             "in a row: exited during start-up"), error
+    assert marked is True
     assert "local secret" not in error
     assert all(out[bots.index("mal-bot.v1")] for _, bots, out, _, _ in games_of(
         data, "mal-bot.v1"))

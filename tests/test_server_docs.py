@@ -98,6 +98,10 @@ def test_the_season_file_shown_is_what_the_server_reads(tmp_path: Path,
     from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB
 
     assert runner.write_max_mb == data["write_max_mb"] == DEFAULT_WRITE_MAX_MB
+    from referee.server.runner.settings import RunnerSettings
+
+    assert runner.forfeits_to_take_out == data["forfeits_to_take_out"] == \
+        RunnerSettings().forfeits_to_take_out
     from server_support import club_django
 
     club_django()

@@ -84,6 +84,7 @@ RULES = {
     "club:message-remove": (ORGANISER, "POST"),
     "club:code-withdraw": (ORGANISER, "POST"),
     "club:bot-disable": (ORGANISER, "POST"),
+    "club:put-back": (ORGANISER, "POST"),
     "club:report": (ORGANISER, "GET"),
     "club:report-file": (ORGANISER, "GET"),
     "admin": (ADMIN, "GET"),

@@ -86,6 +86,7 @@ def test_the_season_page_shows_each_setting(first_start: ServerProcess) -> None:
     assert page.status == 200, page.text[:300]
     text = re.sub(r"<[^>]+>", "", page.text)
     for shown in ("the classic rules", "Tables of 4 players", "after 3 strikes",
+                  "A version that forfeits 5 season games in a row",
                   "time per decision (ms)", "at most 5000 (the bot's own if lower)",
                   "Pace: about 60 games per bot per hour: a round starts at most every 4.0 "
                   "minutes", "every active bot 4 games", "round after round until the season "

@@ -179,6 +179,15 @@ class Season:
                           {}, [])
         return gone
 
+    def restore(self, name: str) -> None:
+        """Make the disabled `name` active again: it is scheduled from the next round on (its
+        recorded games stay; the games cancelled when it was disabled stay cancelled)."""
+        states = dict(self.part.states)
+        if states.get(name) != DISABLED:
+            raise SeasonError(f"{name!r} is not disabled in this season")
+        states[name] = ACTIVE
+        self.store.extend({"season_states": states}, {}, [])
+
     def next_round(self) -> list[ScheduledGame]:
         """Append a round between the active entrants (`round_games` games per bot, balanced
         as a league's schedule) and return it; nothing while games are pending, fewer entrants

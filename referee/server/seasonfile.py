@@ -55,6 +55,9 @@ KEYS: tuple[Key, ...] = (
         written=False, example=123456789),
     Key("strikes_to_forfeit", "strikes (late or bad answers) before a bot forfeits a game; "
                               "new season"),
+    Key("forfeits_to_take_out", "season games a bot forfeits in a row before its version is "
+                                "taken out of the season (a finished game ends the row; a new "
+                                "upload or the organiser puts it back)"),
     Key("autoplay_forced", "true: a forced move is made for the bot without asking it; "
                            "new season"),
     Key("duplicate", "true: each deal is played again with the seats turned; new season"),
@@ -192,7 +195,8 @@ def write_default(path: Path) -> bool:
 
 # Keys the runner applies between rounds; the others of the runner wait for its next start or,
 # those that define the season's games, for the next season.
-LIVE = frozenset({"games_per_bot_per_hour", "limits", "house_bots", "house_in_final_table"})
+LIVE = frozenset({"games_per_bot_per_hour", "limits", "house_bots", "house_in_final_table",
+                  "forfeits_to_take_out"})
 AT_START = frozenset({"check_concurrency", "check_timeout_s", "write_max_mb",
                       "test_game_timeout_s", "refit_games", "refit_seconds", "concurrency",
                       "sandbox", "cluster", "human_move_seconds", "human_bank_seconds",

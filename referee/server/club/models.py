@@ -129,6 +129,9 @@ class BotVersion(models.Model):
     entered_at = models.DateTimeField(null=True, blank=True)
     retired_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True)
+    # Taken out of the season by the runner (it could not start, or forfeited game after game;
+    # `error` says which): a new upload of the bot, or the organiser's word, puts it back.
+    taken_out = models.BooleanField(default=False)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["bot", "number"],

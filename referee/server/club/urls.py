@@ -83,6 +83,8 @@ urlpatterns = [
     path("organiser/codes/<id:code_id>/withdraw", organiser.join_code_withdraw,
          name="code-withdraw"),
     path("organiser/bots/<id:bot_id>/disable", organiser.bot_disable, name="bot-disable"),
+    path("organiser/versions/<id:version_id>/put-back", organiser.version_put_back,
+         name="put-back"),
     path("organiser/report/", organiser.season_report, name="report"),
     path("organiser/report/<path:path>", organiser.season_report, name="report-file"),
 ]

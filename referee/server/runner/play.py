@@ -29,15 +29,15 @@ from referee.server.club.diskuse import remove_folders
 from referee.server.confinement import confinement
 from referee.server.runner import log, records
 from referee.server.runner.checks import Db
-from referee.server.runner.settings import RunnerSettings, load_runner_settings
+from referee.server.runner.settings import (
+    START_FAILURES_OUT,
+    RunnerSettings,
+    load_runner_settings,
+)
 from referee.server.seasonfile import changes, pace_words
 from referee.util.config import ConfigError
 
 RUNNING, PAUSED, CLOSED = "running", "paused", "closed"
-# Starts in a row that fail (here, or on every worker of a cluster) before a version is taken
-# out of the season (a new upload comes back). Each failed start is tried again with the bots
-# started anew, so a start that failed once (a busy machine) costs a few forfeits, not the season.
-START_FAILURES_OUT = 3
 REPORT = "season/report/index.html"   # the closed season's static report, relative to DIR
 
 
@@ -69,6 +69,7 @@ class SeasonLoop:
         self.refit_now = False               # the closed season's final table is wanted
         self.starts = 0                      # executors opened: each starts the bots anew
         self.unstarted: dict[str, int] = {}  # league name -> its failed starts in a row
+        self.forfeiting: dict[str, int] = {}  # league name -> its started games forfeited in a row
         self.counted: dict[str, int] = {}    # league name -> the start its failure counted
         self.taking_out: dict[str, str] = {}  # league name -> why it leaves the season
         self.start_again = False             # a bot failed to start: start them all anew
@@ -190,9 +191,14 @@ class SeasonLoop:
                 await self.db(records.mark_disabled, entry.version_id,
                               f"its spec cannot be read: {exc}", False)
                 continue
-            if entry.league_name not in self.season.states():   # else: entered, then killed
+            state = self.season.states().get(entry.league_name)
+            if state is None:
                 self.season.enter(entry.league_name, version, str(entry.spec),
                                   retire=entry.retire)
+            elif state == DISABLED:   # taken out, and put back by the organiser
+                self.season.restore(entry.league_name)
+                self.forget_rows(entry.league_name)
+            # else: entered, then the runner was killed before it said so
             await self.db(records.mark_entered, entry)
 
     async def prune(self) -> None:
@@ -290,6 +296,8 @@ class SeasonLoop:
         self.game_saved.set()
         for seat in result.seats:
             self.count_start(seat.bot, seat.not_started, seat.reason)
+            if not seat.not_started:
+                self.count_forfeit(seat.bot, seat.forfeited, game.index, seat.reason)
             if seat.forfeited:
                 self.note(seat.bot, "forfeit", f"forfeited game {game.index}: {seat.reason}")
             elif seat.strikes.get(FailureKind.CRASH):
@@ -315,6 +323,30 @@ class SeasonLoop:
         self.taking_out[name] = (f"taken out of the season: its bot could not be started "
                                  f"{START_FAILURES_OUT} times in a row: {why}")
 
+    def count_forfeit(self, name: str, forfeited: bool, index: int, reason: str) -> None:
+        """Count `name`'s forfeits in a row of games its bot started in (a game it finished,
+        won or lost, ends the row). At the season file's `forfeits_to_take_out` no new game
+        starts and the version is taken out (take_out): a bot that fails every game (a runtime
+        that changed under it, say) stops losing on the table until it is fixed."""
+        if not forfeited:
+            self.forfeiting[name] = 0
+            return
+        if name in self.taking_out:
+            return
+        row = self.forfeiting[name] = self.forfeiting.get(name, 0) + 1
+        if row < self.settings.forfeits_to_take_out:
+            return
+        self.stop = True
+        self.taking_out[name] = (f"taken out of the season: it forfeited {row} season games in "
+                                 f"a row; the last, game {index}: {reason or 'forfeited'}")
+
+    def forget_rows(self, name: str) -> None:
+        """Start `name`'s counts of failed starts and forfeits in a row afresh (its next
+        failed start counts, whichever start of the bots it comes in)."""
+        self.unstarted.pop(name, None)
+        self.counted.pop(name, None)
+        self.forfeiting.pop(name, None)
+
     async def take_out(self) -> None:
         """Take the versions counted out of the season: their unplayed games are cancelled
         and their owners read why (My bots, the bot's page, a notice)."""
@@ -323,7 +355,7 @@ class SeasonLoop:
         for name, why in leaving.items():
             if states.get(name) not in (None, DISABLED):
                 self.season.disable(name)
-            self.unstarted.pop(name, None)
+            self.forget_rows(name)
             log(f"{name} {why}")
             await self.db(records.take_out, name, why)
 

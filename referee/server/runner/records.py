@@ -319,23 +319,26 @@ def to_disable() -> list[tuple[int, str, str]]:
     return found
 
 
-def mark_disabled(version_id: int, why: str, was_active: bool) -> None:
-    """A version leaves the season (its recorded games stay)."""
+def mark_disabled(version_id: int, why: str, was_active: bool, taken_out: bool = False) -> None:
+    """A version leaves the season (its recorded games stay). `taken_out`: the runner took it
+    out (the organiser may put it back), with room for the last forfeit's words in `why`."""
     with transaction.atomic():
         version = BotVersion.objects.select_related("bot").get(pk=version_id)
         version.season_state = BotVersion.DISABLED
-        version.error = safe_line(why, limit=200)
-        version.save(update_fields=["season_state", "error"])
+        version.error = safe_line(why, limit=400 if taken_out else 200)
+        version.taken_out = taken_out
+        version.save(update_fields=["season_state", "error", "taken_out"])
         if was_active:
             notify(None, f"{_label(version)} left the season: {why}", version.pk)
 
 
 def take_out(league_name: str, why: str) -> None:
     """The version named `league_name` leaves the season for `why`, told to its owner (on
-    My bots and the bot's page, and in a notice)."""
+    My bots and the bot's page, and in a notice; a house bot's owner is the organiser). A new
+    upload of the bot, or the organiser's word (`put_back`), brings it back."""
     version = BotVersion.objects.filter(league_name=league_name).first()
     if version is not None and version.season_state != BotVersion.DISABLED:
-        mark_disabled(version.pk, why, False)
+        mark_disabled(version.pk, why, False, taken_out=True)
         notify_owner(league_name, why)
 
 

@@ -14,6 +14,11 @@ from referee.util.config import ConfigError, read_toml
 from referee.util.resources import sample_bots
 
 DEFAULT_PACE = 60   # games per bot per hour
+# Starts in a row that fail (here, or on every worker of a cluster) before a version is taken
+# out of the season (a new upload or the organiser brings it back). Each failed start is tried
+# again with the bots started anew, so a start that failed once (a busy machine) costs a few
+# forfeits, not the season. (Forfeits in a row: the season file's forfeits_to_take_out.)
+START_FAILURES_OUT = 3
 ZERO_ALLOWED = frozenset({"max_rounds", "games_per_bot_per_hour"})   # 0: no bound
 
 # Keys the web process reads (referee.server.club.limits): known here so that they are no typo.
@@ -65,6 +70,9 @@ class RunnerSettings:
     games_per_bot_per_hour: int = DEFAULT_PACE
     max_rounds: int = 0               # 0: rounds go on until the season is closed
     max_catch_up: int = 40            # most games a newcomer is given before the next round
+    # A version that starts but forfeits this many season games in a row is taken out of the
+    # season (a finished game ends the row): a bot broken for good stops losing on the table.
+    forfeits_to_take_out: int = 5
     refit_games: int = 50             # refit after this many new games...
     refit_seconds: int = 30           # ...or this long after the last refit with new games
     test_game_timeout_s: int = 600    # a test game (its bots' start-up included)

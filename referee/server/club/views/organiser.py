@@ -1,5 +1,5 @@
 """The organiser's page: the season's state and settings, join codes, bots to disable,
-notices."""
+versions the runner took out (to put back), notices."""
 
 from __future__ import annotations
 
@@ -20,11 +20,13 @@ from referee.server.club.limits import season_file
 from referee.server.club.models import Bot, ClubMessage, HumanGame, JoinCode, Notice, Season
 from referee.server.club.people import make_join_code
 from referee.server.club.seasonstate import move_season
+from referee.server.club.takenout import put_back, taken_out_versions
 from referee.server.club.views.common import organiser_only
 from referee.server.club.views.season import FORM_LIMITS, LIMIT_WORDS, file_settings, form_initial
 from referee.server.csp import allow_style_attributes
 from referee.server.hostcheck import INSTALL_ALL
 from referee.server.hostcheck import saved as saved_host_check
+from referee.server.runner.settings import START_FAILURES_OUT
 
 
 class JoinCodeForm(forms.Form):
@@ -61,6 +63,8 @@ def organiser(request: HttpRequest) -> HttpResponse:
         "form_limits": [(name, LIMIT_WORDS[name], initial[name]) for name in FORM_LIMITS],
         "code_form": JoinCodeForm(), "usage": usage(),
         "bots": Bot.objects.select_related("owner").order_by("name"),
+        "taken_out": taken_out_versions(), "start_failures_out": START_FAILURES_OUT,
+        "forfeits_out": runner.forfeits_to_take_out,
         "students": User.objects.filter(is_superuser=False).select_related("profile")
         .order_by("username"),
         "notices": Notice.objects.filter(user__isnull=True).order_by("-created_at")[:30],
@@ -130,6 +134,19 @@ def bot_disable(request: HttpRequest, bot_id: int) -> HttpResponse:
     bot.disabled_reason = "" if enable else request.POST.get("reason", "")[:200]
     bot.save(update_fields=["disabled", "disabled_reason"])
     messages.success(request, f"{bot.name} is {'enabled' if enable else 'disabled'}")
+    return redirect("club:organiser")
+
+
+@organiser_only
+@require_POST
+def version_put_back(request: HttpRequest, version_id: int) -> HttpResponse:
+    """Put a version the runner took out back into the season (referee.server.club.takenout);
+    back to the page the button was on."""
+    done, text = put_back(version_id)
+    (messages.success if done else messages.error)(request, text)
+    bot = Bot.objects.filter(versions__pk=version_id).first()
+    if request.POST.get("back") == "bot" and bot is not None:
+        return redirect("club:bot", bot.name)
     return redirect("club:organiser")
 
 

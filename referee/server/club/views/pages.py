@@ -174,6 +174,7 @@ def bot_page(request: HttpRequest, name: str) -> HttpResponse:
         version.first_game, version.last_game = spans.get(version.league_name, (None, None))
     return render(request, "club/bot.html", {
         "bot": bot, "versions": versions, "mine": may_see_code(request.user, bot),
+        "organiser": is_organiser(request.user),
         "rows": board.rows_of(bot.name), "chart": rating_chart_of(bot),
         "opponents": board.opponents_html(names), "show": show, "recent": recent,
         "recent_rows": recent_rows(recent), "waiting": waiting_for(bot, versions, played)})

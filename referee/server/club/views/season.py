@@ -27,6 +27,7 @@ from referee.server.club.limits import ServerLimits, season_file, season_read, s
 from referee.server.club.models import Bot
 from referee.server.club.people import is_organiser
 from referee.server.club.views.common import leaderboard_open, organiser_only
+from referee.server.runner.settings import START_FAILURES_OUT
 from referee.server.seasonfile import pace_words, runner_values
 from referee.util import numbers
 from referee.util.config import ConfigError
@@ -103,7 +104,7 @@ def season_facts() -> dict[str, Any]:
         "recorded": recorded, "store_bytes": size,
         "bytes_per_game": size // recorded if recorded else None,
         "disk_budget_mb": _disk_budget_mb(), "retention_rule": RETENTION_RULE,
-        "files_bound": DEFAULT_FILES_BOUND.words(),
+        "files_bound": DEFAULT_FILES_BOUND.words(), "start_failures_out": START_FAILURES_OUT,
     }
 
 
