@@ -14,6 +14,8 @@ A reconnecting EventSource sends Last-Event-ID: the steps it had are not sent ag
 `GET /games/live` follows the season itself on one stream: the newest game in play not yet
 shown (its start, its steps with ids "INDEX.STEP", its end), then the next, for as long as the
 client stays: a projector or a script watches all evening without a request per game.
+While none is in play, the season's viewer replays the newest stored game from
+`GET /games/newest.json` (its start data and its steps in the same public shape).
 
 Each stream is an async generator (it never holds a thread or the event loop); the streams of
 one game share one reader of its file (livehub.Tail: one poll, each line parsed once). A stream
@@ -182,19 +184,21 @@ def newest_replay() -> dict[str, Any] | None:
     if row is None or row[0] is None:
         return None
     index = int(row[0])
-    if index not in NEWEST:
+    cached = NEWEST.get(index)   # requests run in threads: read once, never twice
+    if cached is None:
         found = games.season_game(index)
         if found is None:
             return None
         record, names = found
         rules = RuleSet.from_dict(record["rules"])
         players = int(record["players"])
+        cached = {"index": index, "players": players, "rules": record["rules"],
+                  "bots": [str(name) for name in names], "preset": rules.preset,
+                  "hand": livehub.hand_of(rules, players), "url": f"/games/{index}/",
+                  "steps": public_steps(record)}
         NEWEST.clear()
-        NEWEST[index] = {"index": index, "players": players, "rules": record["rules"],
-                         "bots": [str(name) for name in names], "preset": rules.preset,
-                         "hand": livehub.hand_of(rules, players), "url": f"/games/{index}/",
-                         "steps": public_steps(record)}
-    return NEWEST[index]
+        NEWEST[index] = cached
+    return cached
 
 
 @login_required
