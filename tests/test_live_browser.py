@@ -142,9 +142,11 @@ def listed_games(browser) -> list[str]:  # noqa: ANN001
 
 
 def shown_test_game_state(browser) -> str:  # noqa: ANN001
-    """The test game's state as its page shows it, once its replay is there; else ""."""
-    state = text_of(browser, "#testgame-state")
-    return state if browser.find_elements("css selector", "iframe#replay") else ""
+    """The test game's state as its page shows it, once its replay is there; else "" (read
+    in one script call: the page swaps its part in as it polls)."""
+    return browser.execute_script(
+        "const state = document.querySelector('#testgame-state');"
+        "return state && document.querySelector('iframe#replay') ? state.innerText : '';")
 
 
 @pytest.mark.sandbox
