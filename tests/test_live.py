@@ -162,9 +162,13 @@ def test_a_stream_follows_a_season_game_and_a_test_game_to_their_ends(
     assert eve.get(f"/testgames/{tid}/live").status == 404
     assert eve.get(f"/testgames/{tid}/watch").status == 404
     assert eve.get(f"/testgames/{tid}/").status == 404
+    assert eve.get(f"/testgames/{tid}/part").status == 404
     test = Stream(gat, f"/testgames/{tid}/live")
     assert test.next()[0] == "start"
     assert f'src="/testgames/{tid}/watch"' in gat.get(f"/testgames/{tid}/").text
+    # The page's changing part, which the page asks for until the game is over: live now.
+    part = gat.get(f"/testgames/{tid}/part").text
+    assert 'data-phase="live"' in part and f'src="/testgames/{tid}/watch"' in part
 
     # Two streams are this process's bound: a third is refused at once in one line, and the
     # pages still answer.
@@ -204,6 +208,17 @@ def test_a_stream_follows_a_season_game_and_a_test_game_to_their_ends(
     wait_for("the game stored", lambda: "/viewer" in eve.get(f"/games/{index}/").text, server)
     late = Stream(eve, f"/games/{index}/live")
     assert late.next() == ("end", None, {"finished": True, "url": f"/games/{index}/"})
+    # The newest stored game, cut into a stream's steps for the idle viewer to replay: its
+    # moves with their public decisions, never a bot's notes or output.
+    newest = eve.get("/games/newest.json")
+    game_now = newest.json()["game"]
+    assert game_now["index"] >= index and game_now["players"] == 2
+    moves = [step for step in game_now["steps"] if step.get("decision") is not None]
+    assert moves and all(set(step["decision"]) <= {"seat", "action", "auto", "strike"}
+                         and step["events"][-1]["type"] == "place" for step in moves)
+    assert MARKER not in newest.text and "latency" not in newest.text
+    wait_for("the test game's replay on its part",
+             lambda: 'data-phase="over"' in gat.get(f"/testgames/{tid}/part").text, server)
     assert eve.get("/games/999999/live").status == 404
 
 

@@ -125,3 +125,120 @@ def test_a_live_page_follows_a_running_game_to_its_end_and_the_big_screen_shows_
         if browser is not None:
             browser.quit()
         club.close()
+
+
+MARK = "window.notReloaded = 'still here'"
+
+
+def not_reloaded(browser) -> bool:  # noqa: ANN001
+    """The page of this window is the one the test marked (MARK): never loaded again."""
+    return browser.execute_script("return window.notReloaded") == "still here"
+
+
+def listed_games(browser) -> list[str]:  # noqa: ANN001
+    """The games the page's list of games in play shows, at one instant."""
+    return browser.execute_script(
+        "return Array.from(document.querySelectorAll('#in-play-list li'), li => li.innerText)")
+
+
+def shown_test_game_state(browser) -> str:  # noqa: ANN001
+    """The test game's state as its page shows it, once its replay is there; else "" (read
+    in one script call: the page swaps its part in as it polls)."""
+    return browser.execute_script(
+        "const state = document.querySelector('#testgame-state');"
+        "return state && document.querySelector('iframe#replay') ? state.innerText : '';")
+
+
+@pytest.mark.sandbox
+def test_pages_follow_the_games_in_play_and_the_idle_big_screen_replays_the_newest(
+        tmp_path: Path) -> None:
+    club = GatedClub(tmp_path, watchers=50)
+    browser = None
+    try:
+        server = club.server
+        password = server.organiser_password()
+        organiser = WebClient(server.url)
+        organiser.sign_in("organiser", password)
+        (game,) = wait_for("a game in play", lambda: in_play(organiser), server,
+                           timeout=WAIT_S)
+        index = game["index"]
+        first = club.test_game
+        wait_for("the test game in play", lambda: any(
+            (club.data / "testgames" / "live" / str(first)).glob("*.jsonl")), server,
+            timeout=WAIT_S)
+        # A second test game waits in the queue: the runner plays one at a time.
+        second = club.club("""
+            game = TestGame.objects.create(
+                requester=User.objects.get(username="gat"),
+                version=BotVersion.objects.get(league_name="gate-bot.v1"))
+            game.opponents.add(BotVersion.objects.get(league_name="ann-bot.v1"))
+            result = game.pk
+        """)
+        browser = browser_at(tmp_path, "follow")
+        sign_in(browser, server.url, "organiser", password)
+
+        # The leaderboard lists the game in play; watching the season is one click away.
+        browser.get(f"{server.url}/leaderboard/")
+        board = browser.current_window_handle
+        browser.execute_script(MARK)
+        assert any(item.startswith(f"Game {index}:") for item in listed_games(browser))
+        assert browser.find_elements("css selector", "#watch-link a[href='/games/live/watch']")
+        # The test game in play: its page shows it live; the queued one says it waits.
+        browser.switch_to.new_window("window")
+        browser.get(f"{server.url}/testgames/{first}/")
+        playing = browser.current_window_handle
+        browser.execute_script(MARK)
+        wait_for("the test game's live viewer", lambda: events_shown(browser, "#live") > 0,
+                 server)
+        browser.switch_to.new_window("window")
+        browser.get(f"{server.url}/testgames/{second}/")
+        queued = browser.current_window_handle
+        browser.execute_script(MARK)
+        assert text_of(browser, "#testgame-state") == "queued"
+        assert "follows it" in text_of(browser, "#game-waiting")
+
+        club.gate.write_text("")
+        # Each page follows its games, none reloaded: the list drops the game that ended, and
+        # each test game's page ends on its replay.
+        browser.switch_to.window(board)
+        wait_for(f"game {index} gone from the list", lambda: not any(
+            item.startswith(f"Game {index}:") for item in listed_games(browser)), server,
+            timeout=WAIT_S)
+        assert not_reloaded(browser)
+        for window in (playing, queued):
+            browser.switch_to.window(window)
+            assert wait_for("the test game's replay", lambda: shown_test_game_state(browser),
+                            server, timeout=WAIT_S) == "done"
+            assert "Bot output" in text_of(browser, "#outputs")
+            assert not_reloaded(browser)
+
+        # The season paused: no game in play. The list empties by itself, and the big screen
+        # replays the newest finished game, move by move.
+        club.club.season_state("paused")
+        wait_for("no game in play", lambda: not in_play(organiser), server, timeout=WAIT_S)
+        browser.switch_to.window(board)
+        wait_for("the list hidden", lambda: not browser.find_element(
+            "css selector", "#in-play").is_displayed(), server)
+        assert not_reloaded(browser)
+        browser.set_window_size(1920, 1080)
+        browser.get(f"{server.url}/organiser/screen/")
+        assert browser.find_elements("css selector", "#watch-link[href='/games/live/watch']")
+        screen_game = "#screen-slot-0 iframe"
+        title = wait_for("a finished game replayed", lambda: re.match(
+            r"Replay of game (\d+):", in_frame(browser, screen_game, "#live-title")), server,
+            timeout=WAIT_S)
+        assert int(title.group(1)) >= index
+        wait_for("its moves replayed", lambda: "move" in in_frame(
+            browser, screen_game, "#live-status") and events_shown(browser, screen_game) > 0,
+            server)
+        for target in [tmp_path / "server-big-screen-idle.png"] + (
+                [ROOT / "docs" / "server-big-screen-idle.png"] if DOCS_SHOTS else []):
+            browser.save_screenshot(str(target))
+        # A game starts: the screen leaves the replay for it.
+        club.club.season_state("running")
+        wait_for("a game in play on the big screen",
+                 lambda: shown_game(browser, screen_game) >= 0, server, timeout=WAIT_S)
+    finally:
+        if browser is not None:
+            browser.quit()
+        club.close()

@@ -14,6 +14,8 @@ A reconnecting EventSource sends Last-Event-ID: the steps it had are not sent ag
 `GET /games/live` follows the season itself on one stream: the newest game in play not yet
 shown (its start, its steps with ids "INDEX.STEP", its end), then the next, for as long as the
 client stays: a projector or a script watches all evening without a request per game.
+While none is in play, the season's viewer replays the newest stored game from
+`GET /games/newest.json` (its start data and its steps in the same public shape).
 
 Each stream is an async generator (it never holds a thread or the event loop); the streams of
 one game share one reader of its file (livehub.Tail: one poll, each line parsed once). A stream
@@ -45,12 +47,18 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, Stream
 from django.shortcuts import redirect, render
 
 from referee.engine import RuleSet
-from referee.game.livefile import games_in_play
+from referee.game.livefile import games_in_play, public_step
 from referee.server.club import games, livehub, streamslots
 from referee.server.club.board import newest_board
 from referee.server.club.limits import server_limits
 from referee.server.club.people import is_organiser
-from referee.server.club.views.common import framed, organiser_only, refusal, replay_coming
+from referee.server.club.views.common import (
+    framed,
+    leaderboard_open,
+    organiser_only,
+    refusal,
+    replay_coming,
+)
 from referee.server.runner.testgames import live_path
 from referee.util.numbers import NumberError, whole_number, whole_number_or
 
@@ -136,12 +144,67 @@ def test_live_file(game_id: int) -> tuple[Path, dict[str, Any]] | None:
     return (path, header) if header is not None else None
 
 
-@login_required
+@leaderboard_open
 def in_play_json(request: HttpRequest) -> HttpResponse:
-    """The season's games in play (the big screen and the leaderboard list them)."""
+    """The season's games in play: the pages that list them (the leaderboard) ask for it every
+    few seconds and redraw their list, so it is listed at most once a second per process."""
     games_now = [{key: value for key, value in game.items() if key != "path"}
-                 for game in season_in_play()]
+                 for game in PAGES_LISTING.now()]
     return JsonResponse({"games": games_now})
+
+
+def public_steps(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """A stored record cut into the steps a live stream sends (public_step's shape): each
+    move with the events before it and its decision's public part, then the events after the
+    last move. The idle big screen replays them as if the game were being played."""
+    found = record.get("decisions")
+    decisions: list[Any] = found if isinstance(found, list) else []
+    steps: list[dict[str, Any]] = []
+    pending: list[Any] = []
+    for event_data in record.get("events", []):
+        pending.append(event_data)
+        if isinstance(event_data, dict) and event_data.get("type") == "place":
+            made = decisions[len(steps)] if len(steps) < len(decisions) else None
+            steps.append(public_step({"events": pending, "decision": made}))
+            pending = []
+    if pending:
+        steps.append({"events": pending})
+    return steps
+
+
+NEWEST: dict[int, dict[str, Any]] = {}   # the newest stored game's replay, by its index
+
+
+def newest_replay() -> dict[str, Any] | None:
+    """The newest stored season game as the season's viewer replays it while no game is in
+    play: its start data (as a stream's start event) and its public steps. Built once per game
+    and process (one record read), then shared."""
+    with games.season_store() as store:
+        row = None if store is None else store.db.execute("SELECT MAX(idx) FROM games").fetchone()
+    if row is None or row[0] is None:
+        return None
+    index = int(row[0])
+    cached = NEWEST.get(index)   # requests run in threads: read once, never twice
+    if cached is None:
+        found = games.season_game(index)
+        if found is None:
+            return None
+        record, names = found
+        rules = RuleSet.from_dict(record["rules"])
+        players = int(record["players"])
+        cached = {"index": index, "players": players, "rules": record["rules"],
+                  "bots": [str(name) for name in names], "preset": rules.preset,
+                  "hand": livehub.hand_of(rules, players), "url": f"/games/{index}/",
+                  "steps": public_steps(record)}
+        NEWEST.clear()
+        NEWEST[index] = cached
+    return cached
+
+
+@login_required
+def newest_json(request: HttpRequest) -> HttpResponse:
+    """The newest finished season game to replay ({"game": null} before the first)."""
+    return JsonResponse({"game": newest_replay()})
 
 
 # ------------------------------------------------------------------------- the stream
@@ -175,17 +238,19 @@ class Listing:
     """The season's games in play, listed at most once per poll for every stream of this
     process that waits for the next game (a listing reads each live file's header)."""
 
-    def __init__(self) -> None:
+    def __init__(self, age: float) -> None:
+        self.age = age   # seconds a listing is used for
         self.taken = -1.0
         self.games: list[dict[str, Any]] = []
 
     def now(self) -> list[dict[str, Any]]:
-        if time.monotonic() - self.taken >= livehub.POLL_S / 2:
+        if time.monotonic() - self.taken >= self.age:
             self.games, self.taken = season_in_play(), time.monotonic()
         return self.games
 
 
-SEASON_LISTING = Listing()
+SEASON_LISTING = Listing(livehub.POLL_S / 2)
+PAGES_LISTING = Listing(1.0)   # what the pages' lists poll (in_play_json)
 
 
 async def season_events(resume: tuple[int, int] | None) -> AsyncIterator[str]:

@@ -342,18 +342,36 @@ def _own_test_game(user: User, game_id: int) -> TestGame:
     return game
 
 
+def test_game_context(user: User, game: TestGame) -> dict[str, Any]:
+    """What a test game's page shows of it now: queued, in play (its live viewer), between its
+    end and its record, done (its replay and outputs) or failed."""
+    record = games.test_game_record(game) if game.state == TestGame.DONE else None
+    names = games.record_seat_names(record) if record else []
+    seats = games.seats(user, record, names) if record else games.Seats([], [], False)
+    live_url = (f"/testgames/{game.pk}/watch"
+                if game.state == TestGame.RUNNING and live.test_live_file(game.pk) else None)
+    # The page asks for its part again until the game is over and its replay is shown.
+    settled = game.state == TestGame.FAILED or (game.state == TestGame.DONE and record is not None)
+    return {"title": f"Test game {game.pk}", "test_game": game,
+            "seats": seats.rows, "outputs": seats.outputs, "others_hidden": seats.others_hidden,
+            "viewer_url": f"/testgames/{game.pk}/viewer" if record else None,
+            "live_url": live_url, "part_url": f"/testgames/{game.pk}/part",
+            "part_phase": "over" if settled else ("live" if live_url else game.state)}
+
+
 @login_required
 def test_game_page(request: HttpRequest, game_id: int) -> HttpResponse:
     game = _own_test_game(request.user, game_id)
-    record = games.test_game_record(game) if game.state == TestGame.DONE else None
-    names = games.record_seat_names(record) if record else []
-    seats = games.seats(request.user, record, names) if record else games.Seats([], [], False)
-    return render(request, "club/game.html", {
-        "title": f"Test game {game.pk}", "test_game": game,
-        "seats": seats.rows, "outputs": seats.outputs, "others_hidden": seats.others_hidden,
-        "viewer_url": f"/testgames/{game.pk}/viewer" if record else None,
-        "live_url": (f"/testgames/{game.pk}/watch"
-                     if game.state == TestGame.RUNNING and live.test_live_file(game.pk) else None)})
+    return render(request, "club/game.html", test_game_context(request.user, game))
+
+
+@login_required
+def test_game_part(request: HttpRequest, game_id: int) -> HttpResponse:
+    """The changing part of a test game's page (its state, its live viewer or its replay):
+    the page (live.js) asks for it every few seconds and swaps it in when its phase changes,
+    so it follows its game from the queue to its replay without a reload."""
+    game = _own_test_game(request.user, game_id)
+    return render(request, "club/game_part.html", test_game_context(request.user, game))
 
 
 @login_required

@@ -1,4 +1,5 @@
-// Live parts of the club's pages: the leaderboard and a check's lines update without a reload.
+// Live parts of the club's pages: the leaderboard, the games in play, a check's lines and a
+// test game's page update without a reload.
 // Every bot-supplied text goes in with textContent, never as HTML.
 "use strict";
 
@@ -117,9 +118,81 @@ function pollCheck(box) {
     });
 }
 
+// The season's games in play (games/live.json): the list is drawn again whenever the set of
+// games changes, and hidden while none is in play.
+const IN_PLAY_MS = 3000;
+
+function inPlayItem(game) {
+  const li = document.createElement("li");
+  li.dataset.index = String(game.index);
+  const a = document.createElement("a");
+  a.href = game.url;
+  a.textContent = "Game " + game.index;
+  li.appendChild(a);
+  li.appendChild(document.createTextNode(": " + game.bots.join(", ")));
+  return li;
+}
+
+function pollInPlay(section) {
+  fetch(section.dataset.url, {credentials: "same-origin"})
+    .then((r) => (r.ok ? r.json() : null))
+    .then((data) => {
+      if (!data || !Array.isArray(data.games)) return;
+      const list = document.getElementById("in-play-list");
+      const shown = Array.from(list.children, (li) => li.dataset.index).join(",");
+      if (shown !== data.games.map((g) => String(g.index)).join(",")) {
+        list.replaceChildren(...data.games.map(inPlayItem));
+      }
+      section.hidden = data.games.length === 0;
+    })
+    .catch(() => {})
+    .finally(() => setTimeout(() => pollInPlay(section), IN_PLAY_MS));
+}
+
+// A test game's page: its part (state, live viewer, replay) is asked for again until the game
+// is over, and swapped in when its phase changes (queued, running, live, over). The live
+// viewer tells the page when the game ends, so its replay follows at once.
+const PART_MS = 2000;
+
+function pollPart(part) {
+  let timer = null;
+  let busy = false;   // one question at a time: the viewer's message may come during one
+  let current = part;
+  function ask() {
+    clearTimeout(timer);
+    if (busy) return;
+    busy = true;
+    fetch(current.dataset.url, {credentials: "same-origin"})
+      .then((r) => (r.ok ? r.text() : null))
+      .then((text) => {
+        if (text === null) return;
+        const fresh = new DOMParser().parseFromString(text, "text/html")
+          .getElementById("game-part");
+        if (fresh && fresh.dataset.phase !== current.dataset.phase) {
+          const adopted = document.adoptNode(fresh);
+          current.replaceWith(adopted);
+          current = adopted;
+        }
+      })
+      .catch(() => {})
+      .finally(() => {
+        busy = false;
+        if (current.dataset.phase !== "over") timer = setTimeout(ask, PART_MS);
+      });
+  }
+  window.addEventListener("message", (ev) => {
+    if (ev.origin === window.location.origin && ev.data && ev.data.liveEnded) ask();
+  });
+  timer = setTimeout(ask, PART_MS);
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   const board = document.getElementById("leaderboard");
   if (board) setTimeout(() => pollBoard(board), 1000);
+  const inPlay = document.getElementById("in-play");
+  if (inPlay && inPlay.dataset.url) setTimeout(() => pollInPlay(inPlay), IN_PLAY_MS);
+  const part = document.getElementById("game-part");
+  if (part && part.dataset.url && part.dataset.phase !== "over") pollPart(part);
   const check = document.getElementById("check");
   if (check) pollCheck(check);
 });
