@@ -222,9 +222,11 @@ class Checker:
         self.opponents: list[BotRunner] = []
         self.started = False
 
-    def add(self, name: str, status: str, detail: str, below: Sequence[str] = (),
-            **data: Any) -> Check:
-        check = Check(name, status, detail, data, tuple(below))
+    def add(self, name: str, status: str, detail: str, **data: Any) -> Check:
+        return self.record(Check(name, status, detail, data))
+
+    def record(self, check: Check) -> Check:
+        """Add `check` to the report (and tell the listener)."""
         self.report.checks.append(check)
         if self.listener is not None:
             self.listener(check)
@@ -267,7 +269,8 @@ class Checker:
                                               on_line=self.options.on_build_line,
                                               write_max_mb=self.options.write_max_mb)
             except BotStartError as exc:   # the compiler's lines under the verdict's
-                self.add("build", FAIL, exc.head if exc.lines else exc.detail, exc.lines)
+                self.record(Check("build", FAIL, exc.head if exc.lines else exc.detail,
+                                  below=exc.lines))
                 return False
             took = time.monotonic() - began
             how = f"ran in {took:.1f} s" if ran else "cached (files unchanged)"
