@@ -259,7 +259,9 @@ def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) 
 
         student.get(f"{url}/testgames/")
         Select(student.find_element(By.NAME, "version")).select_by_visible_text("alicebot.v2")
-        Select(student.find_element(By.NAME, "opponents")).select_by_visible_text("bobbot.v1")
+        # Opponents are named with their owners, as the leaderboard's student column does.
+        Select(student.find_element(By.NAME, "opponents")).select_by_visible_text(
+            "bobbot.v1 (bob)")
         click(student, "#ask-test-game")
         test_url = wait_for("the test game's page", lambda: re.search(
             r"/testgames/\d+/$", student.current_url) and student.current_url, timeout=60)
@@ -273,6 +275,9 @@ def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) 
         outputs = text_of(student, "#outputs")
         assert "ALICE-WAS-HERE" in outputs and "BOB-WAS-HERE" not in outputs
         assert student.find_elements(By.CSS_SELECTOR, "#replay")
+        assert "bobbot.v1 (bob)" in text_of(student, "#seats")
+        student.get(f"{url}/testgames/")
+        assert "bobbot.v1 (bob)" in text_of(student, "#testgames .opponents")
 
         # The house bots (the season file names none: the Python sample bots) are marked as
         # such on the leaderboard and offered for test games.
