@@ -367,6 +367,14 @@ def test_the_leaderboard_is_the_newest_standing(folder: Path) -> None:
     assert data["games"] == 7
     assert data["rows"][0]["owner"] == user.username
     assert data["rows"][0]["url"] == f"/bots/{bot.name}/"
+    # The fit's moment as every other time: a <time> club/times.js shows in the reader's
+    # zone, on the page and for the page's script (live.js) when a newer standing comes.
+    fitted = Standing.objects.latest("id").created_at
+    page = signed_in(user).get("/leaderboard/").content.decode()
+    facts = re.search(r'<p class="lead" id="board-facts">.*?</p>', page, re.S).group(0)
+    assert (f'(fit of <time class="local" datetime="{fitted:%Y-%m-%dT%H:%M:%SZ}">'
+            f'{fitted:%Y-%m-%d %H:%M} UTC</time>).') in facts, facts
+    assert data["fitted_at"] == fitted.timestamp()
 
 
 @pytest.fixture(scope="module")
