@@ -66,7 +66,8 @@ def content_hash(folder: Path) -> str:
             continue
         executable = "x" if path.stat().st_mode & 0o111 else "-"
         digest.update(f"{path.relative_to(folder).as_posix()}\0{executable}\0".encode())
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
+        with path.open("rb") as file:   # streamed: an image archive may be large
+            digest.update(hashlib.file_digest(file, "sha256").digest())
     return digest.hexdigest()
 
 

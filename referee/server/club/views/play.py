@@ -98,7 +98,7 @@ def _visible_game(user: User, game_id: int) -> HumanGame:
 def play_page(request: HttpRequest, play_id: int) -> HttpResponse:
     """The game's page: drawn and kept up to date by club/play.js; its replay once it ended."""
     game = _visible_game(request.user, play_id)
-    opponents = with_owners(HumanGame.objects.filter(pk=game.pk))[0].opponents.all()
+    opponents = game.opponents.select_related("bot__owner").order_by("id")
     finished = game.state in (HumanGame.DONE, HumanGame.FAILED)
     result = games.game_result(games.record_file(game.record_file) or {}) if finished else None
     rows, decided = result if result else ([], [])
