@@ -183,7 +183,11 @@ def test_an_upload_becomes_a_version_with_a_queued_check(folder: Path, tmp_path:
         for info in reversed(source.infolist()):
             copy.writestr(info.filename, source.read(info))
     assert again.read_bytes() != archive.read_bytes()
-    for same in (archive, again):
+    nested = tmp_path / "nested.zip"   # the same files in their folder, as the C++ guide zips
+    with zipfile.ZipFile(archive) as source, zipfile.ZipFile(nested, "w") as copy:
+        for info in source.infolist():
+            copy.writestr(f"speaker/{info.filename}", source.read(info))
+    for same in (archive, again, nested):
         answer = submit(api, same, name)
         assert answer.status_code == 400, answer.content
         assert answer.json()["error"] == (f"identical to {name}.v1 (v1, the same files), "

@@ -56,16 +56,22 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def content_hash(folder: Path) -> str:
+def content_hash(folder: Path, spec: str) -> str:
     """The hash of an unpacked upload's files: each file's path, whether it is executable and
     its bytes, in path order; the same files zipped again (other timestamps, another order)
-    hash the same."""
+    hash the same. Paths are taken from the spec's own folder when every file lies in it: a
+    spec inside its bot's folder zipped with that folder (`zip -r mybot-cpp.zip mybot-cpp`)
+    or without it (`referee submit mybot-cpp/bot.toml` zips its contents) is the same bot."""
+    files = sorted((path for path in folder.rglob("*")
+                    if path.is_file() and not path.is_symlink()),
+                   key=lambda found: found.relative_to(folder).parts)
+    base = (folder / spec).parent
+    if not all(path.is_relative_to(base) for path in files):
+        base = folder
     digest = hashlib.sha256()
-    for path in sorted(folder.rglob("*"), key=lambda found: found.relative_to(folder).parts):
-        if path.is_symlink() or not path.is_file():
-            continue
+    for path in files:
         executable = "x" if path.stat().st_mode & 0o111 else "-"
-        digest.update(f"{path.relative_to(folder).as_posix()}\0{executable}\0".encode())
+        digest.update(f"{path.relative_to(base).as_posix()}\0{executable}\0".encode())
         with path.open("rb") as file:   # streamed: an image archive may be large
             digest.update(hashlib.file_digest(file, "sha256").digest())
     return digest.hexdigest()
@@ -137,7 +143,7 @@ def accept_upload(user: User, upload: Path, original_name: str, bot_name: str | 
         name = bot_name or bot_name_from(unpacked.name)
         _check_name(name)
         sha = _sha256(archive)
-        content = content_hash(staging / "bot")
+        content = content_hash(staging / "bot", unpacked.spec)
         size = archive.stat().st_size
         _within_budget(user, name, staging, limits)   # measured outside the write lock
         with transaction.atomic():
