@@ -154,3 +154,31 @@ def test_the_default_opponents_slow_start_is_not_the_checked_bots_fault(tmp_path
     opponents = next(check for check in report.checks if check.name == "opponents")
     assert opponents.status == "PASS" and "slow-start" in opponents.detail, report.lines()
     assert report.ok, "\n".join(report.lines())
+
+
+@pytest.mark.sandbox
+def test_a_compile_error_is_shown_as_the_compilers_lines_under_the_fail_line(
+        tmp_path: Path) -> None:
+    """gcc's error, its source line and its caret each on a line of their own under the
+    build's FAIL line (they were joined with ` | ` on it), in the text and the JSON."""
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "bad.c").write_text("int main(void) {\n    return 0\n}\n")
+    spec = tmp_path / "bad.toml"
+    spec.write_text('name = "bad"\nworkdir = "bad"\ncommand = ["./bad"]\n'
+                    'build = ["gcc", "-fno-diagnostics-color", "-o", "bad", "bad.c"]\n')
+    done = start_referee("check", spec, cwd=tmp_path, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    out, err = done.communicate(timeout=600)
+    assert done.returncode == 1, out + err
+    lines = out.splitlines()
+    fail = next(i for i, line in enumerate(lines) if line.startswith("FAIL  build"))
+    assert lines[fail].rstrip().endswith("failed with exit 1"), lines[fail]
+    below = lines[fail + 1:fail + 6]
+    assert any(line.strip().startswith("bad.c:2:") and "error:" in line
+               for line in below), below
+    assert any(line.strip() == "|     ^" or line.strip().endswith("^") for line in below), below
+    assert all(line.startswith("        ") for line in below[:3]), below
+    report = run_check(spec, CheckOptions())
+    build = next(check.to_json() for check in report.checks if check.name == "build")
+    assert build["detail"].endswith("failed with exit 1"), build
+    assert any("error:" in line for line in build["lines"]), build

@@ -24,6 +24,7 @@ import re
 import shutil
 import signal
 import subprocess
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,7 @@ from test_server_browser import (
     check_state,
     click,
     csp_refusals,
+    fill,
     join,
     make_join_code,
     screenshot,
@@ -171,12 +173,26 @@ def test_a_clubs_first_evening(tmp_path: Path) -> None:
 
         # The other way in for each: Ben's and Cal's guide archives on the web page, and Ann's
         # second version with her guide's `referee submit`, which replaces her first.
+        # The guide's archive as it is holds the files of the version that passed: nothing
+        # new, refused in one line naming it; with a file added it is a new version.
         for student, bot, version in ((ben, "mine-js", 2), (cal, "mine-cpp", 3)):
             (archive,) = student.top.glob("*.zip")
+            student.browser.get(f"{url}/")
+            fill(student.browser, {"bot": bot, "archive": str(archive)})
+            click(student.browser, "#upload")
+            said = wait_for("the refusal", lambda s=student: "upload refused" in text_of(
+                s.browser, "body") and text_of(s.browser, ".messages"), timeout=120)
+            assert f"identical to {bot}.v{version - 1} (v{version - 1}, the same files), " \
+                   f"nothing new" in said, said
+            with zipfile.ZipFile(archive, "a") as zipped:   # beside its code, in its folder
+                folder = next(n for n in zipped.namelist() if "/" in n).split("/")[0]
+                zipped.writestr(f"{folder}/NOTES.txt", "what I changed this evening\n")
             upload(student.browser, url, archive, bot)
             assert wait_for(f"{student.name}'s web upload", lambda s=student: check_state(
                 s.browser)) == "passed", text_of(student.browser, "#check-lines")
             assert f"{bot}.v{version}" in student.browser.page_source
+        main = ann.top / "mybot" / "main.py"   # her second version: a change to her bot
+        main.write_text(main.read_text() + "\n# the second version\n")
         printed = ann.hand_in(url, ann.token(url))
         assert "uploaded mine v2 as mine.v2" in printed and "check passed" in printed, printed
         second = int(re.search(r"/versions/(\d+)/", printed).group(1))

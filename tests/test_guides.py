@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import shutil
 import tomllib
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -60,12 +61,19 @@ def follow(guide: str, tmp_path: Path, club: tuple[ServerProcess, str]) -> tuple
 
 def assert_handed_in(name: str, printed: str, top: Path, club: tuple[ServerProcess, str]
                      ) -> None:
-    """`referee submit` made version 1 and saw its check pass; the archive the guide zipped,
-    uploaded on the web page, becomes version 2 and passes its check too."""
+    """`referee submit` made version 1 and saw its check pass; the archive the guide zipped
+    holds the same files, so the web page refuses it as nothing new; with a file added it
+    becomes version 2 and passes its check too."""
     server, token = club
     assert f"uploaded {name} v1 as {name}.v1" in printed and "check passed" in printed, printed
     archives = list(top.glob("*.zip"))
     assert len(archives) == 1, f"the guide should zip one archive for the web, it made {archives}"
+    version, page = web_upload(server.url, "student", archives[0])
+    assert version is None and f"identical to {name}.v1 (v1, the same files), nothing new" \
+        in page, page[:3000]
+    with zipfile.ZipFile(archives[0], "a") as zipped:   # in the bot's folder, beside its code
+        folder = next(n for n in zipped.namelist() if "/" in n).split("/")[0]
+        zipped.writestr(f"{folder}/NOTES.txt", "a second version\n")
     version, page = web_upload(server.url, "student", archives[0])
     assert version is not None, page
     state = follow_check(server.url, token, version, lambda line: None, poll_s=0.5)

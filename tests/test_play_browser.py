@@ -133,7 +133,12 @@ def test_a_whole_game_in_the_browser_with_a_reload_and_a_phone(
             # The roll as dice, a button per legal choice, the board and the steps so far.
             assert text_of(browser, "#roll").startswith("Your roll:")
             assert "casino" in text_of(browser, "#casinos")
-            assert "human-dana (you)" in text_of(browser, "#seats-now")
+            # The player's seat is named as a person reads it: their name, "(you)" to them.
+            assert "dana (you)" in text_of(browser, "#seats-now")
+            assert "human-" not in text_of(browser, "#seats-now")
+            # The opponents with their owners, house bots as such.
+            assert text_of(browser, "#play-opponents") == ", ".join(
+                f"{name} (house)" for name in OPPONENTS)
             if moves == 1:
                 shot(browser, "play-browser-desktop.png", tmp_path)
             if moves == 3:
@@ -176,15 +181,21 @@ def test_a_whole_game_in_the_browser_with_a_reload_and_a_phone(
         verdict = text_of(browser, "#play-verdict")
         assert verdict.startswith(("You won", "You finished")), verdict
         table = text_of(browser, "#result-table")
-        assert "you" in table and all(name in table for name in OPPONENTS), table
+        assert "dana (you)" in table and all(name in table for name in OPPONENTS), table
+        assert "human-" not in table and "human-" not in text_of(browser, "#play-decided")
         assert text_of(browser, "#play-decided"), "no word of what decided the places"
         browser.switch_to.frame(browser.find_element(By.CSS_SELECTOR, "#replay"))
         wait_for("the replay viewer", lambda: browser.find_elements(
             By.CSS_SELECTOR, "#viewer button"), timeout=60)
+        viewer = text_of(browser, "#viewer")
+        assert "dana (you)" in viewer and "human-" not in viewer, viewer[:500]
         browser.switch_to.default_content()
         browser.set_window_size(1300, 1300)
         shot(browser, "play-browser-replay.png", tmp_path)
         assert not csp_refusals(browser)
+        browser.get(f"{server.url}/play/")   # the list of her games names the opponents
+        assert text_of(browser, "#play-games .opponents") == ", ".join(
+            f"{name} (house)" for name in OPPONENTS)
     finally:
         browser.quit()
 
@@ -193,10 +204,10 @@ def test_a_whole_game_in_the_browser_with_a_reload_and_a_phone(
     game, path = record_of(server, page)
     record = json.loads(path.read_text())
     bots = record["bots"]
-    assert [b["name"] for b in bots] == ["human-dana", *OPPONENTS]
+    assert [b["name"] for b in bots] == ["dana", *OPPONENTS]
     assert bots[0]["human"] is True and not any(b.get("human") for b in bots[1:])
     assert record["human_game"] == {"id": game, "unrated": True,
-                                    "seats": ["human-dana", *OPPONENTS]}
+                                    "seats": ["dana", *OPPONENTS]}
     assert not any(d.get("strike") for d in record["decisions"] if d.get("seat") == 0)
     end = next(e for e in record["events"] if e["type"] == "end")
     assert verdict.startswith("You won") == (end["places"][0] == 1), (verdict, end)
@@ -207,7 +218,8 @@ def test_a_whole_game_in_the_browser_with_a_reload_and_a_phone(
 
     store = LeagueStore.open_readonly(server.data / "season" / "league.db")
     try:
-        assert not any("human-dana" in json.dumps(r.get("bots")) for r in store.records())
+        assert not any(any(b.get("name") == "dana" or b.get("human") for b in r["bots"])
+                       for r in store.records())
     finally:
         store.close()
 

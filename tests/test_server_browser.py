@@ -15,6 +15,7 @@ import os
 import re
 import signal
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -259,7 +260,9 @@ def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) 
 
         student.get(f"{url}/testgames/")
         Select(student.find_element(By.NAME, "version")).select_by_visible_text("alicebot.v2")
-        Select(student.find_element(By.NAME, "opponents")).select_by_visible_text("bobbot.v1")
+        # Opponents are named with their owners, as the leaderboard's student column does.
+        Select(student.find_element(By.NAME, "opponents")).select_by_visible_text(
+            "bobbot.v1 (bob)")
         click(student, "#ask-test-game")
         test_url = wait_for("the test game's page", lambda: re.search(
             r"/testgames/\d+/$", student.current_url) and student.current_url, timeout=60)
@@ -273,12 +276,18 @@ def test_a_club_season_in_a_real_browser(server: ServerProcess, tmp_path: Path) 
         outputs = text_of(student, "#outputs")
         assert "ALICE-WAS-HERE" in outputs and "BOB-WAS-HERE" not in outputs
         assert student.find_elements(By.CSS_SELECTOR, "#replay")
+        assert "bobbot.v1 (bob)" in text_of(student, "#seats")
+        student.get(f"{url}/testgames/")
+        assert "bobbot.v1 (bob)" in text_of(student, "#testgames .opponents")
 
         # The house bots (the season file names none: the Python sample bots) are marked as
         # such on the leaderboard and offered for test games.
         student.get(f"{url}/leaderboard/")
         wait_for("a house bot on the leaderboard", lambda: "house" in text_of(
             student, "#leaderboard tbody"))
+        # The fit's moment in the browser's zone like every other time (no "UTC" left).
+        facts = text_of(student, "#board-facts")
+        assert "(fit of " in facts and "UTC" not in facts, facts
         student.get(f"{url}/testgames/")
         assert "house-random.v1 (house)" in text_of(student, "select[name=opponents]")
 
@@ -349,6 +358,40 @@ def test_times_show_in_the_readers_time_zone(tmp_path: Path) -> None:
         browser.get(page.as_uri())
         wait_for("the local time", lambda: text_of(browser, "#a") == "2026-12-03 13:00", timeout=60)
         assert text_of(browser, "#b") == "soon UTC"
+    finally:
+        browser.quit()
+
+
+def test_a_rating_charts_time_axis_reads_in_the_readers_time_zone(tmp_path: Path) -> None:
+    """A bot page's rating chart has a time axis: its first, middle and last moments, drawn in
+    UTC by the runner and rewritten by club/times.js into the browser's zone (Kathmandu,
+    +05:45), shorter than a page's times; the chart's labels stay inside it."""
+    from referee.server.club.history import HEIGHT, WIDTH, chart_svg
+
+    start = datetime(2026, 12, 3, 7, 15, tzinfo=UTC).timestamp()
+    svg = chart_svg([[start, 1, 5, 10.0, -20.0, 40.0], [start + 7200, 1, 9, 15.0, -10.0, 30.0]])
+    script = ROOT / "referee" / "server" / "club" / "static" / "club" / "times.js"
+    css = ROOT / "referee" / "server" / "club" / "static" / "club" / "club.css"
+    page = tmp_path / "chart.html"
+    page.write_text(f'<!doctype html><html><head><link rel="stylesheet" href="{css.as_uri()}">'
+                    f'<script src="{script.as_uri()}" defer></script></head><body>'
+                    f'<div id="rating">{svg}</div></body></html>')
+    browser = browser_at(tmp_path, "chart")
+    try:
+        browser.execute_cdp_cmd("Emulation.setTimezoneOverride",
+                                {"timezoneId": "Asia/Kathmandu"})
+        browser.get(page.as_uri())
+        labels = "return [...document.querySelectorAll('#rating text.local')]" \
+                 ".map((t) => t.textContent);"
+        wait_for("the axis in local time", lambda: browser.execute_script(labels) == [
+            "12-03 13:00", "12-03 14:00", "12-03 15:00"], timeout=60)
+        # Every label inside the chart's box, none over another.
+        boxes = browser.execute_script(
+            "return [...document.querySelectorAll('#rating text.local')].map((t) => {"
+            "const b = t.getBBox(); return [b.x, b.x + b.width, b.y, b.y + b.height]; });")
+        assert all(x0 >= 0 and x1 <= WIDTH and y0 >= 0 and y1 <= HEIGHT
+                   for x0, x1, y0, y1 in boxes), boxes
+        assert all(a[1] < b[0] for a, b in zip(boxes, boxes[1:], strict=False)), boxes
     finally:
         browser.quit()
 

@@ -82,7 +82,9 @@ def test_a_hanging_build_and_many_uploads_hold_up_no_other_student(tmp_path: Pat
         wait_for("the hanging build", lambda: hanging_builds(server.proc.pid))
         # While it hangs, alice uploads that bot twice more and another bot; then bob uploads.
         second = upload(server, alice, plain_zip, "alice-hang")
-        upload(server, alice, plain_zip, "alice-hang")
+        # A third, changed (the same files again would be refused as nothing new).
+        upload(server, alice, zip_of(student_bot(tmp_path / "plain2", "plain", "p2"),
+                                     tmp_path / "plain2.zip"), "alice-hang")
         upload(server, alice, plain_zip, "alice-other")
         upload(server, bob, plain_zip, "bob-bot")
         wait_for("bob's check to start", lambda: checks(data)["bob-bot.v1"][1])

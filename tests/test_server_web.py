@@ -176,7 +176,29 @@ def test_an_upload_becomes_a_version_with_a_queued_check(folder: Path, tmp_path:
     bot_folder = folder / version.folder
     assert (bot_folder / version.spec).is_file() and (bot_folder / "main.py").is_file()
     assert (bot_folder.parent / "archive").read_bytes() == archive.read_bytes()
-    assert submit(api, archive, name).json()["league_name"] == f"{name}.v2"
+    # The same archive again, or the same files zipped again: nothing new, refused in one
+    # line naming the version it repeats; a changed file is version 2.
+    again = tmp_path / "again.zip"   # the same files, stored uncompressed in reverse order
+    with zipfile.ZipFile(archive) as source, zipfile.ZipFile(again, "w") as copy:
+        for info in reversed(source.infolist()):
+            copy.writestr(info.filename, source.read(info))
+    assert again.read_bytes() != archive.read_bytes()
+    nested = tmp_path / "nested.zip"   # the same files in their folder, as the C++ guide zips
+    with zipfile.ZipFile(archive) as source, zipfile.ZipFile(nested, "w") as copy:
+        for info in source.infolist():
+            copy.writestr(f"speaker/{info.filename}", source.read(info))
+    for same in (archive, again, nested):
+        answer = submit(api, same, name)
+        assert answer.status_code == 400, answer.content
+        assert answer.json()["error"] == (f"identical to {name}.v1 (v1, the same files), "
+                                          f"nothing new: no version was made")
+    changed = student_bot(tmp_path / "changed", "speaker", "hello")
+    assert submit(api, zip_of(changed, tmp_path / "changed.zip"), name).json()[
+        "league_name"] == f"{name}.v2"
+    assert BotVersion.objects.filter(bot__name=name).count() == 2
+    # A version whose check failed may be sent again as it was (its check tried again).
+    BotVersion.objects.filter(league_name=f"{name}.v2").update(check_state=BotVersion.FAILED)
+    assert submit(api, tmp_path / "changed.zip", name).json()["league_name"] == f"{name}.v3"
     # Nothing left in staging, and the raw temporary files are gone.
     assert not any((folder / "uploads" / ".incoming").iterdir())
 
@@ -237,6 +259,12 @@ def test_the_upload_page_takes_a_zip(folder: Path, tmp_path: Path) -> None:
     assert answer.status_code == 302 and answer["Location"] == f"/versions/{version.pk}/"
     page = client.get(answer["Location"]).content.decode()
     assert f"{name}.v1" in page and "queued" in page
+    # The same archive again: the page says it is identical to v1, and no version is made.
+    with archive.open("rb") as stream:
+        again = client.post("/upload", {"bot": name, "archive": stream}, follow=True)
+    assert (f"upload refused: identical to {name}.v1 (v1, the same files), nothing new: no "
+            f"version was made") in again.content.decode()
+    assert BotVersion.objects.filter(bot__name=name).count() == 1
 
 
 @pytest.mark.slow
@@ -343,6 +371,14 @@ def test_the_leaderboard_is_the_newest_standing(folder: Path) -> None:
     assert data["games"] == 7
     assert data["rows"][0]["owner"] == user.username
     assert data["rows"][0]["url"] == f"/bots/{bot.name}/"
+    # The fit's moment as every other time: a <time> club/times.js shows in the reader's
+    # zone, on the page and for the page's script (live.js) when a newer standing comes.
+    fitted = Standing.objects.latest("id").created_at
+    page = signed_in(user).get("/leaderboard/").content.decode()
+    facts = re.search(r'<p class="lead" id="board-facts">.*?</p>', page, re.S).group(0)
+    assert (f'(fit of <time class="local" datetime="{fitted:%Y-%m-%dT%H:%M:%SZ}">'
+            f'{fitted:%Y-%m-%d %H:%M} UTC</time>).') in facts, facts
+    assert data["fitted_at"] == fitted.timestamp()
 
 
 @pytest.fixture(scope="module")
@@ -960,3 +996,38 @@ def test_watching_the_season_is_one_click_from_the_leaderboard(folder: Path) -> 
     # No game in play: the list is hidden (live.js shows it when one starts), the link is
     # there all the same.
     assert re.search(r'<section [^>]*id="in-play"[^>]* hidden>', page)
+
+
+def test_bots_offered_and_listed_as_opponents_name_their_owners(folder: Path) -> None:
+    """Students' bots share the names the guides give them (`mine`, `mine2`...): wherever a
+    page offers bots to play against or lists the games played against them, each is named
+    with its owner as the leaderboard's student column tells them apart, a house bot
+    `(house)`."""
+    (folder / "season.toml").write_text("play_against_students = true\n")
+    ann, ben = student(unique("ann")), student(unique("ben"))
+    house = Bot.objects.create(owner=None, house=True, name=unique("house-"))
+    versions = {}
+    for bot in (Bot.objects.create(owner=ann, name=unique("mine")),
+                Bot.objects.create(owner=ben, name=unique("mine")), house):
+        versions[bot.name] = BotVersion.objects.create(
+            bot=bot, number=1, archive_name="b.zip", archive_sha256="0" * 64, archive_size=1,
+            folder="f", spec="bot.toml", league_name=f"{bot.name}.v1",
+            check_state=BotVersion.PASSED, season_state=BotVersion.ACTIVE)
+    ann_v, ben_v, house_v = versions.values()
+    wanted = [f"{ann_v.league_name} ({ann.username})", f"{ben_v.league_name} ({ben.username})",
+              f"{house_v.league_name} (house)"]
+    client = signed_in(ann)
+    for page in ("/testgames/", "/play/"):
+        offered = re.search(r'<select name="opponents".*?</select>',
+                            client.get(page).content.decode(), re.S).group(0)
+        assert all(f">{label}</option>" in offered for label in wanted), (page, offered)
+    # The lists of test games and games in the browser, and a game's own page.
+    test_game = TestGame.objects.create(requester=ann, version=ann_v)
+    test_game.opponents.set([ben_v, house_v])
+    from referee.server.club.models import HumanGame
+
+    game = HumanGame.objects.create(owner=ann)
+    game.opponents.set([ben_v, house_v])
+    both = f"{ben_v.league_name} ({ben.username}), {house_v.league_name} (house)"
+    for page in ("/testgames/", "/play/", f"/play/{game.pk}/"):
+        assert both in client.get(page).content.decode(), page

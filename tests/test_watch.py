@@ -112,6 +112,30 @@ def test_league_watch_tells_its_game_as_it_is_played_then_prints_its_table(
     assert watched.strip() and watched.strip() in shown
 
 
+@pytest.mark.sandbox
+def test_league_watch_tells_every_game_even_those_too_quick_to_follow_live(
+        tmp_path: Path) -> None:
+    """Two sample bots play their games faster than a watcher can catch them in play: each
+    game is still told, from its record, before the league's table (issue 42, item 10)."""
+    out = tmp_path / "league"
+    terminal = Terminal([*REFEREE, "league", str(ROOT / "sample_bots" / "greedy.toml"),
+                         str(ROOT / "sample_bots" / "random.toml"), "--games", "2",
+                         "--seed", "7", "--out", str(out), "--no-report", "--watch"],
+                        env=cli_env(env={"COLUMNS": "100"}), cwd=str(tmp_path))
+    ended = r"game (g[0-9a-f]+) ended;\s+its record: referee show\s+\S+\s+\1\n"
+    first = terminal.expect(ended, timeout=600)
+    second = terminal.expect(ended, timeout=600)
+    terminal.expect(r"League table", timeout=600)
+    assert terminal.wait(timeout=600) == 0
+    assert first.group(1) != second.group(1)
+    for told in (first, second):   # each told move by move as `show` tells it
+        game_id = told.group(1)
+        start = terminal.screen.index(f"Game {game_id}")
+        watched = terminal.screen[terminal.screen.index("Round 1, ", start):told.start()]
+        shown = referee("show", out, game_id, env={"COLUMNS": "100"}).stdout
+        assert watched.strip() and watched.strip() in shown
+
+
 def test_league_watch_refuses_quiet_in_one_line(tmp_path: Path) -> None:
     done = referee("league", ROOT / "sample_bots" / "greedy.toml", "--watch", "--quiet",
                    "--out", tmp_path / "l", check=False)

@@ -206,8 +206,8 @@ def _build(spec: BotSpec, timeout: float, sandbox: bool, limit: float,
         offline = " (it ran without network: `build_network = true` in the spec gives it " \
             "one)" if sandbox and not spec.build_network and wanted_network(done) else ""
         raise BotStartError(spec.name, f"build {' '.join(argv)} failed with exit "
-                                       f"{done.returncode}{offline}: "
-                                       f"{failure_tail(done, sandbox)}")
+                                       f"{done.returncode}{offline}",
+                            lines=failure_tail(done, sandbox))
     # Stamped as the build leaves the directory (with its output), which the next start finds.
     stamp = _build_stamp(spec, sandbox)
     stamp.parent.mkdir(parents=True, exist_ok=True)
@@ -235,13 +235,15 @@ def wanted_network(done: subprocess.CompletedProcess[str]) -> bool:
 _PRIVATE_TMP = re.compile(r"(?<![\w./-])/tmp(?:/[^\s'\"]*)?")
 
 
-def failure_tail(done: subprocess.CompletedProcess[str], confined: bool) -> str:
+def failure_tail(done: subprocess.CompletedProcess[str], confined: bool) -> list[str]:
     """The last lines of a failed build's output (its stderr, or its stdout when it wrote no
-    errors), joined with " | ": the build tool's own error lines (npm's `code EAI_AGAIN`, a
-    compiler's message). A confined build's paths into its private /tmp (npm's "complete log
-    ... in /tmp/.npm/_logs/...") are said to be gone rather than shown."""
+    errors), ["no output"] for none: the build tool's own error lines (npm's `code
+    EAI_AGAIN`, a compiler's message), shown as lines by `referee check`. A confined build's
+    paths into its private /tmp (npm's "complete log ... in /tmp/.npm/_logs/...") are said to
+    be gone rather than shown."""
     text = done.stderr if (done.stderr or "").strip() else done.stdout or ""
-    lines = [line.strip() for line in text.splitlines() if line.strip()][-FAILURE_LINES:]
+    # Kept as indented as written: a compiler's caret stays under its column.
+    lines = [line.rstrip() for line in text.splitlines() if line.strip()][-FAILURE_LINES:]
     if confined:
         # What the sandbox showed in place (its bot folder, bot.proto) may lie under the
         # host's /tmp: such a path is the user's own and stays.
@@ -257,7 +259,7 @@ def failure_tail(done: subprocess.CompletedProcess[str], confined: bool) -> str:
             return "(the build's private /tmp, removed)"
 
         lines = [_PRIVATE_TMP.sub(private, line) for line in lines]
-    return " | ".join(lines) or "no output"
+    return lines or ["no output"]
 
 
 def _run_confined(spec: BotSpec, argv: list[str], timeout: float,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import NamedTuple
 
 from referee.errors import BotFailure, FailureKind
@@ -47,16 +47,23 @@ class BotStartError(BotError):
     (`str`) holds both, for the operator of a local run who owns every bot, while the club
     shows the output only to the bot's owner (`told_to`)."""
 
-    def __init__(self, bot: str, message: str, output: str = "") -> None:
+    def __init__(self, bot: str, message: str, output: str = "",
+                 lines: Sequence[str] = ()) -> None:
+        # `lines`: a tool's own lines (a compiler's errors), shown as lines where a report
+        # has room (referee check) and joined after `message` where one line must do.
+        self.lines = tuple(safe_line(line, limit=REASON_LIMIT) for line in lines)
+        joined = " | ".join(line.strip() for line in self.lines)
+        whole = f"{message}: {joined}" if self.lines else message
         output = safe_line(output, limit=REASON_LIMIT) if output else ""
-        super().__init__(bot, f"{message}; its output: {output}" if output else message)
-        self.reason = safe_line(message, limit=REASON_LIMIT)
+        super().__init__(bot, f"{whole}; its output: {output}" if output else whole)
+        self.reason = safe_line(whole, limit=REASON_LIMIT)
+        self.head = safe_line(message, limit=REASON_LIMIT)
         self.output = output
         self.message = message
 
-    def __reduce__(self) -> tuple[type[BotStartError], tuple[str, str, str]]:
+    def __reduce__(self) -> tuple[type[BotStartError], tuple[str, str, str, tuple[str, ...]]]:
         # Pickled (to and from a cluster's workers) with its parts, not its formatted text.
-        return type(self), (self.bot, self.message, self.output)
+        return type(self), (self.bot, self.message, self.output, self.lines)
 
     @property
     def detail(self) -> str:

@@ -88,20 +88,29 @@ class Check:
     status: str          # PASS, FAIL or SKIP
     detail: str          # one line: what was seen, or why it failed
     data: dict[str, Any] = field(default_factory=dict)
+    below: tuple[str, ...] = ()   # a tool's own lines under it (a compiler's errors)
 
     def line(self) -> str:
-        """The check as a report line."""
+        """The check as a report line (without the lines below it)."""
         return (f"{self.status}  {self.name:<{NAME_COLUMN}} "
                 f"{safe_line(self.detail, limit=REASON_LIMIT)}")
 
+    def text_lines(self) -> list[str]:
+        """The report line and the lines below it, each indented under the name as it was
+        written (a compiler's caret under its column)."""
+        return [self.line(), *(" " * HANG + safe_line(line, limit=REASON_LIMIT)
+                               for line in self.below)]
+
     def lines(self, width: int | None) -> list[str]:
         """The report line wrapped to `width` columns (None: the terminal's, or no wrapping),
-        continuations indented under the name."""
-        return fit(self.line(), width, hang=HANG)
+        continuations indented under the name; then the lines below it, each its own."""
+        return [*fit(self.line(), width, hang=HANG), *self.text_lines()[1:]]
 
     def to_json(self) -> dict[str, Any]:
-        """The check as JSON-ready data."""
-        return {"name": self.name, "status": self.status, "detail": self.detail, **self.data}
+        """The check as JSON-ready data (`lines`: the lines below the detail, if any)."""
+        below = {"lines": list(self.below)} if self.below else {}
+        return {"name": self.name, "status": self.status, "detail": self.detail, **below,
+                **self.data}
 
 
 @dataclass
@@ -142,7 +151,7 @@ class Report:
     def lines(self) -> list[str]:
         """The whole readable report (the header, one line per check, the summary)."""
         out = [header_line(self)]
-        out += [check.line() for check in self.checks]
+        out += [line for check in self.checks for line in check.text_lines()]
         if self.failures and self.output_tail:
             out.append(f"bot output (last lines): {self.output_tail}")
         out.append(self.summary())
@@ -213,7 +222,10 @@ class Checker:
         self.started = False
 
     def add(self, name: str, status: str, detail: str, **data: Any) -> Check:
-        check = Check(name, status, detail, data)
+        return self.record(Check(name, status, detail, data))
+
+    def record(self, check: Check) -> Check:
+        """Add `check` to the report (and tell the listener)."""
         self.report.checks.append(check)
         if self.listener is not None:
             self.listener(check)
@@ -255,8 +267,9 @@ class Checker:
                 ran = await asyncio.to_thread(ensure_built, spec, sandbox=confined,
                                               on_line=self.options.on_build_line,
                                               write_max_mb=self.options.write_max_mb)
-            except BotStartError as exc:
-                self.add("build", FAIL, exc.detail)
+            except BotStartError as exc:   # the compiler's lines under the verdict's
+                self.record(Check("build", FAIL, exc.head if exc.lines else exc.detail,
+                                  below=exc.lines))
                 return False
             took = time.monotonic() - began
             how = f"ran in {took:.1f} s" if ran else "cached (files unchanged)"

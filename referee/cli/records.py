@@ -61,36 +61,104 @@ def watch(directory: Path, games: int | None) -> None:
 
 
 def watch_games(directory: Path, games: int | None = None,
-                stop: threading.Event | None = None) -> None:
+                stop: threading.Event | None = None, every: bool = False) -> None:
     """Tell the games of the league in `directory` as they are played, one after another:
-    `games` of them, or until `stop` is set (`referee watch`, `referee league --watch`)."""
+    `games` of them, or until `stop` is set (`referee watch`, `referee league --watch`).
+
+    With `every` (the league's own watcher) no game of this run goes untold: a game that was
+    played while another was told, or too quickly to be caught in play, is told from its
+    stored record, and when `stop` is set the games stored since are told before it returns.
+    Games stored before the watcher started (a resumed league's) are not told again."""
     import time
 
     from referee.game.livefile import games_in_play
     from referee.league.folder import LeagueFolder
     from referee.present.render import fit
 
-    live, watched, waiting = LeagueFolder(directory).live, 0, False
-    while (games is None or watched < games) and not (stop and stop.is_set()):
-        playing = games_in_play(live)
-        if not playing:
-            if not waiting:
-                click.echo(f"waiting for a game to start in {directory} (Ctrl-C to stop)")
-                waiting = True
-            time.sleep(0.2)
-            continue
-        waiting = False
-        for line in _watch_game(playing[0], directory):
+    def echo(lines: Iterator[str] | list[str]) -> None:
+        for line in lines:
             for part in fit(line):
                 click.echo(part)
-        watched += 1
+
+    folder = LeagueFolder(directory)
+    told: set[str] = set()   # the game ids told, live or from their records
+    known = _stored_indexes(folder.store_path) if every else set()
+    watched, waiting = 0, False
+    while games is None or watched < games:
+        stopping = stop is not None and stop.is_set()
+        playing = [path for path in games_in_play(folder.live) if path.stem not in told]
+        if playing and not stopping:
+            waiting = False
+            told.add(playing[0].stem)
+            echo(_watch_game(playing[0], directory))
+            watched += 1
+            continue
+        missed = _missed_games(folder.store_path, known, told) if every else []
+        for data in missed:
+            echo(_missed_game(data, directory))
+            watched += 1
+        if stopping:
+            return
+        if not missed and not waiting:
+            click.echo(f"waiting for a game to start in {directory} (Ctrl-C to stop)")
+            waiting = True
+        time.sleep(0.2)
+
+
+def _stored_indexes(store_path: Path) -> set[int]:
+    """The indexes of the games the league store at `store_path` holds (none if no store)."""
+    from referee.league.store import LeagueStore
+
+    if not store_path.exists():
+        return set()
+    store = LeagueStore.open_readonly(store_path)
+    try:
+        return store.done()
+    finally:
+        store.close()
+
+
+def _missed_games(store_path: Path, known: set[int], told: set[str]) -> list[dict]:
+    """The records of the games stored since `known` (which it extends) that were not told
+    live (their ids not in `told`, which it extends), in schedule order."""
+    from referee.league.store import LeagueStore
+
+    if not store_path.exists():
+        return []
+    store = LeagueStore.open_readonly(store_path)
+    try:
+        new = sorted(store.done() - known)
+        records = [(index, store.record(index)) for index in new]
+    finally:
+        store.close()
+    known.update(new)
+    missed = []
+    for _, data in records:
+        if data is not None and str(data.get("game_id")) not in told:
+            told.add(str(data.get("game_id")))
+            missed.append(data)
+    return missed
+
+
+def _missed_game(data: dict, directory: Path) -> list[str]:
+    """The lines that tell a game from its stored record, said to be so (it ended before the
+    watcher could follow it live)."""
+    from referee.present.render import printable
+    from referee.report.narrate import narrate
+
+    game_id = data.get("game_id", "?")
+    return [printable(f"Game {game_id} ended before it could be followed live; "
+                      f"told from its record:"),
+            *narrate(data),
+            f"game {game_id} ended; its record: referee show {directory} {game_id}"]
 
 
 def watching_in_thread(directory: Path) -> Callable[[], None]:
     """Start telling the league's games as `referee watch` does, in a thread beside the
-    league; the function that stops it (after the game it tells, which the league ends)."""
+    league, every game of this run (see `watch_games`); the function that stops it, which
+    returns once the games stored by then are told."""
     stop = threading.Event()
-    thread = threading.Thread(target=watch_games, args=(directory, None, stop),
+    thread = threading.Thread(target=watch_games, args=(directory, None, stop, True),
                               name="league-watch", daemon=True)
     thread.start()
 

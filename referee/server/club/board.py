@@ -221,6 +221,7 @@ def _shape(standing: Standing | None, playing: tuple[int, ...]) -> Board:
     ranked, retired = board_rows(rows)
     payload = {"standing": standing.pk, "created_at": standing.created_at.isoformat(),
                "fitted": standing.created_at.strftime("%Y-%m-%d %H:%M:%S UTC"),
+               "fitted_at": standing.created_at.timestamp(),   # local_time, club/times.js
                "games": standing.games, "rows": ranked, "retired": retired,
                "facts": data.get("facts", {})}
     h2h = data.get("head_to_head", {})

@@ -172,10 +172,10 @@ def record_file(relative: str) -> dict[str, Any] | None:
 @dataclass(frozen=True)
 class Seats:
     """What a game's page shows of its seats, from one query: the table's rows (seat, name,
-    bot, house, place), each seat's output that `user` may see (their own bots' seats; every
-    seat for the organiser; the text empty for a bot that printed nothing), and whether other
-    seats' output is someone else's (so the page can tell "printed nothing" from "not yours
-    to see")."""
+    bot, house, owner (a username, "" for a house bot), place), each seat's output that
+    `user` may see (their own bots' seats; every seat for the organiser; the text empty for
+    a bot that printed nothing), and whether other seats' output is someone else's (so the
+    page can tell "printed nothing" from "not yours to see")."""
 
     rows: list[dict[str, Any]]
     outputs: list[tuple[str, str]]
@@ -184,16 +184,18 @@ class Seats:
 
 def seats(user: User, record: dict[str, Any], seat_names: list[str]) -> Seats:
     """The seats of a game `record` as `user` may see them (see `Seats`)."""
-    known = {name: (house, owner) for name, house, owner in BotVersion.objects.filter(
-        league_name__in=seat_names).values_list("league_name", "bot__house", "bot__owner_id")}
+    known = {name: (house, owner, username) for name, house, owner, username in
+             BotVersion.objects.filter(league_name__in=seat_names).values_list(
+                 "league_name", "bot__house", "bot__owner_id", "bot__owner__username")}
     everyone = is_organiser(user)
     places = record.get("places") or []
     output = record.get("output")
     output = output if isinstance(output, list) else []
     rows, outputs = [], []
     for i, name in enumerate(seat_names):
-        house, owner = known.get(name, (False, None))
+        house, owner, username = known.get(name, (False, None, None))
         rows.append({"seat": i, "name": name, "bot": league_bot(name), "house": house,
+                     "owner": "" if house else username or "",
                      "place": places[i] if i < len(places) else None})
         if everyone or (owner is not None and owner == user.pk):
             text = output[i] if i < len(output) and isinstance(output[i], str) else ""

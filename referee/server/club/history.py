@@ -17,6 +17,7 @@ few ms for 200 points), and pages show it as drawn: no request draws it.
 from __future__ import annotations
 
 import math
+from datetime import UTC, datetime
 from typing import Any
 
 from django.utils.html import format_html
@@ -25,8 +26,9 @@ from django.utils.safestring import SafeString
 from referee.server.club.templatetags.club import local_time
 
 HISTORY_POINTS = 200     # at most this many points per bot
-WIDTH, HEIGHT = 360, 160   # the chart's drawing units; it scales down to a phone's 390 px
-LEFT, RIGHT, TOP, BOTTOM = 34, 8, 8, 8   # margins: the strength axis' labels on the left
+WIDTH, HEIGHT = 360, 176   # the chart's drawing units; it scales down to a phone's 390 px
+# margins: the strength axis' labels on the left, the time axis' labels below
+LEFT, RIGHT, TOP, BOTTOM = 34, 8, 8, 24
 VERSION_COLOURS = 4      # versions cycle through the classes v0..v3 of club.css
 
 Point = list[float]   # [time, version, games, strength, low, high]
@@ -95,7 +97,7 @@ def chart_svg(points: list[Point]) -> SafeString:
     def y(value: float) -> float:
         return TOP + (high - value) / (high - low) * (HEIGHT - TOP - BOTTOM)
 
-    parts = [_axis(y, low, high)]
+    parts = [_axis(y, low, high), _time_axis(x, t0, t1)]
     versions = sorted({int(p[1]) for p in points})
     for n, version in enumerate(versions):
         mine = [p for p in points if int(p[1]) == version]
@@ -126,6 +128,24 @@ def _axis(y: Any, low: float, high: float) -> str:
     return "".join(f'<line class="{kind}" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(v):.1f}" '
                    f'y2="{y(v):.1f}"/><text class="axis" x="{LEFT - 3}" y="{y(v) + 3:.1f}" '
                    f'text-anchor="end">{v:+d}</text>' for v, kind in marks)
+
+
+def _time_axis(x: Any, t0: float, t1: float) -> str:
+    """The time axis: a baseline and ticks at the first point, the middle and the last point
+    (one tick when they are one moment), each labelled with its day and time: in UTC as
+    drawn, rewritten into the reader's zone by club/times.js (its `data-datetime`)."""
+    base = HEIGHT - BOTTOM + 2
+    moments = [t0] if t1 == t0 else [t0, (t0 + t1) / 2, t1]
+    anchors = ["middle"] if t1 == t0 else ["start", "middle", "end"]
+    parts = [f'<line class="edge" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{base}" y2="{base}"/>']
+    for moment, anchor in zip(moments, anchors, strict=True):
+        at = datetime.fromtimestamp(moment, tz=UTC)
+        px = x(moment)
+        parts.append(f'<line class="edge" x1="{px:.1f}" x2="{px:.1f}" y1="{base}" '
+                     f'y2="{base + 3}"/><text class="axis local" x="{px:.1f}" '
+                     f'y="{base + 13}" text-anchor="{anchor}" '
+                     f'data-datetime="{at:%Y-%m-%dT%H:%M:%SZ}">{at:%m-%d %H:%M} UTC</text>')
+    return "".join(parts)
 
 
 def _version(points: list[Point], version: int, colour: str, x: Any, y: Any) -> str:

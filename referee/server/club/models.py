@@ -120,6 +120,8 @@ class BotVersion(models.Model):
     kind = models.CharField(max_length=10, choices=KINDS, default=FOLDER)
     archive_name = models.CharField(max_length=200)
     archive_sha256 = models.CharField(max_length=64)
+    # the unpacked files' hash (uploads.content_hash): the same files zipped again match
+    content_sha256 = models.CharField(max_length=64, blank=True, default="")
     archive_size = models.BigIntegerField()
     folder = models.CharField(max_length=300)   # relative to DIR: uploads/<bot>/<n>/bot
     spec = models.CharField(max_length=200)     # relative to folder
@@ -140,6 +142,13 @@ class BotVersion(models.Model):
 
     def __str__(self) -> str:
         return self.league_name
+
+    @property
+    def with_owner(self) -> str:
+        """The version as lists of bots name it: its owner beside it (`mine.v2 (ann)`), or
+        `(house)` for a house bot, as the leaderboard's student column tells them apart."""
+        owner = self.bot.owner.username if self.bot.owner_id and self.bot.owner else ""
+        return f"{self.league_name} ({'house' if self.bot.house or not owner else owner})"
 
     @property
     def season_shown(self) -> str:

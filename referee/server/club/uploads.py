@@ -56,6 +56,40 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def content_hash(folder: Path, spec: str) -> str:
+    """The hash of an unpacked upload's files: each file's path, whether it is executable and
+    its bytes, in path order; the same files zipped again (other timestamps, another order)
+    hash the same. Paths are taken from the spec's own folder when every file lies in it: a
+    spec inside its bot's folder zipped with that folder (`zip -r mybot-cpp.zip mybot-cpp`)
+    or without it (`referee submit mybot-cpp/bot.toml` zips its contents) is the same bot."""
+    files = sorted((path for path in folder.rglob("*")
+                    if path.is_file() and not path.is_symlink()),
+                   key=lambda found: found.relative_to(folder).parts)
+    base = (folder / spec).parent
+    if not all(path.is_relative_to(base) for path in files):
+        base = folder
+    digest = hashlib.sha256()
+    for path in files:
+        executable = "x" if path.stat().st_mode & 0o111 else "-"
+        digest.update(f"{path.relative_to(base).as_posix()}\0{executable}\0".encode())
+        with path.open("rb") as file:   # streamed: an image archive may be large
+            digest.update(hashlib.file_digest(file, "sha256").digest())
+    return digest.hexdigest()
+
+
+def _refuse_identical(bot: Bot, archive_sha: str, content: str) -> None:
+    """UploadRefused when the upload is the bot's newest version again, byte for byte or file
+    for file: it would be a new version that changes nothing. A newest version whose check
+    failed may be sent again (to try its check again: a build's network was down)."""
+    newest = bot.versions.order_by("-number").first()
+    if newest is None or newest.check_state == BotVersion.FAILED:
+        return
+    if newest.archive_sha256 == archive_sha or (
+            newest.content_sha256 and newest.content_sha256 == content):
+        raise UploadRefused(f"identical to {newest.league_name} (v{newest.number}, the same "
+                            f"files), nothing new: no version was made")
+
+
 def free_name(name: str, username: str) -> str:
     """A bot name like `name` that no bot has: the name with the student's own name, else a
     number (two students who follow the same guide keep its name and tell their bots apart)."""
@@ -109,10 +143,12 @@ def accept_upload(user: User, upload: Path, original_name: str, bot_name: str | 
         name = bot_name or bot_name_from(unpacked.name)
         _check_name(name)
         sha = _sha256(archive)
+        content = content_hash(staging / "bot", unpacked.spec)
         size = archive.stat().st_size
         _within_budget(user, name, staging, limits)   # measured outside the write lock
         with transaction.atomic():
             bot = _bot_for(user, name)
+            _refuse_identical(bot, sha, content)
             last = bot.versions.order_by("-number").values_list("number", flat=True).first()
             number = (last or 0) + 1
             dest = uploads / name / str(number)
@@ -124,7 +160,7 @@ def accept_upload(user: User, upload: Path, original_name: str, bot_name: str | 
                 version = BotVersion.objects.create(
                     bot=bot, number=number, kind=unpacked.kind,
                     archive_name=safe_line(original_name, limit=200)[:200],
-                    archive_sha256=sha, archive_size=size,
+                    archive_sha256=sha, content_sha256=content, archive_size=size,
                     folder=f"uploads/{name}/{number}/bot", spec=unpacked.spec,
                     league_name=f"{name}.v{number}")
                 CheckRun.objects.create(version=version)

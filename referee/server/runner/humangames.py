@@ -25,7 +25,7 @@ import re
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -68,9 +68,12 @@ class HumanRequest:
     seats: tuple[tuple[str, Path], ...]      # (league name, spec) of each opponent
 
 
-def seat_name(username: str) -> str:
-    """The human seat's name: `human-` and the username in the characters a spec name has."""
-    return "human-" + (re.sub(r"[^A-Za-z0-9._-]", "-", username)[:50] or "player")
+def seat_name(username: str, taken: Collection[str] = ()) -> str:
+    """The human seat's name as people read it: the player's username (in the characters a
+    spec name has); `-player` after it in the rare case an opponent's league name is the
+    same. The page adds "(you)" for the player."""
+    name = re.sub(r"[^A-Za-z0-9._-]", "-", username)[:50] or "player"
+    return f"{name}-player" if name in taken else name
 
 
 # ---------------------------------------------------------------- the database (db thread)
@@ -85,7 +88,8 @@ def claim_human_game(data: Path) -> HumanRequest | None:
         game.state, game.started_at = HumanGame.RUNNING, timezone.now()
         game.save(update_fields=["state", "started_at"])
         opponents = game.opponents.select_related("bot").order_by("id")
-        return HumanRequest(game.pk, game.owner_id, seat_name(game.owner.username),
+        taken = {v.league_name for v in opponents}
+        return HumanRequest(game.pk, game.owner_id, seat_name(game.owner.username, taken),
                             tuple((v.league_name, spec_path(data, v)) for v in opponents))
 
 

@@ -17,6 +17,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.db.models import Prefetch, QuerySet
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.templatetags.static import static
@@ -286,10 +287,18 @@ def game_viewer(request: HttpRequest, index: int) -> HttpResponse:
 # ------------------------------------------------------------------------- test games
 
 class OpponentChoice(forms.ModelMultipleChoiceField):
-    """Season bots by league name, the house bots marked as such."""
+    """Season bots by league name and owner (`mine.v2 (ann)`), the house bots marked
+    `(house)`: students' bots share names the guides give them."""
 
     def label_from_instance(self, obj: BotVersion) -> str:
-        return f"{obj.league_name} (house)" if obj.bot.house else obj.league_name
+        return obj.with_owner
+
+
+def with_owners(queryset: QuerySet[Any]) -> QuerySet[Any]:
+    """Games (test or in the browser) with their opponents and their owners fetched at once."""
+    return queryset.prefetch_related(Prefetch(
+        "opponents", queryset=BotVersion.objects.select_related("bot__owner")
+        .order_by("id")))
 
 
 class TestGameForm(forms.Form):
@@ -304,8 +313,8 @@ class TestGameForm(forms.Form):
         self.fields["version"].queryset = BotVersion.objects.filter(
             bot__owner=user, check_state=BotVersion.PASSED, bot__disabled=False).exclude(
             season_state=BotVersion.RETIRED)
-        self.fields["opponents"].queryset = BotVersion.objects.select_related("bot").filter(
-            season_state=BotVersion.ACTIVE, bot__disabled=False)
+        self.fields["opponents"].queryset = BotVersion.objects.select_related(
+            "bot__owner").filter(season_state=BotVersion.ACTIVE, bot__disabled=False)
 
     def clean_opponents(self) -> Any:
         chosen = self.cleaned_data["opponents"]
@@ -330,8 +339,8 @@ def test_games(request: HttpRequest) -> HttpResponse:
                 game.opponents.set(form.cleaned_data["opponents"])
             messages.success(request, f"test game {game.pk} queued; the runner plays it soon")
             return redirect("club:testgame", game_id=game.pk)
-    mine = (TestGame.objects.filter(requester=user).select_related("version")
-            .order_by("-requested_at")[:50])
+    mine = with_owners(TestGame.objects.filter(requester=user).select_related("version")
+                       .order_by("-requested_at"))[:50]
     return render(request, "club/testgames.html", {"form": form, "games": mine})
 
 

@@ -27,7 +27,7 @@ from referee.server.club.limits import play_against_students, server_limits
 from referee.server.club.models import BotVersion, HumanGame, HumanMove
 from referee.server.club.people import is_organiser
 from referee.server.club.views.common import framed, over_limit, refusal
-from referee.server.club.views.pages import OpponentChoice, replay_html
+from referee.server.club.views.pages import OpponentChoice, replay_html, with_owners
 from referee.util.numbers import NumberError, whole_number, whole_number_or
 
 MAX_OPPONENTS = 4   # a table of five at most, the player's seat included
@@ -44,7 +44,7 @@ def opponent_choices(user: User) -> QuerySet[BotVersion]:
     allowed = mine | house
     if play_against_students():
         allowed |= Q(season_state=BotVersion.ACTIVE)
-    return (BotVersion.objects.select_related("bot").filter(allowed, bot__disabled=False)
+    return (BotVersion.objects.select_related("bot__owner").filter(allowed, bot__disabled=False)
             .order_by("bot__name", "number"))
 
 
@@ -81,7 +81,7 @@ def play_games(request: HttpRequest) -> HttpResponse:
                 game = HumanGame.objects.create(owner=user)
                 game.opponents.set(form.cleaned_data["opponents"])
             return redirect("club:play-game", play_id=game.pk)
-    mine = HumanGame.objects.filter(owner=user).order_by("-created_at")[:50]
+    mine = with_owners(HumanGame.objects.filter(owner=user).order_by("-created_at"))[:50]
     return render(request, "club/play_list.html", {
         "form": form, "games": mine, "against_students": play_against_students()})
 
@@ -98,12 +98,14 @@ def _visible_game(user: User, game_id: int) -> HumanGame:
 def play_page(request: HttpRequest, play_id: int) -> HttpResponse:
     """The game's page: drawn and kept up to date by club/play.js; its replay once it ended."""
     game = _visible_game(request.user, play_id)
+    opponents = game.opponents.select_related("bot__owner").order_by("id")
     finished = game.state in (HumanGame.DONE, HumanGame.FAILED)
     result = games.game_result(games.record_file(game.record_file) or {}) if finished else None
     rows, decided = result if result else ([], [])
     rows = [{**row, "you": row["seat"] == HumanGame.PLAYER_SEAT} for row in rows]
     return render(request, "club/play.html", {
-        "game": game, "finished": finished, "player": game.owner_id == request.user.pk,
+        "game": game, "opponents": opponents, "finished": finished,
+        "player": game.owner_id == request.user.pk,
         "result": rows, "decided": decided, "seats_in_game": len(rows),
         "mine": next((row for row in rows if row["you"]), None),
         "viewer_url": f"/play/{game.pk}/viewer" if game.record_file else None})
@@ -187,4 +189,20 @@ def play_viewer(request: HttpRequest, play_id: int) -> HttpResponse:
     if record is None:
         raise Http404("the game has no record yet")
     names = games.record_seat_names(record)
-    return HttpResponse(replay_html(games.visible_record(request.user, record, names)))
+    shown = games.visible_record(request.user, record, names)
+    if game.owner_id == request.user.pk:
+        shown = as_player_reads(shown)
+    return HttpResponse(replay_html(shown))
+
+
+def as_player_reads(record: dict[str, Any]) -> dict[str, Any]:
+    """The record with the player's own seat named as they read it ("ann (you)"), for their
+    replay; the record itself keeps the plain name."""
+    bots = record.get("bots")
+    if not isinstance(bots, list) or len(bots) <= HumanGame.PLAYER_SEAT or not isinstance(
+            bots[HumanGame.PLAYER_SEAT], dict):
+        return record
+    bots = list(bots)
+    seat = bots[HumanGame.PLAYER_SEAT]
+    bots[HumanGame.PLAYER_SEAT] = {**seat, "name": f"{seat.get('name', '')} (you)"}
+    return {**record, "bots": bots}

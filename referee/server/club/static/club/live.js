@@ -68,7 +68,15 @@ function drawBoard(table, data) {
     document.getElementById("retired-versions").hidden = !(data.retired || []).length;
   }
   const facts = document.getElementById("board-facts");
-  if (facts) facts.textContent = "After " + data.games + " games (fit of " + data.fitted + ").";
+  if (facts) {   // the fit's moment in the reader's zone, as club/times.js shows the others
+    const fitted = document.createElement("time");
+    fitted.className = "local";
+    fitted.setAttribute("datetime", new Date(data.fitted_at * 1000).toISOString()
+      .replace(/\.\d+Z$/, "Z"));
+    fitted.textContent = data.fitted;
+    facts.replaceChildren("After " + data.games + " games (fit of ", fitted, ").");
+    if (typeof showLocalTimes === "function") showLocalTimes(facts);
+  }
   table.dataset.standing = String(data.standing);
 }
 

@@ -18,4 +18,18 @@ function showLocalTimes(root) {
   });
 }
 
-document.addEventListener("DOMContentLoaded", () => showLocalTimes(document));
+// A chart's time labels (SVG <text class="local" data-datetime="...Z">, club/history.py),
+// shorter: "03-14 09:26", the year said by the line under the chart.
+function showLocalLabels(root) {
+  root.querySelectorAll("text.local[data-datetime]").forEach((element) => {
+    const moment = new Date(element.dataset.datetime);
+    if (Number.isNaN(moment.getTime())) return;
+    element.textContent = twoDigits(moment.getMonth() + 1) + "-" + twoDigits(moment.getDate()) +
+      " " + twoDigits(moment.getHours()) + ":" + twoDigits(moment.getMinutes());
+  });
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  showLocalTimes(document);
+  showLocalLabels(document);
+});
