@@ -79,7 +79,8 @@ def baseline_tree(repo: Path, revision: str) -> Iterator[Tree]:
     root = parent / commit[:12]
     try:
         _git(repo, "worktree", "add", "--detach", "--quiet", str(root), commit)
-        yield Tree(f"{revision} ({commit[:7]})", root, sys.executable, tree_env(root))
+        label = commit[:7] if commit.startswith(revision) else f"{revision} ({commit[:7]})"
+        yield Tree(label, root, sys.executable, tree_env(root))
     finally:
         with contextlib.suppress(AgainstError):
             _git(repo, "worktree", "remove", "--force", str(root))
