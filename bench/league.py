@@ -23,15 +23,20 @@ seats asked in the game's order). It is reported beside the others; the target d
 All sides are measured in ONE run, interleaved rep by rep (ABC, CBA, ...). Target: league >= 50%
 of bare.
 
-Part 2, scaling. Leagues of 4, 10, 20 and 40 trivial bots (4-player tables, the same number of
-games each, the same J): mean seconds per game (a game's own duration, MatchResult.seconds, and
-the playing phase's wall time per game) and the ratio to the 4-bot league. It should stay flat:
-more bots only means more idle processes.
+Part 2, scaling. Leagues of 4, 10, 20, 40 and 200 trivial bots (4-player tables, the same
+number of games each, the same J), each in a process of its own: mean seconds per game (a
+game's own duration, MatchResult.seconds, and the playing phase's wall time per game), CPU per
+decision, and the ratio to the 4-bot league. The referee does the same work per game whatever
+the number of bots; what grows is waking more bot processes (bench/README.md, issue 44).
+
+`--against REV` runs every league of both parts also with the referee of commit REV (a
+temporary git worktree, bench/against.py), alternated with this tree's, and prints the ratios.
 
 Usage:
     python bench/league.py                  # 120 games x 5 reps; scaling 40 games x 2 reps
     python bench/league.py --quick          # 40 games x 2 reps; scaling 20 games x 1 rep
     python bench/league.py --no-sandbox     # bots and echo servers without bubblewrap
+    python bench/league.py --against 9af52b9   # and the same leagues with commit 9af52b9
 
 Exit status: 0 when the benchmark ran (whether or not the target is met), 1 on errors.
 """

@@ -36,6 +36,7 @@ Usage:
     python bench/protocol.py                # 40 games x 9 reps per side
     python bench/protocol.py --quick        # 10 games x 3 reps
     python bench/protocol.py --no-sandbox   # bots and echo servers without bubblewrap
+    python bench/protocol.py --against 9af52b9   # and the referee of commit 9af52b9, same run
 
 Exit status: 0 when the benchmark ran (whether or not the target is met), 1 on errors.
 """
