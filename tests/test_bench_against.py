@@ -24,10 +24,10 @@ def worktrees() -> str:
 
 
 def test_the_baseline_is_a_worktree_of_the_revision_while_the_block_runs(tmp_path: Path) -> None:
-    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD~1"], capture_output=True,
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
                           text=True, check=True).stdout.strip()
-    with against.baseline_tree(ROOT, "HEAD~1") as tree:
-        assert tree.label == f"HEAD~1 ({head[:7]})"
+    with against.baseline_tree(ROOT, "HEAD") as tree:
+        assert tree.label == f"HEAD ({head[:7]})"
         assert str(tree.root) in worktrees()
         checked_out = subprocess.run(["git", "-C", str(tree.root), "rev-parse", "HEAD"],
                                      capture_output=True, text=True, check=True).stdout.strip()
