@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import grpc
-from against import AgainstError, Tree, baseline_tree, working_tree
+from against import AgainstError, Tree, baseline_tree, tree_env, working_tree
 from protocol import (  # bench/protocol.py: the same bots, echo servers and traffic capture
     REPO_ROOT,
     BenchError,
@@ -211,13 +211,13 @@ async def league_run(root: Path, specs: list[Path], games: int, concurrency: int
 
 
 def venv_tree(checkout: Path) -> Tree:
-    """A checkout with its own .venv (--baseline): its interpreter, BENCH_REPO set to it."""
+    """A checkout with its own .venv (--baseline): its interpreter, the checkout first on
+    PYTHONPATH and in BENCH_REPO."""
     python = checkout / ".venv" / "bin" / "python"
     if not python.exists():
         raise BenchError(f"{checkout}: no .venv (python3 -m venv .venv && "
                          f".venv/bin/pip install -e .)")
-    return Tree(str(checkout), checkout, str(python),
-                {**os.environ, "BENCH_REPO": str(checkout)})
+    return Tree(str(checkout), checkout, str(python), tree_env(checkout))
 
 
 async def league_in(tree: Tree, root: Path, games: int, concurrency: int,
