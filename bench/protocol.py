@@ -66,7 +66,14 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 import grpc  # noqa: E402
-from against import AgainstError, Tree, baseline_tree, imports, working_tree  # noqa: E402
+from against import (  # noqa: E402
+    AgainstError,
+    Tree,
+    baseline_tree,
+    imports,
+    tree_env,
+    working_tree,
+)
 
 from referee.bots.client import CHANNEL_OPTIONS  # noqa: E402
 from referee.bots.errors import BotStartError  # noqa: E402
@@ -500,8 +507,8 @@ class RefereeWorker:
                 "--warm", ",".join(map(str, self.warm_seeds))]
         if self.sandbox is False:
             argv.append("--no-sandbox")
-        env = self.tree.env if self.tree is not None else \
-            {**os.environ, "BENCH_REPO": str(self.checkout)}
+        # The checkout first on PYTHONPATH too: a caller's PYTHONPATH must not shadow it.
+        env = self.tree.env if self.tree is not None else tree_env(self.checkout)
         self.process = await asyncio.create_subprocess_exec(
             *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             env=env, limit=1 << 24)
