@@ -23,15 +23,20 @@ seats asked in the game's order). It is reported beside the others; the target d
 All sides are measured in ONE run, interleaved rep by rep (ABC, CBA, ...). Target: league >= 50%
 of bare.
 
-Part 2, scaling. Leagues of 4, 10, 20 and 40 trivial bots (4-player tables, the same number of
-games each, the same J): mean seconds per game (a game's own duration, MatchResult.seconds, and
-the playing phase's wall time per game) and the ratio to the 4-bot league. It should stay flat:
-more bots only means more idle processes.
+Part 2, scaling. Leagues of 4, 10, 20, 40 and 200 trivial bots (4-player tables, the same
+number of games each, the same J), each in a process of its own: mean seconds per game (a
+game's own duration, MatchResult.seconds, and the playing phase's wall time per game), CPU per
+decision, and the ratio to the 4-bot league. The referee does the same work per game whatever
+the number of bots; what grows is waking more bot processes (bench/README.md, issue 44).
+
+`--against REV` runs every league of both parts also with the referee of commit REV (a
+temporary git worktree, bench/against.py), alternated with this tree's, and prints the ratios.
 
 Usage:
     python bench/league.py                  # 120 games x 5 reps; scaling 40 games x 2 reps
     python bench/league.py --quick          # 40 games x 2 reps; scaling 20 games x 1 rep
     python bench/league.py --no-sandbox     # bots and echo servers without bubblewrap
+    python bench/league.py --against 9af52b9   # and the same leagues with commit 9af52b9
 
 Exit status: 0 when the benchmark ran (whether or not the target is met), 1 on errors.
 """
@@ -40,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import json
 import os
@@ -50,9 +56,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
+from against import AgainstError, Tree, baseline_tree, tree_env, working_tree
 from protocol import (  # bench/protocol.py: the same bots, echo servers and traffic capture
     REPO_ROOT,
     BenchError,
@@ -72,10 +79,12 @@ from protocol import (  # bench/protocol.py: the same bots, echo servers and tra
 
 from referee.bots.errors import BotStartError
 from referee.engine import preset
-from referee.game.match import MatchResult
 from referee.league.config import LeagueSettings
 from referee.league.progress import Progress
 from referee.league.runner import run_league
+
+if TYPE_CHECKING:   # a baseline of --against may have it as referee.match
+    from referee.game.match import MatchResult
 
 TARGET_SHARE = 0.50
 PLAYERS = 4
@@ -84,7 +93,8 @@ DEFAULT_GAMES, DEFAULT_REPS = 120, 5
 QUICK_GAMES, QUICK_REPS = 40, 2
 DEFAULT_SCALE_GAMES, DEFAULT_SCALE_REPS = 40, 2
 QUICK_SCALE_GAMES, QUICK_SCALE_REPS = 20, 1
-SCALE_BOTS = (4, 10, 20, 40)
+SCALE_BOTS = (4, 10, 20, 40, 200)
+MAX_SCALE_BOTS = 400
 CAPTURED_GAMES = 24   # distinct captured games the bare side cycles through
 
 
@@ -200,34 +210,49 @@ async def league_run(root: Path, specs: list[Path], games: int, concurrency: int
                      progress.cpu_bots)
 
 
-async def league_in(checkout: Path, root: Path, games: int, concurrency: int,
-                    sandbox: bool | None, seed: int) -> LeagueRun:
-    """`league_run` in a process of its own, run by the interpreter of `checkout` (this one,
-    or a baseline with its own .venv) with BENCH_REPO set to it: its referee and its SDK bots.
-    Both league sides of a run with --baseline are measured this way."""
-    python = sys.executable
-    if checkout != REPO_ROOT:
-        python = str(checkout / ".venv" / "bin" / "python")
-        if not Path(python).exists():
-            raise BenchError(f"{checkout}: no .venv (python3 -m venv .venv && "
-                             f".venv/bin/pip install -e .)")
+def venv_tree(checkout: Path) -> Tree:
+    """A checkout with its own .venv (--baseline): its interpreter, the checkout first on
+    PYTHONPATH and in BENCH_REPO."""
+    python = checkout / ".venv" / "bin" / "python"
+    if not python.exists():
+        raise BenchError(f"{checkout}: no .venv (python3 -m venv .venv && "
+                         f".venv/bin/pip install -e .)")
+    return Tree(str(checkout), checkout, str(python), tree_env(checkout))
+
+
+async def league_in(tree: Tree, root: Path, games: int, concurrency: int,
+                    sandbox: bool | None, seed: int, bots: int = PLAYERS) -> LeagueRun:
+    """`league_run` of `bots` SDK bots in a process of its own, run by the interpreter and in
+    the environment of `tree` (this checkout, a baseline with its own .venv, or a worktree of
+    --against): its referee and its SDK bots, measured by this file. Every league of a run is
+    measured this way, so that each pays the same process costs."""
     workdir = make_workdir("side-", root)
-    argv = [python, str(Path(__file__).resolve()), "--one-league", str(workdir),
-            "--games", str(games), "--concurrency", str(concurrency), "--seed", str(seed)]
+    argv = [tree.python, str(Path(__file__).resolve()), "--one-league", str(workdir),
+            "--games", str(games), "--concurrency", str(concurrency), "--seed", str(seed),
+            "--one-league-bots", str(bots)]
     if sandbox is False:
         argv.append("--no-sandbox")
-    process = await asyncio.create_subprocess_exec(
-        *argv, stdout=asyncio.subprocess.PIPE, env={**os.environ, "BENCH_REPO": str(checkout)})
+    process = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE,
+                                                   env=tree.env)
     out, _ = await process.communicate()
     shutil.rmtree(workdir, ignore_errors=True)
     if process.returncode != 0:
-        raise BenchError(f"the league of {checkout} failed (exit {process.returncode})")
+        raise BenchError(f"the league of {bots} bots of {tree.label} failed "
+                         f"(exit {process.returncode})")
     return LeagueRun(**json.loads(out))
 
 
 async def one_league(workdir: Path, args: argparse.Namespace) -> None:
-    """`--one-league`: run one league of PLAYERS SDK bots and print its LeagueRun as JSON."""
-    specs = write_sdk_bots(workdir, PLAYERS)
+    """`--one-league`: run one league of SDK bots and print its LeagueRun as JSON.
+
+    The league's closing global fit (the standings with their profile-likelihood intervals,
+    after the timed phase) is left out: it is no part of what a game costs, and with 200 bots
+    that played a game or so each it takes longer than the whole benchmark (a constrained
+    refit per bound of every bot). The league's tables then rank by TrueSkill."""
+    import referee.league.runner as runner  # this side's tree: the baseline's or this one's
+
+    runner.league_standings = lambda *_args, **_kwargs: None  # type: ignore[assignment]
+    specs = write_sdk_bots(workdir, args.one_league_bots)
     run = await league_run(workdir, specs, args.games, args.concurrency, args.sandbox,
                            args.seed, [])
     print(json.dumps(dataclasses.asdict(run)))
@@ -328,38 +353,46 @@ class Results:
     bare: list[BareRun] = field(default_factory=list)
     gamelike: list[BareRun] = field(default_factory=list)
     scaling: dict[int, list[LeagueRun]] = field(default_factory=dict)
+    baseline_scaling: dict[int, list[LeagueRun]] = field(default_factory=dict)
+    baseline_label: str = ""
     request_bytes: tuple[int, float, int] = (0, 0.0, 0)
     reply_bytes: int = 0
     sandbox: str = ""
 
 
-async def measure(root: Path, args: argparse.Namespace) -> Results:
+async def measure(root: Path, args: argparse.Namespace, against: Tree | None = None) -> Results:
+    """Both parts, every side alternated with the others rep by rep. The baseline, if any, is
+    `against` (a worktree of --against) or the checkout of --baseline."""
     results = Results()
+    trees = {"league": working_tree(REPO_ROOT)}
+    if against is not None:
+        trees["baseline"] = against
+    elif args.baseline is not None:
+        trees["baseline"] = venv_tree(args.baseline)
+    if "baseline" in trees:
+        results.baseline_label = trees["baseline"].label
     traffic = [capture_game(PLAYERS, args.seed + g) for g in range(CAPTURED_GAMES)]
     reply = typical_reply(traffic)
     sizes = [len(p) for game in traffic for _, p in game.requests]
     results.request_bytes = (min(sizes), statistics.mean(sizes), max(sizes))
     results.reply_bytes = len(reply)
     by_seat = seat_traffic(traffic)
-    specs = write_sdk_bots(root, max(SCALE_BOTS))
+    specs = write_sdk_bots(root, 1)
     results.sandbox = sandbox_note(specs[0], args.sandbox)
     servers = EchoServers(write_echo_spec(root, reply), PLAYERS, args.sandbox)
     try:
         log(f"starting {PLAYERS} bare echo servers")
         await servers.start()
         log("warm-up: one short league and one bare run (untimed)")
-        await league_in(REPO_ROOT, root, min(8, args.games), args.concurrency, args.sandbox,
-                        args.seed)
+        await league_in(trees["league"], root, min(8, args.games), args.concurrency,
+                        args.sandbox, args.seed)
         await bare_run(servers, by_seat, min(8, args.games), args.concurrency)
         await gamelike_run(servers, traffic, min(8, args.games), args.concurrency)
-        checkouts = {"league": REPO_ROOT}
-        if args.baseline is not None:
-            checkouts["baseline"] = args.baseline
-        sides = (*checkouts, "bare", "game-like")
+        sides = (*trees, "bare", "game-like")
         for rep in range(args.reps):
             for side in sides if rep % 2 == 0 else sides[::-1]:
-                if side in checkouts:
-                    run = await league_in(checkouts[side], root, args.games, args.concurrency,
+                if side in trees:
+                    run = await league_in(trees[side], root, args.games, args.concurrency,
                                           args.sandbox, args.seed + rep)
                     (results.league if side == "league" else results.baseline).append(run)
                     log(f"rep {rep + 1}/{args.reps}  {side:10} {run.decisions_per_s:7,.0f} "
@@ -374,13 +407,15 @@ async def measure(root: Path, args: argparse.Namespace) -> Results:
                     log(f"rep {rep + 1}/{args.reps}  game-like  {like.per_s:7,.0f} exchanges/s")
     finally:
         await servers.stop()
-    sizes_order = list(args.scale_bots)
+    # Every league in a process of its own, this tree's and the baseline's in turn (ABBA).
+    order = [(bots, side) for bots in args.scale_bots for side in trees]
     for rep in range(args.scale_reps):
-        for bots in sizes_order if rep % 2 == 0 else sizes_order[::-1]:
-            run = await league_run(root, specs[:bots], args.scale_games, args.concurrency,
-                                   args.sandbox, args.seed + 100 + rep, [])
-            results.scaling.setdefault(bots, []).append(run)
-            log(f"scaling rep {rep + 1}/{args.scale_reps}  {bots:3d} bots  "
+        for bots, side in order if rep % 2 == 0 else order[::-1]:
+            run = await league_in(trees[side], root, args.scale_games, args.concurrency,
+                                  args.sandbox, args.seed + 100 + rep, bots)
+            into = results.scaling if side == "league" else results.baseline_scaling
+            into.setdefault(bots, []).append(run)
+            log(f"scaling rep {rep + 1}/{args.scale_reps}  {side:8} {bots:3d} bots  "
                 f"{statistics.mean(run.game_seconds):.3f} s per game  "
                 f"{run.wall / run.games:.3f} s wall per game")
     return results
@@ -437,7 +472,8 @@ def report(results: Results, args: argparse.Namespace) -> dict[str, Any]:
         bps = [r.decisions_per_s for r in base]
         paired_base = [a / b for a, b in zip(dps, bps, strict=True)]
         print()
-        print(f"Against the baseline {args.baseline} (the same league, its referee and SDK):")
+        print(f"Against the baseline {results.baseline_label} (the same league, its referee "
+              f"and SDK, alternated with this tree's):")
         print_table(["", "league", "baseline", "ratio", "paired"], [
             ["decisions/s", fmt(dps), fmt(bps), f"{med(dps) / med(bps):.2f}x",
              f"{min(paired_base):.2f}-{max(paired_base):.2f}"],
@@ -456,38 +492,71 @@ def report(results: Results, args: argparse.Namespace) -> dict[str, Any]:
         "gamelike_exchanges_per_s": lps,
         "league_games_per_s": [r.games_per_s for r in league], "share": share,
         "target_met": met, "scaling": {},
-        "baseline": str(args.baseline) if args.baseline else None,
+        "baseline": results.baseline_label or None,
         "baseline_decisions_per_s": [r.decisions_per_s for r in results.baseline],
     }
     if results.scaling:
         print()
         print(f"Scaling: leagues of {', '.join(map(str, results.scaling))} bots, "
               f"{args.scale_games} games each, {args.concurrency} at a time, "
-              f"{args.scale_reps} rep(s); seconds per game: median over reps of the mean.")
+              f"{args.scale_reps} rep(s), each league in a process of its own; seconds per "
+              f"game: median over reps of the mean.")
         print()
-        base = results.scaling[min(results.scaling)]
-        base_game = med([statistics.mean(r.game_seconds) for r in base])
-        base_wall = med([r.wall / r.games for r in base])
-        base_warm = med([warm_mean(r) for r in base])
-        rows = []
-        for bots, runs in results.scaling.items():
-            game_s = med([statistics.mean(r.game_seconds) for r in runs])
-            warm_s = med([warm_mean(r) for r in runs])
-            wall_s = med([r.wall / r.games for r in runs])
-            rows.append([str(bots), f"{game_s:.3f}", f"{game_s / base_game:.2f}x",
-                         f"{warm_s:.3f}", f"{warm_s / base_warm:.2f}x",
-                         f"{wall_s:.3f}", f"{wall_s / base_wall:.2f}x",
-                         f"{med([r.decisions_per_s for r in runs]):,.0f}",
-                         f"{med([r.cpu_client / r.decisions * 1e6 for r in runs]):,.0f}",
-                         f"{med([r.cpu_bots / r.decisions * 1e6 for r in runs]):,.0f}"])
-            out["scaling"][bots] = {"mean_game_s": game_s, "warm_game_s": warm_s,
-                                    "wall_per_game_s": wall_s}
-        vs = f"vs {min(results.scaling)}"
-        print_table(["bots", "s/game", vs, "warm s/game", vs, "wall s/game", vs,
-                     "decisions/s", "CPU referee", "CPU bots"], rows)
+        out["scaling"] = scaling_table(results.scaling)
         print("warm: games in which every bot had already played (a bot's first game also "
               "warms up its process). CPU: us per decision.")
+        if results.baseline_scaling:
+            print()
+            print(f"The same leagues with the baseline {results.baseline_label}, alternated "
+                  f"with the ones above:")
+            print()
+            out["baseline_scaling"] = scaling_table(results.baseline_scaling)
+            print()
+            print(f"This tree / the baseline {results.baseline_label}, ratio of the medians:")
+            print()
+            rows = []
+            for bots, runs in results.scaling.items():
+                base = results.baseline_scaling[bots]
+                rows.append([str(bots)] + [
+                    f"{med([metric(r) for r in runs]) / med([metric(r) for r in base]):.2f}x"
+                    for metric in (mean_game, lambda r: r.wall / r.games,
+                                   lambda r: r.cpu_client / r.decisions,
+                                   lambda r: r.cpu_bots / r.decisions)])
+            print_table(["bots", "s/game", "wall s/game", "CPU referee", "CPU bots"], rows)
     return out
+
+
+def mean_game(run: LeagueRun) -> float:
+    """Mean duration of a league's games (MatchResult.seconds)."""
+    return statistics.mean(run.game_seconds)
+
+
+def scaling_table(scaling: dict[int, list[LeagueRun]]) -> dict[int, dict[str, float]]:
+    """Print one side's scaling table (each size against the smallest); return its figures."""
+    base = scaling[min(scaling)]
+    base_game = med([mean_game(r) for r in base])
+    base_wall = med([r.wall / r.games for r in base])
+    base_warm = med([warm_mean(r) for r in base])
+    base_cpu = med([r.cpu_client / r.decisions for r in base])
+    rows, figures = [], {}
+    for bots, runs in scaling.items():
+        game_s = med([mean_game(r) for r in runs])
+        warm_s = med([warm_mean(r) for r in runs])
+        wall_s = med([r.wall / r.games for r in runs])
+        cpu = med([r.cpu_client / r.decisions for r in runs])
+        rows.append([str(bots), f"{game_s:.3f}", f"{game_s / base_game:.2f}x",
+                     f"{warm_s:.3f}", f"{warm_s / base_warm:.2f}x",
+                     f"{wall_s:.3f}", f"{wall_s / base_wall:.2f}x",
+                     f"{med([r.decisions_per_s for r in runs]):,.0f}",
+                     f"{cpu * 1e6:,.0f}", f"{cpu / base_cpu:.2f}x",
+                     f"{med([r.cpu_bots / r.decisions * 1e6 for r in runs]):,.0f}"])
+        figures[bots] = {"mean_game_s": game_s, "warm_game_s": warm_s, "wall_per_game_s": wall_s,
+                         "cpu_referee_us": cpu * 1e6,
+                         "cpu_bots_us": med([r.cpu_bots / r.decisions * 1e6 for r in runs])}
+    vs = f"vs {min(scaling)}"
+    print_table(["bots", "s/game", vs, "warm s/game", vs, "wall s/game", vs, "decisions/s",
+                 "CPU referee", vs, "CPU bots"], rows)
+    return figures
 
 
 def warm_mean(run: LeagueRun) -> float:
@@ -509,7 +578,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help=f"reps of the scaling leagues (default {DEFAULT_SCALE_REPS}; "
                              "0 skips them)")
     parser.add_argument("--scale-bots", default=",".join(map(str, SCALE_BOTS)),
-                        help="bot counts of the scaling leagues (default 4,10,20,40)")
+                        help="bot counts of the scaling leagues (default "
+                             f"{','.join(map(str, SCALE_BOTS))})")
     parser.add_argument("--quick", action="store_true",
                         help=f"{QUICK_GAMES} games x {QUICK_REPS} reps, scaling "
                              f"{QUICK_SCALE_GAMES} games x {QUICK_SCALE_REPS} rep, unless given")
@@ -522,7 +592,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="also run the league with the referee of another checkout (with its "
                              "own .venv), e.g. a `git worktree` of an earlier commit, in the same "
                              "run")
+    parser.add_argument("--against", metavar="REV",
+                        help="also run every league with the referee of commit REV (e.g. "
+                             "9af52b9), checked out in a temporary git worktree, alternated "
+                             "with this tree in the same run; prints both and their ratio")
     parser.add_argument("--one-league", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--one-league-bots", type=int, default=PLAYERS, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.baseline is not None:
         args.baseline = args.baseline.resolve()
@@ -536,8 +611,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         args.scale_bots = sorted({int(b) for b in args.scale_bots.split(",")})
     except ValueError:
         parser.error("--scale-bots: comma-separated numbers")
-    if any(b < PLAYERS or b > max(SCALE_BOTS) for b in args.scale_bots):
-        parser.error(f"--scale-bots: from {PLAYERS} to {max(SCALE_BOTS)}")
+    if any(b < PLAYERS or b > MAX_SCALE_BOTS for b in args.scale_bots):
+        parser.error(f"--scale-bots: from {PLAYERS} to {MAX_SCALE_BOTS}")
+    if args.against is not None and args.baseline is not None:
+        parser.error("--against and --baseline: one baseline at a time")
     if args.games < 1 or args.reps < 1 or args.scale_games < 1 or args.scale_reps < 0:
         parser.error("--games, --reps and --scale-games must be at least 1")
     args.sandbox = False if args.no_sandbox else None
@@ -553,11 +630,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     root = make_workdir("bench-league-")
     try:
-        results = asyncio.run(measure(root, args))
+        with contextlib.ExitStack() as stack:
+            against = None
+            if args.against is not None:
+                against = stack.enter_context(baseline_tree(REPO_ROOT, args.against))
+                log(f"baseline: {against.label} checked out in {against.root}")
+            results = asyncio.run(measure(root, args, against))
         data = report(results, args)
         if args.json:
             args.json.write_text(json.dumps(data, indent=2) + "\n")
-    except (BenchError, BotStartError) as exc:
+    except (BenchError, BotStartError, AgainstError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     finally:

@@ -36,6 +36,7 @@ Usage:
     python bench/protocol.py                # 40 games x 9 reps per side
     python bench/protocol.py --quick        # 10 games x 3 reps
     python bench/protocol.py --no-sandbox   # bots and echo servers without bubblewrap
+    python bench/protocol.py --against 9af52b9   # and the referee of commit 9af52b9, same run
 
 Exit status: 0 when the benchmark ran (whether or not the target is met), 1 on errors.
 """
@@ -65,6 +66,14 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 import grpc  # noqa: E402
+from against import (  # noqa: E402
+    AgainstError,
+    Tree,
+    baseline_tree,
+    imports,
+    tree_env,
+    working_tree,
+)
 
 from referee.bots.client import CHANNEL_OPTIONS  # noqa: E402
 from referee.bots.errors import BotStartError  # noqa: E402
@@ -72,8 +81,11 @@ from referee.bots.process import BotProcess, use_sandbox  # noqa: E402
 from referee.bots.runtime import Roster  # noqa: E402
 from referee.bots.spec import Limits, load_spec  # noqa: E402
 from referee.engine import Game, preset  # noqa: E402
-from referee.game.match import MatchResult, play_match  # noqa: E402
 from referee.protocol import convert, pb  # noqa: E402
+
+# referee.match before the game package (a baseline of --against may be that old)
+MatchResult = imports("MatchResult", "referee.game.match", "referee.match")
+play_match = imports("play_match", "referee.game.match", "referee.match")
 
 #: Bot.Play's method path, from bot.proto's descriptor (the same in every checkout).
 PLAY_METHOD = f"/{pb.DESCRIPTOR.services_by_name['Bot'].full_name}/Play"
@@ -405,7 +417,7 @@ class Side:
     decisions: int = 0
 
 
-async def referee_game(rules: Any, roster: Roster, seed: int, game_id: str) -> MatchResult:
+async def referee_game(rules: Any, roster: Roster, seed: int, game_id: str) -> Any:
     """One game through the referee, as a league plays it: leases, play_match, release; and,
     inside the caller's window, the GameEnd messages and the closing of the streams (which
     play_match leaves to the background)."""
@@ -465,12 +477,14 @@ async def worker(workdir: Path, sandbox: bool | None, warm_seeds: list[int]) -> 
 class RefereeWorker:
     """A referee side in a process of its own (`--worker`), run by the interpreter of a
     checkout (this one, or a baseline with its own venv) with BENCH_REPO set to that checkout:
-    its referee, its SDK bots. Each side of the run pays the same process costs."""
+    its referee, its SDK bots. Each side of the run pays the same process costs. Given a
+    `tree` (--against), its interpreter and environment instead."""
 
     def __init__(self, name: str, checkout: Path, workdir: Path, sandbox: bool | None,
-                 warm_seeds: list[int]) -> None:
+                 warm_seeds: list[int], tree: Tree | None = None) -> None:
         self.name = name
         self.checkout = checkout
+        self.tree = tree
         self.workdir = workdir
         self.sandbox = sandbox
         self.warm_seeds = warm_seeds
@@ -478,6 +492,8 @@ class RefereeWorker:
         self.sandbox_note = ""
 
     def python(self) -> str:
+        if self.tree is not None:
+            return self.tree.python
         if self.checkout == REPO_ROOT:
             return sys.executable
         venv = self.checkout / ".venv" / "bin" / "python"
@@ -491,9 +507,11 @@ class RefereeWorker:
                 "--warm", ",".join(map(str, self.warm_seeds))]
         if self.sandbox is False:
             argv.append("--no-sandbox")
+        # The checkout first on PYTHONPATH too: a caller's PYTHONPATH must not shadow it.
+        env = self.tree.env if self.tree is not None else tree_env(self.checkout)
         self.process = await asyncio.create_subprocess_exec(
             *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            env={**os.environ, "BENCH_REPO": str(self.checkout)}, limit=1 << 24)
+            env=env, limit=1 << 24)
         ready = await self._line()
         self.sandbox_note = ready["sandbox"]
 
@@ -544,20 +562,27 @@ async def bare_once(servers: EchoServers, game: GameTraffic, totals: RepTotals) 
 
 
 async def measure(workdir: Path, games: int, reps: int, sandbox: bool | None,
-                  seed: int, baseline: Path | None) -> dict[str, Any]:
+                  seed: int, baseline: Path | None,
+                  against: Tree | None = None) -> dict[str, Any]:
     """Start the referee workers (bots) and echo servers, warm up, and time `reps` x `games`
     games per side.
 
     The sides take turns game by game (referee, baseline, bare, bare, baseline, referee, ...),
     so that a burst of load from elsewhere on the machine falls on all alike; each rep sums
-    its games per side.
+    its games per side. With `against` (a baseline commit's worktree) the baseline side runs
+    this file against that tree, and this tree's side is run the same way.
     """
     traffic = [capture_game(PLAYERS, seed + g) for g in range(games)]
     reply = typical_reply(traffic)
     warm = [traffic[g].seed for g in range(min(3, games))]
+    mine = working_tree(REPO_ROOT) if against is not None else None
     workers = {"referee": RefereeWorker("referee", REPO_ROOT, make_workdir("ref-", workdir),
-                                        sandbox, warm)}
-    if baseline is not None:
+                                        sandbox, warm, mine)}
+    if against is not None:
+        workers["baseline"] = RefereeWorker("baseline", against.root,
+                                            make_workdir("base-", workdir), sandbox, warm,
+                                            against)
+    elif baseline is not None:
         workers["baseline"] = RefereeWorker("baseline", baseline,
                                             make_workdir("base-", workdir), sandbox, warm)
     names = [*workers, "bare"]
@@ -595,7 +620,7 @@ async def measure(workdir: Path, games: int, reps: int, sandbox: bool | None,
     return {
         "sides": sides,
         "sandbox": workers["referee"].sandbox_note,
-        "baseline": str(baseline) if baseline else None,
+        "baseline": against.label if against else str(baseline) if baseline else None,
         "request_bytes": (min(sizes), statistics.mean(sizes), max(sizes)),
         "reply_bytes": len(reply),
         "decisions_per_game": statistics.mean(len(g.requests) for g in traffic),
@@ -680,6 +705,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--baseline", type=Path, metavar="CHECKOUT",
                         help="also measure the referee of another checkout (with its own .venv), "
                              "e.g. a `git worktree` of an earlier commit, in the same run")
+    parser.add_argument("--against", metavar="REV",
+                        help="also measure the referee of commit REV (e.g. 9af52b9), checked "
+                             "out in a temporary git worktree, alternated with this tree in "
+                             "the same run; prints both and their ratio")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--warm", default="", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -687,6 +716,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args.reps = args.reps or (QUICK_REPS if args.quick else DEFAULT_REPS)
     if args.games < 1 or args.reps < 1:
         parser.error("--games and --reps must be at least 1")
+    if args.against is not None and args.baseline is not None:
+        parser.error("--against and --baseline: one baseline at a time")
     return args
 
 
@@ -701,12 +732,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.baseline = args.baseline.resolve()
     workdir = make_workdir("bench-protocol-")
     try:
-        measured = asyncio.run(measure(workdir, args.games, args.reps, sandbox, args.seed,
-                                       args.baseline))
+        with contextlib.ExitStack() as stack:
+            against = None
+            if args.against is not None:
+                against = stack.enter_context(baseline_tree(REPO_ROOT, args.against))
+                log(f"baseline: {against.label} checked out in {against.root}")
+            measured = asyncio.run(measure(workdir, args.games, args.reps, sandbox, args.seed,
+                                           args.baseline, against))
         results = report(measured, args.games, args.reps)
         if args.json:
             args.json.write_text(json.dumps(results, indent=2) + "\n")
-    except (BenchError, BotStartError) as exc:
+    except (BenchError, BotStartError, AgainstError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     finally:

@@ -90,6 +90,12 @@ def event_json(event: tuple) -> str:
 _PLACE_TEXTS = BoundedCache(event_json)
 
 
+def event_texts(events: Sequence[tuple]) -> str:
+    """The JSON texts of `events`, comma-separated (the inside of a JSON list)."""
+    texts = _PLACE_TEXTS
+    return ",".join([texts[e] if e[0] == "place" else event_json(e) for e in events])
+
+
 def event_from_dict(data: dict[str, Any]) -> tuple:
     """The tuple form of one JSON event; RecordError (a ValueError) if it is not a known event."""
     kind = data.get("type")
@@ -157,9 +163,7 @@ class GameRecord:
         """The record as compact JSON text, `json.dumps(self.to_json(), separators=(",", ":"))`
         made several times faster: a league stores one per game."""
         header = _dumps(self._header())
-        texts = _PLACE_TEXTS
-        events = ",".join([texts[e] if e[0] == "place" else event_json(e) for e in self.events])
-        return f'{header[:-1]},"events":[{events}]}}'
+        return f'{header[:-1]},"events":[{event_texts(self.events)}]}}'
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> GameRecord:

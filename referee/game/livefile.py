@@ -21,9 +21,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from referee.engine.game import Game
-from referee.engine.record import event_to_dict
+from referee.engine.record import event_texts
 
 SUFFIX = ".jsonl"
+_COMPACT = (",", ":")
+_dumps = json.JSONEncoder(separators=_COMPACT).encode
 
 
 class LiveFile:
@@ -40,11 +42,14 @@ class LiveFile:
         self.file: IO[str] | None = None
 
     def _write(self, data: dict[str, Any]) -> None:
+        self._write_text(json.dumps(data, separators=_COMPACT))
+
+    def _write_text(self, line: str) -> None:
         if self.file is None:
             return
         # One write and a flush per line: a watcher never reads half a step for long, and
         # sees each move as soon as the referee has decided it.
-        self.file.write(json.dumps(data, separators=(",", ":")) + "\n")
+        self.file.write(line + "\n")
         self.file.flush()
 
     def observe(self, game: Game, events: list[tuple], decision: dict[str, Any] | None) -> None:
@@ -55,8 +60,11 @@ class LiveFile:
             self._write({"game_id": self.game_id, "players": game.players,
                          "rules": game.rules.to_dict(), "bots": self.bots, "index": self.index,
                          "t": time.time()})
-        self._write({"events": [event_to_dict(event) for event in events],
-                     "decision": decision, "t": time.time()})
+        # The same text as json.dumps of {"events": [...], "decision": ..., "t": ...}, the
+        # events written by the record's own encoder (a step per decision: the referee's
+        # hottest path after the protocol).
+        self._write_text(f'{{"events":[{event_texts(events)}],"decision":'
+                         f'{_dumps(decision)},"t":{_dumps(time.time())}}}')
 
     def finish(self, ended: bool) -> None:
         """Write the end line (`ended`: the game was played out, else it was stopped), close
