@@ -1,6 +1,6 @@
 """A club's data folder written by an older release (tests/fixtures/club-REV.tar.gz, made by
 that release's own code with scripts/make_release_club.py) is served by this referee: every
-page, game, password and token as it was, and the season goes on with the old uploads."""
+page, game, password and token as it was, and the old uploads play a newcomer's games."""
 
 from __future__ import annotations
 
@@ -10,7 +10,14 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from server_support import ServerProcess, WebClient
+from server_support import (
+    ServerProcess,
+    WebClient,
+    make_student,
+    student_bot,
+    web_upload,
+    zip_of,
+)
 from wait_support import wait_for
 
 from referee.league.store import games_stored
@@ -31,10 +38,9 @@ def test_a_club_of_an_older_release_is_served_whole_and_plays_on(
         fixture: Path, tmp_path: Path) -> None:
     data, made = unpack(fixture, tmp_path)
     season = data / "season.toml"
-    # A second round, at full speed and between the two old bots only (settings this release
-    # added, which the old file lacks: the pace and the house bots).
-    season.write_text("games_per_bot_per_hour = 0\nhouse_bots = []\n" +
-                      season.read_text().replace("max_rounds = 1", "max_rounds = 2"))
+    # Games at full speed, between the students' bots only (settings this release added, which
+    # the old file lacks: the pace and the house bots).
+    season.write_text("games_per_bot_per_hour = 0\nhouse_bots = []\n" + season.read_text())
     old_games = made["games"]
     assert games_stored(data / "season" / "league.db") == old_games
     server = ServerProcess(data)
@@ -62,8 +68,12 @@ def test_a_club_of_an_older_release_is_served_whole_and_plays_on(
         organiser = WebClient(server.url)
         organiser.sign_in("organiser", made["organiser_password"])
         assert organiser.get("/organiser/").status == 200
-        # The old uploads play the season's next round under this referee.
-        wait_for("the second round's games", lambda: games_stored(
-            data / "season" / "league.db") >= 2 * old_games, server, timeout=900)
+        # A new student's upload enters and plays its catch-up games against the old uploads.
+        make_student(data, "cleo")
+        bot = student_bot(tmp_path / "cleo", "cleobot", "CLEO")
+        version, page = web_upload(server.url, "cleo", zip_of(bot, tmp_path / "cleo.zip"))
+        assert version is not None, page[:500]
+        wait_for("the newcomer's games against the old bots", lambda: games_stored(
+            data / "season" / "league.db") > old_games, server, timeout=900)
     finally:
         assert server.stop() == 0, server.output()
