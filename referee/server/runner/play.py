@@ -346,9 +346,12 @@ class SeasonLoop:
 
         if await self.db(_report_written):
             return
-        outcome = self.season.outcome()
-        if not self.settings.house_in_final_table:
-            outcome = without_entrants(outcome, await self.db(records.house_names))
+        # One ranked row per bot (its version that plays now), ranked among those shown.
+        house: set[str] = set() if self.settings.house_in_final_table else \
+            set(await self.db(records.house_names))
+        outcome = self.season.outcome(unranked=house)
+        if house:
+            outcome = without_entrants(outcome, house)
         write_outputs(outcome)
         await asyncio.to_thread(build_report, self.season.store.path.parent, None, outcome)
         await self.db(records.set_report, REPORT)
@@ -361,18 +364,23 @@ class SeasonLoop:
 def without_entrants(outcome: LeagueOutcome, names: set[str]) -> LeagueOutcome:
     """The outcome with the rows of `names` left out of its tables (the organiser's choice for
     house bots): the others keep their fitted strengths and intervals, are ranked 1, 2, 3...
-    and marked `~` against their new next row by the same rule. Games stay as played."""
+    and marked `~` against their new next row by the same rule. Games stay as played. Rank
+    ranges are the fit's: left out of its ranked bots too (`Season.outcome(unranked=...)`),
+    they stay within the rows left."""
     standings = outcome.standings
     if standings is not None:
         standings = dataclasses.replace(
-            standings, order=[bot for bot in standings.order if bot not in names])
+            standings, order=[bot for bot in standings.order if bot not in names],
+            unranked=[bot for bot in standings.unranked if bot not in names])
         separated = standings.separated_from_next()
     kept = [row for row in outcome.rows if row.bot not in names]
     rows = [dataclasses.replace(row, rank=rank, separated_from_next=separated[row.bot]
                                 if standings is not None else row.separated_from_next)
             for rank, row in enumerate(kept, start=1)]
     h2h = {pair: record for pair, record in outcome.h2h.items() if not set(pair) & names}
-    return dataclasses.replace(outcome, rows=rows, h2h=h2h, standings=standings)
+    unranked = [row for row in outcome.unranked if row.bot not in names]
+    return dataclasses.replace(outcome, rows=rows, h2h=h2h, standings=standings,
+                               unranked=unranked)
 
 
 def file_stamp(path: Path | None) -> tuple[int, int] | None:
