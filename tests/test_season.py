@@ -154,6 +154,10 @@ def test_ranks_count_the_current_versions_not_every_version(tmp_path: Path) -> N
     assert league.count('class="bot-row"') == 3 and 'data-bot="a"' not in league
     assert 'href="bots/bot-0.html">a</a>' in rest   # a's page, listed apart
     season.close()
+    shown = referee("table", tmp_path / "s").stdout
+    said = " ".join(shown.split()).partition(
+        "not ranked (versions retired or taken out; their games stay in the fit): ")[2]
+    assert sorted(said.replace(",", " ").split()[:2]) == ["a", "b"], shown
 
 
 @pytest.mark.slow
