@@ -66,7 +66,7 @@ class SeasonLoop:
         self.told: set[tuple[str, str]] = set()   # (league name, what) already noticed
         self.notices: list[tuple[str, str]] = []  # (league name, text) to write
         self.game_saved = asyncio.Event()    # set when a game is stored
-        self.refit_now = False               # the closed season's final table is wanted
+        self.refit_now = False               # a table is wanted now, not at the next game
         self.starts = 0                      # executors opened: each starts the bots anew
         self.unstarted: dict[str, int] = {}  # league name -> its failed starts in a row
         self.counted: dict[str, int] = {}    # league name -> the start its failure counted
@@ -193,7 +193,17 @@ class SeasonLoop:
             if entry.league_name not in self.season.states():   # else: entered, then killed
                 self.season.enter(entry.league_name, version, str(entry.spec),
                                   retire=entry.retire)
+                if entry.retire:
+                    self.ranked_changed()
             await self.db(records.mark_entered, entry)
+
+    def ranked_changed(self) -> None:
+        """A version that was ranked left the ranks (retired or disabled): the board's rank
+        ranges are among the versions ranked at the last refit, so refit now rather than at
+        the next game (a paused season plays none)."""
+        if self.season.store.count():
+            self.refit_now = True
+            self.game_saved.set()
 
     async def prune(self) -> None:
         """Between rounds (no season game in play): remove the built folders of replaced,
@@ -216,6 +226,8 @@ class SeasonLoop:
                 self.season.disable(name)
             playing |= was_active
             await self.db(records.mark_disabled, version_id, why, was_active)
+        if playing:
+            self.ranked_changed()
         return playing
 
     # ------------------------------------------------------------------ games
@@ -323,6 +335,7 @@ class SeasonLoop:
         for name, why in leaving.items():
             if states.get(name) not in (None, DISABLED):
                 self.season.disable(name)
+                self.ranked_changed()
             self.unstarted.pop(name, None)
             log(f"{name} {why}")
             await self.db(records.take_out, name, why)
