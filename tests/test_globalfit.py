@@ -14,7 +14,7 @@ import pytest
 from rich.console import Console
 
 from referee.cli.tables import render_terminal
-from referee.league.tables import league_table
+from referee.league.tables import league_rows, league_table
 from referee.ratings.intervals import resampling_units, standings
 from referee.ratings.plackett import finishing_groups
 from referee.ratings.results import PlayedGame
@@ -148,6 +148,37 @@ def test_intervals_rank_ranges_and_separation():
     top = fuzzy.order[0]
     assert fuzzy.rank_low[top] == 1 and fuzzy.rank_high[top] >= 2
     assert rank_text(fuzzy.rank_low[top], fuzzy.rank_high[top]) == f"1-{fuzzy.rank_high[top]}"
+
+
+def test_only_the_ranked_bots_hold_ranks_and_the_others_stay_in_the_fit():
+    """A season's retired versions (here b and d) are fitted on every game but not ranked: the
+    rank ranges, order and separation are among the three current versions alone."""
+    even = dict.fromkeys(BOTS, 0.0)   # equal bots: wide rank ranges
+    games = plackett_luce_games(300, seed=8, strengths=even)
+    current = ["a", "c", "e"]
+    everyone = standings(games, BOTS, seed=3, resamples=60)
+    fit = standings(games, BOTS, seed=3, resamples=60, ranked=current)
+    assert max(everyone.rank_high[bot] or 0 for bot in current) > len(current)  # the old way
+    assert sorted(fit.order) == current and sorted(fit.unranked) == ["b", "d"]
+    for bot in current:
+        low, high = fit.rank_low[bot], fit.rank_high[bot]
+        assert low is not None and high is not None and 1 <= low <= high <= len(current)
+    assert max(fit.rank_high[bot] or 0 for bot in current) == len(current)
+    assert fit.rank_low["b"] is None and fit.rank_high["d"] is None
+    # Every bot keeps its strength and interval: the fit is the same, only the ranking differs.
+    assert (fit.strength, fit.low, fit.high) == (everyone.strength, everyone.low, everyone.high)
+    # Neighbours are the ranked rows': a retired version between two of them separates none.
+    separated = fit.separated_from_next()
+    assert list(separated) == fit.order and separated[fit.order[-1]] is None
+    for upper, lower in zip(fit.order, fit.order[1:], strict=False):
+        assert separated[upper] == fit.separated(upper, lower)
+    ranked, unranked = league_rows(games, BOTS, rate_games(games, BOTS), fit)
+    assert [(row.rank, row.bot) for row in ranked] == list(enumerate(fit.order, start=1))
+    assert [(row.rank, row.rank_low, row.bot) for row in unranked] == \
+        [(None, None, bot) for bot in fit.unranked]
+    assert ranked[-1].separated_from_next is None and unranked[0].strength is not None
+    # The same seed gives the same table.
+    assert standings(games, BOTS, seed=3, resamples=60, ranked=current) == fit
 
 
 def test_duplicate_rotations_are_resampled_together():

@@ -112,6 +112,55 @@ def test_a_season_grows_retires_and_disables_and_is_the_same_twice(tmp_path: Pat
 
 
 @pytest.mark.slow
+def test_ranks_count_the_current_versions_not_every_version(tmp_path: Path) -> None:
+    """a2 replaces a and b is taken out: three bots play on. Their rank ranges are among those
+    three (a and b stay in the fit, unranked), and the tables written at the close rank one
+    row per bot, the other versions in a section of their own."""
+    from referee.report.site import build_report
+    from referee.report.table_files import write_outputs
+
+    specs = {name: bot_copy(tmp_path, name, sample) for name, sample in
+             (("a", "random"), ("b", "greedy"), ("c", "random"), ("d", "greedy"),
+              ("a2", "greedy"))}
+    season = run_season(tmp_path / "s", specs)
+    current = ["c", "d", "a2"]
+    assert season.active() == current
+    data = snapshot(season)
+    ranked = [row for row in data["rows"] if row["state"] == ACTIVE]
+    assert [row["league_name"] for row in data["rows"][:3]] == [r["league_name"] for r in ranked]
+    assert sorted(row["league_name"] for row in ranked) == sorted(current)
+    assert [row["rank"] for row in ranked] == [1, 2, 3]
+    assert all(1 <= row["rank_lo"] <= row["rank_hi"] <= len(ranked) for row in ranked), ranked
+    assert ranked[-1]["separated"] is None
+    others = {row["league_name"]: row for row in data["rows"][3:]}
+    assert set(others) == {"a", "b"}
+    assert all(row["rank"] is None and row["rank_lo"] is None and row["rank_hi"] is None
+               and row["lo"] <= row["strength"] <= row["hi"] for row in others.values())
+    assert snapshot(season) == data   # the same seed and games: the same table
+
+    outcome = season.outcome()
+    write_outputs(outcome)
+    build_report(tmp_path / "s", None, outcome)
+    table = json.loads((tmp_path / "s" / "table.json").read_text())
+    assert sorted(row["bot"] for row in table["table"]) == sorted(current)
+    assert [row["rank"] for row in table["table"]] == [1, 2, 3]
+    assert all(row["rank_high"] <= 3 for row in table["table"])
+    assert {row["bot"]: row["rank"] for row in table["unranked"]} == {"a": None, "b": None}
+    markdown = (tmp_path / "s" / "table.md").read_text()
+    ranked_part, _, apart = markdown.partition("## Not ranked")
+    assert "| a | " not in ranked_part and "| a | " in apart and "| b | " in apart
+    report = (tmp_path / "s" / "report" / "index.html").read_text()
+    league, _, rest = report.partition('id="not-ranked"')
+    assert league.count('class="bot-row"') == 3 and 'data-bot="a"' not in league
+    assert 'href="bots/bot-0.html">a</a>' in rest   # a's page, listed apart
+    season.close()
+    shown = referee("table", tmp_path / "s").stdout
+    said = " ".join(shown.split()).partition(
+        "not ranked (versions retired or taken out; their games stay in the fit): ")[2]
+    assert sorted(said.replace(",", " ").split()[:2]) == ["a", "b"], shown
+
+
+@pytest.mark.slow
 def test_the_league_commands_read_a_season(tmp_path: Path) -> None:
     specs = {name: bot_copy(tmp_path, name, sample) for name, sample in
              (("a", "random"), ("b", "greedy"), ("c", "random"))}

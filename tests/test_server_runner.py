@@ -118,6 +118,81 @@ def test_a_version_is_checked_enters_and_plays_paused_resumed_and_closed(tmp_pat
     assert f"{final}/{final} games recorded" in table.stdout
 
 
+def board() -> str:
+    """Code for `Club.value`: the leaderboard as its JSON serves it (the newest standing)."""
+    return ("__import__('json').loads(__import__('referee.server.club.board', "
+            "fromlist=['newest_board']).newest_board().json)")
+
+
+def test_a_new_version_takes_its_bots_row_and_ranks_count_bots(tmp_path: Path) -> None:
+    """ann uploads a second version: the board ranks three bots, their rank ranges within
+    1-3 (the old version, retired, stays in the fit unranked); cal-bot taken out, two within
+    1-2 at once; and the tables and report the close writes rank one row per bot."""
+    data = tmp_path / "club"
+    club = Club(data)
+    write_season(data, """
+        seed = 23
+        players = 2
+        round_games = 2
+        refit_games = 2
+        refit_seconds = 1
+    """)
+    ann = club.student("ann")
+    club.version(ann, "ann-bot", sample("random"), passed=True)
+    for name, bot in (("ben", "greedy"), ("cal", "random")):
+        club.version(club.student(name), f"{name}-bot", sample(bot), passed=True)
+    runner = RunnerProcess(data)
+    try:
+        wait_for("three versions active", lambda: club.value(
+            "BotVersion.objects.filter(season_state='active').count()") == 3, runner)
+        wait_for("ann-bot v1's games", lambda: games_of(data, "ann-bot.v1") >= 2, runner)
+        club.version(ann, "ann-bot", sample("greedy"), passed=True)
+        wait_for("ann-bot v2's games", lambda: games_of(data, "ann-bot.v2") >= 2, runner)
+        final = games_stored(data / "season" / "league.db")
+        shown = wait_for("a board that fits ann-bot v2's games", lambda: (
+            lambda b: b if b["games"] >= final and b["rows"] and any(
+                row["league_name"] == "ann-bot.v2" and row["games"] for row in b["rows"])
+            else None)(club.value(board())), runner)
+        rows, retired = shown["rows"], shown["retired"]
+        assert sorted(row["bot"] for row in rows) == ["ann-bot", "ben-bot", "cal-bot"]
+        assert [row["league_name"] for row in retired] == ["ann-bot.v1"]
+        assert all(1 <= row["rank_lo"] <= row["rank_hi"] <= len(rows) for row in rows), rows
+        assert retired[0]["rank"] is None and retired[0]["rank_lo"] is None
+
+        # cal-bot is disabled while play is paused: no game comes, yet the runner refits at
+        # once, and the two bots left are ranked within 1-2.
+        club.season_state("paused")
+        wait_for("the pause", lambda: club.value(
+            "Notice.objects.filter(user=None, text__startswith='play is paused').exists()"),
+                 runner)
+        paused_at = games_stored(data / "season" / "league.db")
+        wait_for("a standing of every game stored", lambda: club.value(
+            "Standing.objects.latest().games") == paused_at, runner)
+        club("Bot.objects.filter(name='cal-bot').update(disabled=True)")
+        wait_for("a refit without cal-bot ranked", lambda: any(
+            row["league_name"] == "cal-bot.v1" and row["rank"] is None
+            for row in club.value("Standing.objects.latest().data['rows']")), runner)
+        shown = club.value(board())
+        rows = shown["rows"]
+        assert sorted(row["bot"] for row in rows) == ["ann-bot", "ben-bot"]
+        assert all(1 <= row["rank_lo"] <= row["rank_hi"] <= 2 for row in rows), rows
+
+        club.season_state("closed")
+        wait_for("the report", lambda: club.value("Season.objects.get(pk=1).report_path"),
+                 runner)
+    finally:
+        runner.stop()
+        club.close()
+    table = json.loads((data / "season" / "table.json").read_text())
+    assert sorted(row["bot"] for row in table["table"]) == ["ann-bot.v2", "ben-bot.v1"]
+    assert all(1 <= row["rank_low"] <= row["rank_high"] <= 2 for row in table["table"]), table
+    assert sorted(row["bot"] for row in table["unranked"]) == ["ann-bot.v1", "cal-bot.v1"]
+    report = (data / "season" / "report" / "index.html").read_text()
+    league, _, apart = report.partition('id="not-ranked"')
+    assert league.count('class="bot-row"') == 2 and "ann-bot.v1" not in league
+    assert "ann-bot.v1" in apart and "cal-bot.v1" in apart
+
+
 def thinker(folder: Path) -> Path:
     """The sample random bot, thinking 50 ms a decision: games last long enough to be killed
     in the middle of."""

@@ -611,6 +611,9 @@ def _print_outcome(outcome: Any, quiet: bool) -> None:
                     size_test=fit.size_test if fit is not None else None,
                     separation=(None if fit is None or fit.z is None
                                 else f"gap z <= {fit.z:.2f}: 95% over {fit.looks} looks"))
+    if outcome.unranked:   # a season's retired and disabled versions: fitted, not ranked
+        echo_fitted("not ranked (versions retired or taken out; their games stay in the fit): "
+                    + ", ".join(safe_line(row.bot, 60) for row in outcome.unranked))
     if outcome.workers:
         from referee.cli.tables import render_workers
 

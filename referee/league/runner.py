@@ -29,7 +29,7 @@ from referee.league.resume import differences
 from referee.league.schedule import Balance, ScheduledGame, balance, make_schedule
 from referee.league.store import LeagueStore, remove_database
 from referee.league.stored import StoredLeague, read_league
-from referee.league.tables import Row, head_to_head, league_table
+from referee.league.tables import Row, head_to_head, league_rows
 from referee.league.worker_health import WorkerRow, worker_health
 from referee.ratings.intervals import Standings, standings
 from referee.ratings.results import PlayedGame
@@ -48,7 +48,7 @@ class LeagueOutcome:
     schedule: list[ScheduledGame]
     games: list[PlayedGame]
     ratings: Ratings
-    rows: list[Row]
+    rows: list[Row]             # the ranked bots' rows, ranked 1, 2, 3...
     h2h: dict
     balance: Balance
     rules: dict                 # the league's rule set, as stored
@@ -66,6 +66,8 @@ class LeagueOutcome:
         return {(a, b): ahead[a, b] for a in order for b in order if (a, b) in ahead}
     facts: dict = field(default_factory=dict)       # the league's settings, for the tables
     notes: list[str] = field(default_factory=list)  # things the organiser should be told
+    # the fitted bots not ranked (a season's retired and disabled versions), strongest first
+    unranked: list[Row] = field(default_factory=list)
 
     @property
     def finished(self) -> bool:
@@ -128,23 +130,27 @@ def league_facts(store: LeagueStore, stored: StoredLeague) -> dict:
 
 
 def load_outcome(store: LeagueStore, played_now: int = 0, resume: RatingState | None = None,
-                 cancelled: Collection[int] | None = None) -> LeagueOutcome:
+                 cancelled: Collection[int] | None = None,
+                 ranked: Collection[str] | None = None) -> LeagueOutcome:
     """Ratings and tables of the league in `store`, from its records alone. TrueSkill resumes
     from `resume` when it still holds (the same ratings, sooner) and, given the `cancelled`
     games (a season's; () for a league), keeps its state after the `settled` games in
-    `outcome.ratings.state` for the next call to resume from (rate_games)."""
+    `outcome.ratings.state` for the next call to resume from (rate_games). `ranked` names the
+    bots the table ranks (`ranked_entrants` by default); the others are fitted on every game
+    and kept in `outcome.unranked`."""
     stored = read_settings(store)
     bots = list(stored.bot_names)
     schedule = store.schedule()
     games = store.played()
     checkpoint = None if cancelled is None else settled(schedule, games, cancelled)
     ratings = rate_games(games, bots, stored.ratings, resume, checkpoint)
-    fit = league_standings(games, bots, schedule, stored.secret, stored.looks)
-    rows = league_table(games, bots, ratings, fit)
+    fit = league_standings(games, bots, schedule, stored.secret, stored.looks,
+                           ranked_entrants(stored) if ranked is None else ranked)
+    rows, unranked = league_rows(games, bots, ratings, fit)
     outcome = LeagueOutcome(store.path.parent, bots, schedule, games, ratings, rows,
                             head_to_head(games, bots), balance(schedule, bots),
                             stored.rules_table, played_now, standings=fit,
-                            workers=worker_health(games, store.workers()))
+                            workers=worker_health(games, store.workers()), unranked=unranked)
     outcome.facts = league_facts(store, stored)
     return outcome
 
@@ -163,13 +169,22 @@ def settled(schedule: Sequence[ScheduledGame], games: Sequence[PlayedGame],
     return last
 
 
+def ranked_entrants(stored: StoredLeague) -> list[str] | None:
+    """The bots a league's table ranks: in a season its active entrants, one version per bot
+    (a retired or disabled version keeps its games in the fit, as its opponents' opponent, but
+    no rank); None (every bot) in a league."""
+    return None if stored.season is None else stored.season.active()
+
+
 def league_standings(games: list[PlayedGame], bots: list[str], schedule: list[ScheduledGame],
-                     seed: int, looks: int = 1) -> Standings:
+                     seed: int, looks: int = 1,
+                     ranked: Collection[str] | None = None) -> Standings:
     """The global fit of a league's games with its intervals; in its bootstrap (rank ranges,
     gaps) the rotations of one duplicate table are resampled together (their schedule group).
-    `looks` > 1 for a league checked after each block (`--until-settled`)."""
+    `looks` > 1 for a league checked after each block (`--until-settled`). `ranked`: the bots
+    ranked (default all; `standings`)."""
     groups = {game.index: game.group for game in schedule}
-    return standings(games, bots, seed, groups, looks=looks)
+    return standings(games, bots, seed, groups, looks=looks, ranked=ranked)
 
 
 #: Where a league of several table sizes reads its strengths (plackett.py).

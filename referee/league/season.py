@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,13 +36,20 @@ from referee.league.playing import play_schedule
 from referee.league.runner import LeagueOutcome, load_outcome
 from referee.league.schedule import ScheduledGame, table_sizes
 from referee.league.store import LeagueStore
-from referee.league.stored import SEASON, StoredLeague, StoredSeason, read_league
+from referee.league.stored import (
+    ACTIVE,
+    DISABLED,
+    RETIRED,
+    SEASON,
+    StoredLeague,
+    StoredSeason,
+    read_league,
+)
 from referee.ratings.trueskill import RatingState
 from referee.util.config import ConfigError
 from referee.util.seeds import draw_secret
 
 KIND = SEASON
-ACTIVE, RETIRED, DISABLED = "active", "retired", "disabled"
 ROUND_GAMES = 4   # default games per active bot in a round
 # Default cap on a newcomer's first games: a late entrant of a long season would otherwise hold
 # up every round until it had played them all.
@@ -117,9 +124,13 @@ class Season:
         """A new `[limits]` ceiling for the games from now on (the games played keep theirs)."""
         self.store.extend({"limits": dict(limits)}, {}, [])
 
-    def outcome(self) -> LeagueOutcome:
-        """Ratings and tables of every recorded game (the league's own `load_outcome`)."""
-        return load_outcome(self.store)
+    def outcome(self, unranked: Collection[str] = ()) -> LeagueOutcome:
+        """Ratings and tables of every recorded game (the league's own `load_outcome`): the
+        active entrants ranked (one version per bot) except those in `unranked`, every entrant
+        fitted on every game."""
+        leave = set(unranked)
+        return load_outcome(self.store, ranked=[name for name in self.active()
+                                                if name not in leave])
 
     # ------------------------------------------------------------------ changing
 
@@ -290,10 +301,11 @@ async def play_pending(season: Season, executor: Executor, stop: Stop | None = N
 # ---------------------------------------------------------------------- the table
 
 def snapshot(season: Season) -> dict[str, Any]:
-    """The season's table as JSON-ready data: `rows` (rank order of the global fit, each with
-    its 95% interval and rank range, TrueSkill mu and sigma, record and state), `facts` and
-    `head_to_head` (bot -> opponent -> games, ahead, behind). The fit runs here: call it away
-    from anything that must stay responsive."""
+    """The season's table as JSON-ready data: `rows` (the active entrants in rank order of the
+    global fit, each with its 95% interval and rank range among them, TrueSkill mu and sigma,
+    record and state; then the retired and disabled versions, strongest first, with `rank` and
+    the rank range None), `facts` and `head_to_head` (bot -> opponent -> games, ahead, behind).
+    The fit runs here: call it away from anything that must stay responsive."""
     return refit(season)[0]
 
 
@@ -319,7 +331,7 @@ def _snapshot(season: Season, outcome: LeagueOutcome) -> dict[str, Any]:
         "forfeits": row.forfeits, "think_p50_ms": row.think_p50_ms,
         "think_p95_ms": row.think_p95_ms,
         "seat_win_pct_by_size": {str(k): v for k, v in row.seat_win_pct_by_size.items()},
-    } for row in outcome.rows]
+    } for row in (*outcome.rows, *outcome.unranked)]
     h2h: dict[str, dict[str, dict[str, int]]] = {}
     for (a, b), (games, ahead, behind) in outcome.h2h.items():
         if games:

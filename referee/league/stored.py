@@ -22,6 +22,11 @@ from referee.ratings.trueskill import RatingParams
 LEAGUE, SEASON, GAUNTLET = "league", "season", "gauntlet"
 
 
+# A season entrant's state: scheduled and ranked; replaced by a newer version (fitted, not
+# ranked); taken out (fitted, not ranked, never scheduled again).
+ACTIVE, RETIRED, DISABLED = "active", "retired", "disabled"
+
+
 @dataclass(frozen=True)
 class StoredSeason:
     """The season's own settings and state (a store of kind "season")."""
@@ -34,6 +39,10 @@ class StoredSeason:
     max_rounds: int | None          # None: rounds until the season is closed
     max_catch_up: int | None        # None: stored before it was kept (the default applies)
     round_started: float | None     # when the last round was appended; None before the first
+
+    def active(self) -> list[str]:
+        """The entrants that play now (one version per bot), in order of entry."""
+        return [name for name, state in self.states.items() if state == ACTIVE]
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ HeadToHead = dict[tuple[str, str], tuple[int, int, int]]
 class Row:
     """One bot's line of the league table. Averages and percentages are None without games."""
 
-    rank: int
+    rank: int | None                    # None: fitted, not ranked (a season's retired version)
     bot: str
     mu: float
     sigma: float
@@ -71,9 +71,19 @@ def league_table(
     games: Sequence[PlayedGame], bots: Sequence[str], ratings: Ratings,
     standings: Standings | None = None,
 ) -> list[Row]:
-    """One row per bot, ranked 1, 2, 3... With `standings` (the global fit) rows follow its
-    order, strongest first, and carry its intervals; without, best `mu - 3 sigma` first (ties
-    by name)."""
+    """One row per ranked bot, ranked 1, 2, 3... With `standings` (the global fit) rows follow
+    its order, strongest first, and carry its intervals; without, best `mu - 3 sigma` first
+    (ties by name)."""
+    return league_rows(games, bots, ratings, standings)[0]
+
+
+def league_rows(
+    games: Sequence[PlayedGame], bots: Sequence[str], ratings: Ratings,
+    standings: Standings | None = None,
+) -> tuple[list[Row], list[Row]]:
+    """(ranked, unranked): the rows of `league_table` and, for the bots the fit leaves unranked
+    (`standings.unranked`: a season's retired versions), rows with their strengths and
+    intervals but no rank nor rank range, strongest first."""
     seats = max((game.players for game in games), default=0)
     stats = {bot: _Stats(seats) for bot in bots}
     _count_places(games, bots, stats)
@@ -88,19 +98,21 @@ def league_table(
             stats[bot].add_rare(game, seat)
     if standings is None:
         order = sorted(bots, key=lambda bot: (-ratings.conservative(bot), bot))
-        return [stats[bot].row(rank, bot, ratings) for rank, bot in enumerate(order, start=1)]
+        return [stats[bot].row(rank, bot, ratings) for rank, bot in enumerate(order, start=1)], []
     separated = standings.separated_from_next()
-    rows = []
-    for rank, bot in enumerate(standings.order, start=1):
+
+    def fitted(rank: int | None, bot: str) -> Row:
         row = stats[bot].row(rank, bot, ratings)
         row.strength, row.strength_low = standings.strength[bot], standings.low[bot]
         row.strength_high = standings.high[bot]
         row.rank_low, row.rank_high = standings.rank_low[bot], standings.rank_high[bot]
-        row.separated_from_next = separated[bot]
+        row.separated_from_next = separated.get(bot)
         row.games_by_size = dict(standings.games_by_size.get(bot, {}))
         row.strength_by_size = {k: standings.strength_at(bot, k) for k in row.games_by_size}
-        rows.append(row)
-    return rows
+        return row
+
+    return ([fitted(rank, bot) for rank, bot in enumerate(standings.order, start=1)],
+            [fitted(None, bot) for bot in standings.unranked])
 
 
 # P(row bot finishes ahead of column bot), from the global fit
@@ -250,7 +262,7 @@ class _Stats:
                 entry[0] += total
                 entry[1] += count
 
-    def row(self, rank: int, bot: str, ratings: Ratings) -> Row:
+    def row(self, rank: int | None, bot: str, ratings: Ratings) -> Row:
         def ms(pct: float) -> float | None:
             value = percentile(self.latencies, pct)
             return None if value is None else value / 1000

@@ -19,6 +19,12 @@ small leagues) and could even leave out the strength itself; this one always hol
 bench/fairness.py (section 5) measures its coverage in synthetic leagues of known strengths.
 Two bots next to each other in the table are *separated* when their intervals do not overlap.
 
+Not every bot fitted need be ranked: in a season a newer version retires the older one, which
+keeps its games in the fit (its opponents' results against it count) but is no longer in the
+table. `standings(ranked=...)` names the bots the table ranks; rank ranges (a bot's rank among
+the ranked in each resample), the order and the separation of neighbours are over those alone,
+while every bot is fitted and keeps its strength and interval.
+
 A table that is looked at repeatedly (`--until-settled` checks after every block) would, at
 95% per look, separate truly equal bots far more often than 5% of the time. For `looks` > 1
 two neighbours are separated when their gap exceeds z standard deviations of its bootstrap
@@ -31,7 +37,7 @@ give bit-identical results in any order, at any concurrency and after any resume
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
 
@@ -59,8 +65,10 @@ LEVEL = 0.95
 
 @dataclass
 class Standings:
-    """The global fit with its uncertainty. `order` is best first: bots with games by strength
-    (ties by name), then bots without games by name."""
+    """The global fit with its uncertainty. `order` holds the ranked bots, best first: those
+    with games by strength (ties by name), then those without games by name. `unranked` holds
+    the bots fitted but not ranked (retired versions), in the same manner; they have strengths
+    and intervals but no rank range."""
 
     order: list[str]
     strength: dict[str, float | None]               # Elo scale, mean 0 over bots with games
@@ -81,6 +89,7 @@ class Standings:
     games_by_size: dict[str, dict[int, int]] = field(default_factory=dict)
     # the test of one scale per table size against free strengths per size (plackett.py)
     size_test: SizeTest | None = None
+    unranked: list[str] = field(default_factory=list)
 
     def strength_at(self, bot: str, players: int) -> float | None:
         """`bot`'s strength at tables of `players` (its gaps to others at that size); None
@@ -155,10 +164,13 @@ def resampling_units(games: Sequence[PlayedGame],
 
 def standings(games: Sequence[PlayedGame], bots: Sequence[str], seed: int,
               groups: Mapping[int, int] | None = None,
-              resamples: int = RESAMPLES, looks: int = 1) -> Standings:
+              resamples: int = RESAMPLES, looks: int = 1,
+              ranked: Collection[str] | None = None) -> Standings:
     """The global fit of `games` with bootstrap intervals, rank ranges and the pairwise matrix.
     `seed` is the league seed (the bootstrap stream is derived from it); `looks` is how often
-    the table is checked (`--until-settled`: one look per block of its budget)."""
+    the table is checked (`--until-settled`: one look per block of its budget). `ranked` names
+    the bots the table ranks (default: all of `bots`): every bot is fitted on every game, but
+    order, rank ranges and separation are among the ranked alone."""
     units = resampling_units(games, groups)
     ordered = [game for unit in units for game in unit]
     design = Design(ordered, bots)
@@ -182,14 +194,20 @@ def standings(games: Sequence[PlayedGame], bots: Sequence[str], seed: int,
         # no curvature to read (a degenerate league): the bootstrap's, holding the point
         low = np.minimum(np.percentile(samples, alpha, axis=0), point)
         high = np.maximum(np.percentile(samples, 100 - alpha, axis=0), point)
-    ranks = _ranks(samples[:, has])
+    chosen = set(names) if ranked is None else set(ranked)
+    counted = has & np.array([bot in chosen for bot in names], dtype=bool)
+    # a bot's rank in a resample is among the ranked bots with games only
+    ranks = _ranks(samples[:, counted])
     rank_low = np.percentile(ranks, alpha, axis=0, method="lower").astype(int)
     rank_high = np.percentile(ranks, 100 - alpha, axis=0, method="higher").astype(int)
     playing = [bot for bot, h in zip(names, has, strict=True) if h]
-    position = {bot: i for i, bot in enumerate(playing)}
+    position = {bot: i for i, bot in enumerate(
+        bot for bot, c in zip(names, counted, strict=True) if c)}
     strength = {bot: float(point[i]) if has[i] else None for i, bot in enumerate(names)}
-    order = sorted(playing, key=lambda bot: (-strength[bot], bot))  # type: ignore[operator]
-    order += sorted(bot for bot in names if bot not in position)
+    by_strength = sorted(playing, key=lambda bot: (-strength[bot], bot))  # type: ignore
+    idle = sorted(bot for bot in names if strength[bot] is None)
+    order = [bot for bot in (*by_strength, *idle) if bot in chosen]
+    unranked = [bot for bot in (*by_strength, *idle) if bot not in chosen]
 
     def per_bot(values: np.ndarray, cast: type) -> dict:
         return {bot: cast(values[position[bot]]) if bot in position else None for bot in names}
@@ -210,7 +228,7 @@ def standings(games: Sequence[PlayedGame], bots: Sequence[str], seed: int,
         scale={k: float(c) for k, c in
                zip(design.sizes, np.exp(typical(design, theta, log_scale)[1]), strict=True)},
         games_by_size=_games_by_size(design),
-        size_test=size_test(design, theta, log_scale),
+        size_test=size_test(design, theta, log_scale), unranked=unranked,
     )
 
 

@@ -273,7 +273,8 @@ class _Pages:
             health["seconds"] += seconds
 
     def bot_pages(self) -> None:
-        rows = {r["bot"]: r for r in to_json(self.outcome.rows, {})["table"]}
+        rows = {r["bot"]: r for r in
+                to_json([*self.outcome.rows, *self.outcome.unranked], {})["table"]}
         history = _history(self.outcome)
         prior = self.settings.ratings_table
         for bot, facts in self.facts.items():
@@ -308,6 +309,7 @@ class _Pages:
             seats=max((len(row["seat_win_pct"]) for row in rows), default=0),
             history={**_history(outcome), "prior": settings.ratings_table},
             settings=settings, versions=versions,
+            unranked=to_json(outcome.unranked, {})["table"],
             league_toml=league_file_text(settings),
             balance=outcome.balance, recorded=len(outcome.games),
             scheduled=len(outcome.schedule), workers=dict(self.workers),

@@ -275,17 +275,36 @@ def to_json(rows: Sequence[Row], h2h: HeadToHead,
     return data
 
 
+def unranked_markdown(rows: Sequence[Row]) -> str:
+    """The fitted bots that are not ranked (a season's retired and disabled versions) as a
+    Markdown section of their own; "" when there are none."""
+    if not rows:
+        return ""
+    lines = ["", "## Not ranked", "", "Versions a newer one replaced, or taken out of the "
+             "season: their games stay in the fit (their opponents' results against them "
+             "count), but they hold no rank.", "",
+             _md_line(["bot", "strength", "interval", "games", "wins"]),
+             _md_line(["---"] * 5)]
+    lines += [_md_line([row.bot, signed(row.strength), interval(row), str(row.games),
+                        str(row.wins)]) for row in rows]
+    return "\n".join(lines) + "\n"
+
+
 def write_tables(
     out_dir: Path, rows: Sequence[Row], h2h: HeadToHead, extra: dict[str, Any] | None = None,
-    pairwise: Pairwise | None = None,
+    pairwise: Pairwise | None = None, unranked: Sequence[Row] = (),
 ) -> list[Path]:
     """Write table.md, table.csv, table.json and head_to_head.csv (and, with `pairwise`,
     pairwise.csv) into `out_dir` (created if needed) and return their paths. `extra` (e.g.
-    league settings) is listed at the top of the Markdown and kept under "extra" in the JSON."""
+    league settings) is listed at the top of the Markdown and kept under "extra" in the JSON.
+    The `unranked` rows (a season's retired versions) are a section of their own in the
+    Markdown and "unranked" in the JSON, never rows of the table."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    markdown = to_markdown(rows, h2h, pairwise)
+    markdown = to_markdown(rows, h2h, pairwise) + unranked_markdown(unranked)
     data = to_json(rows, h2h, pairwise)
+    if unranked:
+        data["unranked"] = [asdict(row) for row in unranked]
     if extra:
         markdown = ("## League\n\n" + "".join(f"- {key}: {_fact(value)}\n"
                                              for key, value in extra.items())
@@ -313,5 +332,5 @@ def write_outputs(outcome: LeagueOutcome) -> None:
              "games_all_forfeited": sum(game.void for game in outcome.games),
              "schedule_balance": outcome.balance.describe(), **fit_facts(outcome.standings)}
     tables = LeagueFolder(outcome.out).tables
-    write_tables(tables, outcome.rows, outcome.h2h, extra, outcome.pairwise)
+    write_tables(tables, outcome.rows, outcome.h2h, extra, outcome.pairwise, outcome.unranked)
     write_worker_tables(tables, outcome.workers)

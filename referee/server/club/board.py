@@ -8,9 +8,11 @@ now) not seen before is read, decoded and shaped for the leaderboard, its JSON a
 
 A standing has a row for every version that ever played. The board ranks the versions that play
 now (active in the club's records) 1, 2, 3...; retired and disabled versions keep their final
-rows in a list of their own, unranked. The `~` mark is the tables' rule (docs/league.md) applied
-to the rows as shown: a row whose 95% interval overlaps the NEXT shown row's, so the last row
-never has it.
+rows in a list of their own, unranked. The rank ranges are the fit's, among the versions active
+at its refit (referee.league.season.snapshot; the runner refits at once when one leaves), so
+they count bots, not versions. The `~` mark is the tables' rule (docs/league.md) applied to the
+rows as shown: a row whose 95% interval overlaps the NEXT shown row's, so the last row never
+has it.
 """
 
 from __future__ import annotations

@@ -63,7 +63,8 @@ class Database:
 
 async def refit_loop(db: Database, loop_: Any, games_every: int, seconds: float) -> None:
     """Refit after every `games_every` new games, or `seconds` after the last refit when there
-    are new games; the fit runs in a subprocess while the games go on."""
+    are new games, or at once when `loop_.refit_now` asks (the season closed, or a ranked
+    version left the ranks); the fit runs in a subprocess while the games go on."""
     from referee.server.runner import records
     from referee.server.runner.refit import refit
 

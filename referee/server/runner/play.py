@@ -66,7 +66,7 @@ class SeasonLoop:
         self.told: set[tuple[str, str]] = set()   # (league name, what) already noticed
         self.notices: list[tuple[str, str]] = []  # (league name, text) to write
         self.game_saved = asyncio.Event()    # set when a game is stored
-        self.refit_now = False               # the closed season's final table is wanted
+        self.refit_now = False               # a table is wanted now, not at the next game
         self.starts = 0                      # executors opened: each starts the bots anew
         self.unstarted: dict[str, int] = {}  # league name -> its failed starts in a row
         self.forfeiting: dict[str, int] = {}  # league name -> its started games forfeited in a row
@@ -195,11 +195,22 @@ class SeasonLoop:
             if state is None:
                 self.season.enter(entry.league_name, version, str(entry.spec),
                                   retire=entry.retire)
+                if entry.retire:
+                    self.ranked_changed()
             elif state == DISABLED:   # taken out, and put back by the organiser
                 self.season.restore(entry.league_name)
                 self.forget_rows(entry.league_name)
+                self.ranked_changed()
             # else: entered, then the runner was killed before it said so
             await self.db(records.mark_entered, entry)
+
+    def ranked_changed(self) -> None:
+        """A version that was ranked left the ranks (retired or disabled): the board's rank
+        ranges are among the versions ranked at the last refit, so refit now rather than at
+        the next game (a paused season plays none)."""
+        if self.season.store.count():
+            self.refit_now = True
+            self.game_saved.set()
 
     async def prune(self) -> None:
         """Between rounds (no season game in play): remove the built folders of replaced,
@@ -222,6 +233,8 @@ class SeasonLoop:
                 self.season.disable(name)
             playing |= was_active
             await self.db(records.mark_disabled, version_id, why, was_active)
+        if playing:
+            self.ranked_changed()
         return playing
 
     # ------------------------------------------------------------------ games
@@ -355,6 +368,7 @@ class SeasonLoop:
         for name, why in leaving.items():
             if states.get(name) not in (None, DISABLED):
                 self.season.disable(name)
+                self.ranked_changed()
             self.forget_rows(name)
             log(f"{name} {why}")
             await self.db(records.take_out, name, why)
@@ -378,9 +392,12 @@ class SeasonLoop:
 
         if await self.db(_report_written):
             return
-        outcome = self.season.outcome()
-        if not self.settings.house_in_final_table:
-            outcome = without_entrants(outcome, await self.db(records.house_names))
+        # One ranked row per bot (its version that plays now), ranked among those shown.
+        house: set[str] = set() if self.settings.house_in_final_table else \
+            set(await self.db(records.house_names))
+        outcome = self.season.outcome(unranked=house)
+        if house:
+            outcome = without_entrants(outcome, house)
         write_outputs(outcome)
         await asyncio.to_thread(build_report, self.season.store.path.parent, None, outcome)
         await self.db(records.set_report, REPORT)
@@ -393,18 +410,23 @@ class SeasonLoop:
 def without_entrants(outcome: LeagueOutcome, names: set[str]) -> LeagueOutcome:
     """The outcome with the rows of `names` left out of its tables (the organiser's choice for
     house bots): the others keep their fitted strengths and intervals, are ranked 1, 2, 3...
-    and marked `~` against their new next row by the same rule. Games stay as played."""
+    and marked `~` against their new next row by the same rule. Games stay as played. Rank
+    ranges are the fit's: left out of its ranked bots too (`Season.outcome(unranked=...)`),
+    they stay within the rows left."""
     standings = outcome.standings
     if standings is not None:
         standings = dataclasses.replace(
-            standings, order=[bot for bot in standings.order if bot not in names])
+            standings, order=[bot for bot in standings.order if bot not in names],
+            unranked=[bot for bot in standings.unranked if bot not in names])
         separated = standings.separated_from_next()
     kept = [row for row in outcome.rows if row.bot not in names]
     rows = [dataclasses.replace(row, rank=rank, separated_from_next=separated[row.bot]
                                 if standings is not None else row.separated_from_next)
             for rank, row in enumerate(kept, start=1)]
     h2h = {pair: record for pair, record in outcome.h2h.items() if not set(pair) & names}
-    return dataclasses.replace(outcome, rows=rows, h2h=h2h, standings=standings)
+    unranked = [row for row in outcome.unranked if row.bot not in names]
+    return dataclasses.replace(outcome, rows=rows, h2h=h2h, standings=standings,
+                               unranked=unranked)
 
 
 def file_stamp(path: Path | None) -> tuple[int, int] | None:
