@@ -252,18 +252,54 @@ class SequentialTest:
         self.total = self.square = self.base = 0.0
         self.evidence = self.against = 0.0
         self.versus: dict[tuple[str, int], list[float]] = {}   # (opponent, size) -> [ahead, games]
+        self._edges: dict[str, float] = {}     # opponent -> `_edge`, until its next game
         self.current = SprtState(0, 0.0, 0.0, 0.0, None)
 
     def gain(self, pair: Pair) -> float:
         """d_i for `pair`: the score gain of a candidate delta better than the baseline against
         the opponents seated at its table, from the earlier pairs only."""
-        shift = self.delta_at.get(pair.players, self.params.delta) * _PER_ELO
+        factor = self._factor(pair.players)
+        shift = factor * self.params.delta * _PER_ELO
         gains = []
         for opponent in pair.opponents:
-            ahead, games = self.versus.get((opponent, pair.players), (0.0, 0.0))
-            p = (ahead + _PRIOR_GAMES / 2) / (games + _PRIOR_GAMES)
-            gains.append(logistic(logit(p) + shift) - p)
+            x = factor * self._edge(opponent)
+            gains.append(logistic(x + shift) - logistic(x))
         return sum(gains) / len(gains) if gains else 0.0
+
+    def _factor(self, players: int) -> float:
+        """The scale of gaps at tables of `players` over the league table's (1 without
+        `delta_at`)."""
+        return self.delta_at.get(players, self.params.delta) / self.params.delta
+
+    def _edge(self, opponent: str) -> float:
+        """The baseline's log-odds of finishing ahead of `opponent` on the league table's scale:
+        one number per opponent from its games at every table size (at a table of k the odds
+        are this times the size's factor), fitted by maximum likelihood with one game finishing
+        level at the league table's scale as a prior (at one table size, the logit of
+        (ahead + 1/2) / (games + 1)). Pooled so that a mix of sizes does not split the early
+        pairs into many small cells, each shrunk towards 1/2, which overstated the gain."""
+        if opponent in self._edges:
+            return self._edges[opponent]
+        counts = [(self._factor(k), ahead, games)
+                  for (name, k), (ahead, games) in self.versus.items() if name == opponent]
+        counts.append((1.0, _PRIOR_GAMES / 2, _PRIOR_GAMES))
+        if len({a for a, _, _ in counts}) == 1:       # one scale: the closed form
+            a = counts[0][0]
+            edge = logit(sum(h for _, h, _ in counts) / sum(g for _, _, g in counts)) / a
+        else:
+            edge = 0.0
+            for _ in range(50):           # Newton's method on a concave log-likelihood
+                slope = curve = 0.0
+                for a, ahead, games in counts:
+                    p = logistic(a * edge)
+                    slope += a * (ahead - games * p)
+                    curve += a * a * games * p * (1 - p)
+                step = slope / curve
+                edge += step
+                if abs(step) < 1e-10:
+                    break
+        self._edges[opponent] = edge
+        return edge
 
     def add(self, pair: Pair) -> SprtState:
         """The test after one more pair; once decided, further pairs change nothing."""
@@ -303,6 +339,7 @@ class SequentialTest:
         self.square += diff * diff
         self.base += pair.baseline
         for opponent, result in zip(pair.opponents, pair.baseline_results, strict=True):
+            self._edges.pop(opponent, None)
             counts = self.versus.setdefault((opponent, pair.players), [0.0, 0.0])
             counts[0] += result
             counts[1] += 1
