@@ -551,7 +551,8 @@ class Cell:
 def coverage_cell(rng: np.random.Generator, bots: int, per_bot: int, sizes: Sequence[int],
                   intervals: int, spread: float) -> Cell:
     """Synthetic leagues (Plackett-Luce with the per-size scales TRUE_SCALES; strengths evenly
-    spread over `spread` Elo at tables of 2) until `intervals` intervals are in, each kind of COVER_KINDS (intervals.py's `fit_with_interval`, and the
+    spread over `spread` Elo at tables of 2) until `intervals` intervals are in, each kind of
+    COVER_KINDS (intervals.py's `fit_with_interval`, and the
     Wald interval of plackett.py's `strength_sd`) on the same leagues."""
     names = [f"b{i}" for i in range(bots)]
     cell = Cell({kind: [0, 0] for kind in COVER_KINDS}, {kind: [0, 0] for kind in COVER_KINDS})
@@ -616,8 +617,8 @@ def coverage_section(args) -> dict[str, tuple[int, int]]:
           f"{COVER_KINDS['now']}, before: {COVER_KINDS['before']} (the same leagues)",
           flush=True)
     rng = np.random.default_rng(32)
-    print(f"   {'tables':>6} {'bots':>4} {'games':>5} {'spread':>8} {'now: covered':>19} {'extremes':>18} "
-          f"{'before: covered':>19} {'extremes':>18}  verdict (now)")
+    print(f"   {'tables':>6} {'bots':>4} {'games':>5} {'spread':>8} {'now: covered':>19} "
+          f"{'extremes':>18} {'before: covered':>19} {'extremes':>18}  verdict (now)")
     cells: list[Cell] = []
 
     def rate(counts: list[int]) -> str:
