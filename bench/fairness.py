@@ -92,6 +92,7 @@ from simulated import (  # noqa: E402
 
 from referee.engine import preset  # noqa: E402
 from referee.league.schedule import make_schedule  # noqa: E402
+from referee.ratings import plackett  # noqa: E402
 from referee.ratings.intervals import (  # noqa: E402
     fit_with_interval,
     look_z,
@@ -340,7 +341,12 @@ def model_section(args, params: SprtParams) -> dict[str, tuple[int, int]]:
         "cells": ("a chance per opponent and size (before)",
                   lambda pairs, sizes: run_mixed(pairs, params, sizes, CellTest)),
         "before": (TESTS["before"][0], lambda pairs, sizes: run_before(pairs, params))}
-    for mix, sizes in GAUNTLET_MIXES.items():
+    mixes = args.gauntlet_mixes.split(",") if args.gauntlet_mixes else list(GAUNTLET_MIXES)
+    for mix in mixes:
+        if mix not in GAUNTLET_MIXES:
+            raise SystemExit(f"--gauntlet-mixes: {mix!r} not one of {MIX_NAMES}")
+    for mix in mixes:
+        sizes = GAUNTLET_MIXES[mix]
         for spread in SPREADS:
             if spread == 0 and mix != "4":
                 continue
@@ -516,7 +522,10 @@ def duplicate_section(args) -> tuple[float, float, float, int]:
 # --- 5: interval coverage at any table mix --------------------------------------------------
 
 TRUE_SCALES = {2: 1.0, 3: 0.4, 4: 0.35, 5: 0.3}   # unequal, near the engine's (section "sizes")
-MIXES = {"4": (4,), "2-5": (2, 3, 4, 5)}
+MIXES = {"4": (4,), "2-5": (2, 3, 4, 5), "2-5=": (2, 3, 4, 5)}
+#: each mix's true scales: "2-5=" is tables of 2-5 whose bots are as far apart at every size,
+#: away from the scales the fit's prior is centred on (plackett.py, CENTRED_SCALE_PRIOR)
+MIX_SCALES = {"4": TRUE_SCALES, "2-5": TRUE_SCALES, "2-5=": {2: 1.0, 3: 1.0, 4: 1.0, 5: 1.0}}
 COVER_BOTS = (4, 8, 12)
 COVER_GAMES = (20, 60, 200)
 #: the spread of strengths (Elo at tables of 2, strongest to weakest) of each league shape:
@@ -549,8 +558,9 @@ class Cell:
 
 
 def coverage_cell(rng: np.random.Generator, bots: int, per_bot: int, sizes: Sequence[int],
-                  intervals: int, spread: float) -> Cell:
-    """Synthetic leagues (Plackett-Luce with the per-size scales TRUE_SCALES; strengths evenly
+                  intervals: int, spread: float,
+                  scales: dict[int, float] = TRUE_SCALES) -> Cell:
+    """Synthetic leagues (Plackett-Luce with the per-size `scales`; strengths evenly
     spread over `spread` Elo at tables of 2) until `intervals` intervals are in, each kind of
     COVER_KINDS (intervals.py's `fit_with_interval`, and the
     Wald interval of plackett.py's `strength_sd`) on the same leagues."""
@@ -559,8 +569,8 @@ def coverage_cell(rng: np.random.Generator, bots: int, per_bot: int, sizes: Sequ
     while cell.every["now"][1] < intervals:
         width = spread / ELO
         strengths = np.linspace(-width / 2, width / 2, bots)
-        games = synthetic_league(rng, strengths, per_bot, sizes, TRUE_SCALES)
-        truth = np.array([true_typical(games, strengths, TRUE_SCALES)[bot] for bot in names])
+        games = synthetic_league(rng, strengths, per_bot, sizes, scales)
+        truth = np.array([true_typical(games, strengths, scales)[bot] for bot in names])
         design = Design(games, names)
         theta, log_scale = design.fit_scaled()
         point, profiled_low, profiled_high = fit_with_interval(design, theta, log_scale)
@@ -610,6 +620,7 @@ def coverage_section(args) -> dict[str, tuple[int, int]]:
           f"{'/'.join(map(str, COVER_BOTS))} bots x {'/'.join(map(str, COVER_GAMES))} games per "
           f"bot, at tables of 4 and of 2-5 (true scales "
           + ", ".join(f"{k}: {c:g}" for k, c in TRUE_SCALES.items())
+          + "; at 2-5= all 1"
           + "; strengths evenly spread over "
           + ", ".join(f"{e:g} Elo ({name})" for name, e in COVER_SPREADS.items())
           + f" at tables of 2); at least {args.cover_intervals} intervals per cell; target "
@@ -631,7 +642,8 @@ def coverage_section(args) -> dict[str, tuple[int, int]]:
                 for spread, elo in COVER_SPREADS.items():
                     if chosen is not None and (mix, bots, per_bot, spread) not in chosen:
                         continue
-                    cell = coverage_cell(rng, bots, per_bot, sizes, args.cover_intervals, elo)
+                    cell = coverage_cell(rng, bots, per_bot, sizes, args.cover_intervals, elo,
+                                         MIX_SCALES[mix])
                     cells.append(cell)
                     print(f"   {mix:>6} {bots:>4} {per_bot:>5} {spread:>8} "
                           f"{rate(cell.every['now']):>19} {rate(cell.extremes['now']):>18} "
@@ -799,10 +811,13 @@ SECTIONS = ("gauntlet", "pairing", "settled", "duplicate", "coverage", "sizes", 
 def promise_lines(gauntlet: dict[str, tuple[int, int]] | None,
                   settled: tuple[int, int] | None,
                   duplicate: tuple[float, float, float, int] | None,
-                  coverage: dict[str, tuple[int, int]] | None = None) -> list[str]:
+                  coverage: dict[str, tuple[int, int]] | None = None,
+                  mixes: str = MIX_NAMES) -> list[str]:
     """The four lines of the first audit and the intervals' coverage line (of the sections run),
     with 'not met' where a target is not."""
     params = SprtParams()
+    # the field of spread 0 is played at tables of 4 only
+    least = "0" if "4" in mixes.split(", ") else f"+-{min(s for s in SPREADS if s):.0f}"
 
     lines = []
     if gauntlet is not None:
@@ -812,12 +827,12 @@ def promise_lines(gauntlet: dict[str, tuple[int, int]] | None,
         now, before = gauntlet["identical"]
         lines += [f"gauntlet false-positive rate: {fp / runs:.3f} ({fp}/{runs}) at alpha "
                   f"{params.alpha:g}{mark(fp / runs <= params.alpha)}",
-                  f"gauntlet false 'better' on fields of 0 to +-{max(SPREADS):.0f} Elo at tables "
-                  f"of {MIX_NAMES}: at most "
+                  f"gauntlet false 'better' on fields of {least} to +-{max(SPREADS):.0f} Elo "
+                  f"at tables of {mixes}: at most "
                   f"{model_fp / model_runs:.3f} ({model_fp}/{model_runs}) at alpha "
                   f"{params.alpha:g}{mark(model_fp / model_runs <= params.alpha)}",
-                  f"gauntlet false 'not better' at +{params.delta:g} Elo, fields of 0 to "
-                  f"+-{max(SPREADS):.0f} Elo at tables of {MIX_NAMES}: at most "
+                  f"gauntlet false 'not better' at +{params.delta:g} Elo, fields of {least} to "
+                  f"+-{max(SPREADS):.0f} Elo at tables of {mixes}: at most "
                   f"{missed / miss_runs:.3f} "
                   f"({missed}/{miss_runs}) at beta {params.beta:g}"
                   f"{mark(missed / miss_runs <= params.beta)}",
@@ -856,6 +871,9 @@ def main() -> None:
     parser.add_argument("--gauntlets", type=int, default=2000)
     parser.add_argument("--pool", type=int, default=3000, help="real pairs in the pool")
     parser.add_argument("--power-runs", type=int, default=1000)
+    parser.add_argument("--gauntlet-mixes",
+                        help=f"only these table mixes in section 2, e.g. 2-5,3-5 (of "
+                             f"{MIX_NAMES}; the promise lines then cover only these)")
     parser.add_argument("--settled-runs", type=int, default=200)
     parser.add_argument("--settle-pool", type=int, default=3000)
     parser.add_argument("--block", type=int, default=75)
@@ -873,6 +891,9 @@ def main() -> None:
                         help="only these coverage cells, e.g. 2-5:8:20,2-5:12:20 "
                              "(tables:bots:games per bot; they draw other leagues than a whole "
                              "run's)")
+    parser.add_argument("--scale-prior-at-one", action="store_true",
+                        help="the fit's scale prior centred on one scale for every size (as "
+                             "before), not on the measured scales: to compare")
     parser.add_argument("--ts-seeds", type=int, default=8)
     parser.add_argument("--ts-budget", type=int, default=512)
     parser.add_argument("--ts-block", type=int, default=16)
@@ -889,12 +910,15 @@ def main() -> None:
             if getattr(args, key) == parser.get_default(key):
                 setattr(args, key, value)
     started = time.monotonic()
+    if args.scale_prior_at_one:
+        plackett.CENTRED_SCALE_PRIOR = False
     only = set(args.only.split(",")) if args.only else set(SECTIONS)
     unknown = only - set(SECTIONS)
     if unknown:
         parser.error(f"--only: unknown section {sorted(unknown)[0]!r}; "
                      f"sections: {', '.join(SECTIONS)}")
     print(f"bench/fairness.py{' --quick' if args.quick else ''}"
+          f"{' --scale-prior-at-one' if args.scale_prior_at_one else ''}"
           f"{f' --only {args.only}' if args.only else ''}: in-process engine bots, "
           f"classic rules")
     gauntlet = gauntlet_section(args) if "gauntlet" in only else None
@@ -908,7 +932,8 @@ def main() -> None:
         if name in only:
             section(args)
     print(f"\n{time.monotonic() - started:.0f} s")
-    for line in promise_lines(gauntlet, settled, duplicate, coverage):
+    mixes = ", ".join(args.gauntlet_mixes.split(",")) if args.gauntlet_mixes else MIX_NAMES
+    for line in promise_lines(gauntlet, settled, duplicate, coverage, mixes):
         print(line)
 
 

@@ -272,6 +272,49 @@ def test_narrow_mixed_leagues_of_twelve_bots_cover_their_strengths():
     assert extremes >= 0.88 * 200, extremes
 
 
+def wide_league_readings(scales: dict[int, float], seed: int, leagues: int = 40
+                         ) -> tuple[np.ndarray, float]:
+    """12 bots x 20 games at tables of 2-5, strengths spread over 1,000 Elo at tables of 2:
+    the fitted scales of 3, 4 and 5 against 2 (geometric mean over the leagues), and the mean
+    slope of the reported
+    strengths on the true ones (1: no shrinking)."""
+    from referee.ratings.plackett import ELO, Design, to_elo, typical
+
+    rng = np.random.default_rng(seed)
+    names = [f"b{i}" for i in range(12)]
+    ratios, slopes = [], []
+    for _ in range(leagues):
+        strengths = np.linspace(-500, 500, 12) / ELO
+        games = synthetic_league(rng, strengths, 20, (2, 3, 4, 5), scales)
+        truth = true_typical(games, strengths, scales)
+        design = Design(games, names)
+        theta, log_scale = typical(design, *design.fit_scaled())
+        scale = dict(zip(design.sizes, np.exp(log_scale), strict=True))
+        ratios.append([scale[k] / scale[2] for k in (3, 4, 5)])
+        point = to_elo(theta, design.played)
+        slopes.append(np.polyfit([truth[bot] for bot in names], point, 1)[0])
+    return np.exp(np.mean(np.log(ratios), axis=0)), float(np.mean(slopes))
+
+
+@pytest.mark.slow
+def test_few_games_at_mixed_sizes_keep_the_scales_apart_and_the_strengths_unshrunk():
+    """With the scale prior centred on one scale for every size, 20 games per bot (40 leagues
+    of 12 bots, 1,000 Elo apart) fitted the scales of 3/4/5 against 2 at 0.80/0.66/0.59
+    where they are 0.40/0.35/0.30, and the strengths came out 8% short (slope 0.919): the
+    strongest and weakest bots' intervals missed on the outer side. Centred on the measured
+    scales the fit reads 0.45/0.37/0.31, slope 0.997. Where the truth is one scale for every
+    size, away from the prior's centre, the games pull the scales up to 0.70/0.74/0.76 and
+    the strengths are not shrunk either (slope 1.027; with the prior at 1, 0.944)."""
+    ratios, slope = wide_league_readings(SCALES, 45)
+    assert np.all(np.abs(ratios - [0.40, 0.35, 0.30]) < 0.1), ratios
+    assert 0.96 <= slope <= 1.05, slope
+    ratios, slope = wide_league_readings({2: 1.0, 3: 1.0, 4: 1.0, 5: 1.0}, 46)
+    assert np.all(ratios > 0.6), ratios
+    assert 0.96 <= slope <= 1.08, slope
+    # the same seed, the same leagues and readings
+    assert wide_league_readings(SCALES, 45, 2)[1] == wide_league_readings(SCALES, 45, 2)[1]
+
+
 def test_the_size_test_reads_the_model_at_its_maximum_without_the_scale_prior(monkeypatch):
     """The fit holds each size's log scale towards the reference's (the scale prior); the
     size test compares the model's best likelihood with that of free strengths per size, so
