@@ -13,17 +13,20 @@ issues 24 and 32), each alone on its line ("not met" where a target is not):
    bets, with the gain to detect from the baseline's mean score), the normal approximation
    with one variance for both hypotheses and Wald's bounds used before that, and a GSPRT with a
    normal profile likelihood.
-2. **Gauntlet errors on spread fields.** Bots exactly --delta Elo apart cannot be made from
-   engine policies, so gauntlets are drawn from the model the delta is defined on: at each
-   table of 4 three of six opponents, evenly spread over -S..+S Elo around the baseline (S = 0,
-   100, 200, 300), are seated at random, and they and the tested bot finish in the order of
-   strength plus Gumbel noise (which is Plackett-Luce); the opponents' noise is the same in
-   both games of a pair and the tested seat's with probability 0.3 (the pairing), so that a
-   pair's difference varies about as much as with the engine bots. Per S, the test now and
-   the test before: false "not better" for a candidate --delta better (at tables of 4 only,
-   the league table's Elo is the Elo at 4) and false "better" for an equal one. Then the games
-   two identical deterministic bots (greedy against itself, field random and greedy, tables of
-   3, as in tests/test_gauntlet.py) need to settle "not better", now and before.
+2. **Gauntlet errors on spread fields and table mixes.** Bots exactly --delta Elo apart cannot
+   be made from engine policies, so gauntlets are drawn from the model the delta is defined
+   on: at each table (its size drawn from the mix: 4, 2-5, 3-5 or 2) k - 1 of six opponents,
+   evenly spread over -S..+S league-table Elo around the baseline (S = 0 at tables of 4, 100,
+   200, 300), are seated at random, and they and the tested bot finish in the order of
+   strength (times the size's scale of sprt.py's TABLE_SCALES over the mix's typical one, as
+   --delta is read) plus Gumbel noise (which is Plackett-Luce); the opponents' noise is the
+   same in both games of a pair and the tested seat's with probability 0.3 (the pairing), so
+   that a pair's difference varies about as much as with the engine bots. Per mix and S, the
+   test now (one chance per opponent pooled over the sizes) and, at mixed sizes, the test
+   before (one per opponent and size), at tables of 4 the test before that: false "not
+   better" for a candidate --delta better and false "better" for an equal one. Then the games
+   two identical deterministic bots (greedy against itself, field random and greedy, tables
+   of 3, as in tests/test_gauntlet.py) need to settle "not better", now and before.
 3. **--until-settled with two equal bots.** A pool of real games at tables of 3 of a strong
    bot (greedy) and two equal ones (greedy with 60% random moves) is played once; each run
    plays blocks of 75 games drawn from it (the twins' names swapped with probability 1/2 per
@@ -40,13 +43,16 @@ issues 24 and 32), each alone on its line ("not met" where a target is not):
 
 5. **Intervals against known strengths.** Synthetic leagues drawn from the
    Plackett-Luce model with unequal per-size scales (1, 0.4, 0.35, 0.3 at tables of 2, 3, 4,
-   5, near the engine's), strengths evenly spread over 100-1000 Elo at tables of 2: for 4, 8
-   and 12 bots at 20, 60 and 200 games per bot, at tables of 4 and of 2-5, how often the 95%
-   interval holds the true strength (at the league's typical table), for every bot and for
-   the strongest and weakest alone; at least 2400 intervals per cell (+-0.009; of them at
-   least 400 extremes, +-0.021), each cell with its verdict against 0.93-0.97 (both rates).
-   The intervals before (the curvature with the weak priors' in) are measured beside them on
-   the same leagues. Beside it, how
+   5, near the engine's; "2-5=": tables of 2-5 with one scale for all, away from the scales
+   the fit's prior is centred on), strengths evenly spread over 200 (narrow), 500 (middling)
+   or 1000 Elo (wide) at tables of 2, each spread a cell of its own: for 4, 8 and 12 bots at
+   20, 60 and 200 games per bot, at tables of 4 and of 2-5, how often the 95% interval holds
+   the true strength (at the league's typical table), for every bot and beside it for the
+   strongest and weakest alone; at least 2400 intervals per cell (+-0.009; of them at least
+   400 extremes, +-0.021), each cell with its verdict against 0.93-0.97 (both rates).
+   The symmetric intervals of the games' curvature are measured beside them on the same
+   leagues (--scale-prior-at-one: the fit's scale prior centred on one scale for
+   every size, as before). Beside it, how
    often the size model's likelihood-ratio test rejects leagues drawn from the model (target
    0.05; "not met" above 0.08).
 
