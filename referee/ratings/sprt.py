@@ -75,6 +75,7 @@ TEST_NAME = ("test by betting, delta in league-table Elo, gain from the seated o
 _PER_ELO = math.log(10) / 400    # theta units per Elo point
 #: Each table size's scale against tables of 2 (bench/fairness.py, "Table sizes": 600 games at
 #: each size of five greedy bots with 0-100% random moves). Larger tables use the scale of 5.
+#: Also the centre of the league fit's prior on its scales (plackett.py, CENTRED_SCALE_PRIOR).
 TABLE_SCALES = {2: 1.0, 3: 0.40, 4: 0.35, 5: 0.29}
 _PRIOR_GAMES = 1.0   # each estimate p_j starts from one game finishing level
 MAX_STAKE = 0.75    # the largest share of its wealth a gambler stakes on one pair (see above)
