@@ -13,17 +13,20 @@ issues 24 and 32), each alone on its line ("not met" where a target is not):
    bets, with the gain to detect from the baseline's mean score), the normal approximation
    with one variance for both hypotheses and Wald's bounds used before that, and a GSPRT with a
    normal profile likelihood.
-2. **Gauntlet errors on spread fields.** Bots exactly --delta Elo apart cannot be made from
-   engine policies, so gauntlets are drawn from the model the delta is defined on: at each
-   table of 4 three of six opponents, evenly spread over -S..+S Elo around the baseline (S = 0,
-   100, 200, 300), are seated at random, and they and the tested bot finish in the order of
-   strength plus Gumbel noise (which is Plackett-Luce); the opponents' noise is the same in
-   both games of a pair and the tested seat's with probability 0.3 (the pairing), so that a
-   pair's difference varies about as much as with the engine bots. Per S, the test now and
-   the test before: false "not better" for a candidate --delta better (at tables of 4 only,
-   the league table's Elo is the Elo at 4) and false "better" for an equal one. Then the games
-   two identical deterministic bots (greedy against itself, field random and greedy, tables of
-   3, as in tests/test_gauntlet.py) need to settle "not better", now and before.
+2. **Gauntlet errors on spread fields and table mixes.** Bots exactly --delta Elo apart cannot
+   be made from engine policies, so gauntlets are drawn from the model the delta is defined
+   on: at each table (its size drawn from the mix: 4, 2-5, 3-5 or 2) k - 1 of six opponents,
+   evenly spread over -S..+S league-table Elo around the baseline (S = 0 at tables of 4, 100,
+   200, 300), are seated at random, and they and the tested bot finish in the order of
+   strength (times the size's scale of sprt.py's TABLE_SCALES over the mix's typical one, as
+   --delta is read) plus Gumbel noise (which is Plackett-Luce); the opponents' noise is the
+   same in both games of a pair and the tested seat's with probability 0.3 (the pairing), so
+   that a pair's difference varies about as much as with the engine bots. Per mix and S, the
+   test now (one chance per opponent pooled over the sizes) and, at mixed sizes, the test
+   before (one per opponent and size), at tables of 4 the test before that: false "not
+   better" for a candidate --delta better and false "better" for an equal one. Then the games
+   two identical deterministic bots (greedy against itself, field random and greedy, tables
+   of 3, as in tests/test_gauntlet.py) need to settle "not better", now and before.
 3. **--until-settled with two equal bots.** A pool of real games at tables of 3 of a strong
    bot (greedy) and two equal ones (greedy with 60% random moves) is played once; each run
    plays blocks of 75 games drawn from it (the twins' names swapped with probability 1/2 per
@@ -40,13 +43,16 @@ issues 24 and 32), each alone on its line ("not met" where a target is not):
 
 5. **Intervals against known strengths.** Synthetic leagues drawn from the
    Plackett-Luce model with unequal per-size scales (1, 0.4, 0.35, 0.3 at tables of 2, 3, 4,
-   5, near the engine's), strengths evenly spread over 100-1000 Elo at tables of 2: for 4, 8
-   and 12 bots at 20, 60 and 200 games per bot, at tables of 4 and of 2-5, how often the 95%
-   interval holds the true strength (at the league's typical table), for every bot and for
-   the strongest and weakest alone; at least 2400 intervals per cell (+-0.009; of them at
-   least 400 extremes, +-0.021), each cell with its verdict against 0.93-0.97 (both rates).
-   The intervals before (the curvature with the weak priors' in) are measured beside them on
-   the same leagues. Beside it, how
+   5, near the engine's; "2-5=": tables of 2-5 with one scale for all, away from the scales
+   the fit's prior is centred on), strengths evenly spread over 200 (narrow), 500 (middling)
+   or 1000 Elo (wide) at tables of 2, each spread a cell of its own: for 4, 8 and 12 bots at
+   20, 60 and 200 games per bot, at tables of 4 and of 2-5, how often the 95% interval holds
+   the true strength (at the league's typical table), for every bot and beside it for the
+   strongest and weakest alone; at least 2400 intervals per cell (+-0.009; of them at least
+   400 extremes, +-0.021), each cell with its verdict against 0.93-0.97 (both rates).
+   The symmetric intervals of the games' curvature are measured beside them on the same
+   leagues (--scale-prior-at-one: the fit's scale prior centred on one scale for
+   every size, as before). Beside it, how
    often the size model's likelihood-ratio test rejects leagues drawn from the model (target
    0.05; "not met" above 0.08).
 
@@ -92,6 +98,7 @@ from simulated import (  # noqa: E402
 
 from referee.engine import preset  # noqa: E402
 from referee.league.schedule import make_schedule  # noqa: E402
+from referee.ratings import plackett  # noqa: E402
 from referee.ratings.intervals import (  # noqa: E402
     fit_with_interval,
     look_z,
@@ -113,6 +120,7 @@ from referee.ratings.sprt import (  # noqa: E402
     Pair,
     SequentialTest,
     SprtParams,
+    delta_by_size,
     logistic,
     logit,
 )
@@ -217,24 +225,33 @@ def model_field(spread: float) -> dict[str, float]:
 
 
 def model_pairs(rng: np.random.Generator, gap_elo: float, field: dict[str, float],
-                rho: float = 0.3, chunk: int = 100) -> Iterator[Pair]:
-    """Gauntlet pairs at tables of 4 from the Plackett-Luce model, made as they are needed:
-    the candidate `gap_elo` above the baseline (strength 0), three opponents of `field` seated
-    at random; the opponents' Gumbel noise is shared by both games of a pair, the tested
-    seat's with probability `rho` (the pairing)."""
+                rho: float = 0.3, chunk: int = 100,
+                sizes: Sequence[int] = (4,)) -> Iterator[Pair]:
+    """Gauntlet pairs from the Plackett-Luce model with the per-size scales the test assumes
+    (`TABLE_SCALES`), made as they are needed: each pair's table size drawn from `sizes`, the
+    candidate `gap_elo` league-table Elo above the baseline (strength 0), k - 1 opponents of
+    `field` (league-table Elo) seated at random; at a table of k every gap is its league-table
+    value times the size's scale over the mix's typical one (as `delta_by_size` reads --delta).
+    The opponents' Gumbel noise is shared by both games of a pair, the tested seat's with
+    probability `rho` (the pairing)."""
     names = list(field)
     strengths = np.asarray([field[name] for name in names]) / ELO
+    at = delta_by_size(1.0, list(sizes))      # each size's scale over the typical one
+    widest = max(sizes) - 1
     while True:
-        seated = np.argsort(rng.random((chunk, len(names))), axis=1)[:, :3]
-        others = strengths[seated] + rng.gumbel(size=(chunk, 3))
+        size = rng.choice(np.asarray(sizes), size=chunk)
+        factor = np.asarray([at[int(k)] for k in size])
+        seated = np.argsort(rng.random((chunk, len(names))), axis=1)[:, :widest]
+        others = factor[:, None] * strengths[seated] + rng.gumbel(size=(chunk, widest))
         mine = rng.gumbel(size=chunk)
         theirs = np.where(rng.random(chunk) < rho, mine, rng.gumbel(size=chunk))
-        candidate = (gap_elo / ELO + mine)[:, None] > others
+        candidate = (factor * gap_elo / ELO + mine)[:, None] > others
         baseline = theirs[:, None] > others
         for row in range(chunk):
-            yield Pair(4, tuple(names[j] for j in seated[row]),
-                       tuple(candidate[row].astype(float).tolist()),
-                       tuple(baseline[row].astype(float).tolist()))
+            seats = int(size[row]) - 1
+            yield Pair(seats + 1, tuple(names[j] for j in seated[row, :seats]),
+                       tuple(candidate[row, :seats].astype(float).tolist()),
+                       tuple(baseline[row, :seats].astype(float).tolist()))
 
 
 TESTS = {"now": ("by betting, d from the seated opponents (now)", run_test),
@@ -277,39 +294,91 @@ def gauntlet_section(args) -> dict[str, tuple[int, int]]:
     return outcome
 
 
+GAUNTLET_MIXES = {"4": (4,), "2-5": (2, 3, 4, 5), "3-5": (3, 4, 5), "2": (2,)}
+MIX_NAMES = ", ".join(GAUNTLET_MIXES)
+
+
+class CellTest(SequentialTest):
+    """The test before (referee 14db9f9): the baseline's chance against each opponent
+    estimated apart at each table size (24 opponent-and-size cells at 2-5), each shrunk
+    towards 1/2 by one game."""
+
+    def gain(self, pair: Pair) -> float:
+        shift = self.delta_at.get(pair.players, self.params.delta) * PER_ELO
+        gains = []
+        for opponent in pair.opponents:
+            ahead, games = self.versus.get((opponent, pair.players), (0.0, 0.0))
+            p = (ahead + 0.5) / (games + 1.0)
+            gains.append(logistic(logit(p) + shift) - p)
+        return sum(gains) / len(gains) if gains else 0.0
+
+
+def run_mixed(pairs: Iterable[Pair], params: SprtParams, sizes: Sequence[int],
+              kind: type[SequentialTest] = SequentialTest) -> tuple[str, int]:
+    """The gauntlet's test (or `kind`) on `pairs` of a gauntlet at table sizes `sizes`, with
+    --delta read at each size as the CLI reads it (`delta_by_size`)."""
+    test = kind(params, delta_by_size(params.delta, list(sizes)))
+    for pair in pairs:
+        state = test.add(pair)
+        if state.verdict is not None:
+            return state.verdict, state.pairs
+    return test.current.verdict or INCONCLUSIVE, test.current.pairs
+
+
 def model_section(args, params: SprtParams) -> dict[str, tuple[int, int]]:
     """Section 2: false "not better" for a candidate --delta better and false "better" for an
-    equal one, on model fields of each spread."""
-    print(f"\n2. gauntlet on the Plackett-Luce model: {args.power_runs} gauntlets per line, "
-          f"tables of 4 (--delta {params.delta:g} league-table Elo = {params.delta:g} Elo "
-          f"there), three of six opponents spread evenly over +-S Elo around the baseline "
-          f"seated at random, the tested seat's noise shared with probability 0.3; the "
-          f"candidate {params.delta:g} Elo better (false 'not better' at beta "
-          f"{params.beta:g}) or equal (false 'better' at alpha {params.alpha:g})", flush=True)
+    equal one, on model fields of each spread and at each table mix."""
+    print(f"\n2. gauntlet on the Plackett-Luce model: {args.power_runs} gauntlets per line; "
+          f"each pair's table size drawn from the mix, k - 1 of six opponents spread evenly "
+          f"over +-S league-table Elo around the baseline seated at random, every gap at a "
+          f"table of k its league-table value times the size's scale (TABLE_SCALES) over the "
+          f"mix's typical one; the tested seat's noise shared with probability 0.3; the "
+          f"candidate {params.delta:g} league-table Elo better (false 'not better' at beta "
+          f"{params.beta:g}) or equal (false 'better' at alpha {params.alpha:g}). now: one "
+          f"chance per opponent, pooled over table sizes; cells: one per opponent and size "
+          f"(before); at tables of 4 also the test before that", flush=True)
     model = np.random.default_rng(7)
     worst = {"miss": (0, 1), "model_fp": (0, 1)}
-    print(f"   {'S':>4} {'test':<48} {'+delta: not better':>19} {'better':>7} "
+    print(f"   {'tables':>6} {'S':>4} {'test':<48} {'+delta: not better':>19} {'better':>7} "
           f"{'median pairs':>12} {'equal: better':>14}")
-    for spread in SPREADS:
-        field = model_field(spread)
-        for key in ("now", "before"):
-            label, test = TESTS[key]
-            good = [test(model_pairs(model, params.delta, field), params)
-                    for _ in range(args.power_runs)]
-            equal = [test(model_pairs(model, 0.0, field), params)[0]
-                     for _ in range(args.power_runs)]
-            found = Counter(verdict for verdict, _ in good)
-            missed, fp = found[NOT_BETTER], equal.count(BETTER)
-            runs = args.power_runs
-            print(f"   {spread:>4.0f} {label:<48} {missed:>5}/{runs} {missed / runs:.3f}"
-                  f"{mark(missed / runs <= params.beta)} {found[BETTER]:>7} "
-                  f"{statistics.median(n for _, n in good):>12.0f} {fp:>5}/{runs} "
-                  f"{fp / runs:.3f}{mark(fp / runs <= params.alpha)}", flush=True)
-            if key == "now":
-                if missed / runs >= worst["miss"][0] / worst["miss"][1]:
-                    worst["miss"] = (missed, runs)
-                if fp / runs >= worst["model_fp"][0] / worst["model_fp"][1]:
-                    worst["model_fp"] = (fp, runs)
+    tests: dict[str, tuple[str, Callable[..., tuple[str, int]]]] = {
+        "now": ("one chance per opponent, over sizes (now)",
+                lambda pairs, sizes: run_mixed(pairs, params, sizes)),
+        "cells": ("a chance per opponent and size (before)",
+                  lambda pairs, sizes: run_mixed(pairs, params, sizes, CellTest)),
+        "before": (TESTS["before"][0], lambda pairs, sizes: run_before(pairs, params))}
+    mixes = args.gauntlet_mixes.split(",") if args.gauntlet_mixes else list(GAUNTLET_MIXES)
+    for mix in mixes:
+        if mix not in GAUNTLET_MIXES:
+            raise SystemExit(f"--gauntlet-mixes: {mix!r} not one of {MIX_NAMES}")
+    for mix in mixes:
+        sizes = GAUNTLET_MIXES[mix]
+        for spread in SPREADS:
+            if spread == 0 and mix != "4":
+                continue
+            field = model_field(spread)
+            for key, (label, test) in tests.items():
+                if key == "before" and mix != "4":
+                    continue
+                if key == "cells" and len(sizes) == 1:
+                    continue      # one size: the same test as now
+                good = [test(model_pairs(model, params.delta, field, sizes=sizes), sizes)
+                        for _ in range(args.power_runs)]
+                equal = [test(model_pairs(model, 0.0, field, sizes=sizes), sizes)[0]
+                         for _ in range(args.power_runs)]
+                found = Counter(verdict for verdict, _ in good)
+                missed, fp = found[NOT_BETTER], equal.count(BETTER)
+                runs = args.power_runs
+                print(f"   {mix:>6} {spread:>4.0f} {label:<48} {missed:>5}/{runs} "
+                      f"{missed / runs:.3f}{mark(missed / runs <= params.beta)} "
+                      f"{found[BETTER]:>7} {statistics.median(n for _, n in good):>12.0f} "
+                      f"{fp:>5}/{runs} {fp / runs:.3f}{mark(fp / runs <= params.alpha)}",
+                      flush=True)
+                if key == "now":
+                    if missed / runs >= worst["miss"][0] / worst["miss"][1]:
+                        worst["miss"] = (missed, runs)
+                    if fp / runs >= worst["model_fp"][0] / worst["model_fp"][1]:
+                        worst["model_fp"] = (fp, runs)
     return worst
 
 
@@ -459,9 +528,15 @@ def duplicate_section(args) -> tuple[float, float, float, int]:
 # --- 5: interval coverage at any table mix --------------------------------------------------
 
 TRUE_SCALES = {2: 1.0, 3: 0.4, 4: 0.35, 5: 0.3}   # unequal, near the engine's (section "sizes")
-MIXES = {"4": (4,), "2-5": (2, 3, 4, 5)}
+MIXES = {"4": (4,), "2-5": (2, 3, 4, 5), "2-5=": (2, 3, 4, 5)}
+#: each mix's true scales: "2-5=" is tables of 2-5 whose bots are as far apart at every size,
+#: away from the scales the fit's prior is centred on (plackett.py, CENTRED_SCALE_PRIOR)
+MIX_SCALES = {"4": TRUE_SCALES, "2-5": TRUE_SCALES, "2-5=": {2: 1.0, 3: 1.0, 4: 1.0, 5: 1.0}}
 COVER_BOTS = (4, 8, 12)
 COVER_GAMES = (20, 60, 200)
+#: the spread of strengths (Elo at tables of 2, strongest to weakest) of each league shape:
+#: cells of their own, so that the wide leagues' misses are not averaged away
+COVER_SPREADS = {"narrow": 200.0, "middling": 500.0, "wide": 1000.0}
 
 
 #: the coverage the 95% intervals must reach in every cell
@@ -489,18 +564,19 @@ class Cell:
 
 
 def coverage_cell(rng: np.random.Generator, bots: int, per_bot: int, sizes: Sequence[int],
-                  intervals: int) -> Cell:
-    """Synthetic leagues (Plackett-Luce with the per-size scales TRUE_SCALES; strengths evenly
-    spread over a width drawn from 100 to 1000 Elo at tables of 2) until `intervals`
-    intervals are in, each kind of COVER_KINDS (intervals.py's `fit_with_interval`, and the
+                  intervals: int, spread: float,
+                  scales: dict[int, float] = TRUE_SCALES) -> Cell:
+    """Synthetic leagues (Plackett-Luce with the per-size `scales`; strengths evenly
+    spread over `spread` Elo at tables of 2) until `intervals` intervals are in, each kind of
+    COVER_KINDS (intervals.py's `fit_with_interval`, and the
     Wald interval of plackett.py's `strength_sd`) on the same leagues."""
     names = [f"b{i}" for i in range(bots)]
     cell = Cell({kind: [0, 0] for kind in COVER_KINDS}, {kind: [0, 0] for kind in COVER_KINDS})
     while cell.every["now"][1] < intervals:
-        width = rng.uniform(100, 1000) / ELO
+        width = spread / ELO
         strengths = np.linspace(-width / 2, width / 2, bots)
-        games = synthetic_league(rng, strengths, per_bot, sizes, TRUE_SCALES)
-        truth = np.array([true_typical(games, strengths, TRUE_SCALES)[bot] for bot in names])
+        games = synthetic_league(rng, strengths, per_bot, sizes, scales)
+        truth = np.array([true_typical(games, strengths, scales)[bot] for bot in names])
         design = Design(games, names)
         theta, log_scale = design.fit_scaled()
         point, profiled_low, profiled_high = fit_with_interval(design, theta, log_scale)
@@ -520,17 +596,25 @@ def coverage_cell(rng: np.random.Generator, bots: int, per_bot: int, sizes: Sequ
     return cell
 
 
-def cover_cells(text: str | None) -> set[tuple[str, int, int]] | None:
-    """`--cover-cells` ('2-5:8:20,2-5:12:20': tables:bots:games per bot) as a set; None for
-    every cell."""
+def cover_cells(text: str | None) -> set[tuple[str, int, int, str]] | None:
+    """`--cover-cells` ('2-5:8:20,2-5:12:20:wide': tables:bots:games per bot[:spread], every
+    spread where none is named) as a set; None for every cell."""
     if not text:
         return None
     cells = set()
     for item in text.split(","):
-        mix, bots, games = item.split(":")
+        parts = item.split(":")
+        if len(parts) not in (3, 4) or not parts[1].isdigit() or not parts[2].isdigit():
+            raise SystemExit(f"--cover-cells: {item!r} is not tables:bots:games[:spread]")
+        mix, bots, games = parts[:3]
         if mix not in MIXES:
             raise SystemExit(f"--cover-cells: tables {mix!r} not one of {', '.join(MIXES)}")
-        cells.add((mix, int(bots), int(games)))
+        spreads = parts[3:] or list(COVER_SPREADS)
+        for spread in spreads:
+            if spread not in COVER_SPREADS:
+                raise SystemExit(f"--cover-cells: spread {spread!r} not one of "
+                                 f"{', '.join(COVER_SPREADS)}")
+            cells.add((mix, int(bots), int(games), spread))
     return cells
 
 
@@ -542,13 +626,16 @@ def coverage_section(args) -> dict[str, tuple[int, int]]:
           f"{'/'.join(map(str, COVER_BOTS))} bots x {'/'.join(map(str, COVER_GAMES))} games per "
           f"bot, at tables of 4 and of 2-5 (true scales "
           + ", ".join(f"{k}: {c:g}" for k, c in TRUE_SCALES.items())
-          + f"); at least {args.cover_intervals} intervals per cell; target "
+          + "; at 2-5= all 1"
+          + "; strengths evenly spread over "
+          + ", ".join(f"{e:g} Elo ({name})" for name, e in COVER_SPREADS.items())
+          + f" at tables of 2); at least {args.cover_intervals} intervals per cell; target "
           f"{COVER_TARGET[0]}-{COVER_TARGET[1]} for every bot and for the extremes; now: "
           f"{COVER_KINDS['now']}, before: {COVER_KINDS['before']} (the same leagues)",
           flush=True)
     rng = np.random.default_rng(32)
-    print(f"   {'tables':>6} {'bots':>4} {'games':>5} {'now: covered':>19} {'extremes':>18} "
-          f"{'before: covered':>19} {'extremes':>18}  verdict (now)")
+    print(f"   {'tables':>6} {'bots':>4} {'games':>5} {'spread':>8} {'now: covered':>19} "
+          f"{'extremes':>18} {'before: covered':>19} {'extremes':>18}  verdict (now)")
     cells: list[Cell] = []
 
     def rate(counts: list[int]) -> str:
@@ -558,13 +645,16 @@ def coverage_section(args) -> dict[str, tuple[int, int]]:
     for mix, sizes in MIXES.items():
         for bots in COVER_BOTS:
             for per_bot in COVER_GAMES:
-                if chosen is not None and (mix, bots, per_bot) not in chosen:
-                    continue
-                cell = coverage_cell(rng, bots, per_bot, sizes, args.cover_intervals)
-                cells.append(cell)
-                print(f"   {mix:>6} {bots:>4} {per_bot:>5} {rate(cell.every['now']):>19} "
-                      f"{rate(cell.extremes['now']):>18} {rate(cell.every['before']):>19} "
-                      f"{rate(cell.extremes['before']):>18}  {cell.verdict()}", flush=True)
+                for spread, elo in COVER_SPREADS.items():
+                    if chosen is not None and (mix, bots, per_bot, spread) not in chosen:
+                        continue
+                    cell = coverage_cell(rng, bots, per_bot, sizes, args.cover_intervals, elo,
+                                         MIX_SCALES[mix])
+                    cells.append(cell)
+                    print(f"   {mix:>6} {bots:>4} {per_bot:>5} {spread:>8} "
+                          f"{rate(cell.every['now']):>19} {rate(cell.extremes['now']):>18} "
+                          f"{rate(cell.every['before']):>19} "
+                          f"{rate(cell.extremes['before']):>18}  {cell.verdict()}", flush=True)
     for kind in COVER_KINDS:
         good = sum(c.verdict(kind) == "ok" for c in cells)
         hit = sum(c.every[kind][0] for c in cells)
@@ -727,10 +817,13 @@ SECTIONS = ("gauntlet", "pairing", "settled", "duplicate", "coverage", "sizes", 
 def promise_lines(gauntlet: dict[str, tuple[int, int]] | None,
                   settled: tuple[int, int] | None,
                   duplicate: tuple[float, float, float, int] | None,
-                  coverage: dict[str, tuple[int, int]] | None = None) -> list[str]:
+                  coverage: dict[str, tuple[int, int]] | None = None,
+                  mixes: str = MIX_NAMES) -> list[str]:
     """The four lines of the first audit and the intervals' coverage line (of the sections run),
     with 'not met' where a target is not."""
     params = SprtParams()
+    # the field of spread 0 is played at tables of 4 only
+    least = "0" if "4" in mixes.split(", ") else f"+-{min(s for s in SPREADS if s):.0f}"
 
     lines = []
     if gauntlet is not None:
@@ -740,11 +833,13 @@ def promise_lines(gauntlet: dict[str, tuple[int, int]] | None,
         now, before = gauntlet["identical"]
         lines += [f"gauntlet false-positive rate: {fp / runs:.3f} ({fp}/{runs}) at alpha "
                   f"{params.alpha:g}{mark(fp / runs <= params.alpha)}",
-                  f"gauntlet false 'better' on fields of 0 to +-{max(SPREADS):.0f} Elo: at most "
+                  f"gauntlet false 'better' on fields of {least} to +-{max(SPREADS):.0f} Elo "
+                  f"at tables of {mixes}: at most "
                   f"{model_fp / model_runs:.3f} ({model_fp}/{model_runs}) at alpha "
                   f"{params.alpha:g}{mark(model_fp / model_runs <= params.alpha)}",
-                  f"gauntlet false 'not better' at +{params.delta:g} Elo, fields of 0 to "
-                  f"+-{max(SPREADS):.0f} Elo: at most {missed / miss_runs:.3f} "
+                  f"gauntlet false 'not better' at +{params.delta:g} Elo, fields of {least} to "
+                  f"+-{max(SPREADS):.0f} Elo at tables of {mixes}: at most "
+                  f"{missed / miss_runs:.3f} "
                   f"({missed}/{miss_runs}) at beta {params.beta:g}"
                   f"{mark(missed / miss_runs <= params.beta)}",
                   f"gauntlet, identical bots: 'not better' in {now} games (before {before})"
@@ -782,6 +877,9 @@ def main() -> None:
     parser.add_argument("--gauntlets", type=int, default=2000)
     parser.add_argument("--pool", type=int, default=3000, help="real pairs in the pool")
     parser.add_argument("--power-runs", type=int, default=1000)
+    parser.add_argument("--gauntlet-mixes",
+                        help=f"only these table mixes in section 2, e.g. 2-5,3-5 (of "
+                             f"{MIX_NAMES}; the promise lines then cover only these)")
     parser.add_argument("--settled-runs", type=int, default=200)
     parser.add_argument("--settle-pool", type=int, default=3000)
     parser.add_argument("--block", type=int, default=75)
@@ -799,6 +897,9 @@ def main() -> None:
                         help="only these coverage cells, e.g. 2-5:8:20,2-5:12:20 "
                              "(tables:bots:games per bot; they draw other leagues than a whole "
                              "run's)")
+    parser.add_argument("--scale-prior-at-one", action="store_true",
+                        help="the fit's scale prior centred on one scale for every size (as "
+                             "before), not on the measured scales: to compare")
     parser.add_argument("--ts-seeds", type=int, default=8)
     parser.add_argument("--ts-budget", type=int, default=512)
     parser.add_argument("--ts-block", type=int, default=16)
@@ -815,12 +916,15 @@ def main() -> None:
             if getattr(args, key) == parser.get_default(key):
                 setattr(args, key, value)
     started = time.monotonic()
+    if args.scale_prior_at_one:
+        plackett.CENTRED_SCALE_PRIOR = False
     only = set(args.only.split(",")) if args.only else set(SECTIONS)
     unknown = only - set(SECTIONS)
     if unknown:
         parser.error(f"--only: unknown section {sorted(unknown)[0]!r}; "
                      f"sections: {', '.join(SECTIONS)}")
     print(f"bench/fairness.py{' --quick' if args.quick else ''}"
+          f"{' --scale-prior-at-one' if args.scale_prior_at_one else ''}"
           f"{f' --only {args.only}' if args.only else ''}: in-process engine bots, "
           f"classic rules")
     gauntlet = gauntlet_section(args) if "gauntlet" in only else None
@@ -834,7 +938,8 @@ def main() -> None:
         if name in only:
             section(args)
     print(f"\n{time.monotonic() - started:.0f} s")
-    for line in promise_lines(gauntlet, settled, duplicate, coverage):
+    mixes = ", ".join(args.gauntlet_mixes.split(",")) if args.gauntlet_mixes else MIX_NAMES
+    for line in promise_lines(gauntlet, settled, duplicate, coverage, mixes):
         print(line)
 
 

@@ -21,9 +21,11 @@ def test_the_quick_bench_prints_the_promise_lines_with_the_requested_counts() ->
     shapes = [
         (r"gauntlet false-positive rate: (\d\.\d{3}) \((\d+)/(30)\) at alpha 0\.05( not met)?",
          lambda rate: rate <= 0.05),
-        (r"gauntlet false 'better' on fields of 0 to \+-300 Elo: at most (\d\.\d{3}) "
+        (r"gauntlet false 'better' on fields of 0 to \+-300 Elo at tables of 4, 2-5, 3-5, 2: "
+         r"at most (\d\.\d{3}) "
          r"\((\d+)/(12)\) at alpha 0\.05( not met)?", lambda rate: rate <= 0.05),
-        (r"gauntlet false 'not better' at \+50 Elo, fields of 0 to \+-300 Elo: at most "
+        (r"gauntlet false 'not better' at \+50 Elo, fields of 0 to \+-300 Elo at tables of 4, "
+         r"2-5, 3-5, 2: at most "
          r"(\d\.\d{3}) \((\d+)/(12)\) at beta 0\.05( not met)?", lambda rate: rate <= 0.05),
         (r"until-settled false separation: (\d\.\d{3}) \((\d+)/(3)\)( not met)?",
          lambda rate: rate <= 0.05),
@@ -47,10 +49,10 @@ def test_the_quick_bench_prints_the_promise_lines_with_the_requested_counts() ->
     assert low <= high and (found[0][4] is None) == (ratio <= 0.7 and high < 1)
     assert lines[-3] == found[0][0]                        # the promises close the output
     coverage = (r"interval coverage: (\d\.\d{3}) \((\d+)/(\d+)\); cells .*; extremes .*; "
-                r"(\d+) of 18 cells within 0\.93-0\.97( not met)?")
+                r"(\d+) of 81 cells within 0\.93-0\.97( not met)?")
     found = re.fullmatch(coverage, lines[-2])
     assert found, done.stdout
     assert float(found[1]) == round(int(found[2]) / int(found[3]), 3)
-    assert (found[5] is None) == (int(found[4]) == 18)    # met only when every cell is
+    assert (found[5] is None) == (int(found[4]) == 81)    # met only when every cell is
     assert re.fullmatch(r"size model false rejection: \d\.\d{3} \(\d+/10\) at p < 0\.05"
                         r"( not met)?", lines[-1]), done.stdout

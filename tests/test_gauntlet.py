@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 import signal
 import sqlite3
 import subprocess
@@ -94,6 +95,26 @@ def elo_shift(p, elo):
     return odds / (1 + odds)
 
 
+def logistic(x):
+    return 1 / (1 + math.exp(-x))
+
+
+def pooled_edge(counts):
+    """The baseline's log-odds against one opponent on the league table's scale from its
+    (factor, ahead, games) at each table size, one game level at factor 1 as the prior: the
+    root of the likelihood's slope, by bisection."""
+    counts = [*counts, (1.0, 0.5, 1)]
+
+    def slope(r):
+        return sum(a * (ahead - games * logistic(a * r)) for a, ahead, games in counts)
+
+    low, high = -40.0, 40.0
+    for _ in range(200):
+        mid = (low + high) / 2
+        low, high = (mid, high) if slope(mid) > 0 else (low, mid)
+    return (low + high) / 2
+
+
 def wealth(pairs, params, delta_at):
     """The two gamblers' log wealth, written out from the docstring of sprt.py."""
     evidence = against = total = square = 0.0
@@ -103,8 +124,9 @@ def wealth(pairs, params, delta_at):
         var = (square - n * mean * mean + 0.25) / (n + 1)
         gains = []
         for opponent in pair.opponents:
-            ahead, games = versus.get((opponent, pair.players), (0.0, 0))
-            p = (ahead + 0.5) / (games + 1)
+            counts = [(delta_at[k] / params.delta, ahead, games)
+                      for (name, k), (ahead, games) in versus.items() if name == opponent]
+            p = logistic(delta_at[pair.players] / params.delta * pooled_edge(counts))
             gains.append(elo_shift(p, delta_at[pair.players]) - p)
         gain = sum(gains) / len(gains)
         stake = min(MAX_STAKE, gain / (var + gain * gain))
@@ -131,9 +153,11 @@ def test_the_gain_comes_from_the_opponents_seated_and_earlier_pairs_only():
     assert test.gain(later) == pytest.approx(expected)
     # the gain of the mean chance (the test before) is larger: its bet over-asked
     assert elo_shift(0.5, 100) - 0.5 > expected
-    # at tables of 4 the baseline has met no one yet, and delta is 60 Elo there
+    # at tables of 4 gaps are 0.6 times those at 3 (delta 60 Elo there): the chances against
+    # "strong" and "weak" carry over at 0.6 times their log-odds, "new" is level
+    at_4 = [logistic(0.6 * math.log(3)), logistic(-0.6 * math.log(3)), 0.5]
     assert test.gain(Pair(4, ("strong", "weak", "new"), (1.0,) * 3, (1.0,) * 3)) == \
-        pytest.approx(elo_shift(0.5, 60) - 0.5)
+        pytest.approx(sum(elo_shift(p, 60) - p for p in at_4) / 3)
     # an opponent not seated does not count; a shared place counts half
     alone = Pair(3, ("weak", "other"), (0.5, 0.5), (0.5, 0.5))
     assert test.gain(alone) == pytest.approx(
@@ -141,6 +165,37 @@ def test_the_gain_comes_from_the_opponents_seated_and_earlier_pairs_only():
     got = test.add(later)
     assert got.gain == pytest.approx(expected) and (got.evidence, got.against) == \
         pytest.approx(wealth([first, later], params, {3: 100.0, 4: 60.0}))
+    # games at two sizes make one estimate per opponent: the bets as written out
+    mixed = [first, later, Pair(4, ("weak", "strong", "new"), (1.0, 0.0, 1.0), (1.0, 1.0, 0.0)),
+             Pair(4, ("new", "weak", "strong"), (0.5, 1.0, 0.0), (0.5, 0.0, 0.0)), alone]
+    test = SequentialTest(params, {3: 100.0, 4: 60.0})
+    for pair in mixed:
+        got = test.add(pair)
+    assert (got.evidence, got.against) == pytest.approx(wealth(mixed, params, {3: 100.0,
+                                                                               4: 60.0}))
+
+
+def test_at_mixed_table_sizes_the_gain_converges_to_the_true_gain():
+    """Pairs from the model at tables of 2 and 5 against opponents of known strength: after
+    many pairs the bet's gain is the candidate's true expected gain at each size, for an
+    opponent met at one size only too (the pooled estimate carries over)."""
+    params = SprtParams(delta=50)
+    delta_at = delta_by_size(50, [2, 5])
+    factor = {k: delta_at[k] / 50 for k in (2, 5)}
+    edge = {"strong": -1.0, "weak": 1.2, "level": 0.0}   # baseline's log-odds, league table
+    rng = random.Random(4)
+    test = SequentialTest(params, delta_at)
+    for n in range(3000):
+        size = 2 if n % 2 else 5
+        seated = ("level",) if size == 2 else ("strong", "weak", "level", "strong")
+        results = tuple(float(rng.random() < logistic(factor[size] * edge[o])) for o in seated)
+        # only the baseline's results feed the estimate (a verdict would stop the adding)
+        test._record(Pair(size, seated, results, results))
+    for size, seated in ((2, ("strong", "weak")), (5, ("weak", "level"))):
+        true = sum(logistic(factor[size] * (edge[o] + 50 * math.log(10) / 400))
+                   - logistic(factor[size] * edge[o]) for o in seated) / len(seated)
+        assert test.gain(Pair(size, seated, (0.5,) * 2, (0.5,) * 2)) == \
+            pytest.approx(true, rel=0.03)
 
 
 def test_delta_in_league_table_elo_becomes_elo_at_each_size():

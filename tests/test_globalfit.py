@@ -259,8 +259,11 @@ def test_small_mixed_leagues_intervals_cover_their_extremes():
     held the true strength 1115 times of these 1200 (0.929) and the strongest and weakest bots
     only 272 of 300 (0.907). Read from the games' curvature alone they must cover 0.93-0.97,
     the extremes too (1142, 0.952, and 287, 0.957, symmetric; the profile-likelihood bounds
-    at the games' width, 1151, 0.959, and 291, 0.970; with the scale prior's sd at 0.7 now
-    1148, 0.957, and 291, 0.970)."""
+    at the games' width, 1151, 0.959, and 291, 0.970; with the scale prior's sd at 0.7,
+    1148, 0.957, and 291, 0.970). With the scale prior centred on the measured scales the
+    extremes are no longer pulled in and cover 293 (0.977): above 0.97, on the safe side (the
+    width is the games' alone; with the scale prior's curvature in it, the extremes of wide
+    leagues of 12 bots covered 0.925, too narrow)."""
     names = [f"b{i}" for i in range(8)]
     covered = extremes = 0
     for games, truth in mixed_leagues(150, 8, 20):
@@ -270,8 +273,8 @@ def test_small_mixed_leagues_intervals_cover_their_extremes():
             inside = fit.low[bot] <= truth[bot] <= fit.high[bot]
             covered += inside
             extremes += inside and bot in ("b0", "b7")
-    assert 0.93 * 1200 <= covered <= 0.97 * 1200, covered
-    assert 0.93 * 300 <= extremes <= 0.97 * 300, extremes
+    assert 0.93 * 1200 <= covered <= 0.97 * 1200, (covered, extremes)
+    assert 0.93 * 300 <= extremes <= 0.98 * 300, (covered, extremes)
 
 
 @pytest.mark.slow
@@ -303,6 +306,49 @@ def test_narrow_mixed_leagues_of_twelve_bots_cover_their_strengths():
     assert extremes >= 0.88 * 200, extremes
 
 
+def wide_league_readings(scales: dict[int, float], seed: int, leagues: int = 40
+                         ) -> tuple[np.ndarray, float]:
+    """12 bots x 20 games at tables of 2-5, strengths spread over 1,000 Elo at tables of 2:
+    the fitted scales of 3, 4 and 5 against 2 (geometric mean over the leagues), and the mean
+    slope of the reported
+    strengths on the true ones (1: no shrinking)."""
+    from referee.ratings.plackett import ELO, Design, to_elo, typical
+
+    rng = np.random.default_rng(seed)
+    names = [f"b{i}" for i in range(12)]
+    ratios, slopes = [], []
+    for _ in range(leagues):
+        strengths = np.linspace(-500, 500, 12) / ELO
+        games = synthetic_league(rng, strengths, 20, (2, 3, 4, 5), scales)
+        truth = true_typical(games, strengths, scales)
+        design = Design(games, names)
+        theta, log_scale = typical(design, *design.fit_scaled())
+        scale = dict(zip(design.sizes, np.exp(log_scale), strict=True))
+        ratios.append([scale[k] / scale[2] for k in (3, 4, 5)])
+        point = to_elo(theta, design.played)
+        slopes.append(np.polyfit([truth[bot] for bot in names], point, 1)[0])
+    return np.exp(np.mean(np.log(ratios), axis=0)), float(np.mean(slopes))
+
+
+@pytest.mark.slow
+def test_few_games_at_mixed_sizes_keep_the_scales_apart_and_the_strengths_unshrunk():
+    """With the scale prior centred on one scale for every size, 20 games per bot (40 leagues
+    of 12 bots, 1,000 Elo apart) fitted the scales of 3/4/5 against 2 at 0.80/0.66/0.59
+    where they are 0.40/0.35/0.30, and the strengths came out 8% short (slope 0.919): the
+    strongest and weakest bots' intervals missed on the outer side. Centred on the measured
+    scales the fit reads 0.45/0.37/0.31, slope 0.997. Where the truth is one scale for every
+    size, away from the prior's centre, the games pull the scales up to 0.70/0.74/0.76 and
+    the strengths are not shrunk either (slope 1.027; with the prior at 1, 0.944)."""
+    ratios, slope = wide_league_readings(SCALES, 45)
+    assert np.all(np.abs(ratios - [0.40, 0.35, 0.30]) < 0.1), ratios
+    assert 0.96 <= slope <= 1.05, slope
+    ratios, slope = wide_league_readings({2: 1.0, 3: 1.0, 4: 1.0, 5: 1.0}, 46)
+    assert np.all(ratios > 0.6), ratios
+    assert 0.96 <= slope <= 1.08, slope
+    # the same seed, the same leagues and readings
+    assert wide_league_readings(SCALES, 45, 2)[1] == wide_league_readings(SCALES, 45, 2)[1]
+
+
 def test_the_size_test_reads_the_model_at_its_maximum_without_the_scale_prior(monkeypatch):
     """The fit holds each size's log scale towards the reference's (the scale prior); the
     size test compares the model's best likelihood with that of free strengths per size, so
@@ -310,6 +356,9 @@ def test_the_size_test_reads_the_model_at_its_maximum_without_the_scale_prior(mo
     finds, and above the likelihood at the fit."""
     from referee.ratings import plackett
 
+    # the scale prior centred away from these leagues' scales, so that the fit's maximum and
+    # the size test's (without the prior) are apart
+    monkeypatch.setattr(plackett, "CENTRED_SCALE_PRIOR", False)
     names = [f"b{i}" for i in range(6)]
     rng = np.random.default_rng(2032)
     for _ in range(3):
@@ -501,7 +550,9 @@ def test_the_size_model_is_tested_and_the_table_says_when_the_games_reject_it():
     at_four = synthetic_league(rng, strengths[::-1], 60, (4,), SCALES)
     games = at_two + [dataclasses.replace(g, index=len(at_two) + g.index) for g in at_four]
     fit = standings(games, names, seed=1, resamples=20)
-    assert fit.size_test is not None and fit.size_test.rejected and fit.size_test.p < 1e-6
+    # the reverse order's best per-size model has no scale at tables of 4 (it tends to 0), so
+    # the statistic is where the climb to it stops: about 30 on 3 df, p about 1e-6
+    assert fit.size_test is not None and fit.size_test.rejected and fit.size_test.p < 1e-5
     by_size = fit.size_test.by_size
     assert by_size[2]["b4"] > 0 > by_size[4]["b4"]        # the reversal, at each size alone
     rows = league_table(games, names, rate_games(games, names), fit)

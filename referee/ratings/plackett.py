@@ -26,8 +26,9 @@ formula, so strengths are reported on the Elo scale (400 / ln 10 per unit of the
   table*, where the geometric mean of the scales over the league's games is 1 (no size is
   picked by a tie-break, and the numbers do not move with which size is the most played);
   c_k times a strength is the strength at size k. Each log c_k (against the most played size,
-  which the fit holds at 1 while it iterates) has a normal prior (sd `SCALE_PRIOR_SD`) so that
-  a size where all bots look alike keeps a finite scale. The intervals (`strength_sd`, profiled.py)
+  which the fit holds at 1 while it iterates) has a normal prior (sd `SCALE_PRIOR_SD`, centred
+  on the scales measured in Las Vegas: `CENTRED_SCALE_PRIOR`) so that a size where all bots
+  look alike keeps a finite scale. The intervals (`strength_sd`, profiled.py)
   leave both priors' curvature out of their width (bench/fairness.py measures their coverage
   with the priors' pull in the fit). A league of one size is the plain model.
 
@@ -50,6 +51,7 @@ from itertools import chain
 import numpy as np
 
 from referee.ratings.results import PlayedGame
+from referee.ratings.sprt import scale_at
 
 #: Elo points per unit of theta: a 400-point gap is 10:1 odds of finishing ahead.
 ELO = 400 / math.log(10)
@@ -67,6 +69,12 @@ _RESAMPLE_FRESH = 0.05  # a resample's steps that shrink slower than this get a 
 #: covered 0.927 and 0.896; at 0.7, 0.943, every cell of bench/fairness.py within 0.93-0.97
 SCALE_PRIOR_SD = 0.7
 _SCALE_PRECISION = 1 / SCALE_PRIOR_SD ** 2
+#: Whether the scale prior is centred on the measured scales (sprt.py's `TABLE_SCALES`: 1, 0.40,
+#: 0.35, 0.29 at tables of 2-5, a size above 5 as 5) rather than on one scale for all sizes.
+#: Centred on 1, 20-60 games per bot fitted the scales of 3/4/5 against 2 at 0.8-1.2 where
+#: they were 0.40/0.35/0.29, which shrank every reported strength ~15% and pulled the
+#: strongest and weakest bots' intervals in (bench/fairness.py, section 5, wide leagues)
+CENTRED_SCALE_PRIOR = True
 
 
 def finishing_groups(game: PlayedGame) -> list[list[str]]:
@@ -192,6 +200,10 @@ class Design:
         self.size_weights = np.array([size_games[k] / total for k in self.sizes])
         size_index = {k: i for i, k in enumerate(self.sizes)}
         self.game_size = np.array([size_index[game.players] for game in kept], dtype=np.int64)
+        # the scale prior's centre: each size's log scale against the reference's
+        self.scale_centre = np.array([math.log(scale_at(k) / scale_at(self.sizes[0]))
+                                      if CENTRED_SCALE_PRIOR and kept else 0.0
+                                      for k in self.sizes])
         self.width, self.bot, self.win = width, bot, win
         self.winf = win.astype(np.float64)
         self.realf = real.astype(np.float64)
@@ -299,7 +311,8 @@ class Design:
             value = float(weights @ self._chosen(state))
         if not np.isfinite(value):
             return -np.inf
-        value -= _SCALE_PRECISION * float(np.sum(state["log_scale"] ** 2)) / 2   # scale prior
+        off = state["log_scale"] - self.scale_centre
+        value -= _SCALE_PRECISION * float(np.sum(off ** 2)) / 2                  # scale prior
         return value + float(np.sum(theta - 2 * np.logaddexp(0.0, theta)))   # the phantom
 
     # ------------------------------------------------------------------ the fit
@@ -550,7 +563,7 @@ class Design:
         d1 = (self.winf * (t - mu)).sum(axis=0) * weights
         d2 = -(self.winf * (second - mu * mu)).sum(axis=0) * weights
         grad_b = (np.bincount(self.game_size, weights=c * d1, minlength=sizes)
-                  - _SCALE_PRECISION * log_scale)
+                  - _SCALE_PRECISION * (log_scale - self.scale_centre))
         grad = np.concatenate([grad_t, grad_b[1:]])
         if not hessian:
             return grad, None
@@ -746,7 +759,8 @@ def _joint_log_likelihood(design: Design, theta: np.ndarray, log_scale: np.ndarr
     def objective(x: np.ndarray) -> float:
         theta, log_scale = split(x)
         return (design._objective(theta, ones, log_scale)
-                + _SCALE_PRECISION * float(np.sum(log_scale ** 2)) / 2)   # the prior, out
+                + _SCALE_PRECISION * float(np.sum((log_scale - design.scale_centre) ** 2))
+                / 2)   # the prior, out
 
     x = np.concatenate([theta, log_scale[1:]])
     current = objective(x)
@@ -757,7 +771,7 @@ def _joint_log_likelihood(design: Design, theta: np.ndarray, log_scale: np.ndarr
         assert info is not None     # a Newton call with its Hessian
         if not (np.all(np.isfinite(grad)) and np.all(np.isfinite(info))):
             break                   # a scale gone out of range: no higher to read there
-        grad[n:] += _SCALE_PRECISION * x[n:]
+        grad[n:] += _SCALE_PRECISION * (x[n:] - design.scale_centre[1:])
         info[n:, n:] -= _SCALE_PRECISION * np.eye(len(x) - n)
         x, current, moved, full = Design._line_search(current, objective, x,
                                                       _ascent(grad, info))
