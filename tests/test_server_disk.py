@@ -138,9 +138,10 @@ def test_files_past_the_bound_are_refused_at_upload_and_after_a_build(tmp_path: 
 
 
 def test_a_replaced_versions_folder_goes_its_archive_and_report_stay(tmp_path: Path) -> None:
-    """A student's build hangs, and they upload the same bot five times more: each queued
-    version is replaced by the next, and its 1 MiB folder goes; what the bot takes stays
-    near two versions' folders, however often they upload."""
+    """A student's build hangs, and they upload a bot five times more (changed a little each
+    time: an identical upload is refused): each queued version is replaced by the next, and
+    its 1 MiB folder goes; what the bot takes stays near two versions' folders, however often
+    they upload."""
     data = tmp_path / "data"
     data.mkdir()
     server = ServerProcess(data)
@@ -151,10 +152,11 @@ def test_a_replaced_versions_folder_goes_its_archive_and_report_stay(tmp_path: P
         spec.write_text(f"build = {json.dumps(HANG)}\n" + spec.read_text())
         assert submit(server, token, zip_of(hang, tmp_path / "hang.zip"), "alice-hang")[0] == 201
         wait_for("the hanging build", lambda: hanging_builds(server.proc.pid), server)
-        plain = zip_of(with_file(student_bot(tmp_path / "plain", "plain", "p"), "mib.bin", MIB),
-                       tmp_path / "plain.zip")
-        for _ in range(5):
-            status, answer = submit(server, token, plain, "alice-hang")
+        plain = with_file(student_bot(tmp_path / "plain", "plain", "p"), "mib.bin", MIB)
+        for edit in range(5):
+            (plain / "edit.txt").write_text(f"edit {edit}\n")
+            status, answer = submit(server, token, zip_of(plain, tmp_path / f"plain{edit}.zip"),
+                                    "alice-hang")
             assert status == 201, answer
         bot = data / "uploads/alice-hang"
         for number in range(2, 6):
@@ -222,9 +224,11 @@ def test_a_retired_versions_built_folder_goes_when_the_next_one_enters(tmp_path:
     server = ServerProcess(data)
     try:
         token = make_student(data, "alice")
-        plain = zip_of(student_bot(tmp_path / "plain", "plain", "p"), tmp_path / "plain.zip")
+        plain = student_bot(tmp_path / "plain", "plain", "p")
         for number in (1, 2):
-            assert submit(server, token, plain, "alice-bot")[0] == 201
+            (plain / "edit.txt").write_text(f"v{number}\n")   # identical uploads are refused
+            archive = zip_of(plain, tmp_path / f"plain{number}.zip")
+            assert submit(server, token, archive, "alice-bot")[0] == 201
             wait_for(f"v{number} to enter the season", lambda n=number: season_state(
                 data, f"alice-bot.v{n}") == "active", server, timeout=600)
         first = data / "uploads/alice-bot/1"
