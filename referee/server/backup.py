@@ -15,6 +15,7 @@ Nothing here imports Django: the same code runs whether or not a server is up.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import sqlite3
@@ -144,7 +145,7 @@ def backup_club(data: Path, archive: Path) -> BackupSummary:
                                        "files": kept}, indent=1).encode()
                 info = tarfile.TarInfo(MANIFEST)
                 info.size, info.mode, info.mtime = len(manifest), 0o600, int(time.time())
-                tar.addfile(info, _Bytes(manifest))
+                tar.addfile(info, io.BytesIO(manifest))
             os.replace(partial, archive)
         except sqlite3.Error as exc:
             raise BackupError(f"{data}: a database could not be copied ({exc})") from None
@@ -154,18 +155,6 @@ def backup_club(data: Path, archive: Path) -> BackupSummary:
             with contextlib.suppress(FileNotFoundError):
                 partial.unlink()
     return summary
-
-
-class _Bytes:
-    """A readable file of fixed bytes, for tarfile.addfile."""
-
-    def __init__(self, data: bytes) -> None:
-        self.data, self.at = data, 0
-
-    def read(self, size: int = -1) -> bytes:
-        end = len(self.data) if size < 0 else self.at + size
-        chunk, self.at = self.data[self.at:end], min(end, len(self.data))
-        return chunk
 
 
 def _open_archive(archive: Path) -> tarfile.TarFile:
