@@ -23,6 +23,7 @@ import dataclasses
 import math
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ from referee.league.stored import (
     StoredSeason,
     read_league,
 )
+from referee.league.tables import Row
 from referee.ratings.trueskill import RatingState
 from referee.util.config import ConfigError
 from referee.util.seeds import draw_secret
@@ -300,11 +302,51 @@ async def play_pending(season: Season, executor: Executor, stop: Stop | None = N
 
 # ---------------------------------------------------------------------- the table
 
+@dataclass(frozen=True)
+class SeasonRow:
+    """A row of the season's snapshot: an entrant's line of the table (the league's `Row`,
+    its `bot` the entrant's season name) and the entrant's state in the season."""
+
+    state: str     # ACTIVE, RETIRED or DISABLED
+    table: Row
+
+    def to_json(self) -> dict[str, Any]:
+        """The row as JSON-ready data: `state` and `table` (the table row's one JSON form)."""
+        return {"state": self.state, "table": self.table.to_json()}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SeasonRow:
+        """The row `to_json` gave, or a row of an older release's snapshot (a club upgraded
+        keeps its standings: flat, under the names in _OLDER_NAMES); ValueError, one line,
+        when it is neither."""
+        state = str(data.get("state") or ACTIVE)
+        table = data.get("table")
+        if isinstance(table, Mapping):
+            return cls(state, Row.from_json(table))
+        if "league_name" not in data:
+            raise ValueError("a season row without its table row")
+        older = {**_OLDER_DEFAULTS, **{key: value for key, value in data.items()
+                                       if key not in _OLDER_NAMES and key != "strikes"}}
+        older.update({new: data[old] for old, new in _OLDER_NAMES.items() if old in data})
+        return cls(state, Row.from_json(older))
+
+
+# An older release's snapshot rows: flat, these keys for the table row's fields ("strikes" was
+# their total, "strike_kinds" the counts by kind), and some fields missing.
+_OLDER_NAMES = {"league_name": "bot", "lo": "strength_low", "hi": "strength_high",
+                "rank_lo": "rank_low", "rank_hi": "rank_high",
+                "separated": "separated_from_next", "strike_kinds": "strikes"}
+_OLDER_DEFAULTS: dict[str, Any] = {
+    "rank": None, "mu": None, "sigma": None, "conservative": None, "games": 0, "wins": 0,
+    "win_pct": None, "avg_place": None, "avg_money": None, "seat_win_pct": [], "strikes": {},
+    "forfeits": 0, "think_p50_ms": None, "think_p95_ms": None}
+
+
 def snapshot(season: Season) -> dict[str, Any]:
-    """The season's table as JSON-ready data: `rows` (the active entrants in rank order of the
-    global fit, each with its 95% interval and rank range among them, TrueSkill mu and sigma,
-    record and state; then the retired and disabled versions, strongest first, with `rank` and
-    the rank range None), `facts` and `head_to_head` (bot -> opponent -> games, ahead, behind).
+    """The season's table as JSON-ready data: `rows` (`SeasonRow`s: the active entrants in
+    rank order of the global fit, each with its 95% interval and rank range among them; then
+    the retired and disabled versions, strongest first, with `rank` and the rank range None),
+    `facts` and `head_to_head` (bot -> opponent -> games, ahead, behind).
     The fit runs here: call it away from anything that must stay responsive."""
     return refit(season)[0]
 
@@ -320,18 +362,8 @@ def refit(season: Season, resume: RatingState | None = None
 
 def _snapshot(season: Season, outcome: LeagueOutcome) -> dict[str, Any]:
     states = season.states()
-    rows = [{
-        "league_name": row.bot, "rank": row.rank, "state": states.get(row.bot, ACTIVE),
-        "strength": row.strength, "lo": row.strength_low, "hi": row.strength_high,
-        "rank_lo": row.rank_low, "rank_hi": row.rank_high,
-        "separated": row.separated_from_next, "mu": row.mu, "sigma": row.sigma,
-        "conservative": row.conservative, "games": row.games, "wins": row.wins,
-        "win_pct": row.win_pct, "avg_place": row.avg_place, "avg_money": row.avg_money,
-        "strikes": sum(row.strikes.values()), "strike_kinds": row.strikes,
-        "forfeits": row.forfeits, "think_p50_ms": row.think_p50_ms,
-        "think_p95_ms": row.think_p95_ms,
-        "seat_win_pct_by_size": {str(k): v for k, v in row.seat_win_pct_by_size.items()},
-    } for row in (*outcome.rows, *outcome.unranked)]
+    rows = [SeasonRow(states.get(row.bot, ACTIVE), row).to_json()
+            for row in (*outcome.rows, *outcome.unranked)]
     h2h: dict[str, dict[str, dict[str, int]]] = {}
     for (a, b), (games, ahead, behind) in outcome.h2h.items():
         if games:

@@ -6,10 +6,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -27,9 +29,13 @@ NAMES_PER_BOT = 16
 HeadToHead = dict[tuple[str, str], tuple[int, int, int]]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Row:
-    """One bot's line of the league table. Averages and percentages are None without games."""
+    """One bot's line of the league table. Averages and percentages are None without games.
+
+    Its JSON form (`to_json`, read back by `from_json`) is the one every output gives: the
+    table files' `table.json`, the club's season snapshot, its leaderboard and its API; its
+    fields are listed once, in docs/ratings.md."""
 
     rank: int | None                    # None: fitted, not ranked (a season's retired version)
     bot: str
@@ -65,6 +71,33 @@ class Row:
     strength_by_size: dict[int, float | None] = field(default_factory=dict)
     games_by_size: dict[int, int] = field(default_factory=dict)
     note_names_dropped: int = 0         # distinct names past those, not kept
+
+    def to_json(self) -> dict[str, Any]:
+        """The row as JSON-ready data: its fields by name (the per-size maps keyed by the
+        table size as text, as JSON keys are)."""
+        data = dataclasses.asdict(self)
+        for key in _BY_SIZE:
+            data[key] = {str(size): value for size, value in data[key].items()}
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Row:
+        """The row `to_json` gave (ValueError, one line, when a field is missing); keys of no
+        field are ignored."""
+        missing = [f.name for f in _REQUIRED if f.name not in data]
+        if missing:
+            raise ValueError(f"a table row without {', '.join(missing)}")
+        values = {f.name: data[f.name] for f in dataclasses.fields(cls) if f.name in data}
+        for key in _BY_SIZE:
+            if key in values:
+                values[key] = {int(size): value for size, value in values[key].items()}
+        return cls(**values)
+
+
+# The fields keyed by table size (JSON keys them by its text), and those without a default.
+_BY_SIZE = ("seat_win_pct_by_size", "strength_by_size", "games_by_size")
+_REQUIRED = [f for f in dataclasses.fields(Row)
+             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
 
 
 def league_table(
@@ -102,14 +135,14 @@ def league_rows(
     separated = standings.separated_from_next()
 
     def fitted(rank: int | None, bot: str) -> Row:
-        row = stats[bot].row(rank, bot, ratings)
-        row.strength, row.strength_low = standings.strength[bot], standings.low[bot]
-        row.strength_high = standings.high[bot]
-        row.rank_low, row.rank_high = standings.rank_low[bot], standings.rank_high[bot]
-        row.separated_from_next = separated.get(bot)
-        row.games_by_size = dict(standings.games_by_size.get(bot, {}))
-        row.strength_by_size = {k: standings.strength_at(bot, k) for k in row.games_by_size}
-        return row
+        by_size = dict(standings.games_by_size.get(bot, {}))
+        return dataclasses.replace(
+            stats[bot].row(rank, bot, ratings),
+            strength=standings.strength[bot], strength_low=standings.low[bot],
+            strength_high=standings.high[bot], rank_low=standings.rank_low[bot],
+            rank_high=standings.rank_high[bot], separated_from_next=separated.get(bot),
+            games_by_size=by_size,
+            strength_by_size={k: standings.strength_at(bot, k) for k in by_size})
 
     return ([fitted(rank, bot) for rank, bot in enumerate(standings.order, start=1)],
             [fitted(None, bot) for bot in standings.unranked])

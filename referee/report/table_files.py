@@ -263,7 +263,7 @@ def to_json(rows: Sequence[Row], h2h: HeadToHead,
     "head_to_head": [{"a", "b", "games", "a_ahead", "b_ahead"}, ...]}, plus with `pairwise`
     "pairwise": [{"a", "b", "p_ahead"}, ...] (the global fit's chance a finishes ahead of b)."""
     data: dict[str, Any] = {
-        "table": [asdict(row) for row in rows],
+        "table": [row.to_json() for row in rows],
         "head_to_head": [
             {"a": a, "b": b, "games": together, "a_ahead": ahead, "b_ahead": behind}
             for (a, b), (together, ahead, behind) in h2h.items()
@@ -304,7 +304,7 @@ def write_tables(
     markdown = to_markdown(rows, h2h, pairwise) + unranked_markdown(unranked)
     data = to_json(rows, h2h, pairwise)
     if unranked:
-        data["unranked"] = [asdict(row) for row in unranked]
+        data["unranked"] = [row.to_json() for row in unranked]
     if extra:
         markdown = ("## League\n\n" + "".join(f"- {key}: {_fact(value)}\n"
                                              for key, value in extra.items())

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from html import escape
 from typing import Any
 from urllib.parse import quote
@@ -27,6 +28,8 @@ from urllib.parse import quote
 from django.core.serializers.json import DjangoJSONEncoder
 from django.utils.safestring import SafeString
 
+from referee.league.season import SeasonRow
+from referee.league.tables import Row
 from referee.server.club.models import Bot, BotVersion, Standing
 from referee.server.club.templatetags.club import ranks, signed
 
@@ -47,7 +50,9 @@ class Board:
 
     standing: int | None
     playing: tuple[int, ...]   # the versions that played now when it was shaped
-    payload: dict[str, Any]
+    rows: tuple[BoardRow, ...]      # ranked
+    retired: tuple[BoardRow, ...]   # the retired and disabled versions' final rows
+    payload: dict[str, Any]    # what the leaderboard's JSON gives: the rows' `to_json`
     json: bytes
     rows_html: SafeString      # the ranked rows
     retired_html: SafeString   # the retired versions' final rows
@@ -55,10 +60,9 @@ class Board:
     # league names of a bot -> its table against each opponent, rendered on first use
     _opponents: dict[tuple[str, ...], SafeString] = field(default_factory=dict, compare=False)
 
-    def rows_of(self, bot: str) -> list[dict[str, Any]]:
+    def rows_of(self, bot: str) -> list[BoardRow]:
         """The leaderboard's rows of one bot (one per version in the season)."""
-        return [row for row in (*self.payload["rows"], *self.payload["retired"])
-                if row.get("bot") == bot]
+        return [row for row in (*self.rows, *self.retired) if row.bot == bot]
 
     def opponents_html(self, league_names: list[str]) -> SafeString:
         """The table of a bot's records against each opponent bot (its versions' records
@@ -98,9 +102,36 @@ def opponents(h2h: dict[str, Any], league_names: list[str]) -> list[tuple[str, d
     return sorted(found.items())
 
 
+@dataclass(frozen=True)
+class BoardRow:
+    """One row of the leaderboard: a version's line of the season's table (the league's
+    `Row`, its `bot` the version's league name, its `rank` and `separated_from_next` those of
+    the rows as the board shows them) and what the club knows of the version."""
+
+    bot: str               # the club's name of the bot ("" when the club has none)
+    version: int | None    # its version number
+    state: str             # active, retired or disabled, as the club's records say
+    owner: str             # its owner's username ("" for a house bot)
+    house: bool
+    url: str               # its bot page ("" when the club has none)
+    table: Row
+
+    def to_json(self) -> dict[str, Any]:
+        """The row as the leaderboard's JSON gives it: the club's fields and `table`, the
+        table row's one JSON form (docs/ratings.md)."""
+        return {"bot": self.bot, "version": self.version, "state": self.state,
+                "owner": self.owner, "house": self.house, "url": self.url,
+                "table": self.table.to_json()}
+
+    @property
+    def strikes(self) -> int:
+        """The row's strikes, every kind together (the board's column)."""
+        return sum(self.table.strikes.values())
+
+
 def _shown(value: Any) -> str:
     """A value as a template's {{ value }} shows it: text, escaped ("" for nothing)."""
-    return escape(str(value))
+    return "" if value is None else escape(str(value))
 
 
 def _one_place(value: Any) -> str:
@@ -109,74 +140,75 @@ def _one_place(value: Any) -> str:
         else ""
 
 
-def row_html(row: dict[str, Any]) -> str:
+def row_html(row: BoardRow) -> str:
     """One leaderboard row as HTML: names escaped (they are the students'), numbers written as
-    the league's tables write them. Written here, not through a template: a hundred rows
-    through the template engine were half of shaping a standing (board_rows_html)."""
-    rank = row.get("rank")
-    bot = _shown(row.get("bot", ""))
-    url = row.get("url")
-    name = f'<a href="{_shown(url)}">{bot}</a>' if url else bot
-    owner = '<span class="house">house</span>' if row.get("house") else \
-        _shown(row.get("owner", ""))
-    mark = " ~" if row.get("overlaps_next") else ""
-    state = _shown(row.get("state", ""))
-    return (f'<tr class="state-{state}"><td>{NO_RANK if rank is None else _shown(rank)}</td>'
-            f'<td>{name}</td><td>{owner}</td><td>{_shown(row.get("version", ""))}</td>\n'
-            f'<td>{signed(row.get("strength"))} [{signed(row.get("lo"))}, '
-            f'{signed(row.get("hi"))}]{mark}</td><td>{_shown(ranks(row))}</td>\n'
-            f'<td>{_one_place(row.get("mu"))} \u00b1 {_one_place(row.get("sigma"))}</td>'
-            f'<td>{_shown(row.get("games", ""))}</td><td>{_shown(row.get("wins", ""))}</td>'
-            f'<td>{_shown(row.get("strikes", ""))}</td><td>{state}</td></tr>')
+    the league's tables write them, `~` by the tables' rule. Written here, not through a
+    template: a hundred rows through the template engine were half of shaping a standing
+    (board_rows_html)."""
+    table = row.table
+    bot = _shown(row.bot)
+    name = f'<a href="{_shown(row.url)}">{bot}</a>' if row.url else bot
+    owner = '<span class="house">house</span>' if row.house else _shown(row.owner)
+    mark = " ~" if table.separated_from_next is False else ""
+    state = _shown(row.state)
+    return (f'<tr class="state-{state}"><td>{NO_RANK if table.rank is None else table.rank}'
+            f'</td><td>{name}</td><td>{owner}</td><td>{_shown(row.version)}</td>\n'
+            f'<td>{signed(table.strength)} [{signed(table.strength_low)}, '
+            f'{signed(table.strength_high)}]{mark}</td><td>{_shown(ranks(table))}</td>\n'
+            f'<td>{_one_place(table.mu)} \u00b1 {_one_place(table.sigma)}</td>'
+            f'<td>{table.games}</td><td>{table.wins}</td>'
+            f'<td>{row.strikes}</td><td>{state}</td></tr>')
 
 
-def board_rows_html(rows: list[dict[str, Any]]) -> SafeString:
+def board_rows_html(rows: Sequence[BoardRow]) -> SafeString:
     """The leaderboard's rows as HTML, rendered once per standing."""
     return SafeString("\n".join(row_html(row) for row in rows))
 
 
-def _overlaps(upper: dict[str, Any], lower: dict[str, Any]) -> bool | None:
-    """True when `upper`'s interval reaches down to `lower`'s (not separated); None without
-    intervals."""
-    top, bottom = upper.get("lo"), lower.get("hi")
+def _separated(upper: Row, lower: Row) -> bool | None:
+    """The tables' rule between two rows as shown: False when `upper`'s interval reaches down
+    to `lower`'s, True when it does not; None without intervals."""
+    top, bottom = upper.strength_low, lower.strength_high
     if not isinstance(top, int | float) or not isinstance(bottom, int | float):
         return None
-    return not top > bottom
+    return top > bottom
 
 
-def board_rows(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+# A standing's row as the runner stored it: the club's bot name and version number (None where
+# the runner did not know them) and the season's row.
+Stored = tuple[str | None, int | None, SeasonRow]
+
+
+def board_rows(rows: Sequence[Stored]) -> tuple[list[BoardRow], list[BoardRow]]:
     """(ranked, retired): the standing's rows split by the versions' current state, each with
-    `owner` (a username, or "" for a house bot), `house`, `url`, and for ranked rows `rank` and
-    `overlaps_next`."""
+    its owner, ranked 1, 2, 3... and marked by the tables' rule among the rows shown; the
+    retired ones without rank nor mark."""
     # Plain tuples of the columns shown: model instances cost more than the rest of the rows.
     versions = {name: (state, (bot, house, owner)) for name, state, bot, house, owner in
-                BotVersion.objects.filter(
-                    league_name__in=[str(row.get("league_name", "")) for row in rows])
+                BotVersion.objects.filter(league_name__in=[row.table.bot for _, _, row in rows])
                 .values_list("league_name", "season_state", "bot__name", "bot__house",
                              "bot__owner__username")}
+    named = [bot or league_bot(row.table.bot) for bot, _, row in rows]
     bots = {name: (name, house, owner) for name, house, owner in
-            Bot.objects.filter(name__in=[str(row.get("bot", "")) for row in rows])
-            .values_list("name", "house", "owner__username")}
-    ranked: list[dict[str, Any]] = []
-    retired: list[dict[str, Any]] = []
-    for row in rows:
-        state, bot = versions.get(str(row.get("league_name", "")), (None, None))
+            Bot.objects.filter(name__in=named).values_list("name", "house", "owner__username")}
+    ranked: list[BoardRow] = []
+    retired: list[BoardRow] = []
+    for (_, number, row), fallback in zip(rows, named, strict=True):
+        state, bot = versions.get(row.table.bot, (None, None))
         if bot is None:
-            bot = bots.get(str(row.get("bot", "")))
-        name, house, owner = bot or ("", False, None)
-        row["house"] = bool(house)
-        row["owner"] = owner or ""
-        row["url"] = f"/bots/{name}/" if bot else ""
+            bot = bots.get(fallback)
+        name, house, owner = bot or (fallback, False, None)
         # The club's records say what plays now; the fit's own state may be a refit behind.
-        row["state"] = state or str(row.get("state") or BotVersion.ACTIVE)
-        (ranked if row["state"] == BotVersion.ACTIVE else retired).append(row)
-    for rank, row in enumerate(ranked, start=1):
-        row["rank"] = rank
-        row["overlaps_next"] = (_overlaps(row, ranked[rank]) is True
-                                if rank < len(ranked) else False)
-    for row in retired:
-        row["rank"] = None
-        row["overlaps_next"] = False
+        shown = BoardRow(bot=name, version=number,
+                         state=state or row.state or BotVersion.ACTIVE, owner=owner or "",
+                         house=bool(house), url=f"/bots/{name}/" if bot else "",
+                         table=row.table)
+        (ranked if shown.state == BotVersion.ACTIVE else retired).append(shown)
+    ranked = [replace(row, table=replace(
+        row.table, rank=rank, separated_from_next=_separated(row.table, ranked[rank].table)
+        if rank < len(ranked) else None)) for rank, row in enumerate(ranked, start=1)]
+    retired = [replace(row, table=replace(row.table, rank=None, separated_from_next=None))
+               for row in retired]
     return ranked, retired
 
 
@@ -214,20 +246,35 @@ def _shape(standing: Standing | None, playing: tuple[int, ...]) -> Board:
     """A standing (or none yet) as the pages show it: its rows ranked or retired by
     `board_rows`, each with its owner."""
     if standing is None:
-        return Board(None, playing, EMPTY, json.dumps(EMPTY).encode(), SafeString(""),
+        return Board(None, playing, (), (), EMPTY, json.dumps(EMPTY).encode(), SafeString(""),
                      SafeString(""), {})
     data = standing.data if isinstance(standing.data, dict) else {}
-    rows = [dict(row) for row in data.get("rows", []) if isinstance(row, dict)]
-    for row in rows:
-        row["bot"] = str(row.get("bot") or league_bot(str(row.get("league_name", ""))))
-    ranked, retired = board_rows(rows)
+    ranked, retired = board_rows(stored_rows(data.get("rows", [])))
     payload = {"standing": standing.pk, "created_at": standing.created_at.isoformat(),
                "fitted": standing.created_at.strftime("%Y-%m-%d %H:%M:%S UTC"),
                "fitted_at": standing.created_at.timestamp(),   # local_time, club/times.js
-               "games": standing.games, "rows": ranked, "retired": retired,
-               "facts": data.get("facts", {})}
+               "games": standing.games, "rows": [row.to_json() for row in ranked],
+               "retired": [row.to_json() for row in retired], "facts": data.get("facts", {})}
     h2h = data.get("head_to_head", {})
-    return Board(standing.pk, playing, payload,
+    return Board(standing.pk, playing, tuple(ranked), tuple(retired), payload,
                  json.dumps(payload, cls=DjangoJSONEncoder).encode(),
                  board_rows_html(ranked), board_rows_html(retired),
                  h2h if isinstance(h2h, dict) else {})
+
+
+def stored_rows(rows: Any) -> list[Stored]:
+    """A standing's rows as the runner stored them (`SeasonRow`s' JSON, or an older
+    release's rows), each with the club's bot name and version number; a row that is
+    neither is left out."""
+    found: list[Stored] = []
+    for row in rows if isinstance(rows, list) else []:
+        if not isinstance(row, dict):
+            continue
+        try:
+            season_row = SeasonRow.from_json(row)
+        except (ValueError, TypeError, AttributeError):
+            continue
+        bot, number = row.get("bot"), row.get("version")
+        found.append((bot if isinstance(bot, str) and bot else None,
+                      number if isinstance(number, int) else None, season_row))
+    return found

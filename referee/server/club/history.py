@@ -23,6 +23,7 @@ from typing import Any
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from referee.league.tables import Row
 from referee.server.club.templatetags.club import local_time
 
 HISTORY_POINTS = 200     # at most this many points per bot
@@ -41,14 +42,16 @@ def _number(value: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def grown(points: list[Point], rows: list[dict[str, Any]], when: float) -> list[Point]:
-    """`points` with a point at `when` for each of the bot's standing `rows` (one per version)
-    that rated games its last point did not have; thinned to HISTORY_POINTS."""
+def grown(points: list[Point], rows: list[tuple[int | None, Row]], when: float) -> list[Point]:
+    """`points` with a point at `when` for each of the bot's standing `rows` (version number
+    and table row, one per version) that rated games its last point did not have; thinned to
+    HISTORY_POINTS."""
     last_games = {int(p[1]): p[2] for p in points}   # a version's latest point wins
     added = []
-    for row in rows:
-        version, games = row.get("version"), _number(row.get("games"))
-        strength, lo, hi = (_number(row.get(key)) for key in ("strength", "lo", "hi"))
+    for version, row in rows:
+        games = _number(row.games)
+        strength, lo, hi = (_number(value) for value in
+                            (row.strength, row.strength_low, row.strength_high))
         if not isinstance(version, int) or games is None or strength is None or lo is None \
                 or hi is None:
             continue

@@ -85,8 +85,9 @@ async def refit_loop(db: Database, loop_: Any, games_every: int, seconds: float)
                 log(str(exc))
                 continue
             names = await db(records.names_by_league_name)
-            for row in data["rows"]:
-                bot, number, _ = names.get(row["league_name"], (row["league_name"], 0, 0))
+            for row in data["rows"]:   # a SeasonRow's JSON, with the club's name of it
+                league_name = row["table"]["bot"]
+                bot, number, _ = names.get(league_name, (league_name, 0, 0))
                 row["bot"], row["version"] = bot, number
             data = _finite(data)
             await db(records.write_standing, data["facts"]["games_recorded"], data)

@@ -14,6 +14,8 @@ from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
+from referee.league.season import SeasonRow
+from referee.league.tables import Row
 from referee.present.text import safe_line
 from referee.server.club.diskuse import over_budget, prunable, student_use
 from referee.server.club.history import grown, rating_chart
@@ -374,13 +376,15 @@ def write_standing(games: int, data: dict) -> None:
 
 
 def grow_histories(rows: list[dict], when: float) -> None:
-    """Append a standing's rows (each with its `bot` and `version`) to their bots' rating
-    histories and draw their charts again; a bot whose rows rated no new games is left as
-    it was."""
-    by_bot: dict[str, list[dict]] = {}
+    """Append a standing's rows (`SeasonRow`s' JSON, each with its `bot` and `version`) to
+    their bots' rating histories and draw their charts again; a bot whose rows rated no new
+    games is left as it was."""
+    by_bot: dict[str, list[tuple[int | None, Row]]] = {}
     for row in rows:
         if isinstance(row, dict) and isinstance(row.get("bot"), str):
-            by_bot.setdefault(row["bot"], []).append(row)
+            version = row.get("version")
+            by_bot.setdefault(row["bot"], []).append(
+                (version if isinstance(version, int) else None, SeasonRow.from_json(row).table))
     bots = Bot.objects.filter(name__in=list(by_bot)).select_related("history")
     for bot in bots:
         history = getattr(bot, "history", None) or RatingHistory(bot=bot, points=[])

@@ -8,6 +8,7 @@ from typing import Any
 from django import template
 from django.utils.html import format_html
 
+from referee.league.tables import Row
 from referee.report.table_files import rank_text
 
 register = template.Library()
@@ -22,9 +23,9 @@ def signed(value: Any) -> str:
 
 
 @register.filter
-def ranks(row: Any) -> str:
-    """A standing row's rank range as the league's tables print it (`3`, `2–5`, `-`)."""
-    return rank_text(row.get("rank_lo"), row.get("rank_hi"), dash="\u2013")
+def ranks(row: Row) -> str:
+    """A table row's rank range as the league's tables print it (`3`, `2–5`, `-`)."""
+    return rank_text(row.rank_low, row.rank_high, dash="\u2013")
 
 
 @register.filter

@@ -69,8 +69,8 @@ def whole_number(request: HttpRequest, key: str, default: int | None, low: int,
 
 @reader(public=True)
 def leaderboard(request: HttpRequest, user: User | None) -> HttpResponse:
-    """GET /api/leaderboard: the newest standing's rows as the leaderboard page shows them,
-    each with the API address of its bot's games."""
+    """GET /api/leaderboard: the newest standing's rows as the leaderboard's JSON gives them
+    (board.BoardRow), each with the API address of its bot's games."""
     shared = standing_payload()   # shared between requests: copied before rows gain a field
     board = {**shared, "rows": [dict(row) for row in shared["rows"]]}
     ids = dict(Bot.objects.filter(name__in=[row["bot"] for row in board["rows"]])

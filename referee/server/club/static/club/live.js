@@ -21,15 +21,21 @@ function fixed(value, digits) {
 }
 
 // The tables' rule for a rank range: 3, 2\u20135, or - before a bot has a rank.
-function ranks(r) {
-  if (r.rank_lo == null || r.rank_hi == null) return "-";
-  return r.rank_lo === r.rank_hi ? String(r.rank_lo) : r.rank_lo + "\u2013" + r.rank_hi;
+function ranks(t) {
+  if (t.rank_low == null || t.rank_high == null) return "-";
+  return t.rank_low === t.rank_high ? String(t.rank_low) : t.rank_low + "\u2013" + t.rank_high;
 }
 
+function strikes(t) {
+  return Object.values(t.strikes || {}).reduce((sum, n) => sum + n, 0);
+}
+
+// A leaderboard row (board.py's BoardRow, its table row under `table`) as board.py writes it.
 function boardRow(r) {
+  const t = r.table;
   const tr = document.createElement("tr");
   tr.className = "state-" + (r.state || "");
-  cell(tr, r.rank === null || r.rank === undefined ? "\u2013" : r.rank);
+  cell(tr, t.rank === null || t.rank === undefined ? "\u2013" : t.rank);
   const name = cell(tr, "");
   if (r.url) {
     const a = document.createElement("a");
@@ -48,13 +54,13 @@ function boardRow(r) {
   }
   cell(tr, r.version);
   // The tables' rule: ~ when this row's interval overlaps the NEXT row's (never the last).
-  cell(tr, signed(r.strength) + " [" + signed(r.lo) + ", " + signed(r.hi) + "]" +
-    (r.overlaps_next ? " ~" : ""));
-  cell(tr, ranks(r));
-  cell(tr, fixed(r.mu, 1) + " \u00b1 " + fixed(r.sigma, 1));
-  cell(tr, r.games);
-  cell(tr, r.wins);
-  cell(tr, r.strikes);
+  cell(tr, signed(t.strength) + " [" + signed(t.strength_low) + ", " +
+    signed(t.strength_high) + "]" + (t.separated_from_next === false ? " ~" : ""));
+  cell(tr, ranks(t));
+  cell(tr, fixed(t.mu, 1) + " \u00b1 " + fixed(t.sigma, 1));
+  cell(tr, t.games);
+  cell(tr, t.wins);
+  cell(tr, strikes(t));
   cell(tr, r.state);
   return tr;
 }
