@@ -92,9 +92,10 @@ def test_a_season_grows_retires_and_disables_and_is_the_same_twice(tmp_path: Pat
     # Everyone keeps a row, the retired and the disabled with the games they played.
     games = collections.Counter(bot for game in played for bot in game.bots)
     assert set(games) == {"a", "b", "c", "d", "a2"}
-    rows = {row["league_name"]: row for row in snapshot(one)["rows"]}
+    rows = {row["table"]["bot"]: row for row in snapshot(one)["rows"]}
     assert rows["a"]["state"] == RETIRED and rows["b"]["state"] == DISABLED
-    assert rows["a"]["games"] == games["a"] and rows["a2"]["lo"] <= rows["a2"]["hi"]
+    assert rows["a"]["table"]["games"] == games["a"]
+    assert rows["a2"]["table"]["strength_low"] <= rows["a2"]["table"]["strength_high"]
     data = snapshot(one)
     assert "seed" not in data["facts"] and data["facts"]["rounds"] == 2
     assert data["head_to_head"]["c"]["d"]["games"] > 0
@@ -126,16 +127,17 @@ def test_ranks_count_the_current_versions_not_every_version(tmp_path: Path) -> N
     current = ["c", "d", "a2"]
     assert season.active() == current
     data = snapshot(season)
-    ranked = [row for row in data["rows"] if row["state"] == ACTIVE]
-    assert [row["league_name"] for row in data["rows"][:3]] == [r["league_name"] for r in ranked]
-    assert sorted(row["league_name"] for row in ranked) == sorted(current)
+    ranked = [row["table"] for row in data["rows"] if row["state"] == ACTIVE]
+    assert [row["table"]["bot"] for row in data["rows"][:3]] == [r["bot"] for r in ranked]
+    assert sorted(row["bot"] for row in ranked) == sorted(current)
     assert [row["rank"] for row in ranked] == [1, 2, 3]
-    assert all(1 <= row["rank_lo"] <= row["rank_hi"] <= len(ranked) for row in ranked), ranked
-    assert ranked[-1]["separated"] is None
-    others = {row["league_name"]: row for row in data["rows"][3:]}
+    assert all(1 <= row["rank_low"] <= row["rank_high"] <= len(ranked) for row in ranked), ranked
+    assert ranked[-1]["separated_from_next"] is None
+    others = {row["table"]["bot"]: row["table"] for row in data["rows"][3:]}
     assert set(others) == {"a", "b"}
-    assert all(row["rank"] is None and row["rank_lo"] is None and row["rank_hi"] is None
-               and row["lo"] <= row["strength"] <= row["hi"] for row in others.values())
+    assert all(row["rank"] is None and row["rank_low"] is None and row["rank_high"] is None
+               and row["strength_low"] <= row["strength"] <= row["strength_high"]
+               for row in others.values())
     assert snapshot(season) == data   # the same seed and games: the same table
 
     outcome = season.outcome()

@@ -26,7 +26,7 @@ def bearer(server: ServerProcess, path: str, token: str) -> dict:
 
 
 def rows(board: dict) -> list[tuple]:
-    return [(row["bot"], row["games"]) for row in board["rows"]]
+    return [(row["bot"], row["table"]["games"]) for row in board["rows"]]
 
 
 def test_a_running_club_backed_up_and_restored_shows_the_same_club(tmp_path: Path) -> None:

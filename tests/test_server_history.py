@@ -13,12 +13,18 @@ from server_support import club_django
 club_django()
 
 from referee.league.store import LeagueStore, strike_moves  # noqa: E402
+from referee.league.tables import Row  # noqa: E402
 from referee.server.club.history import HISTORY_POINTS, chart_svg, grown  # noqa: E402
 
 
-def row(version: int, games: int, strength: float = 10.0) -> dict:
-    return {"version": version, "games": games, "strength": strength, "lo": strength - 30,
-            "hi": strength + 30}
+def row(version: int, games: int, strength: float | None = 10.0) -> tuple[int, Row]:
+    """A version's table row with `games` and `strength`, its interval 30 either side."""
+    return version, Row(
+        rank=1, bot=f"bot.v{version}", mu=25.0, sigma=2.0, conservative=19.0, games=games,
+        wins=0, win_pct=None, avg_place=None, avg_money=None, seat_win_pct=[], strikes={},
+        forfeits=0, think_p50_ms=None, think_p95_ms=None, strength=strength,
+        strength_low=None if strength is None else strength - 30,
+        strength_high=None if strength is None else strength + 30)
 
 
 def test_a_history_stays_bounded_and_keeps_its_newest_point() -> None:
@@ -36,7 +42,7 @@ def test_a_standing_that_rated_nothing_new_adds_no_point() -> None:
     points = grown([], [row(1, 40), row(2, 0)], 1.0)   # v2 entered, has not played yet
     assert points == [[1.0, 1, 40, 10.0, -20.0, 40.0]]
     assert grown(points, [row(1, 40, strength=12.0)], 2.0) is points   # a retired version
-    missing = {"version": 1, "games": 50, "strength": None, "lo": None, "hi": None}
+    missing = row(1, 50, strength=None)
     assert grown(points, [missing], 3.0) is points   # a fit without values for it
 
 

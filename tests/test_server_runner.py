@@ -104,9 +104,10 @@ def test_a_version_is_checked_enters_and_plays_paused_resumed_and_closed(tmp_pat
         wait_for("the final standing", lambda: club.value(
             "Standing.objects.latest().games") == final, runner)
         rows = club.value("Standing.objects.latest().data['rows']")
-        assert {row["league_name"] for row in rows} == {"alice-bot.v1", "bob-bot.v1"}
+        assert {row["table"]["bot"] for row in rows} == {"alice-bot.v1", "bob-bot.v1"}
         assert all(row["bot"] in ("alice-bot", "bob-bot") and row["version"] == 1 and
-                   row["lo"] <= row["strength"] <= row["hi"] for row in rows)
+                   row["table"]["strength_low"] <= row["table"]["strength"]
+                   <= row["table"]["strength_high"] for row in rows)
         # Nothing is played after the close: once the runner has stopped (every task of it
         # ended), the store holds the games of the final standing and no more.
         assert runner.stop() == 0, runner.output()
@@ -151,13 +152,15 @@ def test_a_new_version_takes_its_bots_row_and_ranks_count_bots(tmp_path: Path) -
         final = games_stored(data / "season" / "league.db")
         shown = wait_for("a board that fits ann-bot v2's games", lambda: (
             lambda b: b if b["games"] >= final and b["rows"] and any(
-                row["league_name"] == "ann-bot.v2" and row["games"] for row in b["rows"])
+                row["table"]["bot"] == "ann-bot.v2" and row["table"]["games"]
+                for row in b["rows"])
             else None)(club.value(board())), runner)
         rows, retired = shown["rows"], shown["retired"]
         assert sorted(row["bot"] for row in rows) == ["ann-bot", "ben-bot", "cal-bot"]
-        assert [row["league_name"] for row in retired] == ["ann-bot.v1"]
-        assert all(1 <= row["rank_lo"] <= row["rank_hi"] <= len(rows) for row in rows), rows
-        assert retired[0]["rank"] is None and retired[0]["rank_lo"] is None
+        assert [row["table"]["bot"] for row in retired] == ["ann-bot.v1"]
+        assert all(1 <= row["table"]["rank_low"] <= row["table"]["rank_high"] <= len(rows)
+                   for row in rows), rows
+        assert retired[0]["table"]["rank"] is None and retired[0]["table"]["rank_low"] is None
 
         # cal-bot is disabled while play is paused: no game comes, yet the runner refits at
         # once, and the two bots left are ranked within 1-2.
@@ -170,12 +173,13 @@ def test_a_new_version_takes_its_bots_row_and_ranks_count_bots(tmp_path: Path) -
             "Standing.objects.latest().games") == paused_at, runner)
         club("Bot.objects.filter(name='cal-bot').update(disabled=True)")
         wait_for("a refit without cal-bot ranked", lambda: any(
-            row["league_name"] == "cal-bot.v1" and row["rank"] is None
+            row["table"]["bot"] == "cal-bot.v1" and row["table"]["rank"] is None
             for row in club.value("Standing.objects.latest().data['rows']")), runner)
         shown = club.value(board())
         rows = shown["rows"]
         assert sorted(row["bot"] for row in rows) == ["ann-bot", "ben-bot"]
-        assert all(1 <= row["rank_lo"] <= row["rank_hi"] <= 2 for row in rows), rows
+        assert all(1 <= row["table"]["rank_low"] <= row["table"]["rank_high"] <= 2
+                   for row in rows), rows
 
         club.season_state("closed")
         wait_for("the report", lambda: club.value("Season.objects.get(pk=1).report_path"),

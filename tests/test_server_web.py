@@ -24,6 +24,8 @@ DATA = club_django()
 from django.contrib.auth.models import User  # noqa: E402
 from django.test import Client, override_settings  # noqa: E402
 
+from referee.league.season import SeasonRow  # noqa: E402
+from referee.league.tables import Row  # noqa: E402
 from referee.server.club.models import (  # noqa: E402
     ApiToken,
     Bot,
@@ -632,11 +634,24 @@ def board_version(bot: Bot, number: int, state: str) -> BotVersion:
 
 
 def fit_row(version: BotVersion, lo: float, hi: float, separated: bool | None) -> dict:
-    """A standing's row as the runner writes it (referee.league.season.snapshot)."""
+    """A standing's row as the runner writes it (referee.league.season.snapshot's SeasonRow,
+    with the club's bot name and version number)."""
+    table = Row(rank=1, bot=version.league_name, mu=25.0, sigma=2.0, conservative=19.0,
+                games=9, wins=3, win_pct=None, avg_place=None, avg_money=None,
+                seat_win_pct=[], strikes={"timeout": 0}, forfeits=0, think_p50_ms=None,
+                think_p95_ms=None, strength=(lo + hi) / 2, strength_low=lo, strength_high=hi,
+                rank_low=1, rank_high=5, separated_from_next=separated)
+    return {**SeasonRow("active", table).to_json(), "bot": version.bot.name,
+            "version": version.number}
+
+
+def older_fit_row(version: BotVersion, lo: float, hi: float, separated: bool | None) -> dict:
+    """The same row as an older release's runner wrote it: flat, under other names."""
     return {"league_name": version.league_name, "bot": version.bot.name,
             "version": version.number, "state": "active", "strength": (lo + hi) / 2,
             "lo": lo, "hi": hi, "rank_lo": 1, "rank_hi": 5, "separated": separated,
-            "mu": 25.0, "sigma": 2.0, "games": 9, "wins": 3, "strikes": 0}
+            "mu": 25.0, "sigma": 2.0, "conservative": 19.0, "games": 9, "wins": 3,
+            "strikes": 0, "strike_kinds": {"timeout": 0}}
 
 
 @pytest.mark.slow
@@ -659,13 +674,14 @@ def test_the_leaderboard_ranks_only_current_versions_and_marks_by_the_rule(
     Standing.objects.create(games=40, data={"rows": rows, "facts": {}, "head_to_head": {}})
     client = signed_in(ann)
     data = client.get("/leaderboard.json").json()
-    ranked = [(r["league_name"], r["rank"], r["overlaps_next"], r["owner"], r["house"])
-              for r in data["rows"]]
-    assert ranked == [(ben1.league_name, 1, True, ben.username, False),
-                      (current.league_name, 2, False, ann.username, False),
-                      (house1.league_name, 3, False, "", True)]
-    assert [(r["league_name"], r["rank"], r["lo"]) for r in data["retired"]] == [
-        (old1.league_name, None, 50), (old2.league_name, None, 40)]
+    ranked = [(r["table"]["bot"], r["table"]["rank"], r["table"]["separated_from_next"],
+               r["owner"], r["house"]) for r in data["rows"]]
+    assert ranked == [(ben1.league_name, 1, False, ben.username, False),
+                      (current.league_name, 2, True, ann.username, False),
+                      (house1.league_name, 3, None, "", True)]
+    assert [(r["table"]["bot"], r["table"]["rank"], r["table"]["strength_low"])
+            for r in data["retired"]] == [(old1.league_name, None, 50),
+                                          (old2.league_name, None, 40)]
     page = client.get("/leaderboard/").content.decode()
     board = page.split('id="leaderboard"')[1].split("</table>")[0]
     shown = re.findall(r"<tr class=\"state-(\w+)\"><td>([^<]*)</td>", board)
@@ -678,6 +694,30 @@ def test_the_leaderboard_ranks_only_current_versions_and_marks_by_the_rule(
     assert retired.count("<tr class=\"state-retired\">") == 2
 
 
+def test_an_older_release_s_standing_shows_as_the_same_board(folder: Path) -> None:
+    """A club upgraded from an older release keeps its standings until the next refit: a
+    standing whose rows are flat, under the older names (lo, hi, rank_lo, ...), shows the same
+    leaderboard, JSON and page, as the same rows in the table row's one shape."""
+    ann = student()
+    bots = [Bot.objects.create(owner=ann, name=unique(f"o{n}")) for n in range(3)]
+    versions = [board_version(bot, 1, "active") for bot in bots]
+    spans = [(50, 90, False), (40, 80, True), (-10, 20, None)]
+
+    def shown(make: object) -> tuple[list, list, str]:
+        rows = [make(version, *span) for version, span in zip(versions, spans, strict=True)]
+        Standing.objects.create(games=40, data={"rows": rows, "facts": {}, "head_to_head": {}})
+        client = signed_in(ann)
+        data = client.get("/leaderboard.json").json()
+        page = client.get("/leaderboard/").content.decode()
+        return data["rows"], data["retired"], page.split('id="leaderboard"')[1].split(
+            "<tbody>")[1].split("</table>")[0]
+
+    older, newer = shown(older_fit_row), shown(fit_row)
+    assert older == newer
+    assert [row["table"]["strength_low"] for row in older[0]] == [50, 40, -10]
+    assert [("~</td>" in line) for line in older[2].split("<tr ")[1:]] == [True, False, False]
+
+
 def test_rank_ranges_read_as_the_tables_print_them(folder: Path) -> None:
     """A held rank reads `1`, a range `2–4`, and a version the fit has not ranked yet `-`
     (never `None–None`), on the leaderboard and on the bot page."""
@@ -686,7 +726,7 @@ def test_rank_ranges_read_as_the_tables_print_them(folder: Path) -> None:
     versions = [board_version(bot, 1, "active") for bot in bots]
     rows = [fit_row(version, 50 - 40 * n, 90 - 40 * n, None) for n, version in enumerate(versions)]
     for row, (low, high) in zip(rows, [(1, 1), (2, 4), (None, None)], strict=True):
-        row["rank_lo"], row["rank_hi"] = low, high
+        row["table"]["rank_low"], row["table"]["rank_high"] = low, high
     Standing.objects.create(games=40, data={"rows": rows, "facts": {}, "head_to_head": {}})
     client = signed_in(ann)
     board = client.get("/leaderboard/").content.decode().split('id="leaderboard"')[1]
