@@ -4,6 +4,7 @@ anonymous refused until the organiser's `public_leaderboard` opens the leaderboa
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import sqlite3
@@ -18,7 +19,10 @@ from runner_support import Club, write_season
 from server_support import ServerProcess, WebClient, student_bot
 from wait_support import wait_for
 
+from referee.league.folder import LeagueFolder
+from referee.league.season import Season, snapshot
 from referee.league.store import games_stored
+from referee.league.tables import Row
 from referee.server.runner.settings import load_runner_settings
 from referee.util.config import ConfigError
 
@@ -112,6 +116,35 @@ def test_a_token_and_a_session_read_the_same_results(club: dict[str, Any]) -> No
     for game in games["games"]:
         assert "finished" not in game
         assert datetime.fromisoformat(game["finished_at"]).utcoffset() is not None
+
+
+def test_a_row_has_one_shape_in_the_table_file_the_snapshot_and_both_jsons(
+        club: dict[str, Any], tmp_path: Path) -> None:
+    """The same version's row, from the same games, is the same JSON (the league's `Row`,
+    docs/ratings.md) in the table file `referee table` writes, in the season's snapshot, on
+    /leaderboard.json and on /api/leaderboard: every field, under one name, with one value."""
+    copy = tmp_path / "season"
+    copy.mkdir()
+    source, target = (sqlite3.connect(path) for path in (club["data"] / "season" / "league.db",
+                                                         copy / "league.db"))
+    try:
+        source.backup(target)   # the store as the runner left it, its log included
+    finally:
+        source.close()
+        target.close()
+    referee("table", copy)
+    table_file = json.loads((copy / "table.json").read_text())["table"]
+    with Season(LeagueFolder(copy).open_store()) as season:
+        season_rows = snapshot(season)["rows"]
+    page = session_json(signed_in(club, "alice"), "/leaderboard.json")["rows"]
+    api = bearer(WebClient(club["server"].url), "/api/leaderboard",
+                 club["tokens"]["bob"])["rows"]
+    assert [row["bot"] for row in table_file] == [row["table"]["bot"] for row in season_rows]
+    assert len(table_file) == 2 and all(row["state"] == "active" for row in season_rows)
+    for shown in (season_rows, page, api):
+        assert [row["table"] for row in shown] == table_file
+    assert set(table_file[0]) == {field.name for field in dataclasses.fields(Row)}
+    assert all(Row.from_json(row).to_json() == row for row in table_file)
 
 
 def test_a_bots_games_come_in_pages_newest_first(club: dict[str, Any]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 
@@ -10,6 +11,8 @@ import pytest
 from rich.console import Console
 
 from referee.cli.tables import render_terminal
+from referee.league.season import SeasonRow
+from referee.league.stored import RETIRED
 from referee.league.tables import Row, head_to_head, league_table, percentile
 from referee.ratings.results import PlayedGame
 from referee.ratings.trueskill import Ratings, rate_games
@@ -159,6 +162,56 @@ def test_json_parses_back(rows, h2h):
     pairs = {(e["a"], e["b"]): (e["games"], e["a_ahead"], e["b_ahead"])
              for e in data["head_to_head"]}
     assert pairs == h2h
+
+
+def fitted_row() -> Row:
+    """A row with every field set, the global fit's and the per-size ones too."""
+    return Row(
+        rank=2, bot="ann.v3", mu=30.5, sigma=4.25, conservative=17.75, games=12, wins=5,
+        win_pct=41.666666666666664, avg_place=1.75, avg_money=61_250.5,
+        seat_win_pct=[50.0, None, 25.0], strikes={**NO_STRIKES, "timeout": 2}, forfeits=1,
+        think_p50_ms=3.5, think_p95_ms=None, strength=35.2, strength_low=-12.75,
+        strength_high=83.0, rank_low=1, rank_high=3, separated_from_next=False, all_forfeit=1,
+        seat_win_pct_by_size={2: [50.0, None], 3: [50.0, 0.0, 25.0]},
+        note_values={"risk": 0.25}, strength_by_size={2: 40.0, 3: None},
+        games_by_size={2: 4, 3: 8}, note_names_dropped=3)
+
+
+def test_a_row_s_json_form_reads_back_as_the_same_row(rows):
+    """to_json, through JSON text, and from_json give the same row, its per-size maps keyed
+    by table size again; that JSON is what table.json holds; a row missing a field is one
+    ValueError naming it."""
+    for row in (fitted_row(), *rows):
+        text = json.dumps(row.to_json())
+        assert Row.from_json(json.loads(text)) == row
+        assert json.loads(text) == row.to_json()
+    assert fitted_row().to_json()["games_by_size"] == {"2": 4, "3": 8}
+    assert to_json(rows, {})["table"] == [row.to_json() for row in rows]
+    partial = fitted_row().to_json()
+    del partial["mu"], partial["games"]
+    with pytest.raises(ValueError, match=r"^a table row without mu, games$"):
+        Row.from_json(partial)
+
+
+def test_a_season_row_reads_back_and_an_older_release_s_reads_as_the_same_row():
+    """A season snapshot's row is its entrant's state and table row, read back the same; an
+    older release's flat row (the club's standings it kept) reads as the same table row, the
+    fields it lacked at their defaults."""
+    row = fitted_row()
+    season_row = SeasonRow(RETIRED, row)
+    assert SeasonRow.from_json(json.loads(json.dumps(season_row.to_json()))) == season_row
+    older = {"league_name": "ann.v3", "bot": "ann", "version": 3, "rank": 2, "state": RETIRED,
+             "strength": 35.2, "lo": -12.75, "hi": 83.0, "rank_lo": 1, "rank_hi": 3,
+             "separated": False, "mu": 30.5, "sigma": 4.25, "conservative": 17.75,
+             "games": 12, "wins": 5, "win_pct": 41.666666666666664, "avg_place": 1.75,
+             "avg_money": 61_250.5, "strikes": 2, "strike_kinds": {**NO_STRIKES, "timeout": 2},
+             "forfeits": 1, "think_p50_ms": 3.5, "think_p95_ms": None,
+             "seat_win_pct_by_size": {"2": [50.0, None], "3": [50.0, 0.0, 25.0]}}
+    assert SeasonRow.from_json(older) == SeasonRow(RETIRED, dataclasses.replace(
+        row, seat_win_pct=[], all_forfeit=0, note_values={}, strength_by_size={},
+        games_by_size={}, note_names_dropped=0))
+    with pytest.raises(ValueError, match="without its table row"):
+        SeasonRow.from_json({"state": "active"})
 
 
 def test_write_tables(tmp_path, rows, h2h):
