@@ -95,16 +95,24 @@ def printed(data: dict) -> list[tuple]:
     def show(value: float | None, digits: int = 0) -> str:
         return "-" if value is None else f"{value:.{digits}f}"
 
-    return [(row["rank"], row["league_name"], show(row["strength"]), show(row["lo"]),
-             show(row["hi"]), row["rank_lo"], row["rank_hi"], row["separated"],
-             show(row["mu"], 2), show(row["sigma"], 2), show(row["conservative"], 2))
-            for row in data["rows"]]
+    return [(row.rank, row.bot, show(row.strength), show(row.strength_low),
+             show(row.strength_high), row.rank_low, row.rank_high, row.separated_from_next,
+             show(row.mu, 2), show(row.sigma, 2), show(row.conservative, 2))
+            for row in table_rows(data)]
+
+
+def table_rows(data: dict) -> list:
+    """A snapshot's table rows, from this code's snapshot or an older revision's."""
+    from referee.league.season import SeasonRow
+
+    return [SeasonRow.from_json(row).table for row in data["rows"]]
 
 
 def largest_difference(one: dict, two: dict) -> float:
     """The largest difference between two snapshots' numbers, row by row."""
     worst = 0.0
-    for a, b in zip(one["rows"], two["rows"], strict=True):
+    for row_a, row_b in zip(table_rows(one), table_rows(two), strict=True):
+        a, b = row_a.to_json(), row_b.to_json()
         for key, value in a.items():
             other = b[key]
             if isinstance(value, float) and isinstance(other, float):

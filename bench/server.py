@@ -307,8 +307,9 @@ def season_standing(folder: Path, names: list[str], seed: int) -> dict:
         small = json.loads(json.dumps(snapshot(season)))
     rng = random.Random(seed)
     template = small["rows"][0]
-    rows = [{**template, "league_name": name, "rank": n + 1, "strength": 200 - 4 * n,
-             "games": rng.randrange(3000, 5000)} for n, name in enumerate(names)]
+    rows = [{**template, "table": {**template["table"], "bot": name, "rank": n + 1,
+                                   "strength": 200 - 4 * n, "games": rng.randrange(3000, 5000)}}
+            for n, name in enumerate(names)]
     head = {name: {other: {"games": rng.randrange(100, 200), "ahead": rng.randrange(100),
                            "behind": rng.randrange(100)} for other in names if other != name}
             for name in names}
@@ -338,15 +339,19 @@ def struck_seats(db_path: Path) -> None:
 
 def full_history(seed: int) -> list[list[float]]:
     """A bot's rating history at its longest (HISTORY_POINTS points over three versions)."""
+    from referee.league.tables import Row
     from referee.server.club.history import grown
 
     rng = random.Random(seed)
     points: list[list[float]] = []
     for refit in range(1000):
         strength = rng.uniform(-100, 100)
-        points = grown(points, [{"version": 1 + refit // 400, "games": 10 * refit + 4,
-                                 "strength": strength, "lo": strength - 40,
-                                 "hi": strength + 40}], 1.7e9 + 30 * refit)
+        row = Row(rank=1, bot="bot", mu=25.0, sigma=1.0, conservative=22.0,
+                  games=10 * refit + 4, wins=0, win_pct=None, avg_place=None, avg_money=None,
+                  seat_win_pct=[], strikes={}, forfeits=0, think_p50_ms=None,
+                  think_p95_ms=None, strength=strength, strength_low=strength - 40,
+                  strength_high=strength + 40)
+        points = grown(points, [(1 + refit // 400, row)], 1.7e9 + 30 * refit)
     return points
 
 
