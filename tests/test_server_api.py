@@ -122,7 +122,8 @@ def test_a_row_has_one_shape_in_the_table_file_the_snapshot_and_both_jsons(
         club: dict[str, Any], tmp_path: Path) -> None:
     """The same version's row, from the same games, is the same JSON (the league's `Row`,
     docs/ratings.md) in the table file `referee table` writes, in the season's snapshot, on
-    /leaderboard.json and on /api/leaderboard: every field, under one name, with one value."""
+    /leaderboard.json and on /api/leaderboard: every field, under one name, with one value;
+    but the bots' note values, in the organiser's table file only (they are their owners')."""
     copy = tmp_path / "season"
     copy.mkdir()
     source, target = (sqlite3.connect(path) for path in (club["data"] / "season" / "league.db",
@@ -141,8 +142,10 @@ def test_a_row_has_one_shape_in_the_table_file_the_snapshot_and_both_jsons(
                  club["tokens"]["bob"])["rows"]
     assert [row["bot"] for row in table_file] == [row["table"]["bot"] for row in season_rows]
     assert len(table_file) == 2 and all(row["state"] == "active" for row in season_rows)
+    assert all(row["note_values"] == {"marked": 7.0} for row in table_file), table_file
+    public = [{**row, "note_values": {}} for row in table_file]
     for shown in (season_rows, page, api):
-        assert [row["table"] for row in shown] == table_file
+        assert [row["table"] for row in shown] == public
     assert set(table_file[0]) == {field.name for field in dataclasses.fields(Row)}
     assert all(Row.from_json(row).to_json() == row for row in table_file)
 

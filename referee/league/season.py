@@ -345,8 +345,9 @@ _OLDER_DEFAULTS: dict[str, Any] = {
 def snapshot(season: Season) -> dict[str, Any]:
     """The season's table as JSON-ready data: `rows` (`SeasonRow`s: the active entrants in
     rank order of the global fit, each with its 95% interval and rank range among them; then
-    the retired and disabled versions, strongest first, with `rank` and the rank range None),
-    `facts` and `head_to_head` (bot -> opponent -> games, ahead, behind).
+    the retired and disabled versions, strongest first, with `rank` and the rank range None;
+    without the bots' note values, which are their owners' alone), `facts` and `head_to_head`
+    (bot -> opponent -> games, ahead, behind).
     The fit runs here: call it away from anything that must stay responsive."""
     return refit(season)[0]
 
@@ -362,7 +363,10 @@ def refit(season: Season, resume: RatingState | None = None
 
 def _snapshot(season: Season, outcome: LeagueOutcome) -> dict[str, Any]:
     states = season.states()
-    rows = [SeasonRow(states.get(row.bot, ACTIVE), row).to_json()
+    # The values a bot sends with its decisions are its owner's alone (docs/security.md), and
+    # the snapshot is what the club shows everyone: its rows keep none.
+    rows = [SeasonRow(states.get(row.bot, ACTIVE), dataclasses.replace(
+        row, note_values={}, note_names_dropped=0)).to_json()
             for row in (*outcome.rows, *outcome.unranked)]
     h2h: dict[str, dict[str, dict[str, int]]] = {}
     for (a, b), (games, ahead, behind) in outcome.h2h.items():
