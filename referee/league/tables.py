@@ -75,9 +75,16 @@ class Row:
     def to_json(self) -> dict[str, Any]:
         """The row as JSON-ready data: its fields by name (the per-size maps keyed by the
         table size as text, as JSON keys are)."""
-        data = dataclasses.asdict(self)
-        for key in _BY_SIZE:
-            data[key] = {str(size): value for size, value in data[key].items()}
+        # By hand, not dataclasses.asdict (a deep copy through every value: most of shaping
+        # a leaderboard of a hundred rows); the containers are copied, their values are plain.
+        data = {name: getattr(self, name) for name in _FIELDS}
+        data["seat_win_pct"] = list(self.seat_win_pct)
+        data["strikes"] = dict(self.strikes)
+        data["note_values"] = dict(self.note_values)
+        data["seat_win_pct_by_size"] = {str(size): list(values) for size, values
+                                        in self.seat_win_pct_by_size.items()}
+        for key in ("strength_by_size", "games_by_size"):
+            data[key] = {str(size): value for size, value in getattr(self, key).items()}
         return data
 
     @classmethod
@@ -94,7 +101,9 @@ class Row:
         return cls(**values)
 
 
-# The fields keyed by table size (JSON keys them by its text), and those without a default.
+# The fields in order, those keyed by table size (JSON keys them by its text), and those
+# without a default.
+_FIELDS = tuple(f.name for f in dataclasses.fields(Row))
 _BY_SIZE = ("seat_win_pct_by_size", "strength_by_size", "games_by_size")
 _REQUIRED = [f for f in dataclasses.fields(Row)
              if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
