@@ -11,7 +11,7 @@ import os
 import shutil
 import tempfile
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ from referee.league.folder import LeagueFolder
 from referee.league.runner import LeagueOutcome, load_outcome
 from referee.league.store import LeagueStore, unpack_record
 from referee.league.stored import StoredLeague, read_league
-from referee.league.tables import NAMES_PER_BOT, percentile
+from referee.league.tables import NAMES_PER_BOT, Row, percentile
 from referee.ratings.results import PlayedGame
 from referee.report.records import open_league
 from referee.report.table_files import to_json
@@ -35,13 +35,9 @@ from referee.util.outdir import missing_folders, remove_if_empty
 ASSETS = ("report.css", "report.js", "viewer.js")
 SEAT_COLOURS = ("#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
                 "#17becf")
-# Row keys the league table shows in columns of its own; any others are shown as they come.
-KNOWN_ROW_KEYS = {"rank", "bot", "mu", "sigma", "conservative", "games", "wins", "win_pct",
-                  "avg_place", "avg_money", "seat_win_pct", "strikes", "forfeits",
-                  "think_p50_ms", "think_p95_ms", "strength", "strength_low", "strength_high",
-                  "rank_low", "rank_high", "separated_from_next", "all_forfeit",
-                  "seat_win_pct_by_size", "note_values", "note_names_dropped",
-                  "strength_by_size", "games_by_size"}
+# Row keys the league table shows in columns of its own (the table row's fields); any others
+# are shown as they come.
+KNOWN_ROW_KEYS = frozenset(column.name for column in fields(Row))
 
 
 def script_json(value: Any) -> Markup:
