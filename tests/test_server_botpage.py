@@ -72,7 +72,7 @@ def club(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         wait_for("two standings", lambda: helper.value("Standing.objects.count()") >= 2)
         helper.version(ann, "ann-bot", sample("random"), passed=True)   # its version 2
         wait_for("ann-bot v2 rated", lambda: helper.value(
-            "any(row['league_name'] == 'ann-bot.v2' and row['games'] > 0 "
+            "any(row['table']['bot'] == 'ann-bot.v2' and row['table']['games'] > 0 "
             "for row in Standing.objects.latest('id').data['rows'])"))
         helper.season_state("closed")
         wait_for("the season's report", lambda: helper.value(

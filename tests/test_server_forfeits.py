@@ -124,7 +124,7 @@ def board_with(web: WebClient, league_name: str) -> dict | None:
     """The leaderboard's JSON once its fit has a row for `league_name` (ranked or not)."""
     board = web.get("/leaderboard.json").json()
     rows = board["rows"] + board["retired"]
-    return board if any(row["league_name"] == league_name for row in rows) else None
+    return board if any(row["table"]["bot"] == league_name for row in rows) else None
 
 
 def test_a_bot_that_forfeits_every_game_is_taken_out_told_and_comes_back(
@@ -209,8 +209,8 @@ def test_a_bot_that_forfeits_every_game_is_taken_out_told_and_comes_back(
     assert int(found.group(1)) in {index for index, _ in mal_games}, (mal_games, mal_error)
     for page in mal_pages:
         assert "it forfeited 5 season games in a row" in page, page
-    assert "mal-bot.v1" not in {row["league_name"] for row in board["rows"]}, board
-    assert {row["league_name"]: row["state"] for row in board["retired"]}.get(
+    assert "mal-bot.v1" not in {row["table"]["bot"] for row in board["rows"]}, board
+    assert {row["table"]["bot"]: row["state"] for row in board["retired"]}.get(
         "mal-bot.v1") == "disabled", board
     assert "it forfeited 5 season games in a row" in house_page
     assert f"/organiser/versions/{house_id}/put-back" in house_page
