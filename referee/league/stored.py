@@ -241,7 +241,7 @@ def stored_league(stored: Mapping[str, Any], where: str = "the store") -> Stored
     if unknown:
         raise StoredSettingsError(
             f"{where}: unknown setting {unknown[0]!r} in the store (written by another "
-            f"referee?); this referee reads: {', '.join(sorted(STORED_KEYS))}")
+            f"referee, or by hand): this referee cannot read it")
     try:
         return _league(stored, where)
     except KeyError as exc:
