@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from league_support import install_test_bot
 from test_league_settings import fails
@@ -106,6 +106,8 @@ def gauntlets(draw: st.DrawFn) -> StoredLeague:
     return dataclasses.replace(league, kind=GAUNTLET, gauntlet=part)
 
 
+# No deadline: the machine may be busy; 50 examples keep the quick lane quick.
+@settings(max_examples=50, deadline=None)
 @given(leagues() | seasons() | gauntlets())
 def test_the_typed_settings_and_their_stored_form_are_each_others_inverse(
         league: StoredLeague) -> None:
