@@ -23,7 +23,14 @@ from referee.league.runner import league_definition
 from referee.league.schedule import make_schedule
 from referee.league.season import open_season
 from referee.league.store import SCHEMA_VERSION, LeagueStore, StoreVersionError
-from referee.league.stored import GAUNTLET, LEAGUE, SEASON, read_league
+from referee.league.stored import (
+    GAUNTLET,
+    LEAGUE,
+    SEASON,
+    read_league,
+    store_changes,
+    store_league,
+)
 from referee.ratings.sprt import SprtParams
 from referee.ratings.trueskill import RatingParams
 
@@ -40,8 +47,9 @@ def new_league(out: Path, **given: object) -> LeagueStore:
     asked = settings.game_count(len(names))
     schedule = make_schedule(names, asked, sizes, SECRET, settings.duplicate)
     store = LeagueFolder(out).open_store()
-    store.create(league_definition(settings, names, [*names, "gone"], len(schedule), asked,
-                                   sizes), {name: ("v1", None) for name in names}, schedule)
+    store_league(store, league_definition(settings, names, [*names, "gone"], len(schedule),
+                                          asked, sizes),
+                 {name: ("v1", None) for name in names}, schedule)
     return store
 
 
@@ -53,7 +61,9 @@ def test_every_league_setting_reads_back_typed(tmp_path: Path) -> None:
                        duplicate=True, strikes_to_forfeit=5, autoplay_forced=True,
                        limits=limits, ratings=ratings)
     try:
-        store.extend({"looks": 7, "blocks": 3, "additions": 2}, {}, [])
+        first = read_league(store)
+        assert first is not None
+        store_changes(store, first, dataclasses.replace(first, looks=7, blocks=3, additions=2))
         stored = read_league(store)
     finally:
         store.close()

@@ -6,14 +6,16 @@ import dataclasses
 import glob
 import math
 import os
-from collections.abc import Mapping
+import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from referee.bots.spec import LIMIT_NAMES
 from referee.engine import RuleSet, preset
-from referee.league.stored import StoredLeague, stored_league
+from referee.game.match import MatchOptions
+from referee.league.stored import LEAGUE, LimitCeiling, StoredLeague, stored_league
 from referee.ratings.trueskill import RatingParams
 from referee.util.config import ConfigError, read_toml, rules_from_value
 from referee.util.seeds import parse_secret
@@ -118,18 +120,21 @@ class LeagueSettings:
         cores = os.cpu_count() or 1
         return max(1, min(16, (8 * cores) // max(2, table_size)))
 
-    def defining(self) -> dict[str, Any]:
-        """The settings that define the league's games (stored; compared on resume). The seed is
-        stored as text: it may not fit 64 bits."""
-        return {
-            "rules": self.rules.to_dict(),
-            "seed": str(self.seed),
-            "duplicate": self.duplicate,
-            "strikes_to_forfeit": self.strikes_to_forfeit,
-            "autoplay_forced": self.autoplay_forced,
-            "limits": self.limits,
-            "ratings": dataclasses.asdict(self.ratings),
-        }
+    def definition(self, bots: Sequence[str], given: Sequence[str], scheduled: int,
+                   asked: int, sizes: tuple[int, int]) -> StoredLeague:
+        """The league these settings define, as its store keeps it (referee.league.stored):
+        the settings that define its games (compared on resume), its entries `bots` (of the
+        specs `given`), the games `scheduled` of the `asked`, the table `sizes` it plays, and
+        when it started. The seed must be drawn by now."""
+        if self.seed is None:
+            raise ValueError("a league is stored with its seed drawn")
+        return StoredLeague(
+            kind=LEAGUE, rules=self.rules,
+            options=MatchOptions(self.strikes_to_forfeit, self.autoplay_forced),
+            secret=self.seed, duplicate=self.duplicate, limits=LimitCeiling.of(self.limits),
+            ratings=self.ratings, players=sizes, players_asked=self.players,
+            bot_names=tuple(bots), bots_given=tuple(given), games=scheduled, games_asked=asked,
+            started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
 
 
 def _sizes(low: int, high: int) -> str:

@@ -28,7 +28,7 @@ from referee.league.runner import (
     run_league,
     separation_rule,
 )
-from referee.league.stored import GAUNTLET, read_league
+from referee.league.stored import GAUNTLET, read_league, store_changes
 from referee.ratings.intervals import Standings
 
 BLOCKS = 10   # default budget of --until-settled: this many blocks of --games
@@ -71,7 +71,9 @@ async def run_until_settled(settings: LeagueSettings, progress: Progress | None 
             budget = max_games if max_games is not None else BLOCKS * block
             looks = max(1, math.ceil(budget / block))
             if stored.looks != looks:   # the first check: rate as the rule does
-                store.extend({"looks": looks}, {}, [])
+                looked = dataclasses.replace(stored, looks=looks)
+                store_changes(store, stored, looked)
+                stored = looked
                 reloaded = load_outcome(store, outcome.played_now)
                 reloaded.broken, reloaded.notes = outcome.broken, outcome.notes
                 outcome = reloaded
@@ -88,7 +90,8 @@ async def run_until_settled(settings: LeagueSettings, progress: Progress | None 
                                stored.players, stored.secret, stored.duplicate, blocks - 1)
             announce(block_reason(outcome.standings, unresolved, blocks, looks, len(games),
                                   len(schedule)))
-            store.extend({"blocks": blocks, "games": len(schedule) + len(games)}, {}, games)
+            store_changes(store, stored, dataclasses.replace(
+                stored, blocks=blocks, games=len(schedule) + len(games)), games=games)
         finally:
             store.close()
         outcome = await run_league(settings, progress, resume=True,
@@ -142,10 +145,10 @@ async def add_bots(settings: LeagueSettings, paths: list[Path],
         names = [spec.name for spec in newcomers]
         games = newcomer_games(schedule, list(stored.bot_names), names, stored.players,
                                stored.secret, stored.duplicate, additions)
-        store.extend({"bot_names": [*stored.bot_names, *names], "additions": additions,
-                      "games": len(schedule) + len(games)},
-                     {spec.name: (versions[spec.name], str(spec.path)) for spec in newcomers},
-                     games)
+        store_changes(store, stored, dataclasses.replace(
+            stored, bot_names=(*stored.bot_names, *names), additions=additions,
+            games=len(schedule) + len(games)),
+            {spec.name: (versions[spec.name], str(spec.path)) for spec in newcomers}, games)
     finally:
         store.close()
     resumed = LeagueSettings(bots=[], out=out, concurrency=settings.concurrency,

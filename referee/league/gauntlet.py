@@ -29,14 +29,21 @@ from typing import Any
 from referee.bots.lineup import refusals
 from referee.bots.spec import BotSpec, load_spec
 from referee.engine import RuleSet, preset
-from referee.game.match import MatchResult
+from referee.game.match import MatchOptions, MatchResult
 from referee.league.config import LeagueSettings
 from referee.league.entrants import entrant_tables
 from referee.league.executors import make_executor
 from referee.league.playing import play_schedule
 from referee.league.schedule import ScheduledGame, table_sizes
 from referee.league.store import LeagueStore, remove_database
-from referee.league.stored import GAUNTLET, StoredGauntlet, StoredLeague, read_league
+from referee.league.stored import (
+    GAUNTLET,
+    LimitCeiling,
+    StoredGauntlet,
+    StoredLeague,
+    read_league,
+    store_league,
+)
 from referee.ratings.plackett import finishing_groups
 from referee.ratings.results import PlayedGame
 from referee.ratings.sprt import (
@@ -50,6 +57,7 @@ from referee.ratings.sprt import (
     seat_results,
     trail,
 )
+from referee.ratings.trueskill import RatingParams
 from referee.util.config import ConfigError
 from referee.util.extras import require
 from referee.util.outdir import missing_folders, remove_if_empty
@@ -247,7 +255,8 @@ def stored_params(gauntlet: StoredGauntlet, where: Path) -> SprtParams:
         made_with = f" ({gauntlet.test})" if gauntlet.test else " (--delta in score)"
         raise ConfigError(f"{where}: this gauntlet was made by an older referee with another "
                           f"sequential test{made_with}; it cannot be resumed: start a new one")
-    return SprtParams(**gauntlet.params)
+    assert gauntlet.params is not None   # read whenever the test is this referee's
+    return gauntlet.params
 
 
 def write_result(outcome: GauntletOutcome) -> Path:
@@ -339,15 +348,19 @@ def _create(store: LeagueStore, settings: GauntletSettings) -> list[BotSpec]:
                                  settings.params.max_pairs, (low, high), secret)
     renamed = {spec.name: original.name for spec, (_, original) in
                zip(specs, loaded, strict=True) if spec.name != original.name}
-    defining = {
-        "kind": GAUNTLET, "test": TEST_NAME, "renamed": renamed,
-        "rules": settings.rules.to_dict(), "seed": str(secret),
-        "players": [low, high], "params": settings.params.to_dict(),
-        "candidate": candidate.name, "baseline": baseline.name, "field": field_names,
-        "bot_names": [spec.name for spec in specs],
-        "strikes_to_forfeit": settings.strikes_to_forfeit, "autoplay_forced": False,
-    }
-    store.create(defining, {spec.name: ("", str(spec.path)) for spec in specs}, schedule)
+    gauntlet = StoredGauntlet(test=TEST_NAME, params=settings.params,
+                              candidate=candidate.name, baseline=baseline.name,
+                              field=tuple(field_names), renamed=renamed)
+    # A gauntlet schedules no games by count and rates nothing: those settings stay defaults.
+    defining = StoredLeague(
+        kind=GAUNTLET, rules=settings.rules,
+        options=MatchOptions(settings.strikes_to_forfeit, False), secret=secret,
+        duplicate=False, limits=LimitCeiling(), ratings=RatingParams(), players=(low, high),
+        players_asked=(low, high), bot_names=tuple(spec.name for spec in specs),
+        bots_given=tuple(spec.name for spec in specs), games=0, games_asked=0, started=None,
+        gauntlet=gauntlet)
+    store_league(store, defining, {spec.name: ("", str(spec.path)) for spec in specs},
+                 schedule)
     return specs
 
 

@@ -43,6 +43,8 @@ def _stored_value(stored: StoredLeague, key: str) -> Any:
         return stored.rules_table
     if key == "ratings":
         return stored.ratings_table
+    if key == "limits":
+        return dict(stored.limits)
     return getattr(stored, key)
 
 

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from referee import __version__
 from referee.bots.errors import BotStartError
@@ -28,7 +26,7 @@ from referee.league.progress import Progress
 from referee.league.resume import differences
 from referee.league.schedule import Balance, ScheduledGame, balance, make_schedule
 from referee.league.store import LeagueStore, remove_database
-from referee.league.stored import StoredLeague, read_league
+from referee.league.stored import StoredLeague, read_league, store_league
 from referee.league.tables import Row, head_to_head, league_rows
 from referee.league.worker_health import WorkerRow, worker_health
 from referee.ratings.intervals import Standings, standings
@@ -85,7 +83,7 @@ class LeagueStateError(ConfigError):
 Publish = Callable[[LeagueOutcome], None]
 
 
-def _with_limits(spec: BotSpec, ceiling: dict[str, int]) -> BotSpec:
+def _with_limits(spec: BotSpec, ceiling: Mapping[str, int]) -> BotSpec:
     """`spec` under the league's [limits]: the smaller of each and the bot's own."""
     try:
         return capped_limits(spec, ceiling)
@@ -119,7 +117,7 @@ def league_facts(store: LeagueStore, stored: StoredLeague) -> dict:
         "duplicate": stored.duplicate,
         "strikes_to_forfeit": stored.strikes_to_forfeit,
         "autoplay_forced": stored.autoplay_forced,
-        "limits": stored.limits,
+        "limits": dict(stored.limits),
         "ratings": stored.ratings_table,
         "bots": {name: versions.get(name, ["?"])[-1] for name in stored.bot_names},
         "bot_versions": {name: versions[name] for name in stored.bot_names
@@ -319,8 +317,8 @@ async def _start(settings: LeagueSettings, progress: Progress,
             progress.announce(intro(settings, working, schedule, asked, (low, high)))
             store = open_store(settings.out)
             paths = {spec.name: str(spec.path) for spec in specs}
-            store.create(league_definition(settings, working, names, len(schedule), asked,
-                                           (low, high)),
+            store_league(store, league_definition(settings, working, names, len(schedule),
+                                                  asked, (low, high)),
                          {name: (versions[name], paths[name]) for name in working}, schedule)
             outcome = await _play(store, read_settings(store), executor, progress, publish)
     except BaseException:
@@ -339,14 +337,11 @@ async def _start(settings: LeagueSettings, progress: Progress,
 
 
 def league_definition(settings: LeagueSettings, bots: list[str], given: list[str],
-                      scheduled: int, asked: int, sizes: tuple[int, int]) -> dict[str, Any]:
-    """The settings a new league stores (read back by referee.league.stored): those that
-    define its games, its entries `bots` (of the specs `given`), the games `scheduled` of the
-    `asked`, and the table `sizes` it plays."""
-    return {**settings.defining(), "bot_names": bots, "bots_given": given,
-            "games": scheduled, "games_asked": asked, "players": list(sizes),
-            "players_asked": list(settings.players) if settings.players else None,
-            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+                      scheduled: int, asked: int, sizes: tuple[int, int]) -> StoredLeague:
+    """The settings a new league stores, typed (referee.league.stored): those that define its
+    games, its entries `bots` (of the specs `given`), the games `scheduled` of the `asked`,
+    and the table `sizes` it plays."""
+    return settings.definition(bots, given, scheduled, asked, sizes)
 
 
 def intro(settings: LeagueSettings, bots: list[str], schedule: list[ScheduledGame],

@@ -42,9 +42,12 @@ from referee.league.stored import (
     DISABLED,
     RETIRED,
     SEASON,
+    LimitCeiling,
     StoredLeague,
     StoredSeason,
     read_league,
+    store_changes,
+    store_league,
 )
 from referee.league.tables import Row
 from referee.ratings.trueskill import RatingState
@@ -122,9 +125,11 @@ class Season:
         """When the last round was appended (seconds since the epoch); None before the first."""
         return self.part.round_started
 
-    def set_limits(self, limits: dict[str, int]) -> None:
+    def set_limits(self, limits: Mapping[str, int]) -> None:
         """A new `[limits]` ceiling for the games from now on (the games played keep theirs)."""
-        self.store.extend({"limits": dict(limits)}, {}, [])
+        stored = self.stored
+        store_changes(self.store, stored,
+                      dataclasses.replace(stored, limits=LimitCeiling.of(limits)))
 
     def outcome(self, unranked: Collection[str] = ()) -> LeagueOutcome:
         """Ratings and tables of every recorded game (the league's own `load_outcome`): the
@@ -144,7 +149,7 @@ class Season:
         per round), at most `max_catch_up` (none before the first round). Returns the games
         added."""
         stored = self.stored
-        part = self.part
+        part = self._part(stored)
         states = dict(part.states)
         if name in states:
             raise SeasonError(f"{name!r} has entered this season already")
@@ -161,10 +166,10 @@ class Season:
         if field and share > 0 and self._playable(len(field) + 1):
             games = newcomer_games(schedule, field, [name], stored.players, stored.secret,
                                    stored.duplicate, entries, share)
-        self.store.extend({"season_states": states, "season_entries": entries,
-                           "bot_names": [*stored.bot_names, name],
-                           "games": len(schedule) + len(games)},
-                          {name: (version, spec_path)}, games)
+        store_changes(self.store, stored, dataclasses.replace(
+            stored, bot_names=(*stored.bot_names, name), games=len(schedule) + len(games),
+            season=dataclasses.replace(part, states=states, entries=entries)),
+            {name: (version, spec_path)}, games)
         return games
 
     def relocate(self, paths: Mapping[str, str]) -> list[str]:
@@ -181,25 +186,27 @@ class Season:
     def disable(self, name: str) -> list[int]:
         """Disable `name`: its recorded games stay, its unplayed games are cancelled, and it is
         never scheduled again. Returns the cancelled indexes."""
-        part = self.part
+        stored = self.stored
+        part = self._part(stored)
         states = dict(part.states)
         if name not in states:
             raise SeasonError(f"{name!r} is not in this season")
         states[name] = DISABLED
         gone = [game.index for game in self.pending() if name in game.bots]
-        self.store.extend({"season_states": states,
-                           "season_cancelled": sorted({*part.cancelled, *gone})},
-                          {}, [])
+        self._change(stored, dataclasses.replace(part, states=states,
+                                                 cancelled=part.cancelled | frozenset(gone)))
         return gone
 
     def restore(self, name: str) -> None:
         """Make the disabled `name` active again: it is scheduled from the next round on (its
         recorded games stay; the games cancelled when it was disabled stay cancelled)."""
-        states = dict(self.part.states)
+        stored = self.stored
+        part = self._part(stored)
+        states = dict(part.states)
         if states.get(name) != DISABLED:
             raise SeasonError(f"{name!r} is not disabled in this season")
         states[name] = ACTIVE
-        self.store.extend({"season_states": states}, {}, [])
+        self._change(stored, dataclasses.replace(part, states=states))
 
     def next_round(self) -> list[ScheduledGame]:
         """Append a round between the active entrants (`round_games` games per bot, balanced
@@ -220,9 +227,20 @@ class Season:
         games = more_games(schedule, active, count, stored.players, stored.secret,
                            stored.duplicate, number)
         # When it started: a paced season's next round waits for it (the club's runner).
-        self.store.extend({"season_rounds": number, "games": len(schedule) + len(games),
-                           "season_round_started": time.time()}, {}, games)
+        store_changes(self.store, stored, dataclasses.replace(
+            stored, games=len(schedule) + len(games),
+            season=dataclasses.replace(stored.season, rounds=number,
+                                       round_started=time.time())), games=games)
         return games
+
+    @staticmethod
+    def _part(stored: StoredLeague) -> StoredSeason:
+        assert stored.season is not None
+        return stored.season
+
+    def _change(self, stored: StoredLeague, part: StoredSeason) -> None:
+        """Store the season's own settings and state `part` (nothing else changes)."""
+        store_changes(self.store, stored, dataclasses.replace(stored, season=part))
 
     def _playable(self, bots: int) -> bool:
         """True when `bots` entrants can fill a table under the season's rules."""
@@ -268,12 +286,12 @@ def _create(store: LeagueStore, settings: LeagueSettings, round_games: int,
         raise SeasonError(f"{settings.where('players')}: tables of {low}-{high} players do not "
                           f"fit rules {rules.preset!r} ({rules.min_players}-"
                           f"{rules.max_players})")
-    store.create({**settings.defining(), "kind": KIND, "bot_names": [], "bots_given": [],
-                  "games": 0, "games_asked": 0, "players": [low, high], "players_asked":
-                  [low, high], "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                  "season_states": {}, "season_cancelled": [], "season_rounds": 0,
-                  "season_entries": 0, "season_round_games": round_games,
-                  "season_max_rounds": max_rounds, "season_max_catch_up": max_catch_up}, {}, [])
+    season = StoredSeason(states={}, cancelled=frozenset(), rounds=0, entries=0,
+                          round_games=round_games, max_rounds=max_rounds,
+                          max_catch_up=max_catch_up, round_started=None)
+    league = settings.definition([], [], 0, 0, (low, high))
+    store_league(store, dataclasses.replace(league, kind=KIND, players_asked=(low, high),
+                                            season=season), {}, [])
 
 
 # ---------------------------------------------------------------------- playing
