@@ -42,7 +42,7 @@ from referee.errors import (
     UserError,
 )
 from referee.league.executors.worker import BotUnavailable
-from referee.league.runner import LeagueStateError
+from referee.league.outcome import LeagueStateError
 from referee.league.season import SeasonError
 from referee.league.store import GameAlreadyStored, StoreUnreadable, StoreVersionError
 from referee.protocol.convert import MalformedAction, MalformedMessage

@@ -549,7 +549,7 @@ def league(sources: tuple[str, ...], games: int | None, players: tuple[int, int]
         echo_fitted(note, err=True)
     _print_outcome(outcome, quiet)
     if settled is not None:
-        from referee.league.runner import separation_rule
+        from referee.league.outcome import separation_rule
 
         rule = (separation_rule(outcome.standings) if outcome.standings is not None
                 else "95% intervals apart")
@@ -583,7 +583,7 @@ def _announce(line: str) -> None:
                 default="league-out")
 def table(out: Path) -> None:
     """Reprint a league's tables from its store (and rewrite the table files)."""
-    from referee.league.runner import load_outcome
+    from referee.league.outcome import load_outcome
     from referee.report.table_files import write_outputs
 
     folder = LeagueFolder(out)

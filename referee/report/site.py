@@ -23,7 +23,7 @@ from referee.engine import RuleSet
 from referee.errors import InputError
 from referee.league.config import league_file_text
 from referee.league.folder import LeagueFolder
-from referee.league.runner import LeagueOutcome, load_outcome
+from referee.league.outcome import LeagueOutcome, load_outcome
 from referee.league.store import LeagueStore, unpack_record
 from referee.league.stored import StoredLeague, read_league
 from referee.league.tables import NAMES_PER_BOT, percentile
