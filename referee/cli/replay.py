@@ -9,7 +9,8 @@ from typing import Any, NoReturn
 
 import click
 
-from referee.cli import echo_fitted, main
+from referee.cli import main
+from referee.cli.output import echo_fitted
 from referee.present.text import safe_line
 
 BAD_INPUT = 2   # as click's usage errors: the command could not run at all

@@ -62,7 +62,6 @@ class LeagueStateError(ConfigError):
     """The output directory holds a league that this command cannot continue as asked."""
 
 
-
 def read_settings(store: LeagueStore) -> StoredLeague:
     """The league in `store`; LeagueStateError if it holds none."""
     stored = read_league(store)

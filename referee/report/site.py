@@ -28,7 +28,7 @@ from referee.league.store import LeagueStore, unpack_record
 from referee.league.stored import StoredLeague, read_league
 from referee.league.tables import NAMES_PER_BOT, percentile
 from referee.ratings.results import PlayedGame
-from referee.report.records import open_league
+from referee.report.record_sources import open_league
 from referee.report.table_files import to_json
 from referee.util.outdir import missing_folders, remove_if_empty
 

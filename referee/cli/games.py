@@ -27,7 +27,7 @@ def show(source: Path, game: str | None, as_json: bool) -> None:
     """
     from referee.present.render import fit
     from referee.report.narrate import narrate
-    from referee.report.records import league_records, pick_record
+    from referee.report.record_sources import league_records, pick_record
 
     if source.is_dir():
         if game is None:
@@ -208,7 +208,7 @@ def export(directory: Path, out: Path | None, selection: str | None) -> None:
     """Write a league's game records as JSON files, JSON Lines or a JSON array
     (docs/replay-format.md)."""
     from referee.report.export import FILE_SUFFIXES, export_records
-    from referee.report.records import league_records, parse_selection
+    from referee.report.record_sources import league_records, parse_selection
     from referee.util.outdir import no_empty_folders
 
     wanted = parse_selection(selection) if selection is not None else None
@@ -228,7 +228,7 @@ def verify(sources: tuple[Path, ...]) -> None:
     array of records. Exits with status 1 if any record differs from its replay or cannot be
     read.
     """
-    from referee.report.records import records_from
+    from referee.report.record_sources import records_from
     from referee.report.verify import differences
 
     checked = failed = 0

@@ -6,14 +6,10 @@ from pathlib import Path
 
 import click
 
-from referee.cli import (
-    RULES,
-    SECRET,
-    check_writable,
-    echo_fitted,
-    interrupted,
-    main,
-)
+from referee.cli import main
+from referee.cli.errors import interrupted
+from referee.cli.output import echo_fitted
+from referee.cli.params import RULES, SECRET, check_writable
 from referee.engine import GameRecord, RuleSet
 from referee.util.resources import sample_bots
 
