@@ -1,8 +1,7 @@
 # ruff: noqa: E402 (gRPC's logging is silenced before the imports below load grpc)
 """The `referee` command line: the `referee` group, which reports every command's errors by
-whose fault they are (`referee.cli.errors`), and its commands, thin click commands over the
-library, each in a module of its own that adds itself to `main` when imported at the bottom of
-this file.
+whose fault they are (`referee.cli.errors`), and the registration of its commands, thin click
+commands over the library, each in a module of its own beside this one.
 """
 
 from __future__ import annotations
@@ -16,6 +15,20 @@ from typing import Any
 import click
 
 from referee import __version__
+from referee.cli import (
+    backup,
+    check,
+    games,
+    gauntlet,
+    human_game,
+    league,
+    match,
+    replay,
+    report,
+    rules,
+    server,
+    simulate,
+)
 from referee.cli.errors import reported_errors
 from referee.cli.output import show_notices
 
@@ -44,16 +57,11 @@ def main() -> None:
     show_notices()
 
 
-# The commands register themselves on `main`.
-from referee.cli import backup as _backup  # noqa: E402,F401
-from referee.cli import check as _check  # noqa: E402,F401
-from referee.cli import games as _games  # noqa: E402,F401
-from referee.cli import gauntlet as _gauntlet  # noqa: E402,F401
-from referee.cli import human_game as _human_game  # noqa: E402,F401
-from referee.cli import league as _league  # noqa: E402,F401
-from referee.cli import match as _match  # noqa: E402,F401
-from referee.cli import replay as _replay  # noqa: E402,F401
-from referee.cli import report as _report  # noqa: E402,F401
-from referee.cli import rules as _rules  # noqa: E402,F401
-from referee.cli import server as _server  # noqa: E402,F401
-from referee.cli import simulate as _simulate  # noqa: E402,F401
+# Every command, from the module that holds it.
+COMMANDS = (
+    backup.backup, backup.restore, check.check, games.show, games.watch, games.export, games.verify,
+    gauntlet.gauntlet, human_game.play, league.league, league.table, match.match, replay.replay,
+    report.report, rules.rules_command, server.serve, server.submit, simulate.simulate
+)
+for _command in COMMANDS:
+    main.add_command(_command)

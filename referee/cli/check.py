@@ -9,14 +9,13 @@ from pathlib import Path
 import click
 
 from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB, WRITE_MAX_ENV
-from referee.cli import main
 from referee.cli.output import echo_fitted
 from referee.cli.params import limit_options
 from referee.engine import PRESETS
 from referee.present.text import safe_line
 
 
-@main.command()
+@click.command()
 @click.argument("bot", metavar="BOT.toml|FOLDER", type=click.Path(path_type=Path))
 @click.option("--opponent", "opponents", multiple=True, metavar="BOT.toml",
               type=click.Path(exists=True, dir_okay=False, path_type=Path),

@@ -9,11 +9,10 @@ from pathlib import Path
 
 import click
 
-from referee.cli import main
 from referee.util.numbers import is_whole
 
 
-@main.command()
+@click.command()
 @click.argument("source", metavar="DIR|FILE", type=click.Path(exists=True, path_type=Path))
 @click.argument("game", metavar="[GAME]", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the game's record as JSON.")
@@ -45,7 +44,7 @@ def show(source: Path, game: str | None, as_json: bool) -> None:
             click.echo(part)
 
 
-@main.command()
+@click.command()
 @click.argument("directory", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--games", type=click.IntRange(min=1),
               help="Stop after watching this many games (default: until Ctrl-C).")
@@ -196,7 +195,7 @@ def _watch_game(path: Path, directory: Path) -> Iterator[str]:
     yield f"game {game_id}: its live file ended early (the league was stopped?)"
 
 
-@main.command()
+@click.command()
 @click.argument("directory", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--out", type=click.Path(path_type=Path),
               help="A FILE.jsonl (a record per line), a FILE.json (a JSON array of records) or "
@@ -218,7 +217,7 @@ def export(directory: Path, out: Path | None, selection: str | None) -> None:
     click.echo(f"{count} records written to {target}")
 
 
-@main.command()
+@click.command()
 @click.argument("sources", nargs=-1, required=True, metavar="DIR|FILE...",
                 type=click.Path(exists=True, path_type=Path))
 def verify(sources: tuple[Path, ...]) -> None:

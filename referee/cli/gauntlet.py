@@ -6,12 +6,11 @@ from pathlib import Path
 
 import click
 
-from referee.cli import main
 from referee.cli.params import RULES, SECRET, players_option
 from referee.present.render import fit
 
 
-@main.command()
+@click.command()
 @click.argument("candidate", metavar="CANDIDATE.toml", required=False,
                 type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("more_field", nargs=-1, metavar="[FIELD.toml...]")

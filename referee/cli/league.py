@@ -9,7 +9,6 @@ from typing import Any
 
 import click
 
-from referee.cli import main
 from referee.cli.errors import interrupted
 from referee.cli.output import echo_fitted, show_notices
 from referee.cli.params import RULES, SECRET, players_option
@@ -18,7 +17,7 @@ from referee.league.folder import STORE_NAME, LeagueFolder
 from referee.present.text import safe_line
 
 
-@main.command()
+@click.command()
 @click.argument("sources", nargs=-1, metavar="BOT.toml... | LEAGUE.toml")
 @click.option("--games", type=click.IntRange(min=1), help="Games to play (default: 25 per bot).")
 @click.option("--players", callback=players_option,
@@ -191,7 +190,7 @@ def _announce(line: str) -> None:
         click.echo(piece, err=True)
 
 
-@main.command()
+@click.command()
 @click.argument("out", type=click.Path(file_okay=False, exists=True, path_type=Path),
                 default="league-out")
 def table(out: Path) -> None:

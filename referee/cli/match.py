@@ -8,13 +8,12 @@ from typing import Any
 
 import click
 
-from referee.cli import main
 from referee.cli.output import echo_fitted
 from referee.cli.params import RULES, SECRET, check_writable
 from referee.engine import RuleSet
 
 
-@main.command()
+@click.command()
 @click.argument("bots", nargs=-1, required=True, metavar="BOT.toml...")
 @click.option("--rules", "rules", type=RULES, default="classic", show_default=True,
               help="Rule preset, or a rules TOML file.")

@@ -9,7 +9,6 @@ from typing import Any, NoReturn
 
 import click
 
-from referee.cli import main
 from referee.cli.output import echo_fitted
 from referee.present.text import safe_line
 
@@ -48,7 +47,7 @@ def read_game(source: str, token: str | None) -> dict[str, Any]:
     return data
 
 
-@main.command("replay")
+@click.command("replay")
 @click.argument("game", metavar="GAME.json|URL")
 @click.argument("bot", metavar="BOT.toml|FOLDER", type=click.Path(path_type=Path))
 @click.option("--seat", type=click.IntRange(min=0),

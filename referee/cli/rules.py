@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import click
 
-from referee.cli import main
 from referee.engine import PRESET_NOTES, PRESETS, RuleSet, preset
 
 
-@main.command("rules")
+@click.command("rules")
 @click.argument("preset_name", required=False, metavar="[PRESET]")
 def rules_command(preset_name: str | None) -> None:
     """List the rule presets and options, or print PRESET as TOML."""

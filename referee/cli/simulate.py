@@ -7,12 +7,11 @@ from pathlib import Path
 
 import click
 
-from referee.cli import main
 from referee.cli.params import RULES
 from referee.engine import RuleSet
 
 
-@main.command()
+@click.command()
 @click.option("--rules", "rules", type=RULES, default="classic", show_default=True,
               help="Rule preset, or a rules TOML file.")
 @click.option("--players", type=int, default=None,
