@@ -1,4 +1,6 @@
-"""`referee show`, `referee export` and `referee verify`: reading a league's stored games."""
+"""A league's games for people: told move by move (`referee show`), as they are played
+(`referee watch`, `referee league --watch`), exported as records (`referee export`) and
+checked against the rules (`referee verify`)."""
 
 from __future__ import annotations
 
