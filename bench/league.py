@@ -249,9 +249,13 @@ async def one_league(workdir: Path, args: argparse.Namespace) -> None:
     after the timed phase) is left out: it is no part of what a game costs, and with 200 bots
     that played a game or so each it takes longer than the whole benchmark (a constrained
     refit per bound of every bot). The league's tables then rank by TrueSkill."""
-    import referee.league.runner as runner  # this side's tree: the baseline's or this one's
+    # This side's tree: the baseline's (its runner read the outcome) or this one's (outcome.py).
+    try:
+        import referee.league.outcome as reader
+    except ImportError:
+        import referee.league.runner as reader  # type: ignore[no-redef]
 
-    runner.league_standings = lambda *_args, **_kwargs: None  # type: ignore[assignment]
+    reader.league_standings = lambda *_args, **_kwargs: None  # type: ignore[assignment]
     specs = write_sdk_bots(workdir, args.one_league_bots)
     run = await league_run(workdir, specs, args.games, args.concurrency, args.sandbox,
                            args.seed, [])

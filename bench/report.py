@@ -37,7 +37,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from referee.league.runner import load_outcome  # noqa: E402
+from referee.league.outcome import load_outcome  # noqa: E402
 from referee.league.store import LeagueStore  # noqa: E402
 from referee.report.site import build_report, script_text  # noqa: E402
 

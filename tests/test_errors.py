@@ -24,7 +24,8 @@ from referee.bots.sandbox import SandboxError
 from referee.bots.scratch import TreeError, WrittenTooMuch
 from referee.bots.spec import BotSpecError
 from referee.bots.uids import UidPoolError
-from referee.cli import EX_SOFTWARE, main
+from referee.cli import main
+from referee.cli.errors import EX_SOFTWARE
 from referee.engine.errors import (
     EngineError,
     GameOverError,
@@ -42,11 +43,11 @@ from referee.errors import (
     UserError,
 )
 from referee.league.executors.worker import BotUnavailable
-from referee.league.runner import LeagueStateError
+from referee.league.outcome import LeagueStateError
 from referee.league.season import SeasonError
 from referee.league.store import GameAlreadyStored, StoreUnreadable, StoreVersionError
 from referee.protocol.convert import MalformedAction, MalformedMessage
-from referee.report.records import RecordSourceError
+from referee.report.record_sources import RecordSourceError
 from referee.server.client import SubmitError
 from referee.server.serve import ServeError
 from referee.server.unpack import UploadRefused

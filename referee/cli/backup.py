@@ -6,10 +6,8 @@ from pathlib import Path
 
 import click
 
-from referee.cli import main
 
-
-@main.command()
+@click.command()
 @click.option("--data", type=click.Path(file_okay=False, path_type=Path),
               default=Path("club-data"), show_default=True, help="The club's data folder.")
 @click.argument("archive", type=click.Path(dir_okay=False, path_type=Path))
@@ -25,7 +23,7 @@ def backup(data: Path, archive: Path) -> None:
     click.echo(backup_club(data, archive).line("backed up", data, archive))
 
 
-@main.command()
+@click.command()
 @click.argument("archive", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @click.option("--data", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="The new data folder to restore into (must not hold anything yet).")

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import click
 
-from referee.cli import RULES, SECRET, _players_option, main
+from referee.cli.params import RULES, SECRET, players_option
 from referee.present.render import fit
 
 
-@main.command()
+@click.command()
 @click.argument("candidate", metavar="CANDIDATE.toml", required=False,
                 type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("more_field", nargs=-1, metavar="[FIELD.toml...]")
@@ -18,7 +18,7 @@ from referee.present.render import fit
               help="The bot the candidate must beat (may be the same spec).")
 @click.option("--field", "field_bots", multiple=True, metavar="BOT.toml",
               help="Opponents (spec files or globs; repeatable; more may follow as arguments).")
-@click.option("--players", callback=_players_option,
+@click.option("--players", callback=players_option,
               help="Table size, or a range like 3-5 (default 4, or fewer bots).")
 @click.option("--rules", "rules", type=RULES, default="classic", show_default=True,
               help="Rule preset or rules TOML.")

@@ -9,7 +9,7 @@ from typing import Any, NoReturn
 
 import click
 
-from referee.cli import echo_fitted, main
+from referee.cli.output import echo_fitted
 from referee.present.text import safe_line
 
 BAD_INPUT = 2   # as click's usage errors: the command could not run at all
@@ -47,7 +47,7 @@ def read_game(source: str, token: str | None) -> dict[str, Any]:
     return data
 
 
-@main.command("replay")
+@click.command("replay")
 @click.argument("game", metavar="GAME.json|URL")
 @click.argument("bot", metavar="BOT.toml|FOLDER", type=click.Path(path_type=Path))
 @click.option("--seat", type=click.IntRange(min=0),

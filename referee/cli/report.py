@@ -7,10 +7,8 @@ from typing import Any
 
 import click
 
-from referee.cli import main
 
-
-@main.command()
+@click.command()
 @click.argument("directory", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Where to write the report (default DIR/report).")

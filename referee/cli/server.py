@@ -6,11 +6,10 @@ from pathlib import Path
 
 import click
 
-from referee.cli import main
 from referee.present.text import safe_line
 
 
-@main.command()
+@click.command()
 @click.option("--data", type=click.Path(file_okay=False, path_type=Path),
               default=Path("club-data"), show_default=True,
               help="The club's data folder: database, uploads, the season's league.")
@@ -55,7 +54,7 @@ def serve(data: Path, season: Path | None, host: str, port: int, cluster: str | 
     raise click.exceptions.Exit(status)
 
 
-@main.command()
+@click.command()
 @click.argument("path", metavar="SPEC.toml|FOLDER|ARCHIVE",
                 type=click.Path(exists=True, path_type=Path))
 @click.option("--server", required=True, metavar="URL", help="The club server, e.g. "

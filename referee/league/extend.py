@@ -17,17 +17,15 @@ from referee.bots.spec import BotSpec, load_spec
 from referee.league.config import LeagueSettings
 from referee.league.entrants import more_games, newcomer_games
 from referee.league.folder import LeagueFolder
-from referee.league.progress import Progress
-from referee.league.runner import (
+from referee.league.outcome import (
     LeagueOutcome,
     LeagueStateError,
-    Publish,
     load_outcome,
-    open_store,
     read_settings,
-    run_league,
     separation_rule,
 )
+from referee.league.progress import Progress
+from referee.league.runner import Publish, open_store, run_league
 from referee.league.stored import GAUNTLET, read_league, store_changes
 from referee.ratings.intervals import Standings
 

@@ -33,8 +33,8 @@ from referee.league.config import LeagueSettings
 from referee.league.entrants import more_games, newcomer_games
 from referee.league.executors import Executor, Stop
 from referee.league.folder import LeagueFolder
+from referee.league.outcome import LeagueOutcome, load_outcome
 from referee.league.playing import play_schedule
-from referee.league.runner import LeagueOutcome, load_outcome
 from referee.league.schedule import ScheduledGame, table_sizes
 from referee.league.store import LeagueStore
 from referee.league.stored import (

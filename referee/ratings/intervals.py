@@ -51,7 +51,6 @@ from referee.ratings.plackett import (
     curvature,
     sd_from_curvature,
     size_test,
-    strength_sd,
     to_elo,
     typical,
 )
@@ -242,14 +241,6 @@ def unit_draws(units: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
     rng = np.random.Generator(np.random.PCG64(keyed_seed(seed, "bootstrap")))
     for _ in range(resamples):
         yield np.bincount(rng.integers(0, units, size=units), minlength=units).astype(np.float64)
-
-
-def fit_with_sd(design: Design, theta: np.ndarray, log_scale: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray | None]:
-    """The reported strengths (Elo, at the league's typical table, centred) of the fit's
-    maximum (`theta`, `log_scale`) and their standard errors (None without curvature)."""
-    point = to_elo(typical(design, theta, log_scale)[0], design.played)
-    return point, strength_sd(design, theta, log_scale)
 
 
 def fit_with_interval(design: Design, theta: np.ndarray, log_scale: np.ndarray,

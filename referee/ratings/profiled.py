@@ -34,7 +34,7 @@ _INNER_STEPS = 50       # Newton steps of the fit with one strength held
 def profile_bounds(design: Design, theta: np.ndarray, log_scale: np.ndarray,
                    sd: np.ndarray, z: float, info: np.ndarray | None = None
                    ) -> tuple[np.ndarray, np.ndarray] | None:
-    """The profile-likelihood bounds (Elo, as `intervals.fit_with_sd` reports strengths) of
+    """The profile-likelihood bounds (Elo, as `intervals.fit_with_interval` reports strengths) of
     each bot's strength where the objective falls by z^2 / 2, from the fit's maximum (`theta`,
     `log_scale` as `fit_scaled` gives them). `sd` is the standard error with the priors'
     curvature in (`strength_sd(games_only=False)`): the parabola the check starts from; `info`

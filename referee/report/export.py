@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
 
-from referee.report.records import StoredRecord
+from referee.report.record_sources import StoredRecord
 
 
 def record_file_name(data: dict) -> str:

@@ -23,12 +23,12 @@ from referee.engine import RuleSet
 from referee.errors import InputError
 from referee.league.config import league_file_text
 from referee.league.folder import LeagueFolder
-from referee.league.runner import LeagueOutcome, load_outcome
+from referee.league.outcome import LeagueOutcome, load_outcome
 from referee.league.store import LeagueStore, unpack_record
 from referee.league.stored import StoredLeague, read_league
 from referee.league.tables import NAMES_PER_BOT, Row, percentile
 from referee.ratings.results import PlayedGame
-from referee.report.records import open_league
+from referee.report.record_sources import open_league
 from referee.report.table_files import to_json
 from referee.util.outdir import missing_folders, remove_if_empty
 

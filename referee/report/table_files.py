@@ -21,7 +21,7 @@ from typing import Any
 
 from referee.bots.errors import STRIKE_TYPES
 from referee.league.folder import LeagueFolder
-from referee.league.runner import LeagueOutcome, fit_facts
+from referee.league.outcome import LeagueOutcome, fit_facts
 from referee.league.tables import NAMES_PER_BOT, HeadToHead, Pairwise, Row
 from referee.present.text import safe_line
 from referee.report.worker_tables import write_worker_tables

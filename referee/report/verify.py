@@ -12,7 +12,7 @@ from typing import Any
 from referee.engine import Game, GameRecord, IllegalActionError
 from referee.engine.record import event_to_dict
 from referee.game.match import final_places
-from referee.report.records import StoredRecord
+from referee.report.record_sources import StoredRecord
 
 
 @dataclass(frozen=True)

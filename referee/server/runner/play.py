@@ -21,7 +21,7 @@ from referee.errors import FailureKind
 from referee.game.match import MatchResult
 from referee.league.executors import Executor, make_executor
 from referee.league.folder import LeagueFolder
-from referee.league.runner import LeagueOutcome
+from referee.league.outcome import LeagueOutcome
 from referee.league.schedule import ScheduledGame
 from referee.league.season import ACTIVE, DISABLED, Season, play_pending, season_specs
 from referee.report.table_files import write_outputs

@@ -1,4 +1,6 @@
-"""`referee show`, `referee export` and `referee verify`: reading a league's stored games."""
+"""A league's games for people: told move by move (`referee show`), as they are played
+(`referee watch`, `referee league --watch`), exported as records (`referee export`) and
+checked against the rules (`referee verify`)."""
 
 from __future__ import annotations
 
@@ -9,11 +11,10 @@ from pathlib import Path
 
 import click
 
-from referee.cli import main
 from referee.util.numbers import is_whole
 
 
-@main.command()
+@click.command()
 @click.argument("source", metavar="DIR|FILE", type=click.Path(exists=True, path_type=Path))
 @click.argument("game", metavar="[GAME]", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the game's record as JSON.")
@@ -27,7 +28,7 @@ def show(source: Path, game: str | None, as_json: bool) -> None:
     """
     from referee.present.render import fit
     from referee.report.narrate import narrate
-    from referee.report.records import league_records, pick_record
+    from referee.report.record_sources import league_records, pick_record
 
     if source.is_dir():
         if game is None:
@@ -45,7 +46,7 @@ def show(source: Path, game: str | None, as_json: bool) -> None:
             click.echo(part)
 
 
-@main.command()
+@click.command()
 @click.argument("directory", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--games", type=click.IntRange(min=1),
               help="Stop after watching this many games (default: until Ctrl-C).")
@@ -196,7 +197,7 @@ def _watch_game(path: Path, directory: Path) -> Iterator[str]:
     yield f"game {game_id}: its live file ended early (the league was stopped?)"
 
 
-@main.command()
+@click.command()
 @click.argument("directory", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--out", type=click.Path(path_type=Path),
               help="A FILE.jsonl (a record per line), a FILE.json (a JSON array of records) or "
@@ -208,7 +209,7 @@ def export(directory: Path, out: Path | None, selection: str | None) -> None:
     """Write a league's game records as JSON files, JSON Lines or a JSON array
     (docs/replay-format.md)."""
     from referee.report.export import FILE_SUFFIXES, export_records
-    from referee.report.records import league_records, parse_selection
+    from referee.report.record_sources import league_records, parse_selection
     from referee.util.outdir import no_empty_folders
 
     wanted = parse_selection(selection) if selection is not None else None
@@ -218,7 +219,7 @@ def export(directory: Path, out: Path | None, selection: str | None) -> None:
     click.echo(f"{count} records written to {target}")
 
 
-@main.command()
+@click.command()
 @click.argument("sources", nargs=-1, required=True, metavar="DIR|FILE...",
                 type=click.Path(exists=True, path_type=Path))
 def verify(sources: tuple[Path, ...]) -> None:
@@ -228,7 +229,7 @@ def verify(sources: tuple[Path, ...]) -> None:
     array of records. Exits with status 1 if any record differs from its replay or cannot be
     read.
     """
-    from referee.report.records import records_from
+    from referee.report.record_sources import records_from
     from referee.report.verify import differences
 
     checked = failed = 0

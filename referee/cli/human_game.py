@@ -6,14 +6,9 @@ from pathlib import Path
 
 import click
 
-from referee.cli import (
-    RULES,
-    SECRET,
-    check_writable,
-    echo_fitted,
-    interrupted,
-    main,
-)
+from referee.cli.errors import interrupted
+from referee.cli.output import echo_fitted
+from referee.cli.params import RULES, SECRET, check_writable
 from referee.engine import GameRecord, RuleSet
 from referee.util.resources import sample_bots
 
@@ -30,7 +25,7 @@ def default_opponents() -> list[Path]:
     return found
 
 
-@main.command()
+@click.command()
 @click.argument("bots", nargs=-1, metavar="[BOT.toml...]")
 @click.option("--players", type=click.IntRange(2, 8), default=None,
               help="Seats in the game, yours included (default: you and one per bot).")

@@ -1,0 +1,36 @@
+"""The `referee` group registers its commands by hand (referee/cli/__init__.py): every click
+command defined in a module of referee/cli/ is one of the group's, under its own name, so a
+command written in a new module cannot be left out of `referee --help`."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import click
+
+import referee.cli
+from referee.cli import main
+
+
+def defined_commands() -> dict[str, click.Command]:
+    """Every click command at the top level of a module of referee/cli/, by module:name."""
+    found: dict[str, click.Command] = {}
+    for module_info in pkgutil.iter_modules(referee.cli.__path__):
+        if module_info.name == "__main__":
+            continue
+        module = importlib.import_module(f"referee.cli.{module_info.name}")
+        for name, value in vars(module).items():
+            if isinstance(value, click.Command) and \
+                    getattr(value.callback, "__module__", None) == module.__name__:
+                found[f"{module_info.name}:{name}"] = value
+    return found
+
+
+def test_every_command_in_the_cli_modules_is_registered_on_the_group() -> None:
+    defined = defined_commands()
+    assert len(defined) >= 18   # the commands `referee --help` lists
+    registered = main.commands
+    missing = [where for where, command in defined.items()
+               if registered.get(command.name or "") is not command]
+    assert not missing, f"commands not registered on `referee`: {missing}"
