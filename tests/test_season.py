@@ -16,6 +16,7 @@ from cli_support import referee
 
 from referee.league.config import LeagueSettings
 from referee.league.executors.local import LocalExecutor
+from referee.league.folder import LeagueFolder
 from referee.league.schedule import table_sizes
 from referee.league.season import (
     ACTIVE,
@@ -222,29 +223,30 @@ def refit_subprocess(out: Path) -> dict:
 @pytest.mark.slow
 def test_the_refit_resumes_trueskill_and_gives_the_table_of_a_refit_from_scratch(
         tmp_path: Path) -> None:
-    from referee.server.runner.refit import STATE_FILE, load_state
+    from referee.server.runner.refit import load_state
 
     specs = {name: bot_copy(tmp_path, name, sample) for name, sample in
              (("a", "random"), ("b", "greedy"), ("c", "random"), ("d", "greedy"))}
     out = tmp_path / "season"
+    state_file = LeagueFolder(out).refit_state
     season = open_season(out, LeagueSettings(bots=[], seed=77, players=(3, 3)), round_games=3)
     for name in specs:
         season.enter(name, "v1", str(specs[name]))
     first = season.next_round()
     play(season)
     refit_subprocess(out)
-    state = load_state(out / STATE_FILE)
+    state = load_state(state_file)
     assert state is not None and state.through == max(game.index for game in first)
     second = season.next_round()
     season.disable("d")                                   # its games of round 2 are cancelled
     play(season)
     resumed = refit_subprocess(out)
-    state = load_state(out / STATE_FILE)
+    state = load_state(state_file)
     assert state is not None and state.through == max(game.index for game in second)
-    (out / STATE_FILE).unlink()
+    state_file.unlink()
     assert resumed == refit_subprocess(out)              # from scratch: the same table
     # A state file that is not one costs a line and the time to rate every game again.
-    (out / STATE_FILE).write_text("{not json")
+    state_file.write_text("{not json")
     done = subprocess.run([sys.executable, "-m", "referee.server.runner.refit", str(out)],
                           capture_output=True, text=True, timeout=600, check=True)
     assert json.loads(done.stdout) == resumed
