@@ -29,7 +29,7 @@ from report_support import (
 )
 
 from referee.league.config import league_file_text
-from referee.league.store import LeagueStore
+from referee.league.folder import LeagueFolder
 from referee.report.site import single_game_html
 
 MISSING = chromium_missing()
@@ -96,7 +96,7 @@ def test_the_league_ends_with_a_report_whose_index_lists_the_bots_in_table_order
     assert index.is_file()
     open_page(browser, index)
     assert console_errors(browser) == []
-    table = json.loads((league / "table.json").read_text())
+    table = json.loads(LeagueFolder(league).table_json.read_text())
     shown = [row.get_attribute("data-bot")
              for row in browser.find_elements(By.CSS_SELECTOR, "#league-table tr.bot-row")]
     assert shown == [row["bot"] for row in table["table"]]
@@ -367,7 +367,7 @@ def test_one_marker_convention_and_sorting_the_useful_way_first(
         league: Path, browser) -> None:  # noqa: ANN001
     from selenium.webdriver.common.by import By
 
-    table = json.loads((league / "table.json").read_text())
+    table = json.loads(LeagueFolder(league).table_json.read_text())
     open_page(browser, league / "report" / "index.html")
     marks = {row.get_attribute("data-bot"): row.find_elements(By.CSS_SELECTOR, ".sep")
              for row in browser.find_elements(By.CSS_SELECTOR, "#league-table tr.bot-row")}
@@ -403,7 +403,7 @@ def test_one_marker_convention_and_sorting_the_useful_way_first(
 def test_settings_are_shown_as_the_league_file_a_user_writes(league: Path, browser) -> None:  # noqa: ANN001
     from selenium.webdriver.common.by import By
 
-    store = LeagueStore(league / "league.db")
+    store = LeagueFolder(league).open_store()
     try:
         settings = store.settings()
     finally:
@@ -425,7 +425,7 @@ def test_a_bot_page_has_its_record_against_each_opponent_a_chart_and_filters(
         league: Path, browser) -> None:  # noqa: ANN001
     from selenium.webdriver.common.by import By
 
-    table = json.loads((league / "table.json").read_text())
+    table = json.loads(LeagueFolder(league).table_json.read_text())
     bot = table["table"][0]["bot"]
     open_page(browser, league / "report" / "index.html")
     browser.find_element(By.LINK_TEXT, bot).click()

@@ -12,6 +12,8 @@ from cli_support import referee
 from report_support import play_league, stored_records
 from wait_support import wait_for
 
+from referee.league.folder import LeagueFolder
+
 
 @pytest.fixture(scope="module")
 def league(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -65,7 +67,7 @@ def test_bot_pages_and_table_show_the_strength_at_each_table_size(league: Path) 
     # the league plays tables of 2-4: the fit gives each size its scale (docs/ratings.md)
     import json
 
-    data = json.loads((league / "table.json").read_text())
+    data = json.loads(LeagueFolder(league).table_json.read_text())
     scales = data["extra"]["strength_scale_by_table_size"]
     assert sorted(scales) == ["2", "3", "4"]
     # read at the league's typical table: the scales' games-weighted geometric mean is 1

@@ -142,12 +142,12 @@ def test_ranks_count_the_current_versions_not_every_version(tmp_path: Path) -> N
     outcome = season.outcome()
     write_outputs(outcome)
     build_report(tmp_path / "s", None, outcome)
-    table = json.loads((tmp_path / "s" / "table.json").read_text())
+    table = json.loads(LeagueFolder(tmp_path / "s").table_json.read_text())
     assert sorted(row["bot"] for row in table["table"]) == sorted(current)
     assert [row["rank"] for row in table["table"]] == [1, 2, 3]
     assert all(row["rank_high"] <= 3 for row in table["table"])
     assert {row["bot"]: row["rank"] for row in table["unranked"]} == {"a": None, "b": None}
-    markdown = (tmp_path / "s" / "table.md").read_text()
+    markdown = LeagueFolder(tmp_path / "s").table_md.read_text()
     ranked_part, _, apart = markdown.partition("## Not ranked")
     assert "| a | " not in ranked_part and "| a | " in apart and "| b | " in apart
     report = (tmp_path / "s" / "report" / "index.html").read_text()
@@ -174,7 +174,7 @@ def test_the_league_commands_read_a_season(tmp_path: Path) -> None:
     out = tmp_path / "s"
     table = referee("table", out)
     assert f"{recorded}/{recorded} games recorded" in table.stdout
-    assert json.loads((out / "table.json").read_text())
+    assert json.loads(LeagueFolder(out).table_json.read_text())
     shown = referee("show", out, "1")
     assert "game" in shown.stdout.lower()
     referee("export", out, "--out", tmp_path / "e.jsonl")

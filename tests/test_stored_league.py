@@ -125,7 +125,7 @@ def test_a_gauntlets_settings_read_back_typed(tmp_path: Path) -> None:
     params = SprtParams(delta=80.0, max_games=80)
     settings = GauntletSettings(specs[0], specs[1], specs[2:], seed=SECRET, params=params,
                                 players=(3, 3), strikes_to_forfeit=4)
-    store = LeagueStore(tmp_path / "g" / "gauntlet.db")
+    store = LeagueStore(LeagueFolder(tmp_path / "g").gauntlet_store)
     try:
         _create(store, settings)
         stored = read_league(store)
