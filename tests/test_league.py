@@ -138,8 +138,9 @@ def test_league_file_settings_and_stored_records_replay(tmp_path: Path, bots: li
     )
     referee("league", league, "--quiet")
     out = tmp_path / "season"
-    for name in ("table.md", "table.csv", "table.json", "head_to_head.csv"):
-        assert (out / name).exists()
+    folder = LeagueFolder(out)
+    for path in (folder.table_md, folder.table_csv, folder.table_json, folder.head_to_head_csv):
+        assert path.exists()
     from referee.engine import GameRecord, replay
 
     store = LeagueFolder(out).open_store()
