@@ -151,7 +151,7 @@ def test_sample_league_on_the_cluster_matches_the_local_league(tmp_path: Path,
     health = json.loads(LeagueFolder(tmp_path / "cluster").table_json.read_text())["workers"]
     assert sum(row["games"] for row in health) == 12
     assert {row["worker"] for row in health} <= {"w1", "w2"}
-    report = (tmp_path / "cluster" / "report" / "index.html").read_text()
+    report = (LeagueFolder(tmp_path / "cluster").report / "index.html").read_text()
     assert 'id="workers"' in report and "p50 vs all" in report
     # The league's end stops its bots on the workers, which stay up for the next league.
     for name, worker in cluster.workers.items():

@@ -136,12 +136,12 @@ def test_a_bot_s_value_names_stay_bounded_in_every_output(tmp_path) -> None:
             f"the first {NAMES_PER_BOT} names of each bot")
     assert done.stdout.count(line) == 1, done.stdout
     assert LeagueFolder(out).table_md.read_text().count(line) == 1
-    pages = [page.read_text() for page in (out / "report" / "bots").glob("*.html")]
+    pages = [page.read_text() for page in (LeagueFolder(out).report / "bots").glob("*.html")]
     assert sum(f"{len(sent) - NAMES_PER_BOT} more value names dropped" in p for p in pages) == 1
     # Small whatever the bot sends: a few KiB each (the report's replay pages hold a game's
     # record, at most 16 values per decision).
     assert LeagueFolder(out).table_json.stat().st_size < 16_000
     assert LeagueFolder(out).table_md.stat().st_size < 8_000
     assert len(done.stdout.splitlines()) < 60
-    for page in (out / "report").rglob("*.html"):
+    for page in LeagueFolder(out).report.rglob("*.html"):
         assert page.stat().st_size < 100_000, page

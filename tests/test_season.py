@@ -150,7 +150,7 @@ def test_ranks_count_the_current_versions_not_every_version(tmp_path: Path) -> N
     markdown = LeagueFolder(tmp_path / "s").table_md.read_text()
     ranked_part, _, apart = markdown.partition("## Not ranked")
     assert "| a | " not in ranked_part and "| a | " in apart and "| b | " in apart
-    report = (tmp_path / "s" / "report" / "index.html").read_text()
+    report = (LeagueFolder(tmp_path / "s").report / "index.html").read_text()
     league, _, rest = report.partition('id="not-ranked"')
     assert league.count('class="bot-row"') == 3 and 'data-bot="a"' not in league
     assert 'href="bots/bot-0.html">a</a>' in rest   # a's page, listed apart
@@ -181,7 +181,7 @@ def test_the_league_commands_read_a_season(tmp_path: Path) -> None:
     assert len((tmp_path / "e.jsonl").read_text().splitlines()) == recorded
     referee("verify", out)   # fails with its output if the store does not verify
     referee("report", out)
-    assert (out / "report" / "index.html").is_file()
+    assert (LeagueFolder(out).report / "index.html").is_file()
 
 
 def test_a_season_refuses_what_it_cannot_do(tmp_path: Path) -> None:

@@ -130,7 +130,7 @@ def test_nothing_of_the_data_folder_is_readable_by_another_user(tmp_path: Path) 
         assert server.stop() == 0, server.output()
     assert (data / "testgames").is_dir() and (data / "uploads" / "ann-bot" / "1" / "bot" /
                                               "made.py").is_file()
-    assert (data / "season" / "report" / "index.html").is_file()
+    assert (LeagueFolder(data / "season").report / "index.html").is_file()
     assert open_to_others(data) == []
 
 

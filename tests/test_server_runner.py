@@ -189,7 +189,7 @@ def test_a_new_version_takes_its_bots_row_and_ranks_count_bots(tmp_path: Path) -
     assert sorted(row["bot"] for row in table["table"]) == ["ann-bot.v2", "ben-bot.v1"]
     assert all(1 <= row["rank_low"] <= row["rank_high"] <= 2 for row in table["table"]), table
     assert sorted(row["bot"] for row in table["unranked"]) == ["ann-bot.v1", "cal-bot.v1"]
-    report = (data / "season" / "report" / "index.html").read_text()
+    report = (LeagueFolder(data / "season").report / "index.html").read_text()
     league, _, apart = report.partition('id="not-ranked"')
     assert league.count('class="bot-row"') == 2 and "ann-bot.v1" not in league
     assert "ann-bot.v1" in apart and "cal-bot.v1" in apart
@@ -450,7 +450,7 @@ def test_house_bots_play_from_the_first_start_and_a_first_student_joins_them_at_
                    for pair in final["head_to_head"]), final["head_to_head"]
     table = LeagueFolder(data / "season").table_md.read_text()
     assert "| 1 | dora-bot.v1 |" in table and "| house-" not in table, table
-    report = (data / "season" / "report" / "index.html").read_text()
+    report = (LeagueFolder(data / "season").report / "index.html").read_text()
     assert "dora-bot.v1" in report
 
 
