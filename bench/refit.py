@@ -47,6 +47,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from referee.league.folder import LeagueFolder  # noqa: E402  (this checkout's, as above)
+
 TARGET_S = 30.0
 BASELINE_REV = "cfbdebf"   # main before the incremental refit
 AGAINST_REV = "8c74e58"    # main before the bootstrap's draws were counted uniform draws
@@ -74,8 +76,8 @@ def timed_refit(out: Path, source: Path = ROOT) -> tuple[float, float, dict]:
 def without_last(out: Path, copy: Path, count: int) -> None:
     """A copy of the season in `out` in `copy`, less its last `count` recorded games."""
     copy.mkdir(parents=True)
-    shutil.copy(out / "league.db", copy / "league.db")
-    with sqlite3.connect(copy / "league.db") as db:
+    shutil.copy(LeagueFolder(out).store_path, LeagueFolder(copy).store_path)
+    with sqlite3.connect(LeagueFolder(copy).store_path) as db:
         db.execute("DELETE FROM games WHERE idx >= (SELECT max(idx) FROM games) - ?",
                    (count - 1,))
 
@@ -124,11 +126,9 @@ def prime(out: Path, new_games: int, earlier: Path) -> tuple[float, float, dict]
     """The first refit, on a copy of the season in `out` less its last `new_games` games (in
     `earlier`), its state put in `out` as if those games came in since; its (wall, CPU,
     snapshot)."""
-    from referee.server.runner.refit import STATE_FILE
-
     without_last(out, earlier, new_games)
     first = timed_refit(earlier)
-    shutil.copy(earlier / STATE_FILE, out / STATE_FILE)
+    shutil.copy(LeagueFolder(earlier).refit_state, LeagueFolder(out).refit_state)
     return first
 
 
@@ -136,11 +136,9 @@ def measure(out: Path, new_games: int, work: Path) -> dict:
     """Time the first refit (on the season less its last `new_games` games, unless `work`
     holds its state from an earlier run) and the next one (after them); returns their (wall,
     CPU, snapshot), the first as None when reused."""
-    from referee.server.runner.refit import STATE_FILE
-
     earlier = work / "earlier"
-    if (earlier / STATE_FILE).exists():
-        shutil.copy(earlier / STATE_FILE, out / STATE_FILE)
+    if LeagueFolder(earlier).refit_state.exists():
+        shutil.copy(LeagueFolder(earlier).refit_state, LeagueFolder(out).refit_state)
         first = None
     else:
         shutil.rmtree(earlier, ignore_errors=True)
@@ -173,12 +171,10 @@ def main() -> None:
     args = parser.parse_args()
     from server import big_season  # bench/server.py: the same simulated season
 
-    from referee.server.runner.refit import STATE_FILE
-
     work = args.keep or Path(tempfile.mkdtemp(prefix="bench-refit-"))
     try:
         out = work / "season"
-        if (out / "league.db").exists():
+        if LeagueFolder(out).has_store():
             print(f"season: {args.bots} bots, {args.games} games, kept in {out}", flush=True)
         else:
             made = time.monotonic()
@@ -206,7 +202,7 @@ def main() -> None:
         prior = None
         if args.against:
             # the same state as the new code's next refit resumed from
-            shutil.copy(work / "earlier" / STATE_FILE, out / STATE_FILE)
+            shutil.copy(LeagueFolder(work / "earlier").refit_state, LeagueFolder(out).refit_state)
             shutil.rmtree(work / "against", ignore_errors=True)
             prior = timed_refit(out, old_tree(args.against, work / "against"))
             print(f"next refit of {args.against} (the same state and games): {prior[0]:.1f} s "
@@ -216,7 +212,7 @@ def main() -> None:
                   flush=True)
         same: bool | None = None
         if old is None and not args.no_scratch:
-            (out / STATE_FILE).unlink()
+            LeagueFolder(out).refit_state.unlink()
             scratch = timed_refit(out)
             reference, name = scratch[2], "the new code from scratch"
             print(f"refit from scratch (no state): {scratch[0]:.1f} s wall, "

@@ -37,8 +37,8 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
+from referee.league.folder import LeagueFolder  # noqa: E402
 from referee.league.outcome import load_outcome  # noqa: E402
-from referee.league.store import LeagueStore  # noqa: E402
 from referee.report.site import build_report, script_text  # noqa: E402
 
 SAMPLE = REPO_ROOT / "sample_bots"
@@ -91,7 +91,7 @@ def main() -> int:
         # 1. Replay data of 5-player classic games.
         five = root / "five"
         play(specs[:5], five, 20, "5", SEED)
-        store = LeagueStore(five / "league.db")
+        store = LeagueFolder(five).open_store()
         records = list(store.records())
         store.close()
         data = [len(script_text(json.dumps(r, separators=(",", ":")).encode()).encode())
@@ -109,7 +109,7 @@ def main() -> int:
         big = root / "big"
         league_s = play(specs, big, args.games, args.players, SEED + 1)
         # At the end of a league the runner hands its outcome (ratings, fit) to the report.
-        store = LeagueStore(big / "league.db")
+        store = LeagueFolder(big).open_store()
         outcome = load_outcome(store)
         store.close()
         builds, standalone = [], []

@@ -23,6 +23,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from server import bytes_per_game  # noqa: E402
 
+from referee.league.folder import LeagueFolder  # noqa: E402
+
 
 def bots(folder: Path) -> list[Path]:
     """Four bots: copies of the sample random and greedy bots under names of their own."""
@@ -50,9 +52,10 @@ def main() -> None:
                               capture_output=True, text=True)
         if done.returncode != 0:
             raise SystemExit(f"bench: the league failed:\n{done.stderr[-2000:]}")
-        size = sum(p.stat().st_size for p in out.glob("league.db*"))
+        store = LeagueFolder(out).store_path
+        size = sum(p.stat().st_size for p in out.glob(f"{store.name}*"))   # with -wal, -shm
         per_game = bytes_per_game(out)
-        print(f"{args.games} games at tables of 4: league.db {size / 1e6:.2f} MB on disk "
+        print(f"{args.games} games at tables of 4: {store.name} {size / 1e6:.2f} MB on disk "
               f"({size / args.games:.0f} bytes a game, all in); the games' own pages: "
               f"{per_game:.0f} bytes a game")
         evening = 30 * 60 * 3 // 4   # 30 bots, 60 games per bot per hour, 3 hours, 4 a game

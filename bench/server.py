@@ -60,13 +60,14 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from referee.league.folder import LeagueFolder  # noqa: E402  (this checkout's)
 
 
 def games(data: Path) -> int:
     """Games the season's store holds (0 before its first game)."""
     from referee.league.store import games_stored
 
-    return games_stored(data / "season" / "league.db")
+    return games_stored(LeagueFolder(data / "season").store_path)
 
 
 def rate(data: Path, seconds: float) -> tuple[float, int]:
@@ -277,7 +278,6 @@ BYTES_PER_GAME_TARGET = 4096
 
 def sample_record(folder: Path, seed: int) -> bytes:
     """The stored record (blob) of one real 4-player game of copies of the sample random bot."""
-    from referee.league.store import LeagueStore
 
     bots = []
     for n in range(4):
@@ -288,7 +288,7 @@ def sample_record(folder: Path, seed: int) -> bytes:
     subprocess.run([sys.executable, "-m", "referee.cli", "league", *bots, "--games", "1",
                     "--players", "4", "--seed", str(seed), "--out", str(folder / "league"),
                     "--quiet"], check=True, capture_output=True)
-    store = LeagueStore(folder / "league" / "league.db")
+    store = LeagueFolder(folder / "league").open_store()
     try:
         return store.db.execute("SELECT record FROM games").fetchone()[0]
     finally:
@@ -300,10 +300,9 @@ def season_standing(folder: Path, names: list[str], seed: int) -> dict:
     season (8 of the bots, 160 games) grown to every bot, with a row each and records against
     every other bot (the fit of a big season is the refit's business, not the pages')."""
     from referee.league.season import Season, snapshot
-    from referee.league.store import LeagueStore
 
     big_season(folder, 8, 160, seed, b"", names[:8])
-    with Season(LeagueStore(folder / "league.db")) as season:
+    with Season(LeagueFolder(folder).open_store()) as season:
         small = json.loads(json.dumps(snapshot(season)))
     rng = random.Random(seed)
     template = small["rows"][0]
@@ -367,7 +366,7 @@ def pages_club(data: Path, bots: int, count: int, seed: int) -> dict:
     names = [f"b{n:03d}.v1" for n in range(bots)]
     record = sample_record(data / "sample", seed)
     big_season(data / "season", bots, count, seed, record, names)
-    struck_seats(data / "season" / "league.db")
+    struck_seats(LeagueFolder(data / "season").store_path)
     standing = season_standing(data / "fit", names, seed)
     for name in names:
         user = User.objects.create(username=name.split(".")[0])
@@ -461,7 +460,7 @@ def bytes_per_game(season: Path) -> float:
 
     tables = ("games", "game_seats", "schedule", "game_workers", "game_strikes")
     marks = ", ".join("?" * len(tables))
-    db = sqlite3.connect(f"file:{season / 'league.db'}?mode=ro", uri=True)
+    db = sqlite3.connect(f"file:{LeagueFolder(season).store_path}?mode=ro", uri=True)
     try:
         used = db.execute(f"SELECT sum(pgsize) FROM dbstat WHERE name IN ({marks}) OR name IN "
                           f"(SELECT name FROM sqlite_master WHERE tbl_name IN ({marks}))",

@@ -6,6 +6,8 @@ from pathlib import Path
 
 from cli_support import referee
 
+from referee.league.folder import LeagueFolder
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_BOTS = [ROOT / "sample_bots" / "greedy.toml", ROOT / "sample_bots" / "random.toml"]
 
@@ -67,9 +69,8 @@ def start_browser(profile: Path, width: int = 1400, height: int = 1000):  # noqa
 
 def stored_records(league: Path) -> list[dict]:
     """Every record in a league's store, in schedule order."""
-    from referee.league.store import LeagueStore
 
-    store = LeagueStore(league / "league.db")
+    store = LeagueFolder(league).open_store()
     try:
         return list(store.records())
     finally:

@@ -38,6 +38,7 @@ from referee.bots.process import GAME_LOG_CAP
 from referee.checking.conformance import processes_with_run_id
 from referee.engine import Game, GameRecord
 from referee.engine.record import event_to_dict
+from referee.league.folder import LeagueFolder
 from referee.league.store import games_stored, load_record
 from referee.league.tables import NAMES_PER_BOT
 
@@ -304,7 +305,7 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
                base / "bots" / f"{OTHER_BOT}.toml", base / "league.toml", ROOT / "pyproject.toml"]
     envs = {
         "net_probe": {"NET_PROBE_PORT": str(port)},
-        "snoop": {"LEAGUE_DB_GUESS": str(out / "league.db"),
+        "snoop": {"LEAGUE_DB_GUESS": str(LeagueFolder(out).store_path),
                   "SNOOP_PATHS": ":".join(map(str, secrets))},
         "writer": {"WRITER_PATHS": ":".join([str(ROOT), str(ROOT / "referee"), str(out),
                                              str(other), str(base)])},
@@ -332,7 +333,7 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
     try:
         while proc.poll() is None:
             if rss_at_first_game is None and samples and len(samples) % 5 == 0 and \
-                    games_stored(out / "league.db") > 0:
+                    games_stored(LeagueFolder(out).store_path) > 0:
                 rss_at_first_game = samples[-1]
             if time.monotonic() - started > 900:   # a bound for a hung league, not a timing
                 raise AssertionError("the adversarial league took more than 900 s")
@@ -359,8 +360,8 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
     result.marks = sorted(p.name for p in marks.iterdir())
     result.tmp_left = sorted(p.name for p in (base / "tmp").iterdir())
     result.owners_before, result.owners_after = owners, _owners(base / "bots")
-    if (out / "league.db").exists():
-        db = sqlite3.connect(out / "league.db")
+    if LeagueFolder(out).store_path.exists():
+        db = sqlite3.connect(LeagueFolder(out).store_path)
         try:
             result.scheduled = db.execute("SELECT count(*) FROM schedule").fetchone()[0]
             result.settings = {k: json.loads(v) for k, v in db.execute("SELECT * FROM settings")}
@@ -373,8 +374,8 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
                               db.execute("SELECT record FROM games ORDER BY idx")]
         finally:
             db.close()
-    if (out / "table.json").exists():
-        table = json.loads((out / "table.json").read_text())["table"]
+    if LeagueFolder(out).table_json.exists():
+        table = json.loads(LeagueFolder(out).table_json.read_text())["table"]
         result.table = {row["bot"]: row for row in table}
     strikes = Counter()
     for row in result.table.values():
@@ -512,7 +513,7 @@ def test_a_bot_s_value_names_stay_bounded(league: League) -> None:
     row = league.table["namer"]
     assert len(row["note_values"]) == NAMES_PER_BOT and row["note_names_dropped"] > 0
     line = f"namer: {row['note_names_dropped']} more value names dropped; a league keeps"
-    assert (league.out / "table.md").read_text().count(line) == 1
+    assert LeagueFolder(league.out).table_md.read_text().count(line) == 1
     assert len(json.dumps(row)) < 4_000   # its row of table.json, names and all
 
 
@@ -561,7 +562,7 @@ def test_sandbox_hides_other_bots_the_league_files_and_the_host(league: League) 
     assert lines, "snoop never reported"
     results = _results(lines, "SNOOP")
     targets = {path for path, _ in results}
-    secrets = [league.out / "league.db", league.base / "bots" / OTHER_BOT / "main.py",
+    secrets = [LeagueFolder(league.out).store_path, league.base / "bots" / OTHER_BOT / "main.py",
                TEST_BOTS / "honest" / "main.py", league.base / "bots" / f"{OTHER_BOT}.toml",
                league.base / "league.toml", ROOT / "pyproject.toml"]
     for path in secrets:
@@ -778,7 +779,7 @@ def test_bots_die_with_a_killed_referee(tmp_path: Path) -> None:
     try:
         def three_stored() -> bool:
             assert proc.poll() is None, league_file.with_suffix(".stderr").read_text()
-            return games_stored(tmp_path / "out" / "league.db") >= 3
+            return games_stored(LeagueFolder(tmp_path / "out").store_path) >= 3
 
         wait_for("three recorded games", three_stored, timeout=120)
         running = processes_with_run_id(run_id)
@@ -792,4 +793,4 @@ def test_bots_die_with_a_killed_referee(tmp_path: Path) -> None:
             proc.wait()
     left, waited = wait_for_no_processes(run_id, 15.0)
     assert left == [], left
-    assert games_stored(tmp_path / "out" / "league.db") < 200
+    assert games_stored(LeagueFolder(tmp_path / "out").store_path) < 200

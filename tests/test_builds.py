@@ -30,6 +30,7 @@ from referee.bots.process import protocol_env
 from referee.bots.sandbox import default_env
 from referee.bots.spec import load_spec
 from referee.checking.conformance import processes_with_run_id
+from referee.league.folder import LeagueFolder
 
 ROOT = Path(__file__).resolve().parents[1]
 BOTS = ROOT / "tests" / "bots"
@@ -70,7 +71,7 @@ def test_a_build_runs_confined(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     other = tmp_path / "bots" / "other"
     other.mkdir(parents=True)
     (other / "main.py").write_text("SECRET_STRATEGY = 1\n")
-    database = tmp_path / "out" / "league.db"
+    database = LeagueFolder(tmp_path / "out").store_path
     database.parent.mkdir()
     database.write_text("scores\n")
     spec_path = _attacker(tmp_path, BUILD_READ_PATHS=f"{other / 'main.py'}:{database}:"

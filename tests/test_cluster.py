@@ -23,6 +23,7 @@ from net_support import dies_with_pytest
 from wait_support import wait_for
 
 from referee.checking.conformance import processes_with_run_id
+from referee.league.folder import LeagueFolder
 from referee.league.store import games_stored, load_record
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,13 +34,13 @@ DASK = str(Path(sys.executable).parent / "dask")
 def canonical(out: Path) -> dict:
     """A league's results without what depends on timing (think times) or on where games ran:
     the tables as written, and every stored game's facts."""
-    table = json.loads((out / "table.json").read_text())
+    table = json.loads(LeagueFolder(out).table_json.read_text())
     table.pop("workers", None)
     table.get("extra", {}).pop("started", None)
     for row in table["table"]:
         for key in [key for key in row if key.endswith("_ms")]:
             row.pop(key)
-    db = sqlite3.connect(out / "league.db")
+    db = sqlite3.connect(LeagueFolder(out).store_path)
     games = db.execute("SELECT idx, bots, seed, places, money, forfeited, strikes FROM games "
                        "ORDER BY idx").fetchall()
     db.close()
@@ -48,12 +49,12 @@ def canonical(out: Path) -> dict:
 
 def stored(out: Path) -> int:
     """Games in the league's store so far (0 before it exists)."""
-    return games_stored(out / "league.db")
+    return games_stored(LeagueFolder(out).store_path)
 
 
 def workers_of(out: Path) -> list[str]:
     """The worker named in each stored record, in schedule order."""
-    db = sqlite3.connect(out / "league.db")
+    db = sqlite3.connect(LeagueFolder(out).store_path)
     blobs = db.execute("SELECT record FROM games ORDER BY idx").fetchall()
     db.close()
     return [load_record(blob)["worker"] for (blob,) in blobs]
@@ -147,10 +148,10 @@ def test_sample_league_on_the_cluster_matches_the_local_league(tmp_path: Path,
     assert "12/12 games recorded, finished" in done.stdout
     assert canonical(tmp_path / "cluster") == canonical(tmp_path / "local")
     assert set(workers_of(tmp_path / "cluster")) <= {"w1", "w2"}
-    health = json.loads((tmp_path / "cluster" / "table.json").read_text())["workers"]
+    health = json.loads(LeagueFolder(tmp_path / "cluster").table_json.read_text())["workers"]
     assert sum(row["games"] for row in health) == 12
     assert {row["worker"] for row in health} <= {"w1", "w2"}
-    report = (tmp_path / "cluster" / "report" / "index.html").read_text()
+    report = (LeagueFolder(tmp_path / "cluster").report / "index.html").read_text()
     assert 'id="workers"' in report and "p50 vs all" in report
     # The league's end stops its bots on the workers, which stay up for the next league.
     for name, worker in cluster.workers.items():
@@ -180,7 +181,7 @@ def test_a_killed_worker_loses_no_game_and_doubles_none(tmp_path: Path) -> None:
         stdout, stderr = league.communicate(timeout=400)
         assert league.returncode == 0, stderr
         assert "40/40 games recorded, finished" in stdout
-        db = sqlite3.connect(out / "league.db")
+        db = sqlite3.connect(LeagueFolder(out).store_path)
         indexes = [idx for (idx,) in db.execute("SELECT idx FROM games ORDER BY idx")]
         db.close()
         assert indexes == list(range(40))   # none lost, none twice
@@ -249,7 +250,7 @@ def test_a_bot_that_cannot_start_on_one_worker_plays_on_the_others(tmp_path: Pat
         assert "9/9 games recorded, finished" in done.stdout
         assert "bot 'picky' cannot start on worker bad" in done.stderr
         assert "picky: this machine will not do" in done.stderr
-        db = sqlite3.connect(out / "league.db")
+        db = sqlite3.connect(LeagueFolder(out).store_path)
         seats = [json.loads(bots) for (bots,) in db.execute("SELECT bots FROM games ORDER BY idx")]
         db.close()
         workers = workers_of(out)
@@ -305,10 +306,10 @@ def test_a_file_the_bot_cannot_read_at_home_stays_unreadable_on_a_worker(
     referee("league", *args, "--out", tmp_path / "cluster", "--cluster", cluster.address)
     assert canonical(tmp_path / "cluster") == canonical(tmp_path / "local")
     for out in ("local", "cluster"):
-        table = json.loads((tmp_path / out / "table.json").read_text())["table"]
+        table = json.loads(LeagueFolder(tmp_path / out).table_json.read_text())["table"]
         row = next(r for r in table if r["bot"] == "peeker")
         assert sum(row["strikes"].values()) == 0, (out, row["strikes"])
-        db = sqlite3.connect(tmp_path / out / "league.db")
+        db = sqlite3.connect(LeagueFolder(tmp_path / out).store_path)
         records = [load_record(blob)
                    for (blob,) in db.execute("SELECT record FROM games")]
         db.close()
@@ -371,7 +372,7 @@ def test_a_bot_whose_program_is_in_its_folder_runs_on_a_worker(tmp_path: Path,
                    tmp_path / "out", "--cluster", cluster.address)
     assert "4/4 games recorded, finished" in done.stdout, done.stdout + done.stderr
     assert "skipped" not in done.stderr and "Traceback" not in done.stderr, done.stderr
-    table = json.loads((tmp_path / "out" / "table.json").read_text())["table"]
+    table = json.loads(LeagueFolder(tmp_path / "out").table_json.read_text())["table"]
     assert {row["bot"]: row["games"] for row in table} == {
         "dot-slash": 4, "in-bin": 4, "python-main": 4}
     assert all(sum(row["strikes"].values()) == 0 for row in table), table
@@ -439,7 +440,7 @@ def test_a_bot_and_its_build_read_nothing_outside_its_folder_on_a_worker(
                                               "node_modules/secret.txt": CLUSTER_SECRET})
         out = root / "out"
         secrets = [data / "secret.txt", linker / "node_modules" / "secret.txt",
-                   out / "league.db"]
+                   LeagueFolder(out).store_path]
         (linker / "paths.txt").write_text("\n".join(map(str, secrets)) + "\n")
         (base / "linker.toml").write_text(
             'name = "linker"\ncommand = ["{python}", "main.py"]\n'
@@ -469,7 +470,7 @@ def test_a_bot_and_its_build_read_nothing_outside_its_folder_on_a_worker(
             assert len(said) == 1, done.stderr
         assert "leads outside the bot's folder" in next(
             line for line in done.stderr.splitlines() if "'linked_program'" in line)
-        db = sqlite3.connect(out / "league.db")
+        db = sqlite3.connect(LeagueFolder(out).store_path)
         records = [load_record(blob)
                    for (blob,) in db.execute("SELECT record FROM games")]
         db.close()
@@ -486,7 +487,7 @@ def test_a_bot_and_its_build_read_nothing_outside_its_folder_on_a_worker(
                 assert direct and linked, (who, secret, sorted(tried))
                 assert all(" denied (" in line for line in direct + linked), sorted(tried)
         assert not any(" READ " in line for line in tried), sorted(tried)
-        table = json.loads((out / "table.json").read_text())["table"]
+        table = json.loads(LeagueFolder(out).table_json.read_text())["table"]
         row = next(row for row in table if row["bot"] == "linker")
         assert row["games"] == 6 and sum(row["strikes"].values()) == 0, row
     finally:
@@ -495,7 +496,7 @@ def test_a_bot_and_its_build_read_nothing_outside_its_folder_on_a_worker(
 
 def gauntlet_games(out: Path) -> dict[int, tuple]:
     """The gauntlet's stored games by schedule index: who sat where, the seed and the result."""
-    db = sqlite3.connect(out / "gauntlet.db")
+    db = sqlite3.connect(LeagueFolder(out).gauntlet_store)
     rows = db.execute("SELECT idx, bots, seed, places, money, forfeited, strikes FROM games "
                       "ORDER BY idx").fetchall()
     db.close()
@@ -511,7 +512,7 @@ def test_a_gauntlet_on_the_cluster_gives_the_local_verdict_and_games(tmp_path: P
     done = referee("gauntlet", *args, "--out", tmp_path / "cluster", "--cluster",
                    cluster.address)
     assert "verdict: better" in done.stdout
-    local, remote = (json.loads((tmp_path / where / "gauntlet.json").read_text())
+    local, remote = (json.loads(LeagueFolder(tmp_path / where).gauntlet_result.read_text())
                      for where in ("local", "cluster"))
     # Games still in flight when the test decided are stored but never judged, so only
     # games_stored may differ (more places are in flight on the cluster).
@@ -524,7 +525,7 @@ def test_a_gauntlet_on_the_cluster_gives_the_local_verdict_and_games(tmp_path: P
     assert set(judged) <= set(cluster_games) and set(judged) <= set(local_games)
     assert {i: cluster_games[i] for i in cluster_games.keys() & local_games.keys()} == \
         {i: local_games[i] for i in cluster_games.keys() & local_games.keys()}
-    db = sqlite3.connect(tmp_path / "cluster" / "gauntlet.db")
+    db = sqlite3.connect(LeagueFolder(tmp_path / "cluster").gauntlet_store)
     workers = {worker for (worker,) in db.execute("SELECT worker FROM game_workers")}
     db.close()
     assert workers and workers <= {"w1", "w2"}

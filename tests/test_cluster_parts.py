@@ -18,6 +18,7 @@ from referee.bots.errors import BotStartError
 from referee.bots.spec import BotSpecError, load_spec, moved_to
 from referee.league.config import load_league_file
 from referee.league.executors.packs import pack_tree, pack_version, place_archive, unpack
+from referee.league.folder import LeagueFolder
 from referee.util.config import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,9 +119,9 @@ def test_the_store_refuses_a_second_record_of_a_game(tmp_path: Path) -> None:
     from referee.engine import preset
     from referee.game.match import MatchResult, SeatResult
     from referee.league.schedule import ScheduledGame
-    from referee.league.store import GameAlreadyStored, LeagueStore
+    from referee.league.store import GameAlreadyStored
 
-    store = LeagueStore(tmp_path / "league.db")
+    store = LeagueFolder(tmp_path).open_store()
     game = ScheduledGame(0, ("a", "b"), 5, 0)
     store.create({"seed": 1}, {"a": ("v", None), "b": ("v", None)}, [game])
     from referee.engine import Game

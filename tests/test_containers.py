@@ -43,6 +43,7 @@ from referee.bots.runtime import BotRunner
 from referee.bots.spec import BotSpecError, load_spec
 from referee.engine import preset
 from referee.game.single import run_match
+from referee.league.folder import LeagueFolder
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs Linux")
 
@@ -422,7 +423,7 @@ def test_container_bots_over_their_limits_play_a_league(runtime: str, image: str
     for bot in ("hog-fork", "boxed", "random", "greedy"):
         assert sum(rows[bot].strikes.values()) == 0, (bot, rows[bot].strikes)
         assert rows[bot].games >= 2
-    db = sqlite3.connect(tmp_path / "league" / "league.db")
+    db = sqlite3.connect(LeagueFolder(tmp_path / "league").store_path)
     try:
         from referee.league.store import load_record
         records = [load_record(blob) for (blob,) in
@@ -499,7 +500,7 @@ def test_a_league_plays_a_bot_handed_in_as_an_image_archive(runtime: str, image:
         assert sum(rows[name].strikes.values()) == 0 and rows[name].forfeits == 0
         # Its version is the digest of the image in the file.
         ident = image_id(runtime, image)
-        db = sqlite3.connect(tmp_path / "league" / "league.db")
+        db = sqlite3.connect(LeagueFolder(tmp_path / "league").store_path)
         version = db.execute("SELECT version FROM bots WHERE name = ?", (name,)).fetchone()[0]
         db.close()
         assert version == f"image-archive:alice.tar@sha256:{ident}"

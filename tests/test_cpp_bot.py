@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from cli_support import referee
 
+from referee.league.folder import LeagueFolder
+
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "sample_bots" / "cpp" / "greedy-cpp.toml"
 SAMPLES = ROOT / "sample_bots"
@@ -64,7 +66,8 @@ def test_cpp_bot_plays_a_league_and_its_notes_are_kept(tmp_path: Path) -> None:
                    "--games", "6", "--players", "3", "--rules", "boulevard", "--seed", "3",
                    "--out", out, "--quiet")
     assert done.returncode == 0, done.stdout + done.stderr
-    rows = {row["bot"]: row for row in json.loads((out / "table.json").read_text())["table"]}
+    table = json.loads(LeagueFolder(out).table_json.read_text())["table"]
+    rows = {row["bot"]: row for row in table}
     cpp = rows["greedy-cpp"]
     assert cpp["games"] == 6 and cpp["forfeits"] == 0
     assert sum(cpp["strikes"].values()) == 0

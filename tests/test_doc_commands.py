@@ -25,6 +25,8 @@ import pytest
 from doc_support import ROOT, shell_commands
 from league_support import install_test_bot
 
+from referee.league.folder import LeagueFolder
+
 SEED = "58209749445923078164062862089986280348"
 # new.toml and old.toml of the gauntlet: two bots that are not in the field, each in a folder
 # of its own (a league refuses two specs that share one), laid out by the workspace fixture
@@ -180,9 +182,8 @@ def run(top: Path, command: str) -> subprocess.CompletedProcess[str]:
 
 
 def game_ids(top: Path) -> dict[str, str]:
-    from referee.league.store import LeagueStore
 
-    store = LeagueStore(top / "league-out" / "league.db")
+    store = LeagueFolder(top / "league-out").open_store()
     try:
         rows = store.db.execute("SELECT idx, game_id FROM games").fetchall()
     finally:

@@ -43,6 +43,7 @@ from referee.errors import (
     UserError,
 )
 from referee.league.executors.worker import BotUnavailable
+from referee.league.folder import LeagueFolder
 from referee.league.outcome import LeagueStateError
 from referee.league.season import SeasonError
 from referee.league.store import GameAlreadyStored, StoreUnreadable, StoreVersionError
@@ -132,11 +133,12 @@ def test_every_exception_the_package_defines_is_in_one_branch(
 def test_a_damaged_store_is_the_users_one_line(tmp_path: Path) -> None:
     league = tmp_path / "league"
     league.mkdir()
-    (league / "league.db").write_bytes(bytes(range(256)) * 16)   # not a database
+    store = LeagueFolder(league).store_path
+    store.write_bytes(bytes(range(256)) * 16)   # not a database
     for args in (["table", str(league)], ["report", str(league)]):
         status, lines = run(*args)
         assert status == 1, (args, lines)
-        assert len(lines) == 1 and "league.db: not a league store" in lines[0], (args, lines)
+        assert len(lines) == 1 and f"{store}: not a league store" in lines[0], (args, lines)
 
 
 def test_the_engines_errors_keep_their_common_base() -> None:

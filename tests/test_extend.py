@@ -11,6 +11,7 @@ from cli_support import referee
 from test_league import bot_spec
 
 from referee.league.entrants import more_games, newcomer_games
+from referee.league.folder import LeagueFolder
 from referee.league.schedule import make_schedule
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,10 +76,10 @@ def test_until_settled_stops_on_its_own(tmp_path: Path) -> None:
     # a look after each block of the 10-block budget: z = Phi^-1(1 - 0.05 / 20) = 2.81
     assert "settled: every pair of neighbours separated (gap z > 2.81, 95% over 10 looks)" \
         in " ".join(done.stdout.split())
-    table = json.loads((tmp_path / "settled" / "table.json").read_text())["table"]
+    table = json.loads(LeagueFolder(tmp_path / "settled").table_json.read_text())["table"]
     assert [row["bot"] for row in table] == ["greedy", "honest-a"]
     assert table[0]["strength_low"] > table[1]["strength_high"]
-    games = len(stored_games(tmp_path / "settled" / "league.db"))
+    games = len(stored_games(LeagueFolder(tmp_path / "settled").store_path))
     assert games % 10 == 0 and games < 100     # whole blocks, before the 10-block budget
 
 
@@ -94,7 +95,7 @@ def test_until_settled_names_the_pairs_left_at_the_budget(tmp_path: Path) -> Non
         "(gap z > 2.39, 95% over 3 looks): twin-" in said
     assert "block 3 of at most 3: 4 more games after 16, because" in said
     assert "twin-a ~ twin-b" in done.stdout or "twin-b ~ twin-a" in done.stdout
-    assert len(stored_games(tmp_path / "twins" / "league.db")) == 20
+    assert len(stored_games(LeagueFolder(tmp_path / "twins").store_path)) == 20
 
 
 def test_add_plays_only_the_newcomers_games_on_a_finished_league(tmp_path: Path) -> None:
@@ -102,14 +103,14 @@ def test_add_plays_only_the_newcomers_games_on_a_finished_league(tmp_path: Path)
     out = tmp_path / "league"
     referee("league", *field, "--players", "3", "--games", "6", "--seed", "4" * 30,
             "--out", out, "--quiet", "--no-report")
-    before = stored_games(out / "league.db")
+    before = stored_games(LeagueFolder(out).store_path)
     newer = tmp_path / "v2"
     newer.mkdir()
     second_version = bot_spec(newer, "honest-a")          # same name, another spec
     newcomer = bot_spec(tmp_path, "honest-d")
     added = referee("league", "--out", out, "--add", newcomer, "--add", second_version,
                     "--quiet", "--no-report")
-    after = stored_games(out / "league.db")
+    after = stored_games(LeagueFolder(out).store_path)
     assert after[: len(before)] == before                  # stored games untouched
     new_games = after[len(before):]
     assert f"played now: {len(new_games)}" in added.stdout
@@ -117,12 +118,12 @@ def test_add_plays_only_the_newcomers_games_on_a_finished_league(tmp_path: Path)
     for _, _, bots, *_ in new_games:
         seated = json.loads(bots)
         assert sum(bot in ("honest-d", "honest-a-2") for bot in seated) == 1
-    table = json.loads((out / "table.json").read_text())["table"]
+    table = json.loads(LeagueFolder(out).table_json.read_text())["table"]
     assert sorted(row["bot"] for row in table) == ["honest-a", "honest-a-2", "honest-b",
                                                    "honest-c", "honest-d"]
     again = referee("league", "--out", out, "--add", newcomer, check=False)
     assert again.returncode != 0 and "already in the league as 'honest-d'" in again.stderr
-    assert stored_games(out / "league.db") == after
+    assert stored_games(LeagueFolder(out).store_path) == after
     none = referee("league", "--out", tmp_path / "nothing", "--add", newcomer, check=False)
     assert none.returncode != 0 and "holds no league" in none.stderr
     assert "Traceback" not in none.stderr + again.stderr

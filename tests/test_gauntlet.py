@@ -17,6 +17,7 @@ from cli_support import referee, start_referee
 from wait_support import wait_for
 
 from referee.engine import preset
+from referee.league.folder import LeagueFolder
 from referee.league.gauntlet import gauntlet_schedule, pair_scores
 from referee.league.store import games_stored
 from referee.ratings.results import PlayedGame
@@ -276,7 +277,7 @@ def test_the_same_seed_gives_the_same_verdict_after_the_same_pairs():
 
 
 def verdict_of(out: Path) -> dict:
-    data = json.loads((out / "gauntlet.json").read_text())
+    data = json.loads(LeagueFolder(out).gauntlet_result.read_text())
     return {"verdict": data["verdict"], "state": data["state"], "trail": data["trail"]}
 
 
@@ -300,7 +301,7 @@ def test_cli_greedy_is_better_than_random_and_not_better_than_itself(tmp_path: P
     same = referee("gauntlet", GREEDY, "--baseline", GREEDY, "--field", RANDOM, GREEDY,
                    "--players", "3", "--out", tmp_path / "same", "--quiet")
     assert "verdict: not better" in same.stdout and "pairs" not in same.stdout.split(":")[0]
-    data = json.loads((tmp_path / "same" / "gauntlet.json").read_text())
+    data = json.loads(LeagueFolder(tmp_path / "same").gauntlet_result.read_text())
     assert data["candidate"] == "greedy" and data["baseline"] == "greedy-baseline"
     assert data["state"]["mean"] == 0.0                         # deterministic twins
     bad = referee("gauntlet", GREEDY, "--field", RANDOM, check=False)
@@ -313,16 +314,17 @@ def test_killed_gauntlet_resumes_to_the_same_verdict(tmp_path: Path) -> None:
     straight = tmp_path / "straight"
     referee("gauntlet", *args, "--out", straight, "-j", "1", "--quiet")
     out = tmp_path / "killed"
+    store = LeagueFolder(out).gauntlet_store
     proc = start_referee("gauntlet", *args, "--out", out, "-j", "3", "--quiet",
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         recorded = wait_for("eight recorded games",
-                            lambda: (n := games_stored(out / "gauntlet.db")) >= 8 and n,
+                            lambda: (n := games_stored(store)) >= 8 and n,
                             timeout=240, every=0.05)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    assert recorded >= 8 and not (out / "gauntlet.json").exists()
+    assert recorded >= 8 and not LeagueFolder(out).gauntlet_result.exists()
     unfinished = referee("gauntlet", *args, "--out", out, "--quiet", check=False)
     assert unfinished.returncode != 0 and "--resume" in unfinished.stderr
     assert unfinished.stdout == ""                            # no header before refusing
@@ -337,7 +339,8 @@ def test_a_gauntlet_of_the_test_before_is_refused_in_one_line(tmp_path: Path) ->
     out = tmp_path / "old"
     referee("gauntlet", GREEDY, "--baseline", RANDOM, "--field", RANDOM, GREEDY, "--players",
             "3", "--max-games", "4", "--out", out, "--quiet")
-    with sqlite3.connect(out / "gauntlet.db") as db:   # as the referee before stored it
+    # as the referee before stored it
+    with sqlite3.connect(LeagueFolder(out).gauntlet_store) as db:
         db.execute("UPDATE settings SET value = ? WHERE key = 'test'",
                    (json.dumps("test by betting, delta in Elo"),))
     db.close()

@@ -24,6 +24,7 @@ from doc_support import ROOT, clean_env, fresh_clone, guide_steps, run_step
 from server_support import ServerProcess, make_student, web_upload
 from test_cpp_bot import _require_toolchain
 
+from referee.league.folder import LeagueFolder
 from referee.server.client import follow as follow_check
 
 GUIDES = ROOT / "docs" / "bots"
@@ -88,7 +89,7 @@ def assert_followed(guide: str, name: str, printed: str, top: Path) -> None:
     for text in quoted:
         assert text in printed, f"{guide} says {text!r}; referee check printed:\n{printed}"
     # The guides then play a game (--replay game.json), a league (my-league) and show a game.
-    assert (top / "game.json").is_file() and (top / "my-league" / "league.db").is_file()
+    assert (top / "game.json").is_file() and LeagueFolder(top / "my-league").store_path.is_file()
     # ... and `referee show my-league 0` tells the bot's game to its ranking.
     assert "Game over. Ranking" in printed and f"{name} (seat " in printed
 

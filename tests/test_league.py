@@ -15,6 +15,7 @@ from cli_support import referee, start_referee
 from wait_support import wait_for
 
 from referee.checking.conformance import processes_with_run_id
+from referee.league.folder import LeagueFolder
 from referee.league.store import games_stored
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,12 +43,12 @@ def bot_spec(directory: Path, name: str, source: str = "honest", **limits: int) 
 
 def outcome(out: Path) -> dict:
     """Everything in the league's results that must not depend on timing."""
-    table = json.loads((out / "table.json").read_text())
+    table = json.loads(LeagueFolder(out).table_json.read_text())
     table["extra"].pop("started")   # the date the league started: a fact, not a result
     for row in table["table"]:
         row.pop("think_p50_ms")
         row.pop("think_p95_ms")
-    db = sqlite3.connect(out / "league.db")
+    db = sqlite3.connect(LeagueFolder(out).store_path)
     games = db.execute("SELECT idx, bots, seed, places, money, forfeited, strikes FROM games "
                        "ORDER BY idx").fetchall()
     db.close()
@@ -78,7 +79,7 @@ def test_killed_league_resumes_to_the_same_tables(tmp_path: Path, bots: list[Pat
                          stderr=subprocess.DEVNULL)
     try:
         recorded = wait_for("five stored games",
-                            lambda: (n := games_stored(out / "league.db")) >= 5 and n,
+                            lambda: (n := games_stored(LeagueFolder(out).store_path)) >= 5 and n,
                             timeout=120)
     finally:
         proc.send_signal(signal.SIGKILL)
@@ -118,13 +119,14 @@ def test_a_bot_that_crashes_during_the_league_cannot_stop_it(tmp_path: Path,
     crasher = bot_spec(tmp_path, "crasher", "crash_mid")
     out = tmp_path / "out"
     referee("league", *bots[:3], crasher, "--games", "8", "--out", out, "--quiet")
-    table = {row["bot"]: row for row in json.loads((out / "table.json").read_text())["table"]}
+    rows = json.loads(LeagueFolder(out).table_json.read_text())["table"]
+    table = {row["bot"]: row for row in rows}
     assert table["crasher"]["games"] == 8
     # Each process answers three decisions, then dies; games sharing it all see the crash.
     assert table["crasher"]["strikes"]["crash"] >= 3
     assert table["crasher"]["forfeits"] >= 1
     assert all(table[f"honest-{n}"]["strikes"]["crash"] == 0 for n in "abc")
-    db = sqlite3.connect(out / "league.db")
+    db = sqlite3.connect(LeagueFolder(out).store_path)
     assert db.execute("SELECT count(*), count(DISTINCT idx) FROM games").fetchone() == (8, 8)
 
 
@@ -136,12 +138,12 @@ def test_league_file_settings_and_stored_records_replay(tmp_path: Path, bots: li
     )
     referee("league", league, "--quiet")
     out = tmp_path / "season"
-    for name in ("table.md", "table.csv", "table.json", "head_to_head.csv"):
-        assert (out / name).exists()
+    folder = LeagueFolder(out)
+    for path in (folder.table_md, folder.table_csv, folder.table_json, folder.head_to_head_csv):
+        assert path.exists()
     from referee.engine import GameRecord, replay
-    from referee.league.store import LeagueStore
 
-    store = LeagueStore(out / "league.db")
+    store = LeagueFolder(out).open_store()
     try:
         records = list(store.records())
         assert store.settings()["rules"]["preset"] == "biggy-slot"

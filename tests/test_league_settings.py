@@ -18,7 +18,8 @@ from cli_support import referee, start_referee
 from test_league import TEST_BOTS, bot_spec
 from wait_support import wait_for
 
-from referee.league.store import LeagueStore, games_stored, load_record
+from referee.league.folder import LeagueFolder
+from referee.league.store import games_stored, load_record
 
 
 def fails(*args: str | Path) -> str:
@@ -50,7 +51,7 @@ def refused(*args: str | Path) -> str:
 
 
 def records(out: Path) -> list[dict]:
-    db = sqlite3.connect(out / "league.db")
+    db = sqlite3.connect(LeagueFolder(out).store_path)
     try:
         return [load_record(blob) for (blob,) in
                 db.execute("SELECT record FROM games ORDER BY idx")]
@@ -61,7 +62,7 @@ def records(out: Path) -> list[dict]:
 def drop_last_games(out: Path, count: int) -> None:
     """Make a finished league unfinished, as if the referee had been killed before its last
     `count` games were recorded."""
-    db = sqlite3.connect(out / "league.db")
+    db = sqlite3.connect(LeagueFolder(out).store_path)
     with db:
         db.execute("DELETE FROM games WHERE idx IN (SELECT idx FROM games ORDER BY idx DESC "
                    "LIMIT ?)", (count,))
@@ -69,7 +70,7 @@ def drop_last_games(out: Path, count: int) -> None:
 
 
 def table_json(out: Path) -> dict:
-    return json.loads((out / "table.json").read_text())
+    return json.loads(LeagueFolder(out).table_json.read_text())
 
 
 def results(table: dict) -> list[dict]:
@@ -208,7 +209,7 @@ def test_a_bot_changed_since_the_league_started_needs_a_flag(tmp_path: Path) -> 
     assert "bot files changed since the league started: 'mine'" in line
     assert "--accept-changed" in line
     referee("league", "--resume", "--accept-changed", "--out", out, "-q")
-    store = LeagueStore(out / "league.db")
+    store = LeagueFolder(out).open_store()
     try:
         versions = store.versions()
     finally:
@@ -246,8 +247,8 @@ def test_facts_of_the_league_in_every_table_file(tmp_path: Path, bots: list[Path
     assert set(facts["bots"]) == {"honest-a", "honest-b", "honest-c"}
     assert facts["referee_version"] and facts["started"]
     assert facts["schedule_balance"].startswith("games per bot")
-    markdown = (out / "table.md").read_text()
-    csv_text = (out / "table.csv").read_text()
+    markdown = LeagueFolder(out).table_md.read_text()
+    csv_text = LeagueFolder(out).table_csv.read_text()
     for text in (markdown, csv_text):
         assert f"seed: {seed}" in text and "table_sizes: 2, 3" in text
         assert "beta=4.167" in text and "schedule_balance: games per bot" in text
@@ -256,7 +257,7 @@ def test_facts_of_the_league_in_every_table_file(tmp_path: Path, bots: list[Path
     quiet = tmp_path / "quiet"
     done = referee("league", *bots, "--games", "2", "--out", quiet, "-q")
     assert "games per bot" not in done.stdout
-    assert "schedule_balance: games per bot" in (quiet / "table.md").read_text()
+    assert "schedule_balance: games per bot" in LeagueFolder(quiet).table_md.read_text()
 
 
 @pytest.mark.slow
@@ -373,7 +374,7 @@ def test_ctrl_c_says_how_many_games_are_saved_and_how_to_resume(tmp_path: Path,
     proc = start_referee("league", *bots, "--games", "60", "-j", "1", "--out", out, "-q",
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        wait_for("three stored games", lambda: games_stored(out / "league.db") >= 3,
+        wait_for("three stored games", lambda: games_stored(LeagueFolder(out).store_path) >= 3,
                  timeout=240, every=0.05)
     finally:
         proc.send_signal(signal.SIGINT)
@@ -381,11 +382,11 @@ def test_ctrl_c_says_how_many_games_are_saved_and_how_to_resume(tmp_path: Path,
     # 130 = 128 + SIGINT, what shells expect of an interrupt; the user asked for it: no "Error:"
     assert proc.returncode == 130 and "Traceback" not in stderr, stderr
     assert "Error" not in stderr, stderr
-    saved = games_stored(out / "league.db")
+    store = LeagueFolder(out).store_path
+    saved = games_stored(store)
     assert 3 <= saved < 60
     command = f"referee league --resume --out {out}"
-    assert f"interrupted: {saved} games saved in {out / 'league.db'}; resume with: {command}" \
-        in stderr
+    assert f"interrupted: {saved} games saved in {store}; resume with: {command}" in stderr
     resumed = referee(*command.split()[1:], timeout=300)
     assert "60/60 games recorded" in resumed.stdout
 

@@ -10,6 +10,7 @@ from cli_support import referee
 from hypothesis import given
 from hypothesis import strategies as st
 
+from referee.league.folder import LeagueFolder
 from referee.present.notes import NAME_MAX_BYTES, NOTE_MAX_BYTES, VALUES_MAX, record_notes
 
 
@@ -112,7 +113,6 @@ def test_a_bot_s_value_names_stay_bounded_in_every_output(tmp_path) -> None:
 
     from league_support import install_test_bot
 
-    from referee.league.store import LeagueStore
     from referee.league.tables import NAMES_PER_BOT
 
     specs = [install_test_bot(tmp_path, "namer"), install_test_bot(tmp_path, "honest")]
@@ -120,7 +120,7 @@ def test_a_bot_s_value_names_stay_bounded_in_every_output(tmp_path) -> None:
     done = referee("league", *specs, "--games", "30", "--players", "2", "--seed", str(2**70),
                    "--out", out, timeout=900, env={"COLUMNS": "100"}, check=False)
     assert done.returncode == 0, done.stderr
-    store = LeagueStore(out / "league.db")
+    store = LeagueFolder(out).open_store()
     sent = set()
     for record in store.records():
         seat = next(b["seat"] for b in record["bots"] if b["name"] == "namer")
@@ -128,20 +128,20 @@ def test_a_bot_s_value_names_stay_bounded_in_every_output(tmp_path) -> None:
                     for name in d.get("values", {}))
     store.close()
     assert len(sent) > 30 * 5 * 16   # every decision brought 16 new names
-    row = next(r for r in json.loads((out / "table.json").read_text())["table"]
+    row = next(r for r in json.loads(LeagueFolder(out).table_json.read_text())["table"]
                if r["bot"] == "namer")
     assert len(row["note_values"]) == NAMES_PER_BOT
     assert row["note_names_dropped"] == len(sent) - NAMES_PER_BOT
     line = (f"namer: {len(sent) - NAMES_PER_BOT} more value names dropped; a league keeps "
             f"the first {NAMES_PER_BOT} names of each bot")
     assert done.stdout.count(line) == 1, done.stdout
-    assert (out / "table.md").read_text().count(line) == 1
-    pages = [page.read_text() for page in (out / "report" / "bots").glob("*.html")]
+    assert LeagueFolder(out).table_md.read_text().count(line) == 1
+    pages = [page.read_text() for page in (LeagueFolder(out).report / "bots").glob("*.html")]
     assert sum(f"{len(sent) - NAMES_PER_BOT} more value names dropped" in p for p in pages) == 1
     # Small whatever the bot sends: a few KiB each (the report's replay pages hold a game's
     # record, at most 16 values per decision).
-    assert (out / "table.json").stat().st_size < 16_000
-    assert (out / "table.md").stat().st_size < 8_000
+    assert LeagueFolder(out).table_json.stat().st_size < 16_000
+    assert LeagueFolder(out).table_md.stat().st_size < 8_000
     assert len(done.stdout.splitlines()) < 60
-    for page in (out / "report").rglob("*.html"):
+    for page in LeagueFolder(out).report.rglob("*.html"):
         assert page.stat().st_size < 100_000, page

@@ -20,6 +20,7 @@ from wait_support import wait_for
 from referee.bots.spec import Limits, load_spec
 from referee.engine import preset
 from referee.game.human import PlaySession
+from referee.league.folder import LeagueFolder
 
 PROMPT = r"your move \(1-(\d+); 5 min per move, 30 min bank\): "
 CAPTURE = os.environ.get("REFEREE_PLAY_CAPTURE")   # where to keep the screen (for docs/play.md)
@@ -168,14 +169,14 @@ def test_no_league_or_season_store_takes_a_human_game(tmp_path: Path) -> None:
     """A season rates every game its store holds; a human game (its seat marked `"human":
     true`) is refused there, one line naming the seat, and the store stays as it was."""
     from referee.league.schedule import ScheduledGame
-    from referee.league.store import HumanGameRefused, LeagueStore
+    from referee.league.store import HumanGameRefused
 
     session = PlaySession(rules=preset("classic"), seed=5, seat=0, name="ann",
                           opponents=[load_spec(ROOT / "sample_bots" / "greedy.toml")],
                           read=lambda _prompt: "1", write=lambda _line: None)
     result = session.run()
     assert result.record.meta["bots"][0]["human"] is True
-    store = LeagueStore(tmp_path / "league.db")
+    store = LeagueFolder(tmp_path).open_store()
     game = ScheduledGame(0, ("ann", "greedy"), 5, 0)
     store.create({"seed": 1}, {"ann": ("human", None), "greedy": ("v", None)}, [game])
     try:

@@ -15,6 +15,7 @@ import pytest
 
 from referee.bots.errors import STRIKE_TYPES
 from referee.errors import StoreError
+from referee.league.folder import LeagueFolder
 from referee.league.schedule import ScheduledGame, balance
 from referee.league.store import LeagueStore
 from referee.league.tables import head_to_head, league_table, percentile
@@ -131,7 +132,7 @@ COLUMNS = ("bots", "places", "money", "forfeited", "strikes", "latencies_us", "n
 
 def stored(tmp_path: Path, games: list[PlayedGame]) -> LeagueStore:
     """A store holding `games` (their columns as LeagueStore.save writes them)."""
-    store = LeagueStore(tmp_path / "league.db")
+    store = LeagueFolder(tmp_path).open_store()
     store.db.executemany(
         "INSERT INTO games VALUES (?, 'g', ?, '1', ?, ?, ?, ?, ?, '[]', 0.0, 0.0, x'', ?)",
         [(g.index, json.dumps(list(g.bots)), json.dumps(g.places), json.dumps(g.money),
@@ -170,9 +171,9 @@ def test_a_recorded_game_that_is_not_readable_is_one_line_naming_store_and_game(
         tmp_path: Path, column: str, text: str) -> None:
     store = stored(tmp_path, random_league(10, seed=6))
     store.close()
-    with sqlite3.connect(tmp_path / "league.db") as db:
+    with sqlite3.connect(LeagueFolder(tmp_path).store_path) as db:
         db.execute(f"UPDATE games SET {column} = ? WHERE idx = 7", (text,))
-    store = LeagueStore(tmp_path / "league.db")
+    store = LeagueFolder(tmp_path).open_store()
     with pytest.raises(StoreError, match=r"league\.db: a recorded game is not readable "
                                          r"\(game 7: ") as caught:
         store.played()

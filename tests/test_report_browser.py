@@ -29,7 +29,7 @@ from report_support import (
 )
 
 from referee.league.config import league_file_text
-from referee.league.store import LeagueStore
+from referee.league.folder import LeagueFolder
 from referee.report.site import single_game_html
 
 MISSING = chromium_missing()
@@ -92,11 +92,11 @@ def test_the_league_ends_with_a_report_whose_index_lists_the_bots_in_table_order
         league: Path, browser, tmp_path: Path) -> None:  # noqa: ANN001
     from selenium.webdriver.common.by import By
 
-    index = league / "report" / "index.html"
+    index = LeagueFolder(league).report / "index.html"
     assert index.is_file()
     open_page(browser, index)
     assert console_errors(browser) == []
-    table = json.loads((league / "table.json").read_text())
+    table = json.loads(LeagueFolder(league).table_json.read_text())
     shown = [row.get_attribute("data-bot")
              for row in browser.find_elements(By.CSS_SELECTOR, "#league-table tr.bot-row")]
     assert shown == [row["bot"] for row in table["table"]]
@@ -133,7 +133,7 @@ def test_a_replay_opens_on_the_funded_board_and_steps_to_the_end_and_back(
     from selenium.webdriver.common.keys import Keys
 
     record = stored_records(league)[5]
-    page = league / "report" / "games" / "5.html"
+    page = LeagueFolder(league).report / "games" / "5.html"
     open_page(browser, page)
     events = len(record["events"])
     # It opens on round 1 with its banknotes dealt, not on the empty table before it.
@@ -195,7 +195,7 @@ def test_a_game_with_strikes_shows_each_strike_and_its_substitute_move(
     index, record = next((i, r) for i, r in enumerate(stored)
                          if any(d.get("strike") for d in r["decisions"]))
     struck = [d for d in record["decisions"] if d.get("strike")]
-    open_page(browser, league / "report" / "games" / f"{index}.html")
+    open_page(browser, LeagueFolder(league).report / "games" / f"{index}.html")
     items = browser.find_elements(By.CSS_SELECTOR, "#strikes .strike-item")
     assert len(items) == len(struck)
     assert struck[0]["detail"] in items[0].text
@@ -205,7 +205,7 @@ def test_a_game_with_strikes_shows_each_strike_and_its_substitute_move(
     assert len(texts(browser, "#event-log .strike-line")) == len(struck)
     # The bot's page lists the same strikes, each with its game.
     bot = record["bots"][struck[0]["seat"]]["name"]
-    open_page(browser, league / "report" / "index.html")
+    open_page(browser, LeagueFolder(league).report / "index.html")
     browser.find_element(By.LINK_TEXT, bot).click()
     rows = texts(browser, "#bot-strikes tbody tr")
     total = sum(1 for r in stored for d in r["decisions"]
@@ -220,7 +220,7 @@ def test_the_game_list_filters_by_bot_place_and_strikes_and_sorts(
     from selenium.webdriver.support.ui import Select
 
     stored = stored_records(league)
-    open_page(browser, league / "report" / "games.html")
+    open_page(browser, LeagueFolder(league).report / "games.html")
     visible = lambda: [r for r in browser.find_elements(By.CSS_SELECTOR, "#game-list tbody tr")  # noqa: E731
                        if r.is_displayed()]
     assert len(visible()) == len(stored)
@@ -307,7 +307,7 @@ def test_on_a_phone_no_page_is_wider_than_the_screen_and_the_replay_works(
         league: Path, browser, tmp_path: Path) -> None:  # noqa: ANN001
     from selenium.webdriver.common.by import By
 
-    report = league / "report"
+    report = LeagueFolder(league).report
     browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
     try:
         for page in ("index.html", "games.html", "bots/bot-0.html", "bots/bot-3.html",
@@ -367,8 +367,8 @@ def test_one_marker_convention_and_sorting_the_useful_way_first(
         league: Path, browser) -> None:  # noqa: ANN001
     from selenium.webdriver.common.by import By
 
-    table = json.loads((league / "table.json").read_text())
-    open_page(browser, league / "report" / "index.html")
+    table = json.loads(LeagueFolder(league).table_json.read_text())
+    open_page(browser, LeagueFolder(league).report / "index.html")
     marks = {row.get_attribute("data-bot"): row.find_elements(By.CSS_SELECTOR, ".sep")
              for row in browser.find_elements(By.CSS_SELECTOR, "#league-table tr.bot-row")}
     for row in table["table"]:
@@ -403,12 +403,12 @@ def test_one_marker_convention_and_sorting_the_useful_way_first(
 def test_settings_are_shown_as_the_league_file_a_user_writes(league: Path, browser) -> None:  # noqa: ANN001
     from selenium.webdriver.common.by import By
 
-    store = LeagueStore(league / "league.db")
+    store = LeagueFolder(league).open_store()
     try:
         settings = store.settings()
     finally:
         store.close()
-    open_page(browser, league / "report" / "index.html")
+    open_page(browser, LeagueFolder(league).report / "index.html")
     shown = browser.find_element(By.ID, "settings-toml").text
     assert shown.strip() == league_file_text(settings).strip()
     parsed = tomllib.loads(shown)
@@ -425,9 +425,9 @@ def test_a_bot_page_has_its_record_against_each_opponent_a_chart_and_filters(
         league: Path, browser) -> None:  # noqa: ANN001
     from selenium.webdriver.common.by import By
 
-    table = json.loads((league / "table.json").read_text())
+    table = json.loads(LeagueFolder(league).table_json.read_text())
     bot = table["table"][0]["bot"]
-    open_page(browser, league / "report" / "index.html")
+    open_page(browser, LeagueFolder(league).report / "index.html")
     browser.find_element(By.LINK_TEXT, bot).click()
     ahead = {h["b"]: (h["games"], h["a_ahead"], h["b_ahead"])
              for h in table["head_to_head"] if h["a"] == bot}
@@ -461,7 +461,7 @@ def test_a_bot_added_later_is_charted_from_its_first_game(tmp_path: Path, browse
 
     out = play_league(tmp_path / "league")
     referee("league", "--out", out, "--add", ROOT / "tests" / "bots" / "noter.toml", "--quiet")
-    open_page(browser, out / "report" / "index.html")
+    open_page(browser, LeagueFolder(out).report / "index.html")
     data = json.loads(browser.find_element(By.ID, "rating-data").get_attribute("textContent"))
     n = data["bots"].index("noter")
     first = data["series"][n][0][0]
@@ -496,7 +496,7 @@ def test_on_a_phone_a_bot_with_a_long_name_widens_no_page(tmp_path: Path, browse
     try:
         for page in ("index.html", "games.html", "bots/bot-0.html", "bots/bot-1.html",
                      "games/0.html"):
-            open_page(browser, out / "report" / page)
+            open_page(browser, LeagueFolder(out).report / page)
             assert long_name in browser.page_source
             width = browser.execute_script("return document.documentElement.scrollWidth")
             assert width <= 390, f"{page} is {width} px wide on a 390 px phone"

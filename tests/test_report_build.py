@@ -12,6 +12,8 @@ from cli_support import referee
 from report_support import play_league, stored_records
 from wait_support import wait_for
 
+from referee.league.folder import LeagueFolder
+
 
 @pytest.fixture(scope="module")
 def league(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -19,7 +21,7 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_a_report_has_a_page_per_game_and_bot_holding_each_stored_record(league: Path) -> None:
-    report = league / "report"
+    report = LeagueFolder(league).report
     records = stored_records(league)
     assert sorted(p.name for p in (report / "games").iterdir()) == \
         sorted(f"{i}.html" for i in range(len(records)))
@@ -31,10 +33,10 @@ def test_a_report_has_a_page_per_game_and_bot_holding_each_stored_record(league:
 
 
 def test_rebuilding_replaces_the_report_and_leaves_no_temporary_folder(league: Path) -> None:
-    stale = league / "report" / "games" / "999.html"
+    stale = LeagueFolder(league).report / "games" / "999.html"
     stale.write_text("an old page")
     done = referee("report", league)
-    assert f"report: {league / 'report' / 'index.html'}" in done.stdout
+    assert f"report: {LeagueFolder(league).report / 'index.html'}" in done.stdout
     assert not stale.exists()
     assert [p.name for p in league.iterdir() if p.name.startswith(".report")] == []
 
@@ -65,7 +67,7 @@ def test_bot_pages_and_table_show_the_strength_at_each_table_size(league: Path) 
     # the league plays tables of 2-4: the fit gives each size its scale (docs/ratings.md)
     import json
 
-    data = json.loads((league / "table.json").read_text())
+    data = json.loads(LeagueFolder(league).table_json.read_text())
     scales = data["extra"]["strength_scale_by_table_size"]
     assert sorted(scales) == ["2", "3", "4"]
     # read at the league's typical table: the scales' games-weighted geometric mean is 1
@@ -75,7 +77,7 @@ def test_bot_pages_and_table_show_the_strength_at_each_table_size(league: Path) 
     assert abs(log_mean) < 1e-6, (scales, games)
     greedy = next(row for row in data["table"] if row["bot"] == "greedy")
     assert set(greedy["strength_by_size"]) == set(greedy["games_by_size"]) == {"2", "3", "4"}
-    pages = [p.read_text() for p in (league / "report" / "bots").glob("*.html")]
+    pages = [p.read_text() for p in (LeagueFolder(league).report / "bots").glob("*.html")]
     text = next(page for page in pages if "<h1>greedy</h1>" in page)
     said = text.split('id="bot-by-size">')[1].split("</p>")[0]
     assert "2 players" in said and "4 players" in said and "games)" in said

@@ -20,6 +20,7 @@ from proc_support import descendants, running
 from wait_support import wait_for
 
 from referee.bots.sandbox import NOBODY, bwrap_argv, default_env, prepare_dirs
+from referee.league.folder import LeagueFolder
 
 pytestmark = pytest.mark.sandbox   # fails in CI if the sandbox cannot start (conftest.py)
 
@@ -72,8 +73,8 @@ def box(tmp_path: Path) -> Box:
     other.mkdir(mode=0o755)
     (other / "main.py").write_text("SECRET_STRATEGY = 42\n")
     (other / "main.py").chmod(0o644)
-    (base / "league.db").write_text("not really sqlite\n")
-    (base / "league.db").chmod(0o644)
+    LeagueFolder(base).store_path.write_text("not really sqlite\n")
+    LeagueFolder(base).store_path.chmod(0o644)
 
     run = tmp_path / "run"
     tmp_dir, socket_dir = run / "tmp", run / "sock"
@@ -130,7 +131,7 @@ def test_cannot_read_outside_bot_dir(box: Box) -> None:
                 print("READ", path)
         """,
         str(box.base / "bots" / "bob" / "main.py"),
-        str(box.base / "league.db"),
+        str(LeagueFolder(box.base).store_path),
         str(repo / "pyproject.toml"),
         "/root/.bash_history",
         "/etc/shadow",

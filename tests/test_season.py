@@ -16,6 +16,7 @@ from cli_support import referee
 
 from referee.league.config import LeagueSettings
 from referee.league.executors.local import LocalExecutor
+from referee.league.folder import LeagueFolder
 from referee.league.schedule import table_sizes
 from referee.league.season import (
     ACTIVE,
@@ -143,15 +144,15 @@ def test_ranks_count_the_current_versions_not_every_version(tmp_path: Path) -> N
     outcome = season.outcome()
     write_outputs(outcome)
     build_report(tmp_path / "s", None, outcome)
-    table = json.loads((tmp_path / "s" / "table.json").read_text())
+    table = json.loads(LeagueFolder(tmp_path / "s").table_json.read_text())
     assert sorted(row["bot"] for row in table["table"]) == sorted(current)
     assert [row["rank"] for row in table["table"]] == [1, 2, 3]
     assert all(row["rank_high"] <= 3 for row in table["table"])
     assert {row["bot"]: row["rank"] for row in table["unranked"]} == {"a": None, "b": None}
-    markdown = (tmp_path / "s" / "table.md").read_text()
+    markdown = LeagueFolder(tmp_path / "s").table_md.read_text()
     ranked_part, _, apart = markdown.partition("## Not ranked")
     assert "| a | " not in ranked_part and "| a | " in apart and "| b | " in apart
-    report = (tmp_path / "s" / "report" / "index.html").read_text()
+    report = (LeagueFolder(tmp_path / "s").report / "index.html").read_text()
     league, _, rest = report.partition('id="not-ranked"')
     assert league.count('class="bot-row"') == 3 and 'data-bot="a"' not in league
     assert 'href="bots/bot-0.html">a</a>' in rest   # a's page, listed apart
@@ -175,14 +176,14 @@ def test_the_league_commands_read_a_season(tmp_path: Path) -> None:
     out = tmp_path / "s"
     table = referee("table", out)
     assert f"{recorded}/{recorded} games recorded" in table.stdout
-    assert json.loads((out / "table.json").read_text())
+    assert json.loads(LeagueFolder(out).table_json.read_text())
     shown = referee("show", out, "1")
     assert "game" in shown.stdout.lower()
     referee("export", out, "--out", tmp_path / "e.jsonl")
     assert len((tmp_path / "e.jsonl").read_text().splitlines()) == recorded
     referee("verify", out)   # fails with its output if the store does not verify
     referee("report", out)
-    assert (out / "report" / "index.html").is_file()
+    assert (LeagueFolder(out).report / "index.html").is_file()
 
 
 def test_a_season_refuses_what_it_cannot_do(tmp_path: Path) -> None:
@@ -224,29 +225,30 @@ def refit_subprocess(out: Path) -> dict:
 @pytest.mark.slow
 def test_the_refit_resumes_trueskill_and_gives_the_table_of_a_refit_from_scratch(
         tmp_path: Path) -> None:
-    from referee.server.runner.refit import STATE_FILE, load_state
+    from referee.server.runner.refit import load_state
 
     specs = {name: bot_copy(tmp_path, name, sample) for name, sample in
              (("a", "random"), ("b", "greedy"), ("c", "random"), ("d", "greedy"))}
     out = tmp_path / "season"
+    state_file = LeagueFolder(out).refit_state
     season = open_season(out, LeagueSettings(bots=[], seed=77, players=(3, 3)), round_games=3)
     for name in specs:
         season.enter(name, "v1", str(specs[name]))
     first = season.next_round()
     play(season)
     refit_subprocess(out)
-    state = load_state(out / STATE_FILE)
+    state = load_state(state_file)
     assert state is not None and state.through == max(game.index for game in first)
     second = season.next_round()
     season.disable("d")                                   # its games of round 2 are cancelled
     play(season)
     resumed = refit_subprocess(out)
-    state = load_state(out / STATE_FILE)
+    state = load_state(state_file)
     assert state is not None and state.through == max(game.index for game in second)
-    (out / STATE_FILE).unlink()
+    state_file.unlink()
     assert resumed == refit_subprocess(out)              # from scratch: the same table
     # A state file that is not one costs a line and the time to rate every game again.
-    (out / STATE_FILE).write_text("{not json")
+    state_file.write_text("{not json")
     done = subprocess.run([sys.executable, "-m", "referee.server.runner.refit", str(out)],
                           capture_output=True, text=True, timeout=600, check=True)
     assert json.loads(done.stdout) == resumed

@@ -59,7 +59,7 @@ def club(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     club.close()
     server = ServerProcess(data)
     try:
-        db = data / "season" / "league.db"
+        db = LeagueFolder(data / "season").store_path
         page = WebClient(server.url)
         page.sign_in("alice", PASSWORD)
         # The round is played and the table refitted on all of it: nothing changes after.
@@ -91,7 +91,7 @@ def session_json(client: WebClient, path: str) -> Any:
 
 def stored_games(data: Path) -> list[int]:
     """Every season game's index, newest first, as the league database holds them."""
-    db = sqlite3.connect(data / "season" / "league.db")
+    db = sqlite3.connect(LeagueFolder(data / "season").store_path)
     try:
         return [idx for (idx,) in db.execute("SELECT idx FROM games ORDER BY idx DESC")]
     finally:

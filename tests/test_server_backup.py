@@ -12,6 +12,7 @@ from runner_support import Club, write_season
 from server_support import ServerProcess, WebClient, student_bot
 from wait_support import wait_for
 
+from referee.league.folder import LeagueFolder
 from referee.league.store import games_stored
 
 PASSWORD = "a long password 1"   # every student Club.student makes
@@ -53,7 +54,7 @@ def test_a_running_club_backed_up_and_restored_shows_the_same_club(tmp_path: Pat
     server = ServerProcess(data)
     try:
         wait_for("the round's games, rated",
-                 lambda: games_stored(data / "season" / "league.db") == ROUND_GAMES and
+                 lambda: games_stored(LeagueFolder(data / "season").store_path) == ROUND_GAMES and
                  sum(g for _, g in rows(bearer(server, "/api/leaderboard", token))) ==
                  2 * ROUND_GAMES, server, timeout=900)
         board = bearer(server, "/api/leaderboard", token)
@@ -64,8 +65,9 @@ def test_a_running_club_backed_up_and_restored_shows_the_same_club(tmp_path: Pat
         done = referee("backup", "--data", data, archive)   # while the server runs
     finally:
         assert server.stop() == 0, server.output()
+    in_archive = LeagueFolder(Path("season")).store_path   # the season's store, as archived
     assert done.stdout.startswith(f"backed up {data} to {archive}: 2 databases "
-                                  f"(server.sqlite3, season/league.db)"), done.stdout
+                                  f"(server.sqlite3, {in_archive})"), done.stdout
     assert stat.S_IMODE(archive.stat().st_mode) == 0o600
     with tarfile.open(archive) as saved:
         names = saved.getnames()

@@ -19,6 +19,7 @@ from runner_support import ROOT, Club, sample, write_season
 from server_support import ServerProcess, WebClient
 from wait_support import wait_for
 
+from referee.league.folder import LeagueFolder
 from referee.league.store import games_stored, load_record
 
 TEST_BOTS = ROOT / "tests" / "bots"
@@ -28,7 +29,7 @@ ILLEGAL_SPEC = 'name = "illegal"\ncommand = ["{python}", "illegal/main.py"]\n'
 
 def store_rows(data: Path) -> list[tuple[int, list[str], list[int]]]:
     """(index, seats' league names, places) of every stored game."""
-    db = sqlite3.connect(f"file:{data / 'season' / 'league.db'}?mode=ro", uri=True)
+    db = sqlite3.connect(f"file:{LeagueFolder(data / 'season').store_path}?mode=ro", uri=True)
     try:
         return [(idx, json.loads(bots), json.loads(places)) for idx, bots, places in
                 db.execute("SELECT idx, bots, places FROM games ORDER BY idx")]
@@ -37,7 +38,7 @@ def store_rows(data: Path) -> list[tuple[int, list[str], list[int]]]:
 
 
 def stored_record(data: Path, index: int) -> dict:
-    db = sqlite3.connect(f"file:{data / 'season' / 'league.db'}?mode=ro", uri=True)
+    db = sqlite3.connect(f"file:{LeagueFolder(data / 'season').store_path}?mode=ro", uri=True)
     try:
         return load_record(db.execute("SELECT record FROM games WHERE idx = ?",
                                       (index,)).fetchone()[0])
@@ -78,7 +79,7 @@ def club(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         wait_for("the season's report", lambda: helper.value(
             "Season.objects.get(pk=1).report_path"))
         web = WebClient(server.url)
-        db = data / "season" / "league.db"
+        db = LeagueFolder(data / "season").store_path
         # The refit after the close rates every game: the leaderboard counts them all.
         web.sign_in("ben", PASSWORD)
         wait_for("the final standing", lambda: web.get("/leaderboard.json").json()["games"]

@@ -13,6 +13,7 @@ from runner_support import Club, write_season
 from server_support import ServerProcess, make_student, student_bot
 from wait_support import wait_for
 
+from referee.league.folder import LeagueFolder
 from referee.league.store import games_stored
 from referee.server.client import SubmitError, submit
 
@@ -103,7 +104,7 @@ def test_nothing_of_the_data_folder_is_readable_by_another_user(tmp_path: Path) 
                               ".values_list('error', flat=True))"), timeout=900)
             assert club.value("list(BotVersion.objects.values_list('check_state', flat=True))") \
                 == ["passed", "passed"], server.output()
-            wait_for("games", lambda: games_stored(data / "season" / "league.db") >= 4)
+            wait_for("games", lambda: games_stored(LeagueFolder(data / "season").store_path) >= 4)
             wait_for("a refit", lambda: club.value("Standing.objects.exists()"))
             game = club("""
                 from django.db import transaction
@@ -129,7 +130,7 @@ def test_nothing_of_the_data_folder_is_readable_by_another_user(tmp_path: Path) 
         assert server.stop() == 0, server.output()
     assert (data / "testgames").is_dir() and (data / "uploads" / "ann-bot" / "1" / "bot" /
                                               "made.py").is_file()
-    assert (data / "season" / "report" / "index.html").is_file()
+    assert (LeagueFolder(data / "season").report / "index.html").is_file()
     assert open_to_others(data) == []
 
 

@@ -21,6 +21,7 @@ from runner_support import Club, write_season
 from server_support import ServerProcess, WebClient, make_student
 from wait_support import wait_for
 
+from referee.league.folder import LeagueFolder
 from referee.league.store import games_stored, unpack_record
 
 PASSWORD = "a long password 1"          # runner_support.Club.student's
@@ -222,7 +223,7 @@ def test_every_answer_carries_a_strict_content_security_policy(season: Season) -
 # ------------------------------------------------------------------------- replays
 
 def first_game(season: Season) -> int:
-    db = season.server.data / "season" / "league.db"
+    db = LeagueFolder(season.server.data / "season").store_path
     wait_for("a season game", lambda: games_stored(db) >= 1)
     store = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:

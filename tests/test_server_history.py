@@ -12,6 +12,7 @@ from server_support import club_django
 
 club_django()
 
+from referee.league.folder import LeagueFolder  # noqa: E402
 from referee.league.store import LeagueStore, strike_moves  # noqa: E402
 from referee.league.tables import Row  # noqa: E402
 from referee.server.club.history import HISTORY_POINTS, chart_svg, grown  # noqa: E402
@@ -70,7 +71,7 @@ def test_strikes_and_forfeits_are_marked_at_their_moves() -> None:
 
 
 def test_a_store_from_before_the_marks_answers_none(tmp_path: Path) -> None:
-    path = tmp_path / "league.db"
+    path = LeagueFolder(tmp_path).store_path
     LeagueStore(path).close()
     db = sqlite3.connect(path)
     db.execute("DROP TABLE game_strikes")

@@ -18,6 +18,7 @@ from django.contrib.auth.models import User  # noqa: E402
 from django.test import Client, override_settings  # noqa: E402
 from django.urls import URLPattern, URLResolver, get_resolver  # noqa: E402
 
+from referee.league.folder import LeagueFolder  # noqa: E402
 from referee.league.store import LeagueStore  # noqa: E402
 from referee.server.club.models import (  # noqa: E402
     Bot,
@@ -131,7 +132,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
     CheckRun.objects.create(version=version)
     play_season(root, {version.league_name: "hi", f"x{tag}.v1": "ho"}, games=2)
     (root / "testgames").mkdir()
-    store = LeagueStore.open_readonly(root / "season" / "league.db")
+    store = LeagueStore.open_readonly(LeagueFolder(root / "season").store_path)
     (root / "testgames" / "1.json").write_text(json.dumps(store.record(0)))
     store.close()
     test_game = TestGame.objects.create(requester=users["owner"], version=version,

@@ -31,6 +31,7 @@ from runner_support import Club, sample, write_season
 from server_support import ServerProcess, make_student
 from wait_support import wait_for
 
+from referee.league.folder import LeagueFolder
 from referee.league.store import games_stored
 
 
@@ -148,7 +149,7 @@ def test_sigkill_of_the_server_takes_its_processes_along_and_a_restart_loses_not
     """)
     club.ann_and_ben_passed()
     club.close()
-    db = data / "season" / "league.db"
+    db = LeagueFolder(data / "season").store_path
     server = ServerProcess(data)
     try:
         wait_for("games", lambda: games_stored(db) >= 4)

@@ -24,6 +24,7 @@ DATA = club_django()
 from django.contrib.auth.models import User  # noqa: E402
 from django.test import Client, override_settings  # noqa: E402
 
+from referee.league.folder import LeagueFolder  # noqa: E402
 from referee.league.season import SeasonRow  # noqa: E402
 from referee.league.tables import Row  # noqa: E402
 from referee.server.club.models import (  # noqa: E402
@@ -488,8 +489,8 @@ def test_bot_page_filters_losses_and_strikes(season: dict) -> None:
                             .content.decode())
         # Exactly the games the store says alice's bot did not finish first in (the season's
         # seed is drawn, so how many that is varies from run to run).
-        store = sqlite3.connect(f"file:{season['root'] / 'season' / 'league.db'}?mode=ro",
-                                uri=True)
+        path = LeagueFolder(season['root'] / 'season').store_path
+        store = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
             stored = store.execute("SELECT idx, bots, places FROM games").fetchall()
         finally:
@@ -532,7 +533,7 @@ def test_a_test_game_shows_its_replay_and_only_own_output(season: dict) -> None:
     with override_settings(DATA_DIR=root):
         from referee.league.store import LeagueStore
 
-        store = LeagueStore.open_readonly(root / "season" / "league.db")
+        store = LeagueStore.open_readonly(LeagueFolder(root / "season").store_path)
         record = store.record(0)
         store.close()
         mine = BotVersion.objects.get(bot__owner=season["alice"])
@@ -860,7 +861,7 @@ def test_the_pages_read_the_season_store_that_is_there_now(folder: Path) -> None
     read, not the old one's unlinked file."""
     from referee.server.club.games import season_store
 
-    path = folder / "season" / "league.db"
+    path = LeagueFolder(folder / "season").store_path
     path.parent.mkdir()
 
     def write(rows: list[int], fresh: bool = False) -> None:

@@ -18,6 +18,7 @@ from league_support import install_test_bot
 from referee.bots.lineup import HOW
 from referee.bots.process import BotProcess
 from referee.bots.spec import BotSpecError, check_unique_names, load_spec
+from referee.league.folder import LeagueFolder
 
 ROOT = Path(__file__).resolve().parents[1]
 BOTS = ROOT / "tests" / "bots"
@@ -116,7 +117,7 @@ def test_skip_broken_leaves_out_the_second_spec_of_a_name_and_plays(how: str,
         f"skipped bot 'dup_name': {bots / 'dup_name_b.toml'}: key 'name': 'dup_name' is "
         f"already the name of the bot in {bots / 'dup_name_a.toml'}"], done.stderr
     assert "2/2 games recorded, finished" in done.stdout
-    table = json.loads((tmp_path / "out" / "table.json").read_text())["table"]
+    table = json.loads(LeagueFolder(tmp_path / "out").table_json.read_text())["table"]
     assert sorted(row["bot"] for row in table) == ["dup_name", "honest"]
 
 
@@ -266,7 +267,7 @@ def test_a_spec_runs_only_in_its_own_submission(tmp_path: Path) -> None:
     assert stopped.stderr.splitlines() == [
         f"Error: {bots / 'intruder.toml'}: key 'workdir': its folder {bots / 'alice'} belongs "
         f"to the bot in {bots / 'alice.toml'}; {HOW}"], stopped.stderr
-    assert not (tmp_path / "out" / "league.db").exists()
+    assert not LeagueFolder(tmp_path / "out").store_path.exists()
     skipped = _league(league, "--skip-broken")
     assert skipped.returncode == 0, skipped.stderr
     lines = skipped.stderr.splitlines()
@@ -275,7 +276,7 @@ def test_a_spec_runs_only_in_its_own_submission(tmp_path: Path) -> None:
     assert str(bots / "alice.toml") in lines[0]
     assert lines[1].startswith(f"skipped bot 'nester': {bots / 'nester.toml'}: key 'workdir': "
                                f"its folder {bots} holds ")
-    table = json.loads((tmp_path / "out" / "table.json").read_text())["table"]
+    table = json.loads(LeagueFolder(tmp_path / "out").table_json.read_text())["table"]
     assert sorted(row["bot"] for row in table) == ["alice", "bob"]
 
 
@@ -288,7 +289,7 @@ def test_one_submission_under_two_settings_may_share_its_folder(tmp_path: Path) 
     done = _league(league)
     assert done.returncode == 0, done.stderr
     assert [line.split(":")[0] for line in done.stderr.splitlines()] == ["skipped bot 'nester'"]
-    table = json.loads((tmp_path / "out" / "table.json").read_text())["table"]
+    table = json.loads(LeagueFolder(tmp_path / "out").table_json.read_text())["table"]
     assert sorted(row["bot"] for row in table) == ["alice", "bob", "intruder"]
     wrong = tmp_path / "wrong.toml"
     wrong.write_text('bots = ["bots/alice.toml", "bots/bob.toml"]\n'

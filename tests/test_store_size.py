@@ -13,6 +13,7 @@ import pytest
 from cli_support import referee
 from league_support import install_test_bot
 
+from referee.league.folder import LeagueFolder
 from referee.league.store import LeagueStore, load_record, pack_record, unpack_record
 
 GAMES = 60
@@ -33,7 +34,7 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_a_game_costs_at_most_4_kb_of_the_store(league: Path) -> None:
-    db = sqlite3.connect(f"file:{league / 'league.db'}?mode=ro", uri=True)
+    db = sqlite3.connect(f"file:{LeagueFolder(league).store_path}?mode=ro", uri=True)
     try:
         games = db.execute("SELECT count(*) FROM games").fetchone()[0]
         marks = ", ".join("?" * len(PER_GAME_TABLES))
@@ -49,7 +50,7 @@ def test_a_game_costs_at_most_4_kb_of_the_store(league: Path) -> None:
 def test_old_and_new_records_read_back(league: Path) -> None:
     """A record packed with the dictionary is smaller than plain zlib, and a plain zlib record
     (as stores before the dictionary hold them) reads back the same."""
-    store = LeagueStore(league / "league.db")
+    store = LeagueFolder(league).open_store()
     try:
         first = store.record(0)
         blob = store.db.execute("SELECT record FROM games WHERE idx = 0").fetchone()[0]
@@ -65,10 +66,10 @@ def test_old_and_new_records_read_back(league: Path) -> None:
 def test_a_bots_games_are_found_by_index_also_in_an_older_store(league: Path,
                                                                  tmp_path: Path) -> None:
     old = tmp_path / "old.db"
-    source = sqlite3.connect(league / "league.db")
+    source = sqlite3.connect(LeagueFolder(league).store_path)
     source.execute(f"VACUUM INTO '{old}'")
     source.close()
-    store = LeagueStore.open_readonly(league / "league.db")
+    store = LeagueStore.open_readonly(LeagueFolder(league).store_path)
     try:
         expected = store.games_of(["h1"], limit=10)
         plan = " ".join(str(row) for row in store.db.execute(

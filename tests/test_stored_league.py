@@ -17,7 +17,7 @@ from test_league_settings import fails
 from referee.engine import preset
 from referee.game.match import MatchOptions
 from referee.league.config import LeagueSettings
-from referee.league.folder import STORE_NAME, LeagueFolder
+from referee.league.folder import SQLITE_SIDES, STORE_NAME, LeagueFolder
 from referee.league.gauntlet import GauntletSettings, _create, stored_gauntlet, stored_params
 from referee.league.runner import league_definition
 from referee.league.schedule import make_schedule
@@ -135,7 +135,7 @@ def test_a_gauntlets_settings_read_back_typed(tmp_path: Path) -> None:
     params = SprtParams(delta=80.0, max_games=80)
     settings = GauntletSettings(specs[0], specs[1], specs[2:], seed=SECRET, params=params,
                                 players=(3, 3), strikes_to_forfeit=4)
-    store = LeagueStore(tmp_path / "g" / "gauntlet.db")
+    store = LeagueStore(LeagueFolder(tmp_path / "g").gauntlet_store)
     try:
         _create(store, settings)
         stored = read_league(store)
@@ -154,27 +154,28 @@ def test_a_gauntlets_settings_read_back_typed(tmp_path: Path) -> None:
 
 def test_a_new_store_carries_the_schema_version(tmp_path: Path) -> None:
     new_league(tmp_path).close()
-    assert user_version(tmp_path / STORE_NAME) == SCHEMA_VERSION == 1
+    assert user_version(LeagueFolder(tmp_path).store_path) == SCHEMA_VERSION == 1
 
 
 def test_a_store_from_before_versions_is_version_1(tmp_path: Path) -> None:
     new_league(tmp_path).close()
-    set_user_version(tmp_path / STORE_NAME, 0)   # as every store written before it was kept
-    store = LeagueStore.open_readonly(tmp_path / STORE_NAME)   # the club's pages: unchanged
+    path = LeagueFolder(tmp_path).store_path
+    set_user_version(path, 0)   # as every store written before it was kept
+    store = LeagueStore.open_readonly(path)   # the club's pages: unchanged
     try:
         assert read_league(store) is not None
     finally:
         store.close()
-    assert user_version(tmp_path / STORE_NAME) == 0
+    assert user_version(path) == 0
     store = LeagueFolder(tmp_path).open_store()   # opened to write: marked as what it is
     store.close()
-    assert user_version(tmp_path / STORE_NAME) == 1
+    assert user_version(path) == 1
 
 
 def test_a_store_of_another_version_is_one_line_and_left_alone(tmp_path: Path) -> None:
     out = tmp_path / "league"
     new_league(out).close()
-    path = out / STORE_NAME
+    path = LeagueFolder(out).store_path
     set_user_version(path, 7)
     before = path.read_bytes()
     expected = (f"{path}: a league store of schema version 7; this referee reads version 1 "
@@ -206,7 +207,7 @@ def set_user_version(path: Path, version: int) -> None:
 # ------------------------------------------------------------------ one owner of each name
 
 def test_only_the_folder_names_the_store_and_only_stored_reads_its_keys() -> None:
-    named = string_uses("league.db")
+    named = string_uses(STORE_NAME)
     assert named == ["referee/league/folder.py"], named
     readers = subprocess.run(["git", "grep", "-l", r"stored\[", "--", "referee"], cwd=ROOT,
                              capture_output=True, text=True).stdout.split()
@@ -228,3 +229,17 @@ def string_uses(text: str) -> list[str]:
             found.append(str(path.relative_to(ROOT)))
     return found
 
+
+def test_each_file_name_of_a_league_folder_is_spelled_once_in_the_package() -> None:
+    """The store, the table files, a season's refit state, a gauntlet's store and result:
+    each name is written once, in referee/league/folder.py, and nowhere else in the package
+    (code, docstrings, templates); everything else asks `LeagueFolder`."""
+    names = sorted(path.name for path in LeagueFolder(Path("league")).paths()
+                   if "." in path.name and not path.name.endswith(SQLITE_SIDES))
+    assert len(names) == 10 and STORE_NAME in names, names
+    folder_source = (ROOT / "referee" / "league" / "folder.py").read_text(encoding="utf-8")
+    for name in names:
+        found = subprocess.run(["git", "grep", "-l", "-F", name, "--", "referee"], cwd=ROOT,
+                               capture_output=True, text=True).stdout.split()
+        assert found == ["referee/league/folder.py"], (name, found)
+        assert folder_source.count(name) == 1, name

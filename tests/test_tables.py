@@ -11,6 +11,7 @@ import pytest
 from rich.console import Console
 
 from referee.cli.tables import render_terminal
+from referee.league.folder import LeagueFolder
 from referee.league.season import SeasonRow
 from referee.league.stored import RETIRED
 from referee.league.tables import Row, head_to_head, league_table, percentile
@@ -215,20 +216,20 @@ def test_a_season_row_reads_back_and_an_older_release_s_reads_as_the_same_row():
 
 
 def test_write_tables(tmp_path, rows, h2h):
-    paths = write_tables(tmp_path / "out", rows, h2h, extra={"league": "demo", "seed": 7})
-    assert sorted(p.name for p in paths) == [
-        "head_to_head.csv", "table.csv", "table.json", "table.md"]
-    out = tmp_path / "out"
-    data = json.loads((out / "table.json").read_text())
+    folder = LeagueFolder(tmp_path / "out")
+    paths = write_tables(folder, rows, h2h, extra={"league": "demo", "seed": 7})
+    assert sorted(paths) == sorted([folder.head_to_head_csv, folder.table_csv, folder.table_json,
+                                    folder.table_md])
+    data = json.loads(folder.table_json.read_text())
     assert data["extra"] == {"league": "demo", "seed": 7}
     assert data["table"] == json.loads(json.dumps(to_json(rows, h2h)["table"]))
-    assert (out / "table.csv").read_text() == to_csv(rows, {"league": "demo", "seed": 7})
-    assert (out / "table.csv").read_text().startswith("# league: demo\n# seed: 7\nrank,")
-    assert (out / "table.md").read_text().startswith("## League\n\n- league: demo\n- seed: 7\n")
-    lines = list(csv.DictReader(io.StringIO((out / "head_to_head.csv").read_text())))
+    assert folder.table_csv.read_text() == to_csv(rows, {"league": "demo", "seed": 7})
+    assert folder.table_csv.read_text().startswith("# league: demo\n# seed: 7\nrank,")
+    assert folder.table_md.read_text().startswith("## League\n\n- league: demo\n- seed: 7\n")
+    lines = list(csv.DictReader(io.StringIO(folder.head_to_head_csv.read_text())))
     assert {(r["a"], r["b"]): (int(r["games"]), int(r["a_ahead"]), int(r["b_ahead"]))
             for r in lines} == h2h
-    assert (out / "head_to_head.csv").read_text() == h2h_csv(h2h)
+    assert folder.head_to_head_csv.read_text() == h2h_csv(h2h)
 
 
 def test_render_terminal(rows, h2h):

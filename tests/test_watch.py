@@ -17,6 +17,7 @@ from test_league import ROOT
 from wait_support import wait_for
 
 from referee.game.livefile import public_step
+from referee.league.folder import LeagueFolder
 
 
 def gated_league(tmp_path: Path) -> tuple[subprocess.Popen[str], Path, Path]:
@@ -33,7 +34,8 @@ def gated_league(tmp_path: Path) -> tuple[subprocess.Popen[str], Path, Path]:
 
 
 def live_files(out: Path) -> list[Path]:
-    return sorted((out / "live").glob("*.jsonl")) if (out / "live").is_dir() else []
+    live = LeagueFolder(out).live
+    return sorted(live.glob("*.jsonl")) if live.is_dir() else []
 
 
 @pytest.mark.sandbox

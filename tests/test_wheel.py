@@ -23,6 +23,8 @@ from pathlib import Path
 import pytest
 from server_support import ServerProcess
 
+from referee.league.folder import LeagueFolder
+
 ROOT = Path(__file__).resolve().parents[1]
 INSTALL_TIMEOUT_S = 1800   # a cold pip cache downloads Django, grpcio, numpy...
 
@@ -128,7 +130,7 @@ def test_installed_wheel_plays_a_league_with_the_js_bot_and_serves(
     league = _run([referee, "league", "greedy-js.toml", "random.toml", "--games", "4",
                    "--seed", "11", "--out", "out", "--quiet"],
                   timeout=INSTALL_TIMEOUT_S, env=env, cwd=work)
-    table = json.loads((work / "out" / "table.json").read_text())["table"]
+    table = json.loads(LeagueFolder(work / "out").table_json.read_text())["table"]
     rows = {row["bot"]: row for row in table}
     assert set(rows) == {"greedy-js", "random"}, league.stdout
     for row in rows.values():

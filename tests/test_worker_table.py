@@ -11,6 +11,7 @@ from pathlib import Path
 from rich.console import Console
 
 from referee.cli.tables import render_workers
+from referee.league.folder import LeagueFolder
 from referee.league.tables import head_to_head, league_table
 from referee.league.worker_health import worker_health
 from referee.ratings.results import PlayedGame
@@ -39,15 +40,16 @@ def test_worker_rows_count_games_strikes_and_think_time() -> None:
 def test_worker_table_files_and_terminal(tmp_path: Path) -> None:
     rows = worker_health(GAMES, WORKERS)
     league = league_table(GAMES, BOTS, rate_games(GAMES, BOTS))
-    write_tables(tmp_path, league, head_to_head(GAMES, BOTS))
-    write_worker_tables(tmp_path, rows)
-    parsed = list(csv.DictReader(io.StringIO((tmp_path / "workers.csv").read_text())))
+    folder = LeagueFolder(tmp_path)
+    write_tables(folder, league, head_to_head(GAMES, BOTS))
+    write_worker_tables(folder, rows)
+    parsed = list(csv.DictReader(io.StringIO(folder.workers_csv.read_text())))
     assert [(r["worker"], r["games"], r["strikes_timeout"]) for r in parsed] == [
         ("fast|box", "1", "1"), ("slow", "1", "0")]
-    markdown = (tmp_path / "table.md").read_text()
+    markdown = folder.table_md.read_text()
     assert markdown.startswith("## League table")
     assert "## Workers" in markdown and "| fast\\|box | 1 | timeout:1 |" in markdown
-    data = json.loads((tmp_path / "table.json").read_text())
+    data = json.loads(folder.table_json.read_text())
     assert [w["worker"] for w in data["workers"]] == ["fast|box", "slow"]
 
     console = Console(file=io.StringIO(), width=120)

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from referee.cli.params import RULES, SECRET, players_option
+from referee.league.folder import GAUNTLET_RESULT_NAME, GAUNTLET_STORE_NAME, LeagueFolder
 from referee.present.render import fit
 
 
@@ -43,7 +44,7 @@ from referee.present.render import fit
 @click.option("--concurrency", "-j", type=click.IntRange(min=1), help="Games in flight.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               default="gauntlet-out", show_default=True,
-              help="Directory for gauntlet.db and gauntlet.json.")
+              help=f"Directory for {GAUNTLET_STORE_NAME} and {GAUNTLET_RESULT_NAME}.")
 @click.option("--resume", is_flag=True, help="Continue an interrupted gauntlet in --out.")
 @click.option("--quiet", "-q", is_flag=True, help="Only the verdict.")
 @click.option("--no-sandbox", is_flag=True,
@@ -159,5 +160,5 @@ def verdict_lines(outcome) -> list[str]:
         lines.append(f"  at tables of {size.players}: {size.pairs} pairs, "
                      f"{signed(size.mean)} [{signed(size.low)}, {signed(size.high)}], "
                      f"about {signed(size.elo, 0)} Elo")
-    lines.append(f"result in {outcome.out}/gauntlet.json")
+    lines.append(f"result in {LeagueFolder(outcome.out).gauntlet_result}")
     return [piece for line in lines for piece in fit(line, 80)]

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from referee.league.folder import HEAD_TO_HEAD_CSV, TABLE_MD
 from referee.league.tables import HeadToHead, Pairwise, Row
 from referee.league.worker_health import WorkerRow
 from referee.present.render import fit
@@ -91,7 +92,7 @@ def render_terminal(rows: Sequence[Row], h2h: HeadToHead, console: Console | Non
         shown.append(name)
     order = [name for name, _ in candidates if name in shown]
     hidden = len(candidates) - len(order)
-    title = "League table" + (f" ({hidden} more columns in table.md)" if hidden else "")
+    title = "League table" + (f" ({hidden} more columns in {TABLE_MD})" if hidden else "")
     _say(console, title)    # not rich's title: it pads the line to the table's width
     table = Table()
     for name in order:
@@ -115,7 +116,7 @@ def render_terminal(rows: Sequence[Row], h2h: HeadToHead, console: Console | Non
     width = 4 + max(len(n) for n in names) + sum(max(len(n), 5) + 3 for n in names) \
         if names else 0
     if width > console.width:
-        _say(console, "Head to head: in table.md and head_to_head.csv (too wide for this "
+        _say(console, f"Head to head: in {TABLE_MD} and {HEAD_TO_HEAD_CSV} (too wide for this "
                       "terminal)")
         return
     _say(console, "Head to head: games the row bot finished ahead of the column bot - behind it")

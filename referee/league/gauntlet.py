@@ -7,7 +7,7 @@ have the same (opaque) game id. The opponents of the two games are separate bot 
 no process sees one deal twice (R51). Opponents are chosen so that each field bot plays about
 equally often, and the tested seat cycles through every seat.
 
-Like a league, a gauntlet lives in one SQLite store (`gauntlet.db` in its directory) written a
+Like a league, a gauntlet lives in one SQLite store (`LeagueFolder.gauntlet_store`) written a
 game at a time, and `--resume` continues it. Its games play through the league's one loop
 (referee/league/playing.py) on an executor: this machine's pool, or a dask cluster with
 `--cluster`. The verdict is taken over the pairs in schedule order, stopping at the first pair
@@ -33,6 +33,7 @@ from referee.game.match import MatchOptions, MatchResult
 from referee.league.config import LeagueSettings
 from referee.league.entrants import entrant_tables
 from referee.league.executors import make_executor
+from referee.league.folder import LeagueFolder
 from referee.league.playing import play_schedule
 from referee.league.schedule import ScheduledGame, table_sizes
 from referee.league.store import LeagueStore, remove_database
@@ -63,8 +64,6 @@ from referee.util.extras import require
 from referee.util.outdir import missing_folders, remove_if_empty
 from referee.util.seeds import draw_secret, keyed_seed, opaque_id
 
-DB_NAME = "gauntlet.db"
-RESULT_NAME = "gauntlet.json"
 DEFAULT_OUT = Path("gauntlet-out")
 _TESTED = "\0tested"   # the tested seat while tables are made (no bot has this name)
 
@@ -106,7 +105,7 @@ class GauntletOutcome:
     delta_at: dict[int, float] = dataclasses.field(default_factory=dict)  # --delta per size (Elo)
 
     def to_json(self) -> dict[str, Any]:
-        """The outcome as plain data (written to gauntlet.json)."""
+        """The outcome as plain data (written to the folder's `gauntlet_result`)."""
         return {
             "candidate": self.candidate, "baseline": self.baseline, "field": self.field,
             "renamed": self.renamed,
@@ -260,8 +259,8 @@ def stored_params(gauntlet: StoredGauntlet, where: Path) -> SprtParams:
 
 
 def write_result(outcome: GauntletOutcome) -> Path:
-    """Write gauntlet.json beside the store."""
-    path = outcome.out / RESULT_NAME
+    """Write the result (`LeagueFolder.gauntlet_result`) beside the store."""
+    path = LeagueFolder(outcome.out).gauntlet_result
     path.write_text(json.dumps(outcome.to_json(), indent=2) + "\n", encoding="utf-8")
     return path
 
@@ -279,7 +278,7 @@ async def run_gauntlet(settings: GauntletSettings,
     if settings.cluster:   # before anything is created, as a league's --cluster
         require("distributed", "--cluster")
     created = missing_folders(settings.out)
-    store = LeagueStore(settings.out / DB_NAME)
+    store = LeagueFolder(settings.out).open_gauntlet_store()
     try:
         stored = read_league(store)
         new = stored is None

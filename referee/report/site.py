@@ -22,7 +22,7 @@ from markupsafe import Markup, escape
 from referee.engine import RuleSet
 from referee.errors import InputError
 from referee.league.config import league_file_text
-from referee.league.folder import LeagueFolder
+from referee.league.folder import TABLE_JSON, LeagueFolder
 from referee.league.outcome import LeagueOutcome, load_outcome
 from referee.league.store import LeagueStore, unpack_record
 from referee.league.stored import StoredLeague, read_league
@@ -298,7 +298,7 @@ class _Pages:
         extra_keys = [k for k in (rows[0] if rows else {}) if k not in KNOWN_ROW_KEYS]
         path = self.out / "index.html"
         self.render(
-            "index.html.j2", path, rows=rows, extra_keys=extra_keys,
+            "index.html.j2", path, rows=rows, extra_keys=extra_keys, table_json=TABLE_JSON,
             scale=_rating_scale(rows), heat=_heat_map(outcome), sizes=_size_wins(outcome),
             fitted=fitted, fit_scale=_fit_scale(rows) if fitted else None, by_size=by_size,
             chances=_chances(outcome),

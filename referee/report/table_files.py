@@ -1,8 +1,9 @@
-"""A league table as the text of the files written beside a league's store: table.md,
-table.csv, table.json, head_to_head.csv and pairwise.csv (`write_tables`; all of them, the
-workers' too, from a league's outcome: `write_outputs`), and the cell formats the terminal view
-(`referee.cli.tables`) shares with them. The league computes the numbers and writes none of
-this: its callers (the CLI, the club's season) hand `write_outputs` to it as its `publish`.
+"""A league table as the text of the files written beside a league's store, its folder's table
+files: Markdown, CSV and JSON tables, head to head and pairwise chances as CSV (`write_tables`;
+all of them, the workers' too, from a league's outcome: `write_outputs`), and the cell formats
+the terminal view (`referee.cli.tables`) shares with them. The league computes the numbers and
+writes none of this: its callers (the CLI, the club's season) hand `write_outputs` to it as its
+`publish`.
 
 Bot names and the names of their notes are bot text: Markdown escapes them, and the notes'
 lines pass through `safe_line`. Nothing here prints.
@@ -207,7 +208,7 @@ def _md_line(cells: Sequence[str]) -> str:
 def to_csv(rows: Sequence[Row], facts: dict[str, Any] | None = None) -> str:
     """The league table as CSV: the league's `facts` as `# key: value` lines first (if any),
     one header row, flat columns (seatN_win_pct, strikes_KIND), numbers rounded to 2 decimals
-    (full precision is in table.json), empty cells where undefined."""
+    (full precision is in the JSON table), empty cells where undefined."""
     columns = _columns(rows)
     out = io.StringIO()
     for key, value in (facts or {}).items():
@@ -291,16 +292,16 @@ def unranked_markdown(rows: Sequence[Row]) -> str:
 
 
 def write_tables(
-    out_dir: Path, rows: Sequence[Row], h2h: HeadToHead, extra: dict[str, Any] | None = None,
-    pairwise: Pairwise | None = None, unranked: Sequence[Row] = (),
+    folder: LeagueFolder, rows: Sequence[Row], h2h: HeadToHead,
+    extra: dict[str, Any] | None = None, pairwise: Pairwise | None = None,
+    unranked: Sequence[Row] = (),
 ) -> list[Path]:
-    """Write table.md, table.csv, table.json and head_to_head.csv (and, with `pairwise`,
-    pairwise.csv) into `out_dir` (created if needed) and return their paths. `extra` (e.g.
-    league settings) is listed at the top of the Markdown and kept under "extra" in the JSON.
-    The `unranked` rows (a season's retired versions) are a section of their own in the
-    Markdown and "unranked" in the JSON, never rows of the table."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """Write the folder's Markdown, CSV and JSON tables and head-to-head CSV (and, with
+    `pairwise`, its pairwise CSV), its tables' folder created if needed, and return their
+    paths. `extra` (e.g. league settings) is listed at the top of the Markdown and kept under
+    "extra" in the JSON. The `unranked` rows (a season's retired versions) are a section of
+    their own in the Markdown and "unranked" in the JSON, never rows of the table."""
+    folder.tables.mkdir(parents=True, exist_ok=True)
     markdown = to_markdown(rows, h2h, pairwise) + unranked_markdown(unranked)
     data = to_json(rows, h2h, pairwise)
     if unranked:
@@ -311,16 +312,15 @@ def write_tables(
                     + "\n" + markdown)
         data["extra"] = extra
     files = {
-        "table.md": markdown,
-        "table.csv": to_csv(rows, extra),
-        "table.json": json.dumps(data, indent=2, default=str) + "\n",
-        "head_to_head.csv": h2h_csv(h2h),
+        folder.table_md: markdown,
+        folder.table_csv: to_csv(rows, extra),
+        folder.table_json: json.dumps(data, indent=2, default=str) + "\n",
+        folder.head_to_head_csv: h2h_csv(h2h),
     }
     if pairwise is not None:
-        files["pairwise.csv"] = pairwise_csv(pairwise)
+        files[folder.pairwise_csv] = pairwise_csv(pairwise)
     paths = []
-    for name, text in files.items():
-        path = out_dir / name
+    for path, text in files.items():
         path.write_text(text, encoding="utf-8")
         paths.append(path)
     return paths
@@ -331,6 +331,6 @@ def write_outputs(outcome: LeagueOutcome) -> None:
     extra = {**outcome.facts, "games_recorded": len(outcome.games),
              "games_all_forfeited": sum(game.void for game in outcome.games),
              "schedule_balance": outcome.balance.describe(), **fit_facts(outcome.standings)}
-    tables = LeagueFolder(outcome.out).tables
-    write_tables(tables, outcome.rows, outcome.h2h, extra, outcome.pairwise, outcome.unranked)
-    write_worker_tables(tables, outcome.workers)
+    folder = LeagueFolder(outcome.out)
+    write_tables(folder, outcome.rows, outcome.h2h, extra, outcome.pairwise, outcome.unranked)
+    write_worker_tables(folder, outcome.workers)

@@ -1,6 +1,7 @@
-"""The workers' table of a league played on a cluster as text: the cells the terminal and
-table.md share, and the files written beside a league's tables (workers.csv, a section of
-table.md, "workers" in table.json). The numbers are `referee.league.worker_health`'s.
+"""The workers' table of a league played on a cluster as text: the cells the terminal and the
+Markdown table share, and what is written beside a league's tables (the workers' CSV, a section
+of the Markdown table, "workers" in the JSON table). The numbers are
+`referee.league.worker_health`'s.
 """
 
 from __future__ import annotations
@@ -10,17 +11,17 @@ import io
 import json
 from collections.abc import Sequence
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 from referee.bots.errors import STRIKE_TYPES
+from referee.league.folder import LeagueFolder
 from referee.league.worker_health import WorkerRow
 
 MARKDOWN_TITLE = "## Workers"
 
 
 def worker_cells(row: WorkerRow) -> list[str]:
-    """A worker's line as the tables print it (the terminal's and table.md's)."""
+    """A worker's line as the tables print it (the terminal's and the Markdown table's)."""
     strikes = " ".join(f"{kind}:{n}" for kind, n in row.strikes.items() if n) or "-"
 
     def fmt(value: float | None, digits: int) -> str:
@@ -57,16 +58,17 @@ def to_csv(rows: Sequence[WorkerRow]) -> str:
     return out.getvalue()
 
 
-def write_worker_tables(out_dir: Path, rows: Sequence[WorkerRow]) -> None:
-    """Add the worker table to a league's written tables: workers.csv, a section at the end of
-    table.md and "workers" in table.json (call after `write_tables`)."""
+def write_worker_tables(folder: LeagueFolder, rows: Sequence[WorkerRow]) -> None:
+    """Add the worker table to a league's written tables: the folder's workers CSV, a section
+    at the end of its Markdown table and "workers" in its JSON table (call after
+    `write_tables`)."""
     if not rows:
         return
-    (out_dir / "workers.csv").write_text(to_csv(rows), encoding="utf-8")
-    markdown = out_dir / "table.md"
+    folder.workers_csv.write_text(to_csv(rows), encoding="utf-8")
+    markdown = folder.table_md
     markdown.write_text(markdown.read_text(encoding="utf-8") + "\n" + to_markdown(rows),
                         encoding="utf-8")
-    path = out_dir / "table.json"
+    path = folder.table_json
     data = json.loads(path.read_text(encoding="utf-8"))
     data["workers"] = [asdict(row) for row in rows]
     path.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")

@@ -2,9 +2,10 @@
 the season's snapshot (referee.league.season.snapshot) as JSON, and `refit` runs it as a
 subprocess so that the fit's CPU never stalls the event loop that keeps bots' time.
 
-Each refit leaves TrueSkill's state after the season's settled games in OUT/refit-state.json;
-the next one rates only the games after them (referee.ratings.trueskill: the same ratings as
-from the first game). A missing, unreadable or outdated state file costs only time.
+Each refit leaves TrueSkill's state after the season's settled games in OUT's refit state
+(`LeagueFolder.refit_state`); the next one rates only the games after them
+(referee.ratings.trueskill: the same ratings as from the first game). A missing, unreadable or
+outdated state file costs only time.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from referee.league.folder import LeagueFolder
 from referee.ratings.trueskill import RatingState
 from referee.util.trusted import TRUSTED_CWD, python_module, trusted_env
 
-STATE_FILE = "refit-state.json"
 #: The refit's linear algebra runs in one thread: its matrices are small (bots x bots), and a
 #: second BLAS thread only busy-waits for the core that a game or a page needs (on a loaded
 #: machine a 100 x 100 solve took 40 ms with two threads, well under 1 ms with one).
@@ -74,11 +74,11 @@ def main(argv: list[str]) -> int:
     """Print the snapshot of the season in argv[0], resuming from and updating its state."""
     from referee.league.season import Season, refit
 
-    out = Path(argv[0])
-    with Season(LeagueFolder(out).open_store()) as season:
-        data, state = refit(season, load_state(out / STATE_FILE))
+    folder = LeagueFolder(Path(argv[0]))
+    with Season(folder.open_store()) as season:
+        data, state = refit(season, load_state(folder.refit_state))
     if state is not None:
-        save_state(out / STATE_FILE, state)
+        save_state(folder.refit_state, state)
     # json.dumps, not json.dump: dump encodes in Python, chunk by chunk (seconds for the
     # head-to-head of 100 bots), dumps in C
     sys.stdout.write(json.dumps(data))
