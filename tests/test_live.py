@@ -155,7 +155,7 @@ def test_a_stream_follows_a_season_game_and_a_test_game_to_their_ends(
         state, error = club.club.value(f"TestGame.objects.filter(pk={tid})"
                                        ".values_list('state', 'error').get()")
         assert state != "failed", error
-        # Its live file, in the folder of its own its executor writes (testgames.live_folder).
+        # Its live file, in the folder of its own its executor writes (ClubFolder.test_game_live).
         return any((club.data / "testgames" / "live" / str(tid)).glob("*.jsonl"))
 
     wait_for("the test game in play", test_game_in_play, server, timeout=600)

@@ -22,8 +22,8 @@ import pytest
 from referee.bots.build import ensure_built
 from referee.bots.errors import BotStartError
 from referee.bots.process import BotProcess
+from referee.bots.sandbox import DATA_ENV
 from referee.bots.spec import BotSpec
-from referee.server import DATA_ENV
 
 pytestmark = pytest.mark.sandbox   # fails in CI if the sandbox cannot start (conftest.py)
 

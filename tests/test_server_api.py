@@ -19,7 +19,7 @@ from server_support import ServerProcess, WebClient, student_bot
 from wait_support import wait_for
 
 from referee.league.store import games_stored
-from referee.server.runner.settings import load_runner_settings
+from referee.server.shared.seasonkeys import load_runner_settings
 from referee.util.config import ConfigError
 
 MARKERS = {"alice": "ALICE-SAYS-HI", "bob": "BOB-SAYS-HI"}

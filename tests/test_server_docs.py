@@ -87,18 +87,18 @@ def test_the_season_file_shown_is_what_the_server_reads(tmp_path: Path,
     text = season_toml()
     data = tomllib.loads(text)
     (tmp_path / "season.toml").write_text(text)
-    from referee.server.runner.settings import load_runner_settings
+    from referee.server.shared.seasonkeys import load_runner_settings
 
     runner = load_runner_settings(tmp_path / "season.toml")
     assert runner.round_games == data["round_games"]
-    from referee.server.runner.settings import DEFAULT_PACE
+    from referee.server.shared.seasonkeys import DEFAULT_PACE
 
     assert runner.games_per_bot_per_hour == data["games_per_bot_per_hour"] == DEFAULT_PACE
     assert runner.check_timeout_s == data["check_timeout_s"]
     from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB
 
     assert runner.write_max_mb == data["write_max_mb"] == DEFAULT_WRITE_MAX_MB
-    from referee.server.runner.settings import RunnerSettings
+    from referee.server.shared.seasonkeys import RunnerSettings
 
     assert runner.forfeits_to_take_out == data["forfeits_to_take_out"] == \
         RunnerSettings().forfeits_to_take_out
@@ -106,12 +106,12 @@ def test_the_season_file_shown_is_what_the_server_reads(tmp_path: Path,
 
     club_django()
     monkeypatch.setenv("REFEREE_SEASON_FILE", str(tmp_path / "season.toml"))
-    from referee.server.club.limits import server_limits
+    from referee.server.shared.seasonread import server_limits
 
     limits = server_limits()
     assert limits.upload_max_bytes == data["upload_max_bytes"] == 50 * 1024 * 1024
     assert limits.test_games_per_hour == data["test_games_per_hour"]
-    from referee.server.club.limits import public_leaderboard
+    from referee.server.shared.seasonread import public_leaderboard
 
     assert public_leaderboard() is data["public_leaderboard"] is False
 

@@ -13,7 +13,7 @@ from server_support import club_django
 club_django()
 
 from referee.league.store import LeagueStore, strike_moves  # noqa: E402
-from referee.server.club.history import HISTORY_POINTS, chart_svg, grown  # noqa: E402
+from referee.server.shared.ratinghistory import HISTORY_POINTS, chart_svg, grown  # noqa: E402
 
 
 def row(version: int, games: int, strength: float = 10.0) -> dict:

@@ -455,7 +455,7 @@ def test_house_bots_play_from_the_first_start_and_a_first_student_joins_them_at_
 def test_the_season_files_house_keys_are_checked_in_one_line(tmp_path: Path) -> None:
     """`house_bots` takes sample bot names and spec files (relative to the season file); a bad
     entry or value is one line naming the file and the key."""
-    from referee.server.runner.settings import load_runner_settings
+    from referee.server.shared.seasonkeys import load_runner_settings
     from referee.util.config import ConfigError
 
     season = tmp_path / "season.toml"

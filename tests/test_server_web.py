@@ -341,7 +341,7 @@ def test_bot_text_is_escaped_on_every_page(folder: Path) -> None:
 def test_a_failed_version_reads_never_played_not_retired(folder: Path) -> None:
     """v1 failed its check, v2 passed and entered: v1 is not retired (it never played) and
     reads so on the student's pages."""
-    from referee.server.runner import records
+    from referee.server.runner import clubdb
 
     user = student()
     bot = Bot.objects.create(owner=user, name=unique("f"))
@@ -351,7 +351,7 @@ def test_a_failed_version_reads_never_played_not_retired(folder: Path) -> None:
             bot=bot, number=number, archive_name="bot.zip", archive_sha256="0" * 64,
             archive_size=1, folder="f", spec="bot.toml", league_name=f"{bot.name}.v{number}",
             check_state=state))
-    records.mark_entered(records.Entry(made[1].pk, made[1].league_name, folder, ()))
+    clubdb.mark_entered(clubdb.Entry(made[1].pk, made[1].league_name, folder, ()))
     made[0].refresh_from_db()
     assert made[0].season_state == "waiting" and made[0].retired_at is None
     client = signed_in(user)
@@ -764,7 +764,7 @@ def test_a_standing_is_decoded_once_and_only_the_newest_few_are_kept(folder: Pat
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from referee.server.runner.records import STANDINGS_KEPT, write_standing
+    from referee.server.runner.clubdb import STANDINGS_KEPT, write_standing
 
     user = student()
     bot = Bot.objects.create(owner=user, name=unique("once"))
@@ -867,7 +867,7 @@ def test_a_newer_standing_being_shaped_holds_no_page(folder: Path) -> None:
     once (the lock held here stands for that request); the next request after it reads the
     newer one."""
     from referee.server.club import board
-    from referee.server.runner.records import write_standing
+    from referee.server.runner.clubdb import write_standing
 
     user = student()
     bot = Bot.objects.create(owner=user, name=unique("held"))
