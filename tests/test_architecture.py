@@ -327,7 +327,8 @@ def test_an_import_circle_inside_the_server_is_named(tmp_path: Path) -> None:
     the file and line of both imports."""
     views = tmp_path / "referee/server/club/views"
     views.mkdir(parents=True)
-    for package in ("referee", "referee/server", "referee/server/club", "referee/server/club/views"):
+    for package in ("referee", "referee/server", "referee/server/club",
+                    "referee/server/club/views"):
         (tmp_path / package / "__init__.py").write_text("")
     (views / "pages.py").write_text("import os\nfrom referee.server.club.views import live\n")
     (views / "live.py").write_text("def own():\n    from .pages import helper\n")

@@ -19,6 +19,7 @@ from server_support import ServerProcess, WebClient, student_bot
 from wait_support import wait_for
 
 from referee.league.store import games_stored
+from referee.server.shared.clubfolder import ClubFolder
 from referee.server.shared.seasonkeys import load_runner_settings
 from referee.util.config import ConfigError
 
@@ -55,7 +56,7 @@ def club(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     club.close()
     server = ServerProcess(data)
     try:
-        db = data / "season" / "league.db"
+        db = ClubFolder(data).season_league.store_path
         page = WebClient(server.url)
         page.sign_in("alice", PASSWORD)
         # The round is played and the table refitted on all of it: nothing changes after.
@@ -87,7 +88,7 @@ def session_json(client: WebClient, path: str) -> Any:
 
 def stored_games(data: Path) -> list[int]:
     """Every season game's index, newest first, as the league database holds them."""
-    db = sqlite3.connect(data / "season" / "league.db")
+    db = sqlite3.connect(ClubFolder(data).season_league.store_path)
     try:
         return [idx for (idx,) in db.execute("SELECT idx FROM games ORDER BY idx DESC")]
     finally:

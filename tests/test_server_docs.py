@@ -21,6 +21,8 @@ from doc_support import ROOT, SERVER, TOKEN, shell_commands
 from server_support import ServerProcess, make_student, play_season, student_bot
 from wait_support import wait_for
 
+from referee.server.shared.clubfolder import ClubFolder
+
 SERVE = f"{sys.executable} {ROOT}/tests/serve_briefly.py"
 SERVER_RUNS = {
     "referee serve": (f"{SERVE}", "first start: sign in at"),
@@ -159,7 +161,7 @@ def replay_block(doc: str) -> str:
 
 def game_of(data: Path, bot: str) -> list[int]:
     """[the index of a stored season game with one seat of `bot` (any version)], or []."""
-    db = data / "season" / "league.db"
+    db = ClubFolder(data).season_league.store_path
     if not db.exists():
         return []
     with contextlib.closing(sqlite3.connect(db)) as conn:

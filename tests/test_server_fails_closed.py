@@ -32,6 +32,7 @@ from wait_support import wait_for
 
 from referee.bots.confinement import NO_SANDBOX
 from referee.bots.sandbox import BWRAP_ENV
+from referee.server.shared.clubfolder import ClubFolder
 
 pytestmark = pytest.mark.slow
 
@@ -152,8 +153,8 @@ def test_without_a_sandbox_uploads_are_stored_but_their_code_never_runs(
         assert seen["check_state"] == "queued", seen
         assert not marker.exists()
         # Stored, nothing lost: the archive and the unpacked folder stay for a later start.
-        stored = list((data / "uploads").rglob("build.py"))
-        assert stored, list((data / "uploads").rglob("*"))
+        stored = list((ClubFolder(data).uploads).rglob("build.py"))
+        assert stored, list((ClubFolder(data).uploads).rglob("*"))
         # The student reads the one line on the version's page too.
         assert NO_SANDBOX in text_of(carol.get(f"/versions/{version}/").text)
         # No page tells the student the organiser's details.

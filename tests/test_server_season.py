@@ -20,6 +20,7 @@ from server_support import ServerProcess, WebClient
 from wait_support import wait_for
 
 from referee.league.store import LeagueStore
+from referee.server.shared.clubfolder import ClubFolder
 
 
 @pytest.fixture(scope="module")
@@ -145,7 +146,7 @@ def test_the_organiser_changes_the_limits_and_the_house_bots(first_start: Server
     line = wait_for("the runner's line", said)
     assert len(line) == 1 and line[0].endswith(
         "season file changed: house bots: -montecarlo; limits: decision_ms 5000 -> 500"), line
-    store = LeagueStore.open_readonly(first_start.data / "season" / "league.db")
+    store = LeagueStore.open_readonly(ClubFolder(first_start.data).season_league.store_path)
     try:
         from referee.server.shared.seasonkeys import CEILINGS
 
@@ -192,7 +193,7 @@ def test_the_pace_holds_the_next_round_back_and_the_organiser_changes_it(
     """)
     club.ann_and_ben_passed()
     club.close()
-    db = data / "season" / "league.db"
+    db = ClubFolder(data).season_league.store_path
     server = ServerProcess(data)
     try:
         def said(text: str) -> list[str]:

@@ -145,7 +145,7 @@ def accept_upload(user: User, upload: Path, original_name: str, bot_name: str | 
             _refuse_identical(bot, sha, content)
             last = bot.versions.order_by("-number").values_list("number", flat=True).first()
             number = (last or 0) + 1
-            dest = folder.bot_uploads(name) / str(number)
+            dest = folder.version_upload(name, number)
             if dest.exists():   # left by a crash before the commit: no version owns it
                 shutil.rmtree(dest)
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -155,7 +155,7 @@ def accept_upload(user: User, upload: Path, original_name: str, bot_name: str | 
                     bot=bot, number=number, kind=unpacked.kind,
                     archive_name=safe_line(original_name, limit=200)[:200],
                     archive_sha256=sha, content_sha256=content, archive_size=size,
-                    folder=f"uploads/{name}/{number}/bot", spec=unpacked.spec,
+                    folder=folder.version_folder(name, number), spec=unpacked.spec,
                     league_name=f"{name}.v{number}")
                 CheckRun.objects.create(version=version)
                 replace_queued_checks(version)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from referee.bots.sandbox import DATA_ENV  # the sandbox keeps every bot out of it
 from referee.game.livefile import SUFFIX
-from referee.league.folder import LeagueFolder
+from referee.league.folder import REPORT_NAME, LeagueFolder
 
 DEFAULT_DATA = Path("club-data")
 SEASON_FILE_ENV = "REFEREE_SEASON_FILE"   # the season file, when not DIR/season.toml
@@ -46,6 +46,9 @@ class ClubFolder:
     HUMAN_GAMES = "humangames"
     TMP = "tmp"
     RUNNER_LOCK = "runner.lock"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "root", Path(self.root))
 
     @classmethod
     def of_django(cls) -> ClubFolder:
@@ -82,7 +85,7 @@ class ClubFolder:
     @property
     def season_report(self) -> str:
         """The closed season's static report, relative to DIR (as the database keeps it)."""
-        return f"{self.SEASON}/report/index.html"
+        return f"{self.SEASON}/{REPORT_NAME}/index.html"
 
     @property
     def uploads(self) -> Path:
@@ -92,22 +95,38 @@ class ClubFolder:
         """Every version a student's bot uploaded: DIR/uploads/<bot>/."""
         return self.uploads / bot_name
 
+    def version_upload(self, bot_name: str, number: int) -> Path:
+        """One uploaded version: DIR/uploads/<bot>/<n>/ (its `archive` and `bot` folder)."""
+        return self.bot_uploads(bot_name) / str(number)
+
+    @classmethod
+    def version_folder(cls, bot_name: str, number: int) -> str:
+        """A version's `bot` folder relative to DIR, as the database keeps it."""
+        return f"{cls.UPLOADS}/{bot_name}/{number}/bot"
+
     @property
     def incoming(self) -> Path:
         """Where an upload is unpacked before it becomes a version."""
         return self.uploads / ".incoming"
 
-    def test_game_record(self, game_id: int) -> str:
+    @classmethod
+    def test_game_record(cls, game_id: int | str) -> str:
         """A test game's record file, relative to DIR (as the database keeps it)."""
-        return f"{self.TEST_GAMES}/{game_id}.json"
+        return f"{cls.TEST_GAMES}/{game_id}.json"
 
-    def human_game_record(self, game_id: int) -> str:
+    @classmethod
+    def human_game_record(cls, game_id: int | str) -> str:
         """A browser game's record file, relative to DIR (as the database keeps it)."""
-        return f"{self.HUMAN_GAMES}/{game_id}.json"
+        return f"{cls.HUMAN_GAMES}/{game_id}.json"
+
+    @property
+    def test_games(self) -> Path:
+        """The test games' record files, and their live folders while they play."""
+        return self.root / self.TEST_GAMES
 
     def test_game_live(self, game_id: int) -> Path:
         """The live folder of test game `game_id`: its executor's own, cleared on its start."""
-        return self.root / self.TEST_GAMES / "live" / str(game_id)
+        return self.test_games / "live" / str(game_id)
 
     def test_game_live_file(self, game_id: int) -> Path:
         """The live file of test game `game_id` while it is played (referee.game.livefile);
