@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from referee.bots.confinement import UPLOADS as UPLOADS_NAME  # the bots room knows it too
 from referee.bots.sandbox import DATA_ENV  # the sandbox keeps every bot out of it
 from referee.game.livefile import SUFFIX
 from referee.league.folder import REPORT_NAME, LeagueFolder
@@ -41,7 +42,7 @@ class ClubFolder:
     SEASON_FILE = "season.toml"
     LAST_GOOD = "season.last-good.toml"
     SEASON = "season"
-    UPLOADS = "uploads"
+    UPLOADS = UPLOADS_NAME
     TEST_GAMES = "testgames"
     HUMAN_GAMES = "humangames"
     TMP = "tmp"
