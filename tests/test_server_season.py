@@ -61,7 +61,8 @@ def test_the_first_start_writes_every_key_explained_and_it_loads_back_identical(
 
     club_django()
     monkeypatch.setenv("REFEREE_SEASON_FILE", str(path))
-    from referee.server.shared.seasonread import ServerLimits, public_leaderboard, server_limits
+    from referee.server.shared.seasonkeys import ServerLimits
+    from referee.server.shared.seasonread import public_leaderboard, server_limits
 
     assert server_limits() == ServerLimits() and public_leaderboard() is False
     assert path.stat().st_mode & 0o077 == 0   # owner-only, as the rest of the data folder

@@ -27,8 +27,8 @@ from referee.server.club.people import is_organiser
 from referee.server.club.views.common import leaderboard_open, organiser_only
 from referee.server.shared.diskuse import RULE as RETENTION_RULE
 from referee.server.shared.seasonfile import pace_words, runner_values
-from referee.server.shared.seasonkeys import START_FAILURES_OUT
-from referee.server.shared.seasonread import ServerLimits, season_file, season_read, server_limits
+from referee.server.shared.seasonkeys import START_FAILURES_OUT, ServerLimits
+from referee.server.shared.seasonread import season_file, season_read, server_limits
 from referee.util import numbers
 from referee.util.config import ConfigError
 
