@@ -6,6 +6,9 @@ Imports are read from the source (ast), every one of them: at module level, insi
 and under TYPE_CHECKING. A module's room comes from its name; the table knows the grouped
 layout (referee/game/, referee/checking/, referee/present/, referee/util/) and the top-level
 modules the grouping moves there, so it holds before and after the move.
+
+Inside the server the same holds between its parts (SERVER_ALLOWED): the club (the web process)
+and the season runner meet only in the shared module, and no import circle joins its modules.
 """
 
 from __future__ import annotations
