@@ -339,7 +339,7 @@ def struck_seats(db_path: Path) -> None:
 def full_history(seed: int) -> list[list[float]]:
     """A bot's rating history at its longest (HISTORY_POINTS points over three versions)."""
     from referee.league.tables import Row
-    from referee.server.club.history import grown
+    from referee.server.shared.ratinghistory import grown
 
     rng = random.Random(seed)
     points: list[list[float]] = []
@@ -360,8 +360,8 @@ def pages_club(data: Path, bots: int, count: int, seed: int) -> dict:
     every bot's full rating history and chart."""
     from django.contrib.auth.models import User
 
-    from referee.server.club.history import HISTORY_POINTS, rating_chart
     from referee.server.club.models import Bot, BotVersion, Profile, RatingHistory, Standing
+    from referee.server.shared.ratinghistory import HISTORY_POINTS, rating_chart
 
     names = [f"b{n:03d}.v1" for n in range(bots)]
     record = sample_record(data / "sample", seed)

@@ -32,7 +32,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-ADDRESS_LIMIT, PAIR_LIMIT = 30, 10   # the defaults (referee/server/club/limits.py)
+ADDRESS_LIMIT, PAIR_LIMIT = 30, 10   # the defaults (server/shared/seasonkeys.py: ServerLimits)
 
 
 def free_port() -> int:

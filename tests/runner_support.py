@@ -17,6 +17,8 @@ from typing import Any
 
 from orphans import stops_with_pytest
 
+from referee.server.shared.clubfolder import ClubFolder
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # The helper: Django set up on one data folder, then one JSON request per line: code to exec,
@@ -98,7 +100,7 @@ class Club:
                                                                         "disabled": {disabled}}})
             result = bot.versions.count() + 1
         """)
-        folder = self.data / "uploads" / bot / str(number) / "bot"
+        folder = ClubFolder(self.data).bot_uploads(bot) / str(number) / "bot"
         source = Path(sample)
         if source.is_dir():
             shutil.copytree(source, folder)

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cli_support import free_port  # noqa: E402
 from wait_support import wait_for  # noqa: E402
 
-from referee.league.folder import LeagueFolder  # noqa: E402
+from referee.server.shared.clubfolder import ClubFolder  # noqa: E402
 
 
 def answers(url: str) -> bool:
@@ -36,7 +36,7 @@ def main(options: list[str]) -> int:
     """Start `referee serve OPTIONS --port P`, wait until it answers, stop it; its status."""
     port = free_port()
     data = Path(options[options.index("--data") + 1] if "--data" in options else "club-data")
-    store = LeagueFolder(data / "season").store_path
+    store = ClubFolder(data).season_league.store_path
     with tempfile.TemporaryFile("w+") as log:
         server = subprocess.Popen(["referee", "serve", *options, "--port", str(port)],
                                   stdout=log, stderr=subprocess.STDOUT)

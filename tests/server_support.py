@@ -20,6 +20,8 @@ from cli_support import REFEREE, free_port, referee
 from orphans import stops_with_pytest
 from wait_support import wait_for
 
+from referee.server.shared.clubfolder import ClubFolder
+
 ROOT = Path(__file__).resolve().parents[1]
 PASSWORD = "a-long-club-password-7"   # every student make_student makes
 _DATA: Path | None = None
@@ -117,8 +119,8 @@ def play_season(data: Path, bots: dict[str, str], games: int = 4) -> Path:
     specs = [student_bot(data / "bots-src" / name, name, marker) / "bot.toml"
              for name, marker in bots.items()]
     referee("league", *specs, "--games", str(games), "--players", "2", "--out",
-            data / "season", "--quiet", timeout=600)
-    return data / "season"
+            ClubFolder(data).season, "--quiet", timeout=600)
+    return ClubFolder(data).season
 
 
 def zip_of(folder: Path, out: Path) -> Path:

@@ -6,6 +6,9 @@ Imports are read from the source (ast), every one of them: at module level, insi
 and under TYPE_CHECKING. A module's room comes from its name; the table knows the grouped
 layout (referee/game/, referee/checking/, referee/present/, referee/util/) and the top-level
 modules the grouping moves there, so it holds before and after the move.
+
+Inside the server the same holds between its parts (SERVER_ALLOWED): the club (the web process)
+and the season runner meet only in the shared module, and no import circle joins its modules.
 """
 
 from __future__ import annotations
@@ -218,6 +221,125 @@ def module_graph(root: Path, prefix: str) -> dict[str, set[str]]:
                 targets.add(name)
         graph[module] = targets
     return graph
+
+
+# Inside the server: the web process (the club) and the season runner meet in the shared
+# module, which sits below both (docs/architecture.md). Part of the server -> the parts of the
+# server it may import besides its own. The club's models are the database both processes use.
+SERVER = "referee.server"
+SERVER_PARTS: dict[str, str] = {
+    f"{SERVER}.club.models": "models",
+    f"{SERVER}.club": "club",
+    f"{SERVER}.runner": "runner",
+    f"{SERVER}.shared": "shared",
+}
+SERVER_ALLOWED: dict[str, set[str]] = {
+    "models": set(),
+    "shared": {"models"},
+    "runner": {"models", "shared"},
+    "club": {"models", "shared", "server"},
+    "server": {"models", "shared", "club", "runner"},   # serve, settings, asgi, backup...
+}
+
+
+def server_part(module: str) -> str:
+    """The part of the server a module of it is in: models, club, runner, shared, or server
+    (the modules beside them: `referee serve`, Django's settings, the backup...)."""
+    parts = module.split(".")
+    for end in range(len(parts), 2, -1):
+        part = SERVER_PARTS.get(".".join(parts[:end]))
+        if part is not None:
+            return part
+    return "server"
+
+
+def server_problems(root: Path) -> list[str]:
+    """One line per import inside the server against SERVER_ALLOWED (the club importing the
+    runner, the runner importing the club's pages...), and per import circle between the
+    server's modules, each with the file and line of every import that closes it."""
+    modules = package_modules(root)
+    inside = {m: p for m, p in modules.items() if m == SERVER or m.startswith(SERVER + ".")}
+    problems = []
+    edges: dict[tuple[str, str], list[str]] = {}
+    for module, path in inside.items():
+        part = server_part(module)
+        for line, imported in imports(path, module):
+            target = nearest_module(imported, inside)
+            if target not in inside or target == module:
+                continue
+            where = f"{path.relative_to(root)}:{line}"
+            if where not in edges.setdefault((module, target), []):
+                edges[(module, target)].append(where)
+            other = server_part(target)
+            problem = f"{where}: the server's {part} imports its {other} ({target})"
+            if other != part and other not in SERVER_ALLOWED[part] and problem not in problems:
+                problems.append(problem)
+    graph: dict[str, set[str]] = {module: set() for module in inside}
+    for source, target in edges:
+        graph[source].add(target)
+    for circle in circles(graph):
+        places = [where for (source, target), wheres in sorted(edges.items())
+                  if source in circle and target in circle for where in wheres]
+        problems.append(f"{places[0]}: import circle {' <-> '.join(circle)} "
+                        f"(imports: {', '.join(places)})")
+    return problems
+
+
+def test_the_club_and_the_runner_meet_only_in_the_shared_module() -> None:
+    """The club imports nothing of the runner, the runner only the club's models (and the
+    shared module), the shared module only the models; no import circle inside the server."""
+    assert "referee.server.shared.clubfolder" in package_modules(ROOT)
+    problems = server_problems(ROOT)
+    assert not problems, "imports against docs/architecture.md:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize(("where", "line", "expected"), [
+    ("referee/server/club/views/extra.py", "from referee.server.runner.settings import X",
+     "the server's club imports its runner (referee.server.runner.settings)"),
+    ("referee/server/club/extra.py", "from ..runner import clubdb",
+     "the server's club imports its runner (referee.server.runner.clubdb)"),
+    ("referee/server/runner/extra.py", "from referee.server.club.views import pages",
+     "the server's runner imports its club (referee.server.club.views.pages)"),
+    ("referee/server/shared/extra.py", "from referee.server.runner import clubdb",
+     "the server's shared imports its runner (referee.server.runner.clubdb)"),
+    ("referee/server/club/models.py", "from referee.server.shared import clubfolder",
+     "the server's models imports its shared (referee.server.shared.clubfolder)"),
+])
+def test_a_wrong_way_import_inside_the_server_is_named(tmp_path: Path, where: str, line: str,
+                                                      expected: str) -> None:
+    """The check itself: a planted import the server's parts do not allow is named, with its
+    place; the imports they allow are not."""
+    for package in ("referee", "referee/server", "referee/server/club",
+                    "referee/server/club/views", "referee/server/runner",
+                    "referee/server/shared"):
+        (tmp_path / package).mkdir(parents=True, exist_ok=True)
+        (tmp_path / package / "__init__.py").write_text("")
+    for module in ("club/models.py", "club/views/pages.py", "runner/clubdb.py",
+                   "runner/settings.py", "shared/clubfolder.py"):
+        (tmp_path / "referee/server" / module).write_text("")
+    (tmp_path / "referee/server/runner/fine.py").write_text(
+        "from referee.server.club.models import Bot\nfrom ..shared import clubfolder\n")
+    (tmp_path / where).write_text(f"{line}\n")
+    problems = server_problems(tmp_path)
+    assert len(problems) == 1 and expected in problems[0], problems
+    assert problems[0].startswith(f"{where}:1: "), problems
+
+
+def test_an_import_circle_inside_the_server_is_named(tmp_path: Path) -> None:
+    """Two views that import each other (one inside a function) are one circle, named with
+    the file and line of both imports."""
+    views = tmp_path / "referee/server/club/views"
+    views.mkdir(parents=True)
+    for package in ("referee", "referee/server", "referee/server/club",
+                    "referee/server/club/views"):
+        (tmp_path / package / "__init__.py").write_text("")
+    (views / "pages.py").write_text("import os\nfrom referee.server.club.views import live\n")
+    (views / "live.py").write_text("def own():\n    from .pages import helper\n")
+    problems = server_problems(tmp_path)
+    assert problems == [
+        "referee/server/club/views/live.py:2: import circle referee.server.club.views.live <-> "
+        "referee.server.club.views.pages (imports: referee/server/club/views/live.py:2, "
+        "referee/server/club/views/pages.py:2)"], problems
 
 
 def test_every_import_between_rooms_runs_the_allowed_way() -> None:

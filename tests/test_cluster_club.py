@@ -20,7 +20,7 @@ from runner_support import Club, RunnerProcess, sample, write_season
 from wait_support import wait_for
 
 from referee.bots.archive import archive_image_id
-from referee.league.folder import LeagueFolder
+from referee.server.shared.clubfolder import ClubFolder
 
 pytestmark = pytest.mark.sandbox
 
@@ -140,7 +140,7 @@ def test_a_club_on_a_tls_cluster_checks_and_plays_every_bot_on_its_workers(
 
 def stored(data: Path) -> list[tuple[str, str, str]]:
     """(bots, versions, worker) of each stored game of the season."""
-    db = LeagueFolder(data / "season").store_path
+    db = ClubFolder(data).season_league.store_path
     if not db.exists():
         return []
     with sqlite3.connect(db) as connection:

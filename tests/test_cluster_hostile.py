@@ -20,7 +20,7 @@ from runner_support import ROOT, Club, RunnerProcess, sample, write_season
 from server_support import ServerProcess, WebClient
 from wait_support import wait_for
 
-from referee.league.folder import LeagueFolder
+from referee.server.shared.clubfolder import ClubFolder
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
@@ -90,7 +90,7 @@ def http_status(port: int, path: str) -> str:
 
 def games_of(data: Path, name: str) -> list[tuple[int, list[str], list[bool], list[dict], str]]:
     """(index, bots, forfeited, strikes, worker) of the stored games `name` sat at."""
-    db = LeagueFolder(data / "season").store_path
+    db = ClubFolder(data).season_league.store_path
     if not db.exists():
         return []
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as connection:

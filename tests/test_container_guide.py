@@ -18,7 +18,7 @@ from container_support import BUILD_SCRIPT, ROOT, need_runtime
 from runner_support import Club, RunnerProcess, sample, write_season
 from wait_support import wait_for
 
-from referee.league.folder import LeagueFolder
+from referee.server.shared.clubfolder import ClubFolder
 
 pytestmark = pytest.mark.slow
 
@@ -86,7 +86,7 @@ def test_the_guides_image_passes_a_clubs_check_and_plays_its_season(handed_in: P
 
 
 def _games_with(data: Path, bot: str) -> int:
-    db = LeagueFolder(data / "season").store_path
+    db = ClubFolder(data).season_league.store_path
     if not db.exists():
         return 0
     with sqlite3.connect(db) as connection:

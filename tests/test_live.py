@@ -19,6 +19,8 @@ from runner_support import Club, write_season
 from server_support import ServerProcess, WebClient, student_bot
 from wait_support import wait_for
 
+from referee.server.shared.clubfolder import ClubFolder
+
 ROOT = Path(__file__).resolve().parents[1]
 TEST_BOTS = ROOT / "tests" / "bots"
 PASSWORD = "a long password 1"    # every Club.student's
@@ -45,7 +47,7 @@ class GatedClub:
                       "[limits]\ndecision_ms = 600000\nstartup_ms = 300000\n",
             files={"gated/main.py": TEST_BOTS / "gated" / "main.py",
                    "botlib.py": TEST_BOTS / "botlib.py"})
-        self.gate = self.data / "uploads" / "gate-bot" / "1" / "bot" / "go"
+        self.gate = ClubFolder(self.data).bot_uploads("gate-bot") / "1" / "bot" / "go"
         self.club.version(ann, "ann-bot", student_bot(tmp / "ann-src", "ann", MARKER,
                                                       noting=True), passed=True,
                           spec_text='name = "ann"\ncommand = ["{python}", "main.py"]\n'
@@ -155,8 +157,8 @@ def test_a_stream_follows_a_season_game_and_a_test_game_to_their_ends(
         state, error = club.club.value(f"TestGame.objects.filter(pk={tid})"
                                        ".values_list('state', 'error').get()")
         assert state != "failed", error
-        # Its live file, in the folder of its own its executor writes (testgames.live_folder).
-        return any((club.data / "testgames" / "live" / str(tid)).glob("*.jsonl"))
+        # Its live file, in the folder of its own its executor writes (ClubFolder.test_game_live).
+        return any((ClubFolder(club.data).test_games / "live" / str(tid)).glob("*.jsonl"))
 
     wait_for("the test game in play", test_game_in_play, server, timeout=600)
     assert eve.get(f"/testgames/{tid}/live").status == 404

@@ -17,6 +17,8 @@ from test_live import GatedClub, in_play
 from test_server_browser import browser_at, screenshot, sign_in, text_of
 from wait_support import wait_for
 
+from referee.server.shared.clubfolder import ClubFolder
+
 MISSING = chromium_missing()
 if MISSING and os.environ.get("REFEREE_REQUIRE_BROWSER"):
     raise RuntimeError(f"the browser tests must run here: {MISSING}")
@@ -164,7 +166,7 @@ def test_pages_follow_the_games_in_play_and_the_idle_big_screen_replays_the_newe
         index = game["index"]
         first = club.test_game
         wait_for("the test game in play", lambda: any(
-            (club.data / "testgames" / "live" / str(first)).glob("*.jsonl")), server,
+            (ClubFolder(club.data).test_games / "live" / str(first)).glob("*.jsonl")), server,
             timeout=WAIT_S)
         # A second test game waits in the queue: the runner plays one at a time.
         second = club.club("""

@@ -26,7 +26,7 @@ from server_support import PASSWORD, ROOT, ServerProcess, WebClient, make_studen
 from test_server_browser import PHONE, csp_refusals, sign_in, text_of
 from wait_support import wait_for
 
-from referee.league.folder import LeagueFolder
+from referee.server.shared.clubfolder import ClubFolder
 
 MISSING = chromium_missing()
 if MISSING and os.environ.get("REFEREE_REQUIRE_BROWSER"):
@@ -118,7 +118,7 @@ def move_count(browser) -> int:  # noqa: ANN001
 def record_of(server: ServerProcess, url: str) -> tuple[int, Path]:
     """The game's id from its page's URL and its record file in the data folder."""
     game = int(url.rstrip("/").split("/")[-1])
-    return game, server.data / "humangames" / f"{game}.json"
+    return game, server.data / ClubFolder.human_game_record(game)
 
 
 def test_a_whole_game_in_the_browser_with_a_reload_and_a_phone(
@@ -218,7 +218,7 @@ def test_a_whole_game_in_the_browser_with_a_reload_and_a_phone(
     # Never rated: the season's store (whose games every fit rates) holds no human seat.
     from referee.league.store import LeagueStore
 
-    store = LeagueStore.open_readonly(LeagueFolder(server.data / "season").store_path)
+    store = LeagueStore.open_readonly(ClubFolder(server.data).season_league.store_path)
     try:
         assert not any(any(b.get("name") == "dana" or b.get("human") for b in r["bots"])
                        for r in store.records())

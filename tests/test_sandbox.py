@@ -21,6 +21,7 @@ from wait_support import wait_for
 
 from referee.bots.sandbox import NOBODY, bwrap_argv, default_env, prepare_dirs
 from referee.league.folder import LeagueFolder
+from referee.server.shared.clubfolder import ClubFolder
 
 pytestmark = pytest.mark.sandbox   # fails in CI if the sandbox cannot start (conftest.py)
 
@@ -455,11 +456,11 @@ def test_an_uploaded_bot_sees_the_folder_its_spec_names_and_nothing_of_the_serve
     from referee.server.unpack import unpack_upload
 
     data = tmp_path / "data"
-    other = data / "uploads" / "bob" / "1" / "bot" / "mybot"
+    other = ClubFolder(data).bot_uploads("bob") / "1" / "bot" / "mybot"
     other.mkdir(parents=True)
     (other / "main.py").write_text("SECRET_STRATEGY = 42\n")
     (data / "server.sqlite3").write_text("accounts\n")
-    upload = data / "uploads" / "alice" / "1"
+    upload = ClubFolder(data).bot_uploads("alice") / "1"
     upload.mkdir(parents=True)
     secrets = [upload / "archive", upload / "bot" / "mybot.toml", other / "main.py",
                data / "server.sqlite3"]
@@ -470,8 +471,8 @@ def test_an_uploaded_bot_sees_the_folder_its_spec_names_and_nothing_of_the_serve
         zipped.writestr("mybot.toml", spec)
         zipped.writestr("mybot/main.py", PROBE)
     (upload / "archive").write_bytes(packed.getvalue())
-    for path in (tmp_path, data, data / "uploads", data / "uploads" / "bob", other.parents[1],
-                 other.parent, other):
+    for path in (tmp_path, data, ClubFolder(data).uploads, ClubFolder(data).bot_uploads("bob"),
+                 other.parents[1], other.parent, other):
         path.chmod(0o755)   # as readable as the server could ever leave them
     unpacked = unpack_upload(upload / "archive", upload / "bot")
     done = referee("check", unpacked.folder / unpacked.spec, "--preset", "classic",

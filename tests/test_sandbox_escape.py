@@ -22,8 +22,9 @@ import pytest
 from referee.bots.build import ensure_built
 from referee.bots.errors import BotStartError
 from referee.bots.process import BotProcess
+from referee.bots.sandbox import DATA_ENV
 from referee.bots.spec import BotSpec
-from referee.server import DATA_ENV
+from referee.server.shared.clubfolder import ClubFolder
 
 pytestmark = pytest.mark.sandbox   # fails in CI if the sandbox cannot start (conftest.py)
 
@@ -58,7 +59,9 @@ def club(monkeypatch: pytest.MonkeyPatch) -> Iterator[Club]:
     root = Path(tempfile.mkdtemp(prefix="escape-", dir="/tmp"))
     try:
         data = root / "club"
-        earlier, bot = data / "uploads/alice/1/bot", data / "uploads/alice/2/bot"
+        club_folder = ClubFolder(data)
+        earlier, bot = (club_folder.version_upload("alice", 1) / "bot",
+                        club_folder.version_upload("alice", 2) / "bot")
         for folder in (earlier, bot):
             folder.mkdir(parents=True)
         for folder in (root, *earlier.parents, earlier, bot):

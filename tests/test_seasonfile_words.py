@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from referee.server.runner.settings import load_runner_settings
-from referee.server.seasonfile import changes
+from referee.server.shared.seasonfile import changes
+from referee.server.shared.seasonkeys import load_runner_settings
 
 
 def test_a_key_taken_out_of_the_file_reads_as_its_default_never_none(tmp_path: Path) -> None:

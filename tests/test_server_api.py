@@ -23,7 +23,8 @@ from referee.league.folder import LeagueFolder
 from referee.league.season import Season, snapshot
 from referee.league.store import games_stored
 from referee.league.tables import Row
-from referee.server.runner.settings import load_runner_settings
+from referee.server.shared.clubfolder import ClubFolder
+from referee.server.shared.seasonkeys import load_runner_settings
 from referee.util.config import ConfigError
 
 MARKERS = {"alice": "ALICE-SAYS-HI", "bob": "BOB-SAYS-HI"}
@@ -59,7 +60,7 @@ def club(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     club.close()
     server = ServerProcess(data)
     try:
-        db = LeagueFolder(data / "season").store_path
+        db = ClubFolder(data).season_league.store_path
         page = WebClient(server.url)
         page.sign_in("alice", PASSWORD)
         # The round is played and the table refitted on all of it: nothing changes after.
@@ -91,7 +92,7 @@ def session_json(client: WebClient, path: str) -> Any:
 
 def stored_games(data: Path) -> list[int]:
     """Every season game's index, newest first, as the league database holds them."""
-    db = sqlite3.connect(LeagueFolder(data / "season").store_path)
+    db = sqlite3.connect(ClubFolder(data).season_league.store_path)
     try:
         return [idx for (idx,) in db.execute("SELECT idx FROM games ORDER BY idx DESC")]
     finally:

@@ -14,6 +14,7 @@ from wait_support import wait_for
 
 from referee.league.folder import LeagueFolder
 from referee.league.store import games_stored
+from referee.server.shared.clubfolder import ClubFolder
 
 PASSWORD = "a long password 1"   # every student Club.student makes
 ROUND_GAMES = 4
@@ -54,7 +55,7 @@ def test_a_running_club_backed_up_and_restored_shows_the_same_club(tmp_path: Pat
     server = ServerProcess(data)
     try:
         wait_for("the round's games, rated",
-                 lambda: games_stored(LeagueFolder(data / "season").store_path) == ROUND_GAMES and
+                 lambda: games_stored(ClubFolder(data).season_league.store_path) == ROUND_GAMES and
                  sum(g for _, g in rows(bearer(server, "/api/leaderboard", token))) ==
                  2 * ROUND_GAMES, server, timeout=900)
         board = bearer(server, "/api/leaderboard", token)

@@ -21,6 +21,7 @@ from wait_support import wait_for
 
 from referee.league.folder import LeagueFolder
 from referee.league.store import games_stored, load_record
+from referee.server.shared.clubfolder import ClubFolder
 
 TEST_BOTS = ROOT / "tests" / "bots"
 PASSWORD = "a long password 1"   # Club.student's
@@ -79,7 +80,7 @@ def club(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         wait_for("the season's report", lambda: helper.value(
             "Season.objects.get(pk=1).report_path"))
         web = WebClient(server.url)
-        db = LeagueFolder(data / "season").store_path
+        db = ClubFolder(data).season_league.store_path
         # The refit after the close rates every game: the leaderboard counts them all.
         web.sign_in("ben", PASSWORD)
         wait_for("the final standing", lambda: web.get("/leaderboard.json").json()["games"]

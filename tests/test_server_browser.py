@@ -366,7 +366,7 @@ def test_a_rating_charts_time_axis_reads_in_the_readers_time_zone(tmp_path: Path
     """A bot page's rating chart has a time axis: its first, middle and last moments, drawn in
     UTC by the runner and rewritten by club/times.js into the browser's zone (Kathmandu,
     +05:45), shorter than a page's times; the chart's labels stay inside it."""
-    from referee.server.club.history import HEIGHT, WIDTH, chart_svg
+    from referee.server.shared.ratinghistory import HEIGHT, WIDTH, chart_svg
 
     start = datetime(2026, 12, 3, 7, 15, tzinfo=UTC).timestamp()
     svg = chart_svg([[start, 1, 5, 10.0, -20.0, 40.0], [start + 7200, 1, 9, 15.0, -10.0, 30.0]])

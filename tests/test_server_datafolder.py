@@ -13,9 +13,9 @@ from runner_support import Club, write_season
 from server_support import ServerProcess, make_student, student_bot
 from wait_support import wait_for
 
-from referee.league.folder import LeagueFolder
 from referee.league.store import games_stored
 from referee.server.client import SubmitError, submit
+from referee.server.shared.clubfolder import ClubFolder
 
 # A build step that writes a module the bot imports: the bot (another uid than its build) must
 # read what its build made.
@@ -37,7 +37,7 @@ def built_bot(folder: Path, name: str) -> Path:
 def in_a_bot_folder(data: Path, path: Path) -> bool:
     """True for a version's bot folder DATA/uploads/<bot>/<n>/bot and what is in it."""
     parts = path.relative_to(data).parts
-    return len(parts) >= 4 and parts[0] == "uploads" and parts[1] != ".incoming" \
+    return len(parts) >= 4 and parts[0] == ClubFolder.UPLOADS and parts[1] != ".incoming" \
         and parts[3] == "bot"
 
 
@@ -104,7 +104,7 @@ def test_nothing_of_the_data_folder_is_readable_by_another_user(tmp_path: Path) 
                               ".values_list('error', flat=True))"), timeout=900)
             assert club.value("list(BotVersion.objects.values_list('check_state', flat=True))") \
                 == ["passed", "passed"], server.output()
-            wait_for("games", lambda: games_stored(LeagueFolder(data / "season").store_path) >= 4)
+            wait_for("games", lambda: games_stored(ClubFolder(data).season_league.store_path) >= 4)
             wait_for("a refit", lambda: club.value("Standing.objects.exists()"))
             game = club("""
                 from django.db import transaction
@@ -130,7 +130,7 @@ def test_nothing_of_the_data_folder_is_readable_by_another_user(tmp_path: Path) 
         assert server.stop() == 0, server.output()
     assert (data / "testgames").is_dir() and (data / "uploads" / "ann-bot" / "1" / "bot" /
                                               "made.py").is_file()
-    assert (LeagueFolder(data / "season").report / "index.html").is_file()
+    assert (ClubFolder(data).season_league.report / "index.html").is_file()
     assert open_to_others(data) == []
 
 
@@ -191,7 +191,8 @@ def test_a_build_cannot_fill_the_disk(tmp_path: Path) -> None:
     assert any("build failed: it ran out of its write limit of 32 MiB" in line
                for line in lines), lines
     # What is left on disk: the failed version's archive, nothing of the refused upload.
-    left = sorted(str(p.relative_to(data / "uploads")) for p in (data / "uploads").rglob("*"))
+    uploads = ClubFolder(data).uploads
+    left = sorted(str(p.relative_to(uploads)) for p in uploads.rglob("*"))
     assert left == [".incoming", "flo-bot", "flo-bot/1", "flo-bot/1/archive"], left
     assert list((data / "tmp").iterdir()) == []
 
@@ -267,7 +268,7 @@ def test_a_check_stopped_at_its_time_limit_leaves_no_process_and_nothing_on_disk
         """Every process of the check: its guard and `referee check`, the build's guard, its
         sandbox (both name the version's folder) and the build itself."""
         return {pid: command for pid, command in descendants(1).items()
-                if str(data / "uploads") in command or "keeps_writing.py" in command}
+                if str(ClubFolder(data).uploads) in command or "keeps_writing.py" in command}
 
     server = ServerProcess(data)
     try:

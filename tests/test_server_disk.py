@@ -24,6 +24,7 @@ from test_server_queue import HANG, hanging_builds
 from wait_support import wait_for
 
 from referee.bots.diskwatch import disk_use
+from referee.server.shared.clubfolder import ClubFolder
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
@@ -113,7 +114,7 @@ def test_files_past_the_bound_are_refused_at_upload_and_after_a_build(tmp_path: 
         assert status == 400, answer
         assert "files of 300 MiB in all; at most 256 MiB in all" in answer["error"], answer
         assert "\n" not in answer["error"] and str(data) not in answer["error"], answer
-        assert not (data / "uploads/alice-big").exists()
+        assert not (ClubFolder(data).bot_uploads("alice-big")).exists()
 
         sparse = student_bot(tmp_path / "sparse", "sparse", "s")
         (sparse / "make.py").write_text(MAKE_SPARSE)
@@ -158,7 +159,7 @@ def test_a_replaced_versions_folder_goes_its_archive_and_report_stay(tmp_path: P
             status, answer = submit(server, token, zip_of(plain, tmp_path / f"plain{edit}.zip"),
                                     "alice-hang")
             assert status == 201, answer
-        bot = data / "uploads/alice-hang"
+        bot = ClubFolder(data).bot_uploads("alice-hang")
         for number in range(2, 6):
             assert check_of(data, f"alice-hang.v{number}")[0] == "replaced"
             assert "replaced by" in check_of(data, f"alice-hang.v{number}")[1]
@@ -210,8 +211,8 @@ def test_an_upload_past_the_disk_budget_is_refused_in_one_line(tmp_path: Path) -
         state, summary = check_of(data, "alice-grows.v1")
         assert state == "failed" and "over your disk budget of 2 MiB" in summary, summary
         assert lines_of(data, "alice-grows.v1")[-1] == summary
-        assert not (data / "uploads/alice-grows/1/bot").exists()
-        assert (data / "uploads/alice-grows/1/archive").is_file()
+        assert not (ClubFolder(data).version_upload("alice-grows", 1) / "bot").exists()
+        assert (ClubFolder(data).version_upload("alice-grows", 1) / "archive").is_file()
     finally:
         assert server.stop() == 0, server.output()
 
@@ -231,13 +232,13 @@ def test_a_retired_versions_built_folder_goes_when_the_next_one_enters(tmp_path:
             assert submit(server, token, archive, "alice-bot")[0] == 201
             wait_for(f"v{number} to enter the season", lambda n=number: season_state(
                 data, f"alice-bot.v{n}") == "active", server, timeout=600)
-        first = data / "uploads/alice-bot/1"
+        first = ClubFolder(data).version_upload("alice-bot", 1)
         wait_for("v1's built folder to go", lambda: not (first / "bot").exists(), server,
                  timeout=120)
         assert (first / "archive").is_file()
         assert season_state(data, "alice-bot.v1") == "retired"
         assert check_of(data, "alice-bot.v1")[0] == "passed"
         assert any(line.startswith("PASS") for line in lines_of(data, "alice-bot.v1"))
-        assert (data / "uploads/alice-bot/2/bot").is_dir()
+        assert (ClubFolder(data).version_upload("alice-bot", 2) / "bot").is_dir()
     finally:
         assert server.stop() == 0, server.output()

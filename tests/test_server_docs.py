@@ -21,7 +21,7 @@ from doc_support import ROOT, SERVER, TOKEN, shell_commands
 from server_support import ServerProcess, make_student, play_season, student_bot
 from wait_support import wait_for
 
-from referee.league.folder import LeagueFolder
+from referee.server.shared.clubfolder import ClubFolder
 
 SERVE = f"{sys.executable} {ROOT}/tests/serve_briefly.py"
 SERVER_RUNS = {
@@ -89,18 +89,18 @@ def test_the_season_file_shown_is_what_the_server_reads(tmp_path: Path,
     text = season_toml()
     data = tomllib.loads(text)
     (tmp_path / "season.toml").write_text(text)
-    from referee.server.runner.settings import load_runner_settings
+    from referee.server.shared.seasonkeys import load_runner_settings
 
     runner = load_runner_settings(tmp_path / "season.toml")
     assert runner.round_games == data["round_games"]
-    from referee.server.runner.settings import DEFAULT_PACE
+    from referee.server.shared.seasonkeys import DEFAULT_PACE
 
     assert runner.games_per_bot_per_hour == data["games_per_bot_per_hour"] == DEFAULT_PACE
     assert runner.check_timeout_s == data["check_timeout_s"]
     from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB
 
     assert runner.write_max_mb == data["write_max_mb"] == DEFAULT_WRITE_MAX_MB
-    from referee.server.runner.settings import RunnerSettings
+    from referee.server.shared.seasonkeys import RunnerSettings
 
     assert runner.forfeits_to_take_out == data["forfeits_to_take_out"] == \
         RunnerSettings().forfeits_to_take_out
@@ -108,12 +108,12 @@ def test_the_season_file_shown_is_what_the_server_reads(tmp_path: Path,
 
     club_django()
     monkeypatch.setenv("REFEREE_SEASON_FILE", str(tmp_path / "season.toml"))
-    from referee.server.club.limits import server_limits
+    from referee.server.shared.seasonread import server_limits
 
     limits = server_limits()
     assert limits.upload_max_bytes == data["upload_max_bytes"] == 50 * 1024 * 1024
     assert limits.test_games_per_hour == data["test_games_per_hour"]
-    from referee.server.club.limits import public_leaderboard
+    from referee.server.shared.seasonread import public_leaderboard
 
     assert public_leaderboard() is data["public_leaderboard"] is False
 
@@ -161,7 +161,7 @@ def replay_block(doc: str) -> str:
 
 def game_of(data: Path, bot: str) -> list[int]:
     """[the index of a stored season game with one seat of `bot` (any version)], or []."""
-    db = LeagueFolder(data / "season").store_path
+    db = ClubFolder(data).season_league.store_path
     if not db.exists():
         return []
     with contextlib.closing(sqlite3.connect(db)) as conn:

@@ -32,6 +32,7 @@ from wait_support import wait_for
 
 from referee.bots.confinement import NO_SANDBOX
 from referee.bots.sandbox import BWRAP_ENV
+from referee.server.shared.clubfolder import ClubFolder
 
 pytestmark = pytest.mark.slow
 
@@ -152,8 +153,8 @@ def test_without_a_sandbox_uploads_are_stored_but_their_code_never_runs(
         assert seen["check_state"] == "queued", seen
         assert not marker.exists()
         # Stored, nothing lost: the archive and the unpacked folder stay for a later start.
-        stored = list((data / "uploads").rglob("build.py"))
-        assert stored, list((data / "uploads").rglob("*"))
+        stored = list((ClubFolder(data).uploads).rglob("build.py"))
+        assert stored, list((ClubFolder(data).uploads).rglob("*"))
         # The student reads the one line on the version's page too.
         assert NO_SANDBOX in text_of(carol.get(f"/versions/{version}/").text)
         # No page tells the student the organiser's details.
@@ -203,7 +204,7 @@ def test_with_unconfined_uploads_checks_run_and_every_organiser_page_says_so(
 
 def test_the_written_season_file_holds_a_greedy_spec_to_the_default_ceilings(
         data: Path, tmp_path: Path) -> None:
-    from referee.server.runner.settings import CEILINGS
+    from referee.server.shared.seasonkeys import CEILINGS
 
     server = ServerProcess(data)   # its first start writes the season file
     try:
@@ -236,8 +237,8 @@ def test_every_limit_key_has_a_default_ceiling(tmp_path: Path) -> None:
     """A new limit key without a ceiling fails here; the written file and a file without a
     [limits] table both mean the defaults, a key left out means its default."""
     from referee.bots.spec import LIMIT_KEYS
-    from referee.server.runner.settings import CEILINGS, RunnerSettings, load_runner_settings
-    from referee.server.seasonfile import default_text
+    from referee.server.shared.seasonfile import default_text
+    from referee.server.shared.seasonkeys import CEILINGS, RunnerSettings, load_runner_settings
 
     assert set(CEILINGS) == set(LIMIT_KEYS)
     for key, value in CEILINGS.items():

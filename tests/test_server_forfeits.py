@@ -26,7 +26,7 @@ from server_support import (
 )
 from wait_support import wait_for
 
-from referee.league.folder import LeagueFolder
+from referee.server.shared.clubfolder import ClubFolder
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
@@ -101,7 +101,7 @@ def bot_folder(folder: Path, name: str, source: str) -> Path:
 
 def games_of(data: Path, name: str) -> list[tuple[int, bool]]:
     """(index, forfeited) of the stored games `name` sat at, in schedule order."""
-    db = LeagueFolder(data / "season").store_path
+    db = ClubFolder(data).season_league.store_path
     if not db.exists():
         return []
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as connection:

@@ -21,8 +21,8 @@ from runner_support import Club, write_season
 from server_support import ServerProcess, WebClient, make_student
 from wait_support import wait_for
 
-from referee.league.folder import LeagueFolder
 from referee.league.store import games_stored, unpack_record
+from referee.server.shared.clubfolder import ClubFolder
 
 PASSWORD = "a long password 1"          # runner_support.Club.student's
 NEW_PASSWORD = "another-long-password-9"
@@ -223,7 +223,7 @@ def test_every_answer_carries_a_strict_content_security_policy(season: Season) -
 # ------------------------------------------------------------------------- replays
 
 def first_game(season: Season) -> int:
-    db = LeagueFolder(season.server.data / "season").store_path
+    db = ClubFolder(season.server.data).season_league.store_path
     wait_for("a season game", lambda: games_stored(db) >= 1)
     store = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:

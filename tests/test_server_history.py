@@ -12,10 +12,11 @@ from server_support import club_django
 
 club_django()
 
+
 from referee.league.folder import LeagueFolder  # noqa: E402
 from referee.league.store import LeagueStore, strike_moves  # noqa: E402
 from referee.league.tables import Row  # noqa: E402
-from referee.server.club.history import HISTORY_POINTS, chart_svg, grown  # noqa: E402
+from referee.server.shared.ratinghistory import HISTORY_POINTS, chart_svg, grown  # noqa: E402
 
 
 def row(version: int, games: int, strength: float | None = 10.0) -> tuple[int, Row]:

@@ -14,6 +14,8 @@ import pytest
 from runner_support import Club, RunnerProcess, sample, write_season
 from wait_support import wait_for
 
+from referee.server.shared.clubfolder import ClubFolder
+
 pytestmark = pytest.mark.sandbox   # fails in CI if the sandbox cannot start (conftest.py)
 
 # Version 1's build leaves a link to / in its own folder; its bot is the random sample bot, so
@@ -92,8 +94,9 @@ def test_a_spec_naming_a_program_through_an_earlier_versions_link_reads_nothing(
                              files={"build.py": data / "build.py"},
                              spec_text='name = "alice-bot"\ncommand = ["{python}", "main.py"]\n'
                                        'build = ["{python}", "build.py"]\n')
-        earlier = data / "uploads/alice-bot/1/bot"
-        for folder in (data / "uploads", data / "uploads/alice-bot", earlier.parent, earlier):
+        bot = ClubFolder(data).bot_uploads("alice-bot")
+        earlier = bot / "1" / "bot"
+        for folder in (ClubFolder(data).uploads, bot, earlier.parent, earlier):
             folder.chmod(0o755)
         runner = RunnerProcess(data)
         try:

@@ -18,7 +18,6 @@ from django.contrib.auth.models import User  # noqa: E402
 from django.test import Client, override_settings  # noqa: E402
 from django.urls import URLPattern, URLResolver, get_resolver  # noqa: E402
 
-from referee.league.folder import LeagueFolder  # noqa: E402
 from referee.league.store import LeagueStore  # noqa: E402
 from referee.server.club.models import (  # noqa: E402
     Bot,
@@ -31,6 +30,7 @@ from referee.server.club.models import (  # noqa: E402
     TestGame,
 )
 from referee.server.club.people import join, make_join_code, new_token  # noqa: E402
+from referee.server.shared.clubfolder import ClubFolder  # noqa: E402
 
 # OWNER: the owner and the organiser; SELF: the owner alone (a personal token; the organiser
 # revokes tokens in the admin); BOARD: signed in, or anyone while the season file's
@@ -125,22 +125,23 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
     bot = Bot.objects.create(owner=users["owner"], name=f"route-{tag}")
     version = BotVersion.objects.create(
         bot=bot, number=1, archive_name="a.zip", archive_sha256="0" * 64, archive_size=1,
-        folder=f"uploads/{bot.name}/1/bot", spec="bot.toml", league_name=f"{bot.name}.v1",
+        folder=ClubFolder.version_folder(bot.name, 1), spec="bot.toml",
+        league_name=f"{bot.name}.v1",
         check_state="passed", season_state="active")
-    (root / "uploads" / bot.name / "1").mkdir(parents=True)
-    (root / "uploads" / bot.name / "1" / "archive").write_bytes(b"PK")
+    (ClubFolder(root).bot_uploads(bot.name) / "1").mkdir(parents=True)
+    (ClubFolder(root).bot_uploads(bot.name) / "1" / "archive").write_bytes(b"PK")
     CheckRun.objects.create(version=version)
     play_season(root, {version.league_name: "hi", f"x{tag}.v1": "ho"}, games=2)
     (root / "testgames").mkdir()
-    store = LeagueStore.open_readonly(LeagueFolder(root / "season").store_path)
+    store = LeagueStore.open_readonly(ClubFolder(root).season_league.store_path)
     (root / "testgames" / "1.json").write_text(json.dumps(store.record(0)))
     store.close()
     test_game = TestGame.objects.create(requester=users["owner"], version=version,
-                                        state="done", record_file="testgames/1.json")
+                                        state="done", record_file=ClubFolder.test_game_record("1"))
     human_game = HumanGame.objects.create(owner=users["owner"], state="done",
-                                          record_file="testgames/1.json")
-    (root / "season" / "final").mkdir()
-    (root / "season" / "final" / "index.html").write_text("<p>report</p>")
+                                          record_file=ClubFolder.test_game_record("1"))
+    (ClubFolder(root).season / "final").mkdir()
+    (ClubFolder(root).season / "final" / "index.html").write_text("<p>report</p>")
     _, token = new_token(users["owner"])
     kwargs = {"name": bot.name, "version_id": version.pk, "index": 0, "game_id": test_game.pk,
               "play_id": human_game.pk, "token_id": token.pk, "action": "resume", "bot_id": bot.pk,

@@ -13,8 +13,8 @@ from cli_support import referee
 from runner_support import Club, RunnerProcess, sample, write_season
 from wait_support import wait_for
 
-from referee.league.folder import LeagueFolder
 from referee.league.store import games_stored
+from referee.server.shared.clubfolder import ClubFolder
 
 ROOT = Path(__file__).resolve().parents[1]
 TEST_BOTS = ROOT / "tests" / "bots"
@@ -23,7 +23,7 @@ EXITS_AT_ONCE = "import sys\nsys.exit(3)\n"
 
 def store_games(data: Path) -> list[tuple]:
     """(index, bots, places, money) of every stored game, in schedule order."""
-    db = sqlite3.connect(LeagueFolder(data / "season").store_path)
+    db = sqlite3.connect(ClubFolder(data).season_league.store_path)
     try:
         return db.execute("SELECT idx, bots, places, money FROM games ORDER BY idx").fetchall()
     finally:
@@ -49,7 +49,7 @@ def test_a_version_is_checked_enters_and_plays_paused_resumed_and_closed(tmp_pat
     club.version(alice, "alice-bot", sample("random"))
     club.version(bob, "bob-bot", sample("greedy"))
     runner = RunnerProcess(data)
-    db = LeagueFolder(data / "season").store_path
+    db = ClubFolder(data).season_league.store_path
     try:
         wait_for("both versions active", lambda: club.value(
             "BotVersion.objects.filter(season_state='active').count()") == 2, runner)
@@ -83,7 +83,7 @@ def test_a_version_is_checked_enters_and_plays_paused_resumed_and_closed(tmp_pat
             "list(Notice.objects.filter(user=None, text__startswith='play is paused')"
             ".values_list('text', flat=True))"), runner)
         paused_at = int(re.search(r"(\d+) games", said[0]).group(1))
-        assert games_stored(LeagueFolder(data / "season").store_path) == paused_at
+        assert games_stored(ClubFolder(data).season_league.store_path) == paused_at
         # A sign that the paused loop came round again: a disabled bot's version, added now,
         # leaves the season at the loop's next turn. A round played despite the pause would be
         # stored by then.
@@ -91,18 +91,18 @@ def test_a_version_is_checked_enters_and_plays_paused_resumed_and_closed(tmp_pat
         gone = club.version(carol, "carol-bot", sample("random"), passed=True, disabled=True)
         wait_for("the paused loop's next turn", lambda: club.value(
             f"BotVersion.objects.get(pk={gone}).season_state") == "disabled", runner)
-        assert games_stored(LeagueFolder(data / "season").store_path) == paused_at
+        assert games_stored(ClubFolder(data).season_league.store_path) == paused_at
         club.season_state("running")
-        wait_for("play after resuming",
-                 lambda: games_stored(LeagueFolder(data / "season").store_path) > paused_at, runner)
+        store = ClubFolder(data).season_league.store_path
+        wait_for("play after resuming", lambda: games_stored(store) > paused_at, runner)
 
         # Close: the final tables and the static report in DIR/season, and its path.
         club.season_state("closed")
         report = wait_for("the report", lambda: club.value(
             "Season.objects.get(pk=1).report_path"), runner)
         assert report == "season/report/index.html" and (data / report).is_file()
-        assert LeagueFolder(data / "season").table_md.is_file()
-        final = games_stored(LeagueFolder(data / "season").store_path)
+        assert ClubFolder(data).season_league.table_md.is_file()
+        final = games_stored(ClubFolder(data).season_league.store_path)
         wait_for("the final standing", lambda: club.value(
             "Standing.objects.latest().games") == final, runner)
         rows = club.value("Standing.objects.latest().data['rows']")
@@ -113,11 +113,11 @@ def test_a_version_is_checked_enters_and_plays_paused_resumed_and_closed(tmp_pat
         # Nothing is played after the close: once the runner has stopped (every task of it
         # ended), the store holds the games of the final standing and no more.
         assert runner.stop() == 0, runner.output()
-        assert games_stored(LeagueFolder(data / "season").store_path) == final
+        assert games_stored(ClubFolder(data).season_league.store_path) == final
     finally:
         runner.stop()
         club.close()
-    table = referee("table", data / "season")
+    table = referee("table", ClubFolder(data).season)
     assert f"{final}/{final} games recorded" in table.stdout
 
 
@@ -151,7 +151,7 @@ def test_a_new_version_takes_its_bots_row_and_ranks_count_bots(tmp_path: Path) -
         wait_for("ann-bot v1's games", lambda: games_of(data, "ann-bot.v1") >= 2, runner)
         club.version(ann, "ann-bot", sample("greedy"), passed=True)
         wait_for("ann-bot v2's games", lambda: games_of(data, "ann-bot.v2") >= 2, runner)
-        final = games_stored(LeagueFolder(data / "season").store_path)
+        final = games_stored(ClubFolder(data).season_league.store_path)
         shown = wait_for("a board that fits ann-bot v2's games", lambda: (
             lambda b: b if b["games"] >= final and b["rows"] and any(
                 row["table"]["bot"] == "ann-bot.v2" and row["table"]["games"]
@@ -170,7 +170,7 @@ def test_a_new_version_takes_its_bots_row_and_ranks_count_bots(tmp_path: Path) -
         wait_for("the pause", lambda: club.value(
             "Notice.objects.filter(user=None, text__startswith='play is paused').exists()"),
                  runner)
-        paused_at = games_stored(LeagueFolder(data / "season").store_path)
+        paused_at = games_stored(ClubFolder(data).season_league.store_path)
         wait_for("a standing of every game stored", lambda: club.value(
             "Standing.objects.latest().games") == paused_at, runner)
         club("Bot.objects.filter(name='cal-bot').update(disabled=True)")
@@ -189,11 +189,11 @@ def test_a_new_version_takes_its_bots_row_and_ranks_count_bots(tmp_path: Path) -
     finally:
         runner.stop()
         club.close()
-    table = json.loads(LeagueFolder(data / "season").table_json.read_text())
+    table = json.loads(ClubFolder(data).season_league.table_json.read_text())
     assert sorted(row["bot"] for row in table["table"]) == ["ann-bot.v2", "ben-bot.v1"]
     assert all(1 <= row["rank_low"] <= row["rank_high"] <= 2 for row in table["table"]), table
     assert sorted(row["bot"] for row in table["unranked"]) == ["ann-bot.v1", "cal-bot.v1"]
-    report = (LeagueFolder(data / "season").report / "index.html").read_text()
+    report = (ClubFolder(data).season_league.report / "index.html").read_text()
     league, _, apart = report.partition('id="not-ranked"')
     assert league.count('class="bot-row"') == 2 and "ann-bot.v1" not in league
     assert "ann-bot.v1" in apart and "cal-bot.v1" in apart
@@ -239,7 +239,7 @@ def kill_season(tmp_path: Path, name: str, kills: bool) -> tuple[list[tuple], li
     eve = club.version(club.student("eve"), "eve-bot", source, spec_text=spec.format("eve"),
                        disabled=True)
     total = 2 * 30   # two rounds of 20 games per bot, three bots, two at a table
-    db = LeagueFolder(data / "season").store_path
+    db = ClubFolder(data).season_league.store_path
     seen: dict = {}
     runner = RunnerProcess(data)
     try:
@@ -270,7 +270,7 @@ def kill_season(tmp_path: Path, name: str, kills: bool) -> tuple[list[tuple], li
     finally:
         runner.stop()
         club.close()
-    rows = json.loads(LeagueFolder(data / "season").table_json.read_text())["table"]
+    rows = json.loads(ClubFolder(data).season_league.table_json.read_text())["table"]
     table = [(r["bot"], r["games"], r["wins"], r["mu"], r["sigma"], r["strength"],
               r["strength_low"], r["strength_high"], r["rank_low"], r["rank_high"])
              for r in rows]
@@ -319,7 +319,7 @@ def test_bots_that_crash_hang_or_fail_are_told_and_the_season_goes_on(tmp_path: 
                        spec_text=test_bot.format("illegal"),
                        files={"illegal/main.py": TEST_BOTS / "illegal" / "main.py",
                               "botlib.py": TEST_BOTS / "botlib.py"})
-    db = LeagueFolder(data / "season").store_path
+    db = ClubFolder(data).season_league.store_path
     runner = RunnerProcess(data)
     try:
         summary = wait_for("the hanging build stopped", lambda: club.value(
@@ -397,7 +397,7 @@ def test_the_season_plays_on_a_dask_cluster_and_a_newcomer_joins_it(tmp_path: Pa
     """)
     club.version(club.student("alice"), "alice-bot", sample("random"), passed=True)
     club.version(club.student("bob"), "bob-bot", sample("greedy"), passed=True)
-    db = LeagueFolder(data / "season").store_path
+    db = ClubFolder(data).season_league.store_path
     runner = RunnerProcess(data)
     try:
         wait_for("the first round", lambda: games_stored(db) >= 2, runner)
@@ -429,8 +429,8 @@ def test_house_bots_play_from_the_first_start_and_a_first_student_joins_them_at_
             "bot__owner=None).values_list('league_name', flat=True))")) == house, runner)
         assert club.value("sorted(CheckRun.objects.filter(version__bot__house=True)"
                           ".values_list('state', flat=True))") == ["passed"] * 3
-        wait_for("house games", lambda: games_stored(LeagueFolder(data / "season").store_path) >= 2,
-                 runner)
+        store = ClubFolder(data).season_league.store_path
+        wait_for("house games", lambda: games_stored(store) >= 2, runner)
         student = club.student("dora")
         club.version(student, "dora-bot", sample("random"), passed=True)
         passed = time.monotonic()
@@ -447,21 +447,21 @@ def test_house_bots_play_from_the_first_start_and_a_first_student_joins_them_at_
     finally:
         runner.stop()
         club.close()
-    final = json.loads(LeagueFolder(data / "season").table_json.read_text())
+    final = json.loads(ClubFolder(data).season_league.table_json.read_text())
     assert [(row["rank"], row["bot"]) for row in final["table"]] == [(1, "dora-bot.v1")]
     assert final["table"][0]["separated_from_next"] is None   # the last row: no `~`
     assert not any(pair["a"].startswith("house-") or pair["b"].startswith("house-")
                    for pair in final["head_to_head"]), final["head_to_head"]
-    table = LeagueFolder(data / "season").table_md.read_text()
+    table = ClubFolder(data).season_league.table_md.read_text()
     assert "| 1 | dora-bot.v1 |" in table and "| house-" not in table, table
-    report = (LeagueFolder(data / "season").report / "index.html").read_text()
+    report = (ClubFolder(data).season_league.report / "index.html").read_text()
     assert "dora-bot.v1" in report
 
 
 def test_the_season_files_house_keys_are_checked_in_one_line(tmp_path: Path) -> None:
     """`house_bots` takes sample bot names and spec files (relative to the season file); a bad
     entry or value is one line naming the file and the key."""
-    from referee.server.runner.settings import load_runner_settings
+    from referee.server.shared.seasonkeys import load_runner_settings
     from referee.util.config import ConfigError
 
     season = tmp_path / "season.toml"

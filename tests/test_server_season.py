@@ -19,8 +19,8 @@ from runner_support import Club, write_season
 from server_support import ServerProcess, WebClient
 from wait_support import wait_for
 
-from referee.league.folder import LeagueFolder
 from referee.league.store import LeagueStore
+from referee.server.shared.clubfolder import ClubFolder
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +42,8 @@ def organiser(server: ServerProcess) -> WebClient:
 
 def test_the_first_start_writes_every_key_explained_and_it_loads_back_identical(
         first_start: ServerProcess, monkeypatch: pytest.MonkeyPatch) -> None:
-    from referee.server.runner.settings import RunnerSettings, load_runner_settings
-    from referee.server.seasonfile import KEYS, runner_values
+    from referee.server.shared.seasonfile import KEYS, runner_values
+    from referee.server.shared.seasonkeys import RunnerSettings, load_runner_settings
 
     path = first_start.data / "season.toml"
     lines = [line for line in first_start.output().splitlines() if "wrote the season file" in line]
@@ -61,7 +61,8 @@ def test_the_first_start_writes_every_key_explained_and_it_loads_back_identical(
 
     club_django()
     monkeypatch.setenv("REFEREE_SEASON_FILE", str(path))
-    from referee.server.club.limits import ServerLimits, public_leaderboard, server_limits
+    from referee.server.shared.seasonkeys import ServerLimits
+    from referee.server.shared.seasonread import public_leaderboard, server_limits
 
     assert server_limits() == ServerLimits() and public_leaderboard() is False
     assert path.stat().st_mode & 0o077 == 0   # owner-only, as the rest of the data folder
@@ -71,8 +72,8 @@ def test_every_key_the_server_reads_is_in_the_one_table() -> None:
     """The written file cannot miss a key: the runner's and the web's keys are all in KEYS,
     and every key of KEYS is one the season file accepts."""
     from referee.league.config import LEAGUE_KEYS
-    from referee.server.runner.settings import RUNNER_KEYS, WEB_KEYS
-    from referee.server.seasonfile import KEYS
+    from referee.server.shared.seasonfile import KEYS
+    from referee.server.shared.seasonkeys import RUNNER_KEYS, WEB_KEYS
 
     top = {key.name for key in KEYS if not key.table}
     assert top >= RUNNER_KEYS | WEB_KEYS
@@ -146,9 +147,9 @@ def test_the_organiser_changes_the_limits_and_the_house_bots(first_start: Server
     line = wait_for("the runner's line", said)
     assert len(line) == 1 and line[0].endswith(
         "season file changed: house bots: -montecarlo; limits: decision_ms 5000 -> 500"), line
-    store = LeagueStore.open_readonly(LeagueFolder(first_start.data / "season").store_path)
+    store = LeagueStore.open_readonly(ClubFolder(first_start.data).season_league.store_path)
     try:
-        from referee.server.runner.settings import CEILINGS
+        from referee.server.shared.seasonkeys import CEILINGS
 
         # The keys the form left blank are the server's default ceilings.
         assert store.settings()["limits"] == {**CEILINGS, "decision_ms": 500}
@@ -193,7 +194,7 @@ def test_the_pace_holds_the_next_round_back_and_the_organiser_changes_it(
     """)
     club.ann_and_ben_passed()
     club.close()
-    db = LeagueFolder(data / "season").store_path
+    db = ClubFolder(data).season_league.store_path
     server = ServerProcess(data)
     try:
         def said(text: str) -> list[str]:

@@ -31,8 +31,8 @@ from runner_support import Club, sample, write_season
 from server_support import ServerProcess, make_student
 from wait_support import wait_for
 
-from referee.league.folder import LeagueFolder
 from referee.league.store import games_stored
+from referee.server.shared.clubfolder import ClubFolder
 
 
 def versions(data: Path) -> int:
@@ -82,7 +82,7 @@ def test_uploads_cut_off_or_too_big_never_become_versions(tmp_path: Path) -> Non
                              "Content-Length: 9\r\nConnection: close\r\n\r\n", b"code=abcd",
                              False)
         assert b" 403 " in answer.partition(b"\r\n")[0], answer[:200]
-        incoming = server.data / "uploads" / ".incoming"
+        incoming = ClubFolder(server.data).uploads / ".incoming"
         assert not incoming.exists() or list(incoming.iterdir()) == []
         assert list((server.data / "tmp").iterdir()) == []
     finally:
@@ -149,7 +149,7 @@ def test_sigkill_of_the_server_takes_its_processes_along_and_a_restart_loses_not
     """)
     club.ann_and_ben_passed()
     club.close()
-    db = LeagueFolder(data / "season").store_path
+    db = ClubFolder(data).season_league.store_path
     server = ServerProcess(data)
     try:
         wait_for("games", lambda: games_stored(db) >= 4)

@@ -32,6 +32,8 @@ from server_support import (
 )
 from wait_support import wait_for
 
+from referee.server.shared.clubfolder import ClubFolder
+
 pytestmark = pytest.mark.slow
 
 IDLE_S = 15      # the season file's human_idle_seconds here (the default is 180)
@@ -183,7 +185,7 @@ def test_one_browser_game_per_student_and_an_idle_one_ends(server: ServerProcess
              timeout=600)
     steps = state(uma, first)["steps"]
     assert any(f"no answer for {IDLE_S} s: the player has left" in line for line in steps)
-    record = json.loads((server.data / "humangames" / f"{first}.json").read_text())
+    record = json.loads((server.data / ClubFolder.human_game_record(first)).read_text())
     assert [f["seat"] for f in record.get("forfeits", [])] == [0], record.get("forfeits")
     # Over: uma may start another.
     assert start_game(uma, server)[0] == 302

@@ -16,6 +16,7 @@ from django.test import Client  # noqa: E402
 
 from referee.server.club.models import Bot, BotVersion, Notice, Season  # noqa: E402
 from referee.server.club.takenout import put_back, taken_out_versions  # noqa: E402
+from referee.server.shared.clubfolder import ClubFolder  # noqa: E402
 
 WHY = "taken out of the season: it forfeited 5 season games in a row; the last, game 7: ..."
 
@@ -23,7 +24,7 @@ WHY = "taken out of the season: it forfeited 5 season games in a row; the last, 
 def version_of(bot: Bot, number: int, **fields: object) -> BotVersion:
     return BotVersion.objects.create(
         bot=bot, number=number, archive_name="a.zip", archive_sha256="0" * 64, archive_size=1,
-        folder=f"uploads/{bot.name}/{number}/bot", spec="bot.toml",
+        folder=ClubFolder.version_folder(bot.name, number), spec="bot.toml",
         league_name=f"{bot.name}.v{number}", check_state="passed", **fields)
 
 

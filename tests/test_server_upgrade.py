@@ -20,8 +20,8 @@ from server_support import (
 )
 from wait_support import wait_for
 
-from referee.league.folder import LeagueFolder
 from referee.league.store import games_stored
+from referee.server.shared.clubfolder import ClubFolder
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 RELEASES = sorted(FIXTURES.glob("club-*.tar.gz"))
@@ -43,7 +43,7 @@ def test_a_club_of_an_older_release_is_served_whole_and_plays_on(
     # the old file lacks: the pace and the house bots).
     season.write_text("games_per_bot_per_hour = 0\nhouse_bots = []\n" + season.read_text())
     old_games = made["games"]
-    assert games_stored(LeagueFolder(data / "season").store_path) == old_games
+    assert games_stored(ClubFolder(data).season_league.store_path) == old_games
     server = ServerProcess(data)
     try:
         token = made["tokens"]["ann"]
@@ -75,6 +75,6 @@ def test_a_club_of_an_older_release_is_served_whole_and_plays_on(
         version, page = web_upload(server.url, "cleo", zip_of(bot, tmp_path / "cleo.zip"))
         assert version is not None, page[:500]
         wait_for("the newcomer's games against the old bots", lambda: games_stored(
-            LeagueFolder(data / "season").store_path) > old_games, server, timeout=900)
+            ClubFolder(data).season_league.store_path) > old_games, server, timeout=900)
     finally:
         assert server.stop() == 0, server.output()

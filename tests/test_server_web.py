@@ -39,6 +39,7 @@ from referee.server.club.models import (  # noqa: E402
     TestGame,
 )
 from referee.server.club.people import make_join_code  # noqa: E402
+from referee.server.shared.clubfolder import ClubFolder  # noqa: E402
 
 PASSWORD = "a-long-club-password-7"
 
@@ -203,7 +204,7 @@ def test_an_upload_becomes_a_version_with_a_queued_check(folder: Path, tmp_path:
     BotVersion.objects.filter(league_name=f"{name}.v2").update(check_state=BotVersion.FAILED)
     assert submit(api, tmp_path / "changed.zip", name).json()["league_name"] == f"{name}.v3"
     # Nothing left in staging, and the raw temporary files are gone.
-    assert not any((folder / "uploads" / ".incoming").iterdir())
+    assert not any((ClubFolder(folder).uploads / ".incoming").iterdir())
 
 
 @pytest.mark.slow
@@ -235,9 +236,9 @@ def test_refused_uploads_say_why_in_one_line_and_leave_nothing(folder: Path,
     assert offered and offered.group(1).startswith(name), cases
     assert not Bot.objects.filter(name=offered.group(1)).exists()
     assert BotVersion.objects.filter(bot__owner=other).count() == 0
-    assert sorted(p.name for p in (folder / "uploads").iterdir()) == [".incoming", name]
+    assert sorted(p.name for p in (ClubFolder(folder).uploads).iterdir()) == [".incoming", name]
     assert submit(api, archive, offered.group(1)).status_code == 201
-    assert not any((folder / "uploads" / ".incoming").iterdir())
+    assert not any((ClubFolder(folder).uploads / ".incoming").iterdir())
 
 
 def test_a_student_may_have_only_max_bots_bots(folder: Path, tmp_path: Path) -> None:
@@ -344,7 +345,7 @@ def test_bot_text_is_escaped_on_every_page(folder: Path) -> None:
 def test_a_failed_version_reads_never_played_not_retired(folder: Path) -> None:
     """v1 failed its check, v2 passed and entered: v1 is not retired (it never played) and
     reads so on the student's pages."""
-    from referee.server.runner import records
+    from referee.server.runner import clubdb
 
     user = student()
     bot = Bot.objects.create(owner=user, name=unique("f"))
@@ -354,7 +355,7 @@ def test_a_failed_version_reads_never_played_not_retired(folder: Path) -> None:
             bot=bot, number=number, archive_name="bot.zip", archive_sha256="0" * 64,
             archive_size=1, folder="f", spec="bot.toml", league_name=f"{bot.name}.v{number}",
             check_state=state))
-    records.mark_entered(records.Entry(made[1].pk, made[1].league_name, folder, ()))
+    clubdb.mark_entered(clubdb.Entry(made[1].pk, made[1].league_name, folder, ()))
     made[0].refresh_from_db()
     assert made[0].season_state == "waiting" and made[0].retired_at is None
     client = signed_in(user)
@@ -393,12 +394,12 @@ def season(tmp_path_factory: pytest.TempPathFactory) -> dict:
     for user, marker in ((alice, "ALICE-SAYS-HI"), (bob, "BOB-SAYS-HI")):
         bot = Bot.objects.create(owner=user, name=unique("bot"))
         names[f"{bot.name}.v1"] = marker
-        (root / "uploads" / bot.name / "1").mkdir(parents=True)
-        (root / "uploads" / bot.name / "1" / "archive").write_bytes(b"PK code of " +
+        (ClubFolder(root).bot_uploads(bot.name) / "1").mkdir(parents=True)
+        (ClubFolder(root).bot_uploads(bot.name) / "1" / "archive").write_bytes(b"PK code of " +
                                                                     marker.encode())
         version = BotVersion.objects.create(
             bot=bot, number=1, archive_name="bot.zip", archive_sha256="0" * 64,
-            archive_size=1, folder=f"uploads/{bot.name}/1/bot", spec="bot.toml",
+            archive_size=1, folder=ClubFolder.version_folder(bot.name, 1), spec="bot.toml",
             league_name=f"{bot.name}.v1", check_state="passed", season_state="active")
         CheckRun.objects.create(version=version, state="passed")
     play_season(root, names)
@@ -438,10 +439,10 @@ def test_a_game_page_tells_printed_nothing_from_not_yours_to_see(season: dict) -
         record, names = games.season_game(0)
         mine = BotVersion.objects.get(bot__owner=season["alice"])
         record["output"] = ["" if name == mine.league_name else "x" for name in names]
-        (root / "testgames").mkdir(exist_ok=True)
-        (root / "testgames" / "quiet.json").write_text(json.dumps(record))
+        (ClubFolder(root).test_games).mkdir(exist_ok=True)
+        (ClubFolder(root).test_games / "quiet.json").write_text(json.dumps(record))
         game = TestGame.objects.create(requester=season["alice"], version=mine, state="done",
-                                       record_file="testgames/quiet.json")
+                                       record_file=ClubFolder.test_game_record("quiet"))
         try:
             page = alice.get(f"/testgames/{game.pk}/").content.decode()
         finally:
@@ -533,14 +534,14 @@ def test_a_test_game_shows_its_replay_and_only_own_output(season: dict) -> None:
     with override_settings(DATA_DIR=root):
         from referee.league.store import LeagueStore
 
-        store = LeagueStore.open_readonly(LeagueFolder(root / "season").store_path)
+        store = LeagueStore.open_readonly(ClubFolder(root).season_league.store_path)
         record = store.record(0)
         store.close()
         mine = BotVersion.objects.get(bot__owner=season["alice"])
         game = TestGame.objects.create(requester=season["alice"], version=mine, state="done",
-                                       record_file="testgames/t1.json")
-        (root / "testgames").mkdir(exist_ok=True)
-        (root / "testgames" / "t1.json").write_text(json.dumps(record))
+                                       record_file=ClubFolder.test_game_record("t1"))
+        (ClubFolder(root).test_games).mkdir(exist_ok=True)
+        (ClubFolder(root).test_games / "t1.json").write_text(json.dumps(record))
         page = signed_in(season["alice"]).get(f"/testgames/{game.pk}/viewer").content.decode()
         assert "ALICE-SAYS-HI" in page and "BOB-SAYS-HI" not in page
 
@@ -553,7 +554,7 @@ def test_a_full_disk_during_an_upload_is_one_line_and_leaves_nothing(folder: Pat
     bot = student_bot(tmp_path / "src", "speaker", "hi")
     (bot / "data.bin").write_bytes(bytes(1 << 20))   # 1 MiB of zeros: a small zip
     archive = zip_of(bot, tmp_path / "big.zip")
-    uploads = folder / "uploads"
+    uploads = ClubFolder(folder).uploads
     uploads.mkdir()
     mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(uploads)],
                              capture_output=True, text=True)
@@ -628,7 +629,7 @@ def board_version(bot: Bot, number: int, state: str) -> BotVersion:
     """A version of `bot` that passed its check, in season state `state`."""
     version = BotVersion.objects.create(
         bot=bot, number=number, archive_name="bot.zip", archive_sha256="0" * 64,
-        archive_size=1, folder=f"uploads/{bot.name}/{number}/bot", spec="bot.toml",
+        archive_size=1, folder=ClubFolder.version_folder(bot.name, number), spec="bot.toml",
         league_name=f"{bot.name}.v{number}", check_state="passed", season_state=state)
     CheckRun.objects.create(version=version, state="passed")
     return version
@@ -805,7 +806,7 @@ def test_a_standing_is_decoded_once_and_only_the_newest_few_are_kept(folder: Pat
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from referee.server.runner.records import STANDINGS_KEPT, write_standing
+    from referee.server.runner.clubdb import STANDINGS_KEPT, write_standing
 
     user = student()
     bot = Bot.objects.create(owner=user, name=unique("once"))
@@ -861,7 +862,7 @@ def test_the_pages_read_the_season_store_that_is_there_now(folder: Path) -> None
     read, not the old one's unlinked file."""
     from referee.server.club.games import season_store
 
-    path = LeagueFolder(folder / "season").store_path
+    path = ClubFolder(folder).season_league.store_path
     path.parent.mkdir()
 
     def write(rows: list[int], fresh: bool = False) -> None:
@@ -908,7 +909,7 @@ def test_a_newer_standing_being_shaped_holds_no_page(folder: Path) -> None:
     once (the lock held here stands for that request); the next request after it reads the
     newer one."""
     from referee.server.club import board
-    from referee.server.runner.records import write_standing
+    from referee.server.runner.clubdb import write_standing
 
     user = student()
     bot = Bot.objects.create(owner=user, name=unique("held"))
@@ -941,7 +942,8 @@ def test_framed_viewers_answer_in_their_frame_when_the_game_is_between_its_end_a
     bot = Bot.objects.create(owner=alice, name=unique("bot"))
     mine = BotVersion.objects.create(
         bot=bot, number=1, archive_name="bot.zip", archive_sha256="0" * 64, archive_size=1,
-        folder=f"uploads/{bot.name}/1/bot", spec="bot.toml", league_name=f"{bot.name}.v1",
+        folder=ClubFolder.version_folder(bot.name, 1), spec="bot.toml",
+        league_name=f"{bot.name}.v1",
         check_state="passed", season_state="active")
     running = TestGame.objects.create(requester=alice, version=mine, state="running")
     failed = TestGame.objects.create(requester=alice, version=mine, state="failed")

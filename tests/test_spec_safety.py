@@ -19,6 +19,7 @@ from referee.bots.lineup import HOW
 from referee.bots.process import BotProcess
 from referee.bots.spec import BotSpecError, check_unique_names, load_spec
 from referee.league.folder import LeagueFolder
+from referee.server.shared.clubfolder import ClubFolder
 
 ROOT = Path(__file__).resolve().parents[1]
 BOTS = ROOT / "tests" / "bots"
@@ -176,7 +177,9 @@ def test_a_program_outside_the_bots_folder_and_the_runtime_is_refused(
         tmp_path: Path, key: str, program: str) -> None:
     """A spec's program, given by an absolute path, must lie in the bot's folder or in the
     system's runtime both as written and with links resolved: one line names file and key."""
-    earlier, bot = tmp_path / "uploads/alice/1/bot", tmp_path / "uploads/alice/2/bot"
+    club = ClubFolder(tmp_path)
+    earlier, bot = (club.version_upload("alice", 1) / "bot",
+                    club.version_upload("alice", 2) / "bot")
     earlier.mkdir(parents=True)
     bot.mkdir(parents=True)
     (earlier / "evil").symlink_to("/")

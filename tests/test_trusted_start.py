@@ -18,7 +18,7 @@ from runner_support import Club, RunnerProcess, sample, write_season
 from wait_support import wait_for
 
 from referee.bots.spec import BotSpecError, load_spec
-from referee.league.folder import LeagueFolder
+from referee.server.shared.clubfolder import ClubFolder
 from referee.util.trusted import bot_command, python_module, trusted_env
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
@@ -119,7 +119,7 @@ def test_a_season_runs_nothing_of_an_upload_outside_the_sandbox(
 
 
 def _season_games(data: Path) -> int:
-    db = LeagueFolder(data / "season").store_path
+    db = ClubFolder(data).season_league.store_path
     if not db.exists():
         return 0
     with sqlite3.connect(db) as connection:

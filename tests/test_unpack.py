@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from referee.bots.spec import load_spec
+from referee.server.shared.clubfolder import ClubFolder
 from referee.server.unpack import UnpackedBot, UploadLimits, UploadRefused, unpack_upload
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,7 +35,7 @@ def snapshot(root: Path) -> set[str]:
 def place(tmp_path: Path):
     """(archive path, dest, the folder around both) with a marker file beside them."""
     site = tmp_path / "site"
-    uploads = site / "uploads" / "alice" / "1"
+    uploads = ClubFolder(site).bot_uploads("alice") / "1"
     uploads.mkdir(parents=True)
     (site / "precious.txt").write_text("keep me")
     return site, uploads / "archive", uploads / "bot"

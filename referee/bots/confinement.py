@@ -1,7 +1,7 @@
 """Whether an uploaded bot may run: on a club server, an upload runs in the sandbox or, only
 where the season file says `unconfined_uploads = true`, without it; never unconfined by chance.
 
-The club server's runner decides this once at its start (referee.server.confinement) and does
+The club server's runner decides this once at its start (referee.server.shared.confinement) and does
 not start what it may not run; this is the backstop where every bot's confinement is decided
 (`referee.bots.process.use_sandbox`), in the runner and in every process it starts (a check,
 a cluster's worker): they inherit the environment that says where the uploads are

@@ -10,6 +10,6 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "referee.server.settings")
 django_application = get_asgi_application()
 
 from referee.server.bodycap import BodyCap  # noqa: E402 (after Django is set up)
-from referee.server.club.limits import server_limits  # noqa: E402
+from referee.server.shared.seasonread import server_limits  # noqa: E402
 
 application = BodyCap(django_application, lambda: server_limits().upload_max_bytes)

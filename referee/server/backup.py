@@ -28,12 +28,13 @@ from pathlib import Path
 
 from referee import __version__
 from referee.errors import UserError
+from referee.server.shared.clubfolder import ClubFolder
 
 MANIFEST = "referee-backup.json"
 FORMAT = 1
 SQLITE_HEADER = b"SQLite format 3\x00"
 # What a running club uses only while it runs, by its path in the data folder.
-LEFT_OUT_NAMES = frozenset({"tmp", "runner.lock"})
+LEFT_OUT_NAMES = frozenset({ClubFolder.TMP, ClubFolder.RUNNER_LOCK})
 LEFT_OUT_SUFFIXES = ("-wal", "-shm", "-journal")
 
 
@@ -109,8 +110,8 @@ def backup_club(data: Path, archive: Path) -> BackupSummary:
     """Write the club in `data` to the tar.gz `archive` (replaced whole only once complete),
     while the club may be running; what it holds."""
     data = Path(data)
-    if not (data / "server.sqlite3").is_file():
-        raise BackupError(f"{data}: not a club's data folder (no server.sqlite3 in it)")
+    if not ClubFolder(data).database.is_file():
+        raise BackupError(f"{data}: not a club's data folder (no {ClubFolder.DATABASE} in it)")
     databases, files = _members(data)
     archive = Path(archive)
     if archive.resolve().is_relative_to(data.resolve()):

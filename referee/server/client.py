@@ -154,7 +154,7 @@ def follow(server: str, token: str, version: int, say: Callable[[str], None],
            poll_s: float = 1.0) -> dict:
     """Print the check's lines as the server gets them, until it passed, failed or was
     replaced by a newer upload before it ran, or the server holds it queued (a queued check
-    with a line: the server cannot run uploads now, referee.server.confinement)."""
+    with a line: the server cannot run uploads now, referee.server.shared.confinement)."""
     after = 0
     while True:
         state = _request(f"{server.rstrip('/')}/api/versions/{version}?after={after}", token)

@@ -22,13 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from referee.bots.guard import AUTOGROUP_NICE_ENV, guarded
+from referee.bots.sandbox import DATA_ENV
 from referee.errors import UserError
-from referee.server import DATA_ENV
 from referee.server.connections import HEAD_TIMEOUT_S, connection_cap, open_files_target
 from referee.server.hostcheck import INSTALL_ALL, host_problems
 from referee.server.hostcheck import save as save_host_check
 from referee.server.priority import CpuGroup, season_group, web_group
-from referee.server.seasonfile import write_default
+from referee.server.shared.clubfolder import ClubFolder
+from referee.server.shared.seasonfile import write_default
 from referee.util.trusted import python_module
 
 STOP_WAIT_S = 120          # games in flight may finish; then the children are killed
@@ -51,7 +52,7 @@ class ServeOptions:
 
     @property
     def season_file(self) -> Path:
-        return (self.season or self.data / "season.toml").resolve()
+        return (self.season or ClubFolder(self.data).default_season_file).resolve()
 
     @property
     def address(self) -> str:
@@ -82,7 +83,7 @@ def environment(options: ServeOptions) -> dict[str, str]:
         "REFEREE_ALLOWED_HOSTS": ",".join(hosts),
         "REFEREE_CSRF_TRUSTED_ORIGINS": ",".join(options.trusted_origins),
         "REFEREE_BEHIND_TLS_PROXY": "1" if options.behind_proxy else "0",
-        "TMPDIR": str(options.data / "tmp"),   # request bodies spool on the data disk
+        "TMPDIR": str(ClubFolder(options.data).tmp),   # request bodies spool on the data disk
     })
     return env
 
@@ -106,14 +107,14 @@ def prepare(options: ServeOptions) -> str | None:
     # (root) makes; inside, that folder is opened to the bot (referee.bots.folder).
     options.data.chmod(0o700)
     owner_only_top(options.data)
-    (options.data / "tmp").mkdir(exist_ok=True, mode=0o700)
+    ClubFolder(options.data).tmp.mkdir(exist_ok=True, mode=0o700)
     os.environ.update(environment(options))
     import django
     from django.core.management import call_command
 
     django.setup()
     call_command("migrate", verbosity=0, interactive=False)
-    (options.data / "server.sqlite3").chmod(0o600)   # made so by the umask; an older one too
+    ClubFolder(options.data).database.chmod(0o600)   # made so by the umask; an older one too
     from django.contrib.auth.models import User
 
     if User.objects.filter(is_superuser=True).exists():
@@ -273,10 +274,10 @@ OWNER_ONLY = 0o077   # the umask of `referee serve` and every process it starts
 
 def confinement_line(season_file: Path) -> str:
     """The one line saying that uploads are not run, or run unconfined, on this machine under
-    the season file (referee.server.confinement); "" when they run in the sandbox, or when the
-    file cannot be read (the runner then says why in its own line)."""
-    from referee.server.confinement import confinement
-    from referee.server.runner.settings import load_runner_settings
+    the season file (referee.server.shared.confinement); "" when they run in the sandbox, or
+    when the file cannot be read (the runner then says why in its own line)."""
+    from referee.server.shared.confinement import confinement
+    from referee.server.shared.seasonkeys import load_runner_settings
     from referee.util.config import ConfigError
 
     try:

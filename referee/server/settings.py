@@ -12,8 +12,8 @@ import warnings
 from pathlib import Path
 
 import referee.report as report_package
-from referee.server import data_dir
 from referee.server.secret import secret_key
+from referee.server.shared.clubfolder import ClubFolder, data_dir
 
 
 def _env_list(name: str, default: str = "") -> list[str]:
@@ -83,7 +83,7 @@ ASGI_APPLICATION = "referee.server.asgi.application"
 DATABASES = {
     "default": {
         "ENGINE": "referee.server.sqlitepool",   # Django's, with connections pooled
-        "NAME": DATA_DIR / "server.sqlite3",
+        "NAME": ClubFolder(DATA_DIR).database,
         "OPTIONS": {
             "timeout": 30,
             "transaction_mode": "IMMEDIATE",
@@ -127,7 +127,7 @@ FILE_UPLOAD_HANDLERS = ["django.core.files.uploadhandler.TemporaryFileUploadHand
 # moves it to disk (DIR/tmp, see asgi.py): 0 would mean "never move it" (a whole upload in
 # memory). The body itself is capped as it streams in (referee.server.bodycap).
 FILE_UPLOAD_MAX_MEMORY_SIZE = 1 << 20
-FILE_UPLOAD_TEMP_DIR = str(DATA_DIR / "tmp")
+FILE_UPLOAD_TEMP_DIR = str(ClubFolder(DATA_DIR).tmp)
 os.makedirs(FILE_UPLOAD_TEMP_DIR, exist_ok=True)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 1 << 20   # form fields other than files
 

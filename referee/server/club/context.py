@@ -13,7 +13,7 @@ from referee.server.club.people import is_organiser
 
 def club(request: HttpRequest) -> dict[str, Any]:
     """The season row, and for the organiser `sandbox_banner`: "" or the one line saying that
-    uploads run unconfined or not at all (referee.server.confinement)."""
+    uploads run unconfined or not at all (referee.server.shared.confinement)."""
     facts: dict[str, Any] = {"season": Season.objects.filter(pk=1).first()}
     if is_organiser(request.user):
         facts["sandbox_banner"] = sandbox_line()
@@ -23,6 +23,6 @@ def club(request: HttpRequest) -> dict[str, Any]:
 def sandbox_line() -> str:
     """How uploads run here under the season file as it is now: "" in the sandbox."""
     from referee.server.club.views.season import file_settings
-    from referee.server.confinement import confinement
+    from referee.server.shared.confinement import confinement
 
     return confinement(file_settings()[0]).line

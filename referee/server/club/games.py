@@ -27,6 +27,7 @@ from referee.server.club.board import league_bot
 from referee.server.club.models import BotVersion, TestGame
 from referee.server.club.people import is_organiser
 from referee.server.pool import Pool
+from referee.server.shared.clubfolder import ClubFolder
 
 HIDDEN = ""   # the viewer shows no output box for an empty string
 NOTE_KEYS = ("note", "values", "note_cut")   # a decision's notes (see record_notes)
@@ -34,7 +35,7 @@ NOTE_KEYS = ("note", "values", "note_cut")   # a decision's notes (see record_no
 
 def season_folder() -> LeagueFolder:
     """The season's league folder in the club's data folder."""
-    return LeagueFolder(Path(settings.DATA_DIR) / "season")
+    return ClubFolder.of_django().season_league
 
 
 def season_db() -> Path:

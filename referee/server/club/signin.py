@@ -38,7 +38,8 @@ from django.core import signing
 from django.http import HttpRequest, HttpResponse
 
 from referee.server.club import ratecount
-from referee.server.club.limits import server_limits
+from referee.server.club.refusal import refusal
+from referee.server.shared.seasonread import server_limits
 
 DEVICE_COOKIE = "club_device"
 DEVICE_SALT = "referee.club.device"
@@ -155,6 +156,5 @@ class SignInMiddleware:
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if isinstance(exception, ratecount.TooMany):
-            from referee.server.club.views.common import refusal
             return refusal(request, str(exception), 429)
         return None

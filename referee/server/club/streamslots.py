@@ -19,7 +19,7 @@ import struct
 from collections import Counter
 from pathlib import Path
 
-from django.conf import settings
+from referee.server.shared.clubfolder import ClubFolder
 
 # struct flock on Linux: l_type, l_whence (short), l_start, l_len (off_t), l_pid (pid_t).
 _FLOCK = "hhqqi4x"
@@ -31,7 +31,7 @@ def _flock(kind: int) -> bytes:
 
 def slots_folder() -> Path:
     """Where the slot files are (made on first use)."""
-    folder = Path(settings.DATA_DIR) / "run" / "streams"
+    folder = ClubFolder.of_django().streams
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     return folder
 

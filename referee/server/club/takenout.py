@@ -1,5 +1,5 @@
 """Versions the runner took out of the season (their bot could not start, or forfeited game
-after game: referee.server.runner.play), and the organiser's word that puts one back.
+after game: referee.server.runner.seasonloop), and the organiser's word that puts one back.
 
 One mechanism whatever the cause: the runner marks the version `taken_out`, with the reason in
 its `error` (shown on its owner's My bots and on the bot's page). A new upload of the bot enters

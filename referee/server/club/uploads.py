@@ -22,20 +22,14 @@ from django.utils import timezone
 
 from referee.bots.diskwatch import disk_use
 from referee.present.text import safe_line
-from referee.server.club.diskuse import over_budget, student_use, uploaded_folder
-from referee.server.club.limits import ServerLimits
 from referee.server.club.models import BOT_NAME, Bot, BotVersion, CheckRun, Notice
+from referee.server.shared.botnames import HOUSE_PREFIX, bot_name_from
+from referee.server.shared.clubfolder import ClubFolder
+from referee.server.shared.diskuse import over_budget, student_use, uploaded_folder
+from referee.server.shared.seasonkeys import ServerLimits
 from referee.server.unpack import UploadLimits, UploadRefused, unpack_upload
 
 __all__ = ["UploadRefused", "accept_upload", "bot_name_from", "replace_queued_checks"]
-
-
-def bot_name_from(spec_name: str) -> str:
-    """A season bot name made from a spec's name: lower case, '.' and '_' become '-'."""
-    return re.sub(r"[._]+", "-", spec_name.lower()).strip("-")[:32]
-
-
-HOUSE_PREFIX = "house-"   # the house bots' names (referee.server.runner.records)
 
 
 def _check_name(name: str) -> None:
@@ -127,8 +121,8 @@ def accept_upload(user: User, upload: Path, original_name: str, bot_name: str | 
     the bot named by its spec). UploadRefused, one line, when it cannot be."""
     if bot_name:
         _check_name(bot_name)
-    uploads = Path(settings.DATA_DIR) / "uploads"
-    staging = uploads / ".incoming" / secrets.token_hex(8)
+    folder = ClubFolder.of_django()
+    staging = folder.incoming / secrets.token_hex(8)
     try:
         staging.mkdir(parents=True)
         archive = staging / "archive"
@@ -151,7 +145,7 @@ def accept_upload(user: User, upload: Path, original_name: str, bot_name: str | 
             _refuse_identical(bot, sha, content)
             last = bot.versions.order_by("-number").values_list("number", flat=True).first()
             number = (last or 0) + 1
-            dest = uploads / name / str(number)
+            dest = folder.version_upload(name, number)
             if dest.exists():   # left by a crash before the commit: no version owns it
                 shutil.rmtree(dest)
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -161,7 +155,7 @@ def accept_upload(user: User, upload: Path, original_name: str, bot_name: str | 
                     bot=bot, number=number, kind=unpacked.kind,
                     archive_name=safe_line(original_name, limit=200)[:200],
                     archive_sha256=sha, content_sha256=content, archive_size=size,
-                    folder=f"uploads/{name}/{number}/bot", spec=unpacked.spec,
+                    folder=folder.version_folder(name, number), spec=unpacked.spec,
                     league_name=f"{name}.v{number}")
                 CheckRun.objects.create(version=version)
                 replace_queued_checks(version)

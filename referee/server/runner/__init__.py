@@ -21,21 +21,15 @@ import fcntl
 import math
 import os
 import signal
-import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from referee.bots.diskwatch import WRITE_MAX_ENV
-from referee.server import DATA_ENV
-
-SEASON_FILE_ENV = "REFEREE_SEASON_FILE"
-
-
-def log(message: str) -> None:
-    """A line for the organiser's terminal (referee serve shows the runner's stderr)."""
-    print(f"runner {time.strftime('%H:%M:%S')}: {message}", file=sys.stderr, flush=True)
+from referee.bots.sandbox import DATA_ENV
+from referee.server.runner.logline import log
+from referee.server.shared.clubfolder import SEASON_FILE_ENV, ClubFolder
+from referee.server.shared.database import Database
 
 
 def setup_django(data: Path, season_file: Path) -> None:
@@ -48,24 +42,11 @@ def setup_django(data: Path, season_file: Path) -> None:
     django.setup()
 
 
-class Database:
-    """The runner's one thread for the club's database: ORM calls never block the games."""
-
-    def __init__(self) -> None:
-        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="club-db")
-
-    async def __call__(self, fn: Any, *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
-
-    def close(self) -> None:
-        self.pool.shutdown(wait=True)
-
-
 async def refit_loop(db: Database, loop_: Any, games_every: int, seconds: float) -> None:
     """Refit after every `games_every` new games, or `seconds` after the last refit when there
     are new games, or at once when `loop_.refit_now` asks (the season closed, or a ranked
     version left the ranks); the fit runs in a subprocess while the games go on."""
-    from referee.server.runner import records
+    from referee.server.runner import clubdb
     from referee.server.runner.refit import refit
 
     out = loop_.season.store.path.parent
@@ -84,13 +65,13 @@ async def refit_loop(db: Database, loop_: Any, games_every: int, seconds: float)
             except RuntimeError as exc:
                 log(str(exc))
                 continue
-            names = await db(records.names_by_league_name)
+            names = await db(clubdb.names_by_league_name)
             for row in data["rows"]:   # a SeasonRow's JSON, with the club's name of it
                 league_name = row["table"]["bot"]
                 bot, number, _ = names.get(league_name, (league_name, 0, 0))
                 row["bot"], row["version"] = bot, number
             data = _finite(data)
-            await db(records.write_standing, data["facts"]["games_recorded"], data)
+            await db(clubdb.write_standing, data["facts"]["games_recorded"], data)
             continue
         loop_.game_saved.clear()
         with contextlib.suppress(TimeoutError):
@@ -111,7 +92,7 @@ def _finite(value: Any) -> Any:
 async def run(data: Path, season_file: Path, cluster: str | None) -> None:
     """The runner's tasks until SIGTERM or SIGINT (or one of them fails), with its connection
     to the season's dask cluster open throughout when there is one."""
-    from referee.server.runner.settings import load_runner_settings
+    from referee.server.shared.seasonkeys import load_runner_settings
 
     settings = load_runner_settings(season_file)
     # Every build and bot this runner starts, in checks, games and test games, and in the
@@ -128,11 +109,11 @@ async def run(data: Path, season_file: Path, cluster: str | None) -> None:
 
 
 def confine(settings: Any) -> Any:
-    """Decide, once, how uploads run (referee.server.confinement) and say it unless they run
+    """Decide, once, how uploads run (referee.server.shared.confinement) and say it unless they run
     confined; every process the runner starts (a check, a cluster's worker) inherits the
     decision through the environment (referee.bots.confinement). The Confinement."""
     from referee.bots.confinement import UNCONFINED_ENV
-    from referee.server.confinement import UNCONFINED, confinement
+    from referee.server.shared.confinement import UNCONFINED, confinement
 
     decided = confinement(settings)
     if decided.line:
@@ -161,32 +142,32 @@ async def serve(data: Path, season_file: Path, settings: Any, cluster: str | Non
                 connection: Any) -> None:
     """The runner's tasks on the club's database (`connection`: its dask.Cluster, if any)."""
     from referee.league.season import open_season
-    from referee.server.runner import records
+    from referee.server.runner import clubdb
     from referee.server.runner.checks import check_queue
     from referee.server.runner.humangames import human_game_queue
-    from referee.server.runner.play import SeasonLoop
+    from referee.server.runner.seasonloop import SeasonLoop
     from referee.server.runner.testgames import test_game_queue
 
     os.environ[WRITE_MAX_ENV] = str(settings.write_max_mb)   # (set by run, too)
     db = Database()
-    checks, games = await db(records.requeue_interrupted)
+    checks, games = await db(clubdb.requeue_interrupted)
     if checks or games:
         log(f"queued again after an interruption: {checks} checks, {games} test games")
     # A copy: a new season draws its seed into the settings it is given, and the runner's
     # settings must stay what the file says (compared with the file when it changes).
-    season = open_season(data / "season", dataclasses.replace(settings.league),
+    season = open_season(ClubFolder(data).season, dataclasses.replace(settings.league),
                          settings.round_games, settings.max_rounds or None,
                          settings.max_catch_up)
-    moved = season.relocate(await db(records.spec_paths, data))
+    moved = season.relocate(await db(clubdb.spec_paths, data))
     if moved:
         log(f"the season reads {len(moved)} entrants' specs from {data} now (the data folder "
             f"was moved or restored elsewhere)")
     if not season.states():   # the season's first start: the house bots join it
-        house = await db(records.add_house_bots, settings.house_bots)
+        house = await db(clubdb.add_house_bots, settings.house_bots)
         if house:
             log(f"house bots queued for their checks: {', '.join(house)}")
     else:   # later starts: the season file's house bots, as it says them now
-        added, removed = await db(records.sync_house_bots, settings.house_bots)
+        added, removed = await db(clubdb.sync_house_bots, settings.house_bots)
         if added or removed:
             log(f"house bots as the season file names them: "
                 f"{', '.join([*(f'+{n}' for n in added), *(f'-{n}' for n in removed)])}")
@@ -234,9 +215,6 @@ async def serve(data: Path, season_file: Path, settings: Any, cluster: str | Non
         log("stopped")
 
 
-LOCK_NAME = "runner.lock"
-
-
 def hold_runner_lock(data: Path) -> int:
     """Take the data folder's runner lock (an exclusive flock on DATA/runner.lock, held until
     the process ends), waiting while another runner holds it: one runner plays a season at a
@@ -245,12 +223,13 @@ def hold_runner_lock(data: Path) -> int:
 
     if not data.is_dir():
         raise ConfigError(f"{data}: no such data folder (referee serve --data {data} makes it)")
-    fd = os.open(data / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    lock = ClubFolder(data).runner_lock
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
-        log(f"another season runner (pid {holder}) holds {data / LOCK_NAME}; waiting for it "
+        log(f"another season runner (pid {holder}) holds {lock}; waiting for it "
             f"to stop")
         fcntl.flock(fd, fcntl.LOCK_EX)
     os.ftruncate(fd, 0)
@@ -263,9 +242,10 @@ def clean_tmp(data: Path) -> None:
     killed with its bots left behind: with the runner lock held, none is in use."""
     from referee.bots.leftovers import clean_leftovers
 
-    removed = clean_leftovers(data / "tmp")
+    tmp = ClubFolder(data).tmp
+    removed = clean_leftovers(tmp)
     if removed:
-        log(f"removed {len(removed)} folders a stopped runner left in {data / 'tmp'}")
+        log(f"removed {len(removed)} folders a stopped runner left in {tmp}")
 
 
 def main(data: Path, season_file: Path | None = None, cluster: str | None = None) -> None:
@@ -273,7 +253,7 @@ def main(data: Path, season_file: Path | None = None, cluster: str | None = None
     # Owner-only, as under `referee serve` (referee.server.serve.OWNER_ONLY), when started alone.
     os.umask(0o077)
     data = Path(data).resolve()
-    season_file = Path(season_file or os.environ.get(SEASON_FILE_ENV) or data / "season.toml")
+    season_file = Path(season_file or ClubFolder(data).season_file())
     hold_runner_lock(data)
     clean_tmp(data)
     setup_django(data, season_file.resolve())

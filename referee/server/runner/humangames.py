@@ -46,10 +46,11 @@ from referee.league.stored import StoredLeague
 from referee.present.render import Narrator, money, notes_text, target_name
 from referee.present.text import safe_line
 from referee.server.club.models import HumanGame, HumanMove
-from referee.server.runner import log
-from referee.server.runner.checks import Db
-from referee.server.runner.records import names_by_league_name, notify, spec_path
+from referee.server.runner.clubdb import names_by_league_name, notify, spec_path
+from referee.server.runner.logline import log
 from referee.server.runner.testgames import HIDDEN
+from referee.server.shared.clubfolder import ClubFolder
+from referee.server.shared.database import Db
 from referee.util.seeds import draw_secret
 
 MAX_DECISIONS = 64      # more than a seat is ever asked in a game
@@ -95,7 +96,7 @@ def claim_human_game(data: Path) -> HumanRequest | None:
 
 def next_human_game() -> HumanGame | None:
     """The human game to start next: round robin between students, as checks are
-    (records.next_check). A student with a game running starts no other; of the rest, the
+    (clubdb.next_check). A student with a game running starts no other; of the rest, the
     student whose last game started longest ago (or never) goes first, with their oldest
     queued game. So no student holds more than one of the runner's places for games in the
     browser, however many they queue."""
@@ -390,7 +391,7 @@ def write_record(data: Path, request: HumanRequest, record: GameRecord,
                        for index, (name, text) in enumerate(
                            zip(names, shown.get("output", []), strict=False))]
     shown["human_game"] = {"id": request.id, "unrated": True, "seats": names}
-    relative = f"humangames/{request.id}.json"
+    relative = ClubFolder(data).human_game_record(request.id)
     path = data / relative
     partial = path.with_suffix(".part")
     try:

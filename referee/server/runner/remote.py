@@ -28,9 +28,10 @@ from referee.league.executors.packs import pack_tree
 from referee.league.executors.worker import ShippedBot
 from referee.league.schedule import ScheduledGame
 from referee.present.text import safe_line
-from referee.server.runner import records
-from referee.server.runner.checks import MAX_LINES, CheckLines, Db, record_verdict
+from referee.server.runner import clubdb
+from referee.server.runner.checklines import MAX_LINES, CheckLines, record_verdict
 from referee.server.runner.jobs import CheckJob, run_check_job, run_test_game_job
+from referee.server.shared.database import Db
 
 PRIORITY = 10   # before the season's games (priority 0) that wait on the workers
 
@@ -57,7 +58,7 @@ def check_job(spec_path: Path) -> CheckJob:
                     archive.relative_to(folder).as_posix(), shipped.archive_digest)
 
 
-async def run_check_on_cluster(db: Db, claimed: records.Claimed, timeout: float,
+async def run_check_on_cluster(db: Db, claimed: clubdb.Claimed, timeout: float,
                                cluster: Cluster, write_max_mb: int | None = None,
                                limits: Mapping[str, int] | None = None) -> None:
     """Run one claimed check on a worker of `cluster` and store its lines and verdict; there

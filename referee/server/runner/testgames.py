@@ -21,32 +21,17 @@ from typing import Any
 from referee.bots.errors import told
 from referee.bots.spec import BotSpec, capped_limits, load_spec
 from referee.errors import StoreError
-from referee.game.livefile import SUFFIX
 from referee.game.match import MatchResult
 from referee.league.executors import Executor, make_executor
 from referee.league.playing import OnSaved, play_schedule
 from referee.league.schedule import ScheduledGame
 from referee.league.stored import StoredLeague
-from referee.server.runner import records
-from referee.server.runner.checks import Db
+from referee.server.runner import clubdb
+from referee.server.shared.clubfolder import ClubFolder
+from referee.server.shared.database import Db
 from referee.util.seeds import draw_secret, keyed_seed, opaque_id
 
 HIDDEN = "(another student's bot: its output is not shown)"
-LIVE = "testgames/live"   # relative to DIR: the live files of the test games in play
-
-
-def live_folder(data: Path, game_id: int) -> Path:
-    """The live folder of test game `game_id`: its executor's own, which it clears on start."""
-    return data / LIVE / str(game_id)
-
-
-def live_path(data: Path, game_id: int) -> Path:
-    """The live file of test game `game_id` while it is played here (referee.game.livefile);
-    a path that does not exist when the game is not in play."""
-    found = sorted(live_folder(data, game_id).glob(f"*{SUFFIX}"))
-    return found[0] if found else live_folder(data, game_id) / f"none{SUFFIX}"
-
-
 class RecordNotWritten(StoreError):
     """A test game's record file could not be written (a full disk): the game is lost."""
 
@@ -57,9 +42,9 @@ class TestGameFiles:
 
     __test__ = False
 
-    def __init__(self, data: Path, request: records.TestRequest, owned: set[str]) -> None:
+    def __init__(self, data: Path, request: clubdb.TestRequest, owned: set[str]) -> None:
         self.data, self.request, self.owned = data, request, owned
-        self.relative = f"testgames/{request.id}.json"
+        self.relative = ClubFolder(data).test_game_record(request.id)
 
     def save(self, game: ScheduledGame, result: MatchResult) -> None:
         """Write the game's record, whole or not at all; RecordNotWritten if it cannot be."""
@@ -80,7 +65,7 @@ class TestGameFiles:
                 f"its record could not be written ({exc.strerror or exc})") from exc
 
 
-async def play_test_game(db: Db, data: Path, request: records.TestRequest,
+async def play_test_game(db: Db, data: Path, request: clubdb.TestRequest,
                          stored: StoredLeague, timeout: float, cluster: Any = None) -> None:
     """Play one claimed test game (here, or on a worker of `cluster`, a dask.Cluster) under
     the season's `stored` settings, and record it (or say why it could not be played)."""
@@ -96,7 +81,7 @@ async def play_test_game(db: Db, data: Path, request: records.TestRequest,
                  for name, path in request.seats]
         stored.rules.check_players(len(specs))   # a table the rules refuse starts no bot
         # Played here, each step goes to the game's live file for the watchers of its page.
-        live = live_folder(data, request.id) if cluster is None else None
+        live = ClubFolder(data).test_game_live(request.id) if cluster is None else None
         playing = _play(_executor(specs, timeout, cluster, live), store, stored, game,
                         opaque_id(secret, "match"), lambda *_: saved.append(store.relative))
         try:
@@ -106,17 +91,17 @@ async def play_test_game(db: Db, data: Path, request: records.TestRequest,
             if live is not None:
                 shutil.rmtree(live, ignore_errors=True)
     except TimeoutError:
-        await db(records.finish_test_game, request.id, "",
+        await db(clubdb.finish_test_game, request.id, "",
                  f"not finished within {timeout:.0f} s")
         return
     except RecordNotWritten as exc:
-        await db(records.finish_test_game, request.id, "", str(exc))
+        await db(clubdb.finish_test_game, request.id, "", str(exc))
         return
     except Exception as exc:  # noqa: BLE001 - a bot that cannot start, a spec gone: one line
         # A bot's start-up output only if it is the requester's own bot.
-        await db(records.finish_test_game, request.id, "", told(exc, store.owned))
+        await db(clubdb.finish_test_game, request.id, "", told(exc, store.owned))
         return
-    await db(records.finish_test_game, request.id, saved[0], "")
+    await db(clubdb.finish_test_game, request.id, saved[0], "")
 
 
 def _executor(specs: list[BotSpec], timeout: float, cluster: Any,
@@ -139,9 +124,9 @@ async def _play(executor: Executor, store: TestGameFiles, stored: StoredLeague,
                             on_saved=on_saved)
 
 
-def _owned_names(request: records.TestRequest) -> set[str]:
+def _owned_names(request: clubdb.TestRequest) -> set[str]:
     """The league names among the seats that belong to the requester."""
-    owners = records.names_by_league_name()
+    owners = clubdb.names_by_league_name()
     return {name for name, _ in request.seats
             if owners.get(name, ("", 0, -1))[2] == request.requester_id}
 
@@ -150,7 +135,7 @@ async def test_game_queue(db: Db, data: Path, stored: StoredLeague, timeout: flo
                           idle: float = 1.0, cluster: Any = None) -> None:
     """Claim and play queued test games forever, one at a time (on `cluster` if given)."""
     while True:
-        request = await db(records.claim_test_game, data)
+        request = await db(clubdb.claim_test_game, data)
         if request is None:
             await asyncio.sleep(idle)
             continue

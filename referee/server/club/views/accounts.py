@@ -14,7 +14,6 @@ from django.shortcuts import get_object_or_404, redirect, render, resolve_url
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from referee.server.club.limits import server_limits
 from referee.server.club.models import TOKEN_LIFETIME, ApiToken
 from referee.server.club.people import (
     JoinRefused,
@@ -26,6 +25,7 @@ from referee.server.club.people import (
 )
 from referee.server.club.signin import remember_browser, sign_in_name
 from referee.server.club.views.common import over_limit, rate_limited
+from referee.server.shared.seasonread import server_limits
 
 JOINS_PER_ADDRESS = 20   # an hour
 

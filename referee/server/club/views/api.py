@@ -11,11 +11,11 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from referee.server.club.limits import server_limits
 from referee.server.club.models import BotVersion
 from referee.server.club.uploads import UploadRefused
 from referee.server.club.views.common import api_user, own_version, refusal, token_user
 from referee.server.club.views.pages import shown_line, store_upload, upload_refused
+from referee.server.shared.seasonread import server_limits
 from referee.util.numbers import NumberError, whole_number
 
 CHUNK = 1 << 16

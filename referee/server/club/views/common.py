@@ -7,14 +7,15 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from django.contrib.auth.models import User
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.deprecation import MiddlewareMixin
 
 from referee.server.club import ratecount
-from referee.server.club.limits import public_leaderboard, server_limits
-from referee.server.club.models import Bot, BotVersion
+from referee.server.club.models import Bot, BotVersion, TestGame
 from referee.server.club.people import is_organiser, token_hash, user_for_token
+from referee.server.club.refusal import refusal
+from referee.server.shared.seasonread import public_leaderboard, server_limits
 from referee.util.numbers import NumberError, whole_number_or
 
 View = Callable[..., HttpResponse]
@@ -30,13 +31,6 @@ def server_error(request: HttpRequest) -> HttpResponse:
     """A fault of the server itself: one line here, the details in the server's log."""
     return refusal(request, "the server could not answer this request; the organiser finds "
                             "why in the server's log", 500)
-
-
-def refusal(request: HttpRequest, text: str, status: int = 400) -> HttpResponse:
-    """One line saying what was wrong: JSON for the API, plain text otherwise."""
-    if request.path.startswith("/api/"):
-        return JsonResponse({"error": text}, status=status)
-    return HttpResponse(text + "\n", status=status, content_type="text/plain; charset=utf-8")
 
 
 class NumberRefusalMiddleware(MiddlewareMixin):
@@ -157,3 +151,11 @@ def own_version(user: User, version_id: int) -> BotVersion:
     if not may_see_code(user, version.bot):
         raise Http404("no such version")
     return version
+
+
+def own_test_game(user: User, game_id: int) -> TestGame:
+    """The test game if `user` may see it (its requester, or the organiser), else 404."""
+    game = get_object_or_404(TestGame.objects.select_related("version"), pk=game_id)
+    if game.requester_id != user.pk and not is_organiser(user):
+        raise Http404("no such test game")
+    return game

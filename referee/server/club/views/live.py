@@ -40,9 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 
@@ -50,16 +48,17 @@ from referee.engine import RuleSet
 from referee.game.livefile import games_in_play, public_step
 from referee.server.club import games, livehub, streamslots
 from referee.server.club.board import newest_board
-from referee.server.club.limits import server_limits
 from referee.server.club.people import is_organiser
 from referee.server.club.views.common import (
     framed,
     leaderboard_open,
     organiser_only,
+    own_test_game,
     refusal,
     replay_coming,
 )
-from referee.server.runner.testgames import live_path
+from referee.server.shared.clubfolder import ClubFolder
+from referee.server.shared.seasonread import server_limits
 from referee.util.numbers import NumberError, whole_number, whole_number_or
 
 WATCHERS_ENV = "REFEREE_LIVE_WATCHERS"
@@ -139,7 +138,7 @@ def season_live_file(index: int) -> tuple[Path, dict[str, Any]] | None:
 
 def test_live_file(game_id: int) -> tuple[Path, dict[str, Any]] | None:
     """The live file of test game `game_id` and its header, if it is in play."""
-    path = live_path(Path(settings.DATA_DIR), game_id)
+    path = ClubFolder.of_django().test_game_live_file(game_id)
     header = header_of(path)
     return (path, header) if header is not None else None
 
@@ -378,13 +377,6 @@ async def season_follow(request: HttpRequest) -> HttpResponse:
     rotation, and anyone who follows the season without a request per game)."""
     resume = season_ident(request.headers.get("Last-Event-ID", ""))
     return await stream(request, season_events(resume))
-
-
-def own_test_game(user: User, game_id: int) -> Any:
-    """The test game if `user` may see it (pages' rule), else 404."""
-    from referee.server.club.views.pages import _own_test_game
-
-    return _own_test_game(user, game_id)
 
 
 # ------------------------------------------------------------------------- the viewer

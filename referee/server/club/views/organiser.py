@@ -16,7 +16,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from referee.server.club import streamslots
-from referee.server.club.limits import season_file
 from referee.server.club.models import Bot, ClubMessage, HumanGame, JoinCode, Notice, Season
 from referee.server.club.people import make_join_code
 from referee.server.club.seasonstate import move_season
@@ -26,7 +25,8 @@ from referee.server.club.views.season import FORM_LIMITS, LIMIT_WORDS, file_sett
 from referee.server.csp import allow_style_attributes
 from referee.server.hostcheck import INSTALL_ALL
 from referee.server.hostcheck import saved as saved_host_check
-from referee.server.runner.settings import START_FAILURES_OUT
+from referee.server.shared.seasonkeys import START_FAILURES_OUT
+from referee.server.shared.seasonread import season_file
 
 
 class JoinCodeForm(forms.Form):

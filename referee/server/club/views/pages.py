@@ -28,9 +28,6 @@ from referee.bots.errors import STRIKE_TYPES
 from referee.report.site import single_game_html
 from referee.server.club import games
 from referee.server.club.board import newest_board
-from referee.server.club.diskuse import RULE as RETENTION_RULE
-from referee.server.club.diskuse import mib, student_use
-from referee.server.club.limits import server_limits
 from referee.server.club.models import Bot, BotVersion, ClubMessage, Notice, TestGame
 from referee.server.club.people import is_organiser
 from referee.server.club.templatetags.club import local_time
@@ -41,10 +38,14 @@ from referee.server.club.views.common import (
     leaderboard_open,
     may_see_code,
     over_limit,
+    own_test_game,
     own_version,
     refusal,
 )
 from referee.server.club.waiting import waiting_for
+from referee.server.shared.diskuse import RULE as RETENTION_RULE
+from referee.server.shared.diskuse import mib, student_use
+from referee.server.shared.seasonread import server_limits
 
 MULTIPART_SLACK = 64 * 1024   # form fields and boundaries around the file itself
 
@@ -309,7 +310,7 @@ class TestGameForm(forms.Form):
 
     def __init__(self, user: User, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # A retired version's built folder is removed (club.diskuse): it plays no more games.
+        # A retired version's built folder is removed (shared.diskuse): it plays no more games.
         self.fields["version"].queryset = BotVersion.objects.filter(
             bot__owner=user, check_state=BotVersion.PASSED, bot__disabled=False).exclude(
             season_state=BotVersion.RETIRED)
@@ -344,13 +345,6 @@ def test_games(request: HttpRequest) -> HttpResponse:
     return render(request, "club/testgames.html", {"form": form, "games": mine})
 
 
-def _own_test_game(user: User, game_id: int) -> TestGame:
-    game = get_object_or_404(TestGame.objects.select_related("version"), pk=game_id)
-    if game.requester_id != user.pk and not is_organiser(user):
-        raise Http404("no such test game")
-    return game
-
-
 def test_game_context(user: User, game: TestGame) -> dict[str, Any]:
     """What a test game's page shows of it now: queued, in play (its live viewer), between its
     end and its record, done (its replay and outputs) or failed."""
@@ -370,7 +364,7 @@ def test_game_context(user: User, game: TestGame) -> dict[str, Any]:
 
 @login_required
 def test_game_page(request: HttpRequest, game_id: int) -> HttpResponse:
-    game = _own_test_game(request.user, game_id)
+    game = own_test_game(request.user, game_id)
     return render(request, "club/game.html", test_game_context(request.user, game))
 
 
@@ -379,14 +373,14 @@ def test_game_part(request: HttpRequest, game_id: int) -> HttpResponse:
     """The changing part of a test game's page (its state, its live viewer or its replay):
     the page (live.js) asks for it every few seconds and swaps it in when its phase changes,
     so it follows its game from the queue to its replay without a reload."""
-    game = _own_test_game(request.user, game_id)
+    game = own_test_game(request.user, game_id)
     return render(request, "club/game_part.html", test_game_context(request.user, game))
 
 
 @login_required
 @framed
 def test_game_viewer(request: HttpRequest, game_id: int) -> HttpResponse:
-    game = _own_test_game(request.user, game_id)
+    game = own_test_game(request.user, game_id)
     record = games.test_game_record(game)
     if record is None:
         raise Http404("the test game has no record yet")

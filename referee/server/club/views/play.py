@@ -23,11 +23,11 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from referee.server.club import games
-from referee.server.club.limits import play_against_students, server_limits
 from referee.server.club.models import BotVersion, HumanGame, HumanMove
 from referee.server.club.people import is_organiser
 from referee.server.club.views.common import framed, over_limit, refusal
 from referee.server.club.views.pages import OpponentChoice, replay_html, with_owners
+from referee.server.shared.seasonread import play_against_students, server_limits
 from referee.util.numbers import NumberError, whole_number, whole_number_or
 
 MAX_OPPONENTS = 4   # a table of five at most, the player's seat included
@@ -39,7 +39,7 @@ def opponent_choices(user: User) -> QuerySet[BotVersion]:
     retired, the house bots in the season and, where the organiser allows
     (`play_against_students`), the other students' current (active) versions."""
     mine = Q(bot__owner=user, check_state=BotVersion.PASSED) & ~Q(
-        season_state=BotVersion.RETIRED)   # its built folder is removed (club.diskuse)
+        season_state=BotVersion.RETIRED)   # its built folder is removed (shared.diskuse)
     house = Q(bot__house=True, season_state=BotVersion.ACTIVE)
     allowed = mine | house
     if play_against_students():

@@ -17,10 +17,10 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
 
 from referee.server.club import games
-from referee.server.club.limits import public_leaderboard
 from referee.server.club.models import Bot
 from referee.server.club.views.common import api_user, refusal
 from referee.server.club.views.pages import standing_payload
+from referee.server.shared.seasonread import public_leaderboard
 from referee.util import numbers
 
 MAX_LIMIT = 200        # games in one page of a bot's games

@@ -21,19 +21,19 @@ from django.views.decorators.http import require_POST
 
 from referee.bots.spec import DEFAULT_FILES_BOUND, Limits
 from referee.league.stored import StoredLeague, read_league
-from referee.server.club.diskuse import RULE as RETENTION_RULE
 from referee.server.club.games import season_folder, season_store
-from referee.server.club.limits import ServerLimits, season_file, season_read, server_limits
 from referee.server.club.models import Bot
 from referee.server.club.people import is_organiser
 from referee.server.club.views.common import leaderboard_open, organiser_only
-from referee.server.runner.settings import START_FAILURES_OUT
-from referee.server.seasonfile import pace_words, runner_values
+from referee.server.shared.diskuse import RULE as RETENTION_RULE
+from referee.server.shared.seasonfile import pace_words, runner_values
+from referee.server.shared.seasonkeys import START_FAILURES_OUT, ServerLimits
+from referee.server.shared.seasonread import season_file, season_read, server_limits
 from referee.util import numbers
 from referee.util.config import ConfigError
 
 # The limits the organiser's form sets (a ceiling on every bot's own; blank: the server's
-# default ceiling, referee.server.runner.settings.CEILINGS).
+# default ceiling, referee.server.shared.seasonkeys.CEILINGS).
 FORM_LIMITS = ("decision_ms", "game_bank_ms", "startup_ms", "memory_mb")
 LIMIT_WORDS = {"decision_ms": "time per decision (ms)", "game_bank_ms": "time bank per game (ms)",
                "startup_ms": "start-up time (ms)", "memory_mb": "memory (MiB)",
@@ -70,7 +70,7 @@ def store_bytes() -> int:
 def limit_rows(ceiling: dict[str, int]) -> list[dict[str, Any]]:
     """Each bot limit: the season's ceiling (the server's default ceiling where the season
     file leaves the key out), the bot's own default, and that default ceiling."""
-    from referee.server.runner.settings import CEILINGS
+    from referee.server.shared.seasonkeys import CEILINGS
 
     rows = []
     for name, words in LIMIT_WORDS.items():
@@ -135,7 +135,7 @@ def _stored_values(stored: StoredLeague) -> dict[str, Any]:
 
 
 def _file_name() -> str:
-    from referee.server.club.limits import season_table
+    from referee.server.shared.seasonread import season_table
 
     try:
         name = season_table().get("name", "")
@@ -158,7 +158,7 @@ def season_page(request: HttpRequest) -> HttpResponse:
 
 def public_switch() -> bool:
     """The public switch as the season file sets it (off where the file does not say)."""
-    from referee.server.club.limits import public_leaderboard
+    from referee.server.shared.seasonread import public_leaderboard
 
     try:
         return public_leaderboard()
@@ -168,7 +168,7 @@ def public_switch() -> bool:
 
 def form_initial(runner: Any) -> dict[str, Any]:
     """The organiser form's fields as the season file sets them now."""
-    from referee.server.seasonfile import house_label
+    from referee.server.shared.seasonfile import house_label
 
     initial = {"games_per_bot_per_hour": str(runner.games_per_bot_per_hour),
                "house_bots": ", ".join(house_label(p) for p in runner.house_bots),
@@ -222,8 +222,8 @@ def change_season_file(form: dict[str, str]) -> str:
     """Rewrite the season file with the form's values, once the runner's own loader accepted
     the new text; the one line saying what changed. ValueError, one line, and the file as it
     was, for a value it refuses."""
-    from referee.server.runner.settings import load_runner_settings
-    from referee.server.seasonfile import changes
+    from referee.server.shared.seasonfile import changes
+    from referee.server.shared.seasonkeys import load_runner_settings
 
     path = season_file()
     try:

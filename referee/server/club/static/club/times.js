@@ -18,7 +18,7 @@ function showLocalTimes(root) {
   });
 }
 
-// A chart's time labels (SVG <text class="local" data-datetime="...Z">, club/history.py),
+// A chart's time labels (SVG <text class="local" data-datetime="...Z">, shared/ratinghistory.py),
 // shorter: "03-14 09:26", the year said by the line under the chart.
 function showLocalLabels(root) {
   root.querySelectorAll("text.local[data-datetime]").forEach((element) => {

@@ -24,7 +24,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from referee.league.tables import Row
-from referee.server.club.templatetags.club import local_time
+from referee.server.shared.timehtml import local_time
 
 HISTORY_POINTS = 200     # at most this many points per bot
 WIDTH, HEIGHT = 360, 176   # the chart's drawing units; it scales down to a phone's 390 px

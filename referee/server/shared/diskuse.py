@@ -20,6 +20,7 @@ from django.db.models import Q
 
 from referee.bots.diskwatch import MIB, disk_use
 from referee.server.club.models import Bot, BotVersion, HumanGame, TestGame
+from referee.server.shared.clubfolder import ClubFolder
 
 # Said on the season page and My bots (without the word "retired": My bots shows it as a
 # version's state, and a failed version must not read as one).
@@ -31,7 +32,7 @@ RULE = ("a version replaced by a newer upload, failed, or succeeded in the seaso
 def student_use(data: Path, user_id: int) -> int:
     """The bytes all the student's bots take under DIR/uploads, archives and folders."""
     names = Bot.objects.filter(owner_id=user_id, house=False).values_list("name", flat=True)
-    return disk_use([data / "uploads" / name for name in names])
+    return disk_use([ClubFolder(data).bot_uploads(name) for name in names])
 
 
 def mib(size: int) -> str:
@@ -52,7 +53,7 @@ def uploaded_folder(data: Path, version: BotVersion) -> Path | None:
     """The version's `bot` folder if it is an upload's own (under DIR/uploads; a house bot's
     folder is the organiser's and never removed), else None."""
     folder = (data / version.folder).resolve()
-    uploads = (data / "uploads").resolve()
+    uploads = ClubFolder(data).uploads.resolve()
     return folder if folder.is_relative_to(uploads) and folder != uploads else None
 
 

@@ -25,20 +25,21 @@ from referee.league.outcome import LeagueOutcome
 from referee.league.schedule import ScheduledGame
 from referee.league.season import ACTIVE, DISABLED, Season, play_pending, season_specs
 from referee.report.table_files import write_outputs
-from referee.server.club.diskuse import remove_folders
-from referee.server.confinement import confinement
-from referee.server.runner import log, records
-from referee.server.runner.checks import Db
-from referee.server.runner.settings import (
+from referee.server.runner import clubdb
+from referee.server.runner.logline import log
+from referee.server.shared.clubfolder import ClubFolder
+from referee.server.shared.confinement import confinement
+from referee.server.shared.database import Db
+from referee.server.shared.diskuse import remove_folders
+from referee.server.shared.seasonfile import changes, pace_words
+from referee.server.shared.seasonkeys import (
     START_FAILURES_OUT,
     RunnerSettings,
     load_runner_settings,
 )
-from referee.server.seasonfile import changes, pace_words
 from referee.util.config import ConfigError
 
 RUNNING, PAUSED, CLOSED = "running", "paused", "closed"
-REPORT = "season/report/index.html"   # the closed season's static report, relative to DIR
 
 
 class SeasonLoop:
@@ -75,14 +76,14 @@ class SeasonLoop:
         self.start_again = False             # a bot failed to start: start them all anew
         self.state = RUNNING
         # Without a sandbox (and without unconfined_uploads) no upload runs: nor do season
-        # games, which would seat uploads (referee.server.confinement).
+        # games, which would seat uploads (referee.server.shared.confinement).
         self.uploads_run = confinement(settings).uploads_run
 
     async def run(self) -> None:
         """Enter, schedule and play until the season is closed; then write its report."""
         try:
             while True:
-                state = await self.db(records.season_state)
+                state = await self.db(clubdb.season_state)
                 await self.leave_disabled()
                 if state != self.state:
                     await self.changed(state)
@@ -94,7 +95,7 @@ class SeasonLoop:
                     await self.close_executor()   # paused may be long: the bots stop
                     await asyncio.sleep(self.poll)
                     continue
-                if not self.season.pending() and not await self.db(records.house_checking):
+                if not self.season.pending() and not await self.db(clubdb.house_checking):
                     await self.reread()   # between rounds: the organiser's changes
                     await self.enter_waiting()   # newcomers' first games are never held back
                     await self.prune()
@@ -116,7 +117,7 @@ class SeasonLoop:
         words = {PAUSED: "paused", RUNNING: "resumed", CLOSED: "closed"}
         log(f"play {words[state]} with {count} games recorded")
         if state != CLOSED:
-            await self.db(records.notify, None, f"play is {words[state]}: {count} games "
+            await self.db(clubdb.notify, None, f"play is {words[state]}: {count} games "
                                                 f"recorded")
 
     # ------------------------------------------------------------------ the season file
@@ -136,17 +137,17 @@ class SeasonLoop:
         except ConfigError as exc:
             text = f"season file not applied, the settings stay as they were: {exc}"
             log(text)
-            await self.db(records.notify, None, text)
+            await self.db(clubdb.notify, None, text)
             return
         said = changes(self.settings, new)
         old, self.settings = self.settings, new
         await self.apply_limits()
         if [str(p) for p in old.house_bots] != [str(p) for p in new.house_bots]:
-            await self.db(records.sync_house_bots, new.house_bots)
+            await self.db(clubdb.sync_house_bots, new.house_bots)
         if said:
             text = "season file changed: " + "; ".join(said)
             log(text)
-            await self.db(records.notify, None, text)
+            await self.db(clubdb.notify, None, text)
 
     async def apply_limits(self) -> None:
         """Make the season file's `[limits]` the season's from its next game on (a runner
@@ -184,11 +185,11 @@ class SeasonLoop:
 
     async def enter_waiting(self) -> None:
         """Enter every version that passed and waits (the season is between rounds)."""
-        for entry in await self.db(records.waiting_entries, self.data):
+        for entry in await self.db(clubdb.waiting_entries, self.data):
             try:
                 version = load_spec(entry.spec).files_hash()
             except (BotSpecError, OSError) as exc:
-                await self.db(records.mark_disabled, entry.version_id,
+                await self.db(clubdb.mark_disabled, entry.version_id,
                               f"its spec cannot be read: {exc}", False)
                 continue
             state = self.season.states().get(entry.league_name)
@@ -202,7 +203,7 @@ class SeasonLoop:
                 self.forget_rows(entry.league_name)
                 self.ranked_changed()
             # else: entered, then the runner was killed before it said so
-            await self.db(records.mark_entered, entry)
+            await self.db(clubdb.mark_entered, entry)
 
     def ranked_changed(self) -> None:
         """A version that was ranked left the ranks (retired or disabled): the board's rank
@@ -215,8 +216,8 @@ class SeasonLoop:
     async def prune(self) -> None:
         """Between rounds (no season game in play): remove the built folders of replaced,
         failed and retired versions that no test or browser game in play names (the
-        retention rule of referee.server.club.diskuse; their archives and reports stay)."""
-        folders = await self.db(records.prune_folders, self.data)
+        retention rule of referee.server.shared.diskuse; their archives and reports stay)."""
+        folders = await self.db(clubdb.prune_folders, self.data)
         if folders:
             await asyncio.to_thread(remove_folders, folders)
             log(f"removed the built folders of {len(folders)} replaced, failed or retired "
@@ -227,12 +228,12 @@ class SeasonLoop:
         playing (active) in the season."""
         states = self.season.states()
         playing = False
-        for version_id, name, why in await self.db(records.to_disable):
+        for version_id, name, why in await self.db(clubdb.to_disable):
             was_active = states.get(name) == ACTIVE
             if name in states and states[name] != DISABLED:
                 self.season.disable(name)
             playing |= was_active
-            await self.db(records.mark_disabled, version_id, why, was_active)
+            await self.db(clubdb.mark_disabled, version_id, why, was_active)
         if playing:
             self.ranked_changed()
         return playing
@@ -297,8 +298,8 @@ class SeasonLoop:
         while True:
             await asyncio.sleep(self.poll)
             await self.flush_notices()
-            state = await self.db(records.season_state)
-            gone = {name for _, name, _ in await self.db(records.to_disable)}
+            state = await self.db(clubdb.season_state)
+            gone = {name for _, name, _ in await self.db(clubdb.to_disable)}
             if state != RUNNING or gone & self.names:
                 self.stop = True
                 return
@@ -371,7 +372,7 @@ class SeasonLoop:
                 self.ranked_changed()
             self.forget_rows(name)
             log(f"{name} {why}")
-            await self.db(records.take_out, name, why)
+            await self.db(clubdb.take_out, name, why)
 
     def note(self, name: str, what: str, text: str) -> None:
         """Tell `name`'s owner once per kind of trouble while this runner runs."""
@@ -382,7 +383,7 @@ class SeasonLoop:
     async def flush_notices(self) -> None:
         notices, self.notices = self.notices, []
         for name, text in notices:
-            await self.db(records.notify_owner, name, text)
+            await self.db(clubdb.notify_owner, name, text)
 
     # ------------------------------------------------------------------ closing
 
@@ -394,17 +395,18 @@ class SeasonLoop:
             return
         # One ranked row per bot (its version that plays now), ranked among those shown.
         house: set[str] = set() if self.settings.house_in_final_table else \
-            set(await self.db(records.house_names))
+            set(await self.db(clubdb.house_names))
         outcome = self.season.outcome(unranked=house)
         if house:
             outcome = without_entrants(outcome, house)
         write_outputs(outcome)
         await asyncio.to_thread(build_report, self.season.store.path.parent, None, outcome)
-        await self.db(records.set_report, REPORT)
+        report = ClubFolder(self.data).season_report
+        await self.db(clubdb.set_report, report)
         self.refit_now = True
         self.game_saved.set()
-        await self.db(records.notify, None, f"the season is closed: {len(outcome.games)} games; "
-                                            f"its report is {REPORT}")
+        await self.db(clubdb.notify, None, f"the season is closed: {len(outcome.games)} games; "
+                                            f"its report is {report}")
 
 
 def without_entrants(outcome: LeagueOutcome, names: set[str]) -> LeagueOutcome:

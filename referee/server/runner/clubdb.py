@@ -17,9 +17,6 @@ from django.utils import timezone
 from referee.league.season import SeasonRow
 from referee.league.tables import Row
 from referee.present.text import safe_line
-from referee.server.club.diskuse import over_budget, prunable, student_use
-from referee.server.club.history import grown, rating_chart
-from referee.server.club.limits import ServerLimits, server_limits
 from referee.server.club.models import (
     Bot,
     BotVersion,
@@ -31,6 +28,12 @@ from referee.server.club.models import (
     Standing,
     TestGame,
 )
+from referee.server.shared.botnames import house_name
+from referee.server.shared.clubfolder import ClubFolder
+from referee.server.shared.diskuse import over_budget, prunable, student_use
+from referee.server.shared.ratinghistory import grown, rating_chart
+from referee.server.shared.seasonkeys import ServerLimits
+from referee.server.shared.seasonread import server_limits
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,7 @@ def claim_check(data: Path, house_only: bool = False) -> Claimed | None:
         version.save(update_fields=["check_state"])
         folder = data / version.folder
         return Claimed(check.pk, version.pk, version.league_name, spec_path(data, version),
-                       version.bot.owner_id, folder, inside(folder, data / "uploads"), data)
+                       version.bot.owner_id, folder, inside(folder, ClubFolder(data).uploads), data)
 
 
 def hold_upload_checks(line: str) -> int:
@@ -160,7 +163,7 @@ def over_disk_budget(claimed: Claimed) -> str | None:
 
 
 def prune_folders(data: Path) -> list[Path]:
-    """The built folders the retention rule (referee.server.club.diskuse) removes now."""
+    """The built folders the retention rule (referee.server.shared.diskuse) removes now."""
     return prunable(data)
 
 
@@ -274,10 +277,9 @@ def _house_name(spec: Path) -> str | None:
     """A house bot's name from its spec (`house-NAME`); None, with a notice, for a spec that
     cannot be read."""
     from referee.bots.spec import BotSpecError, load_spec
-    from referee.server.club.uploads import bot_name_from
 
     try:
-        return "house-" + bot_name_from(load_spec(spec).name)
+        return house_name(load_spec(spec).name)
     except (BotSpecError, OSError) as exc:
         notify(None, f"house bot {spec} left out: its spec cannot be read: {exc}")
         return None

@@ -1,9 +1,10 @@
-"""The season file's keys in one table: what each one means, and the file the first start of
-`referee serve` writes from it (every key with its default, a comment above each).
+"""The season file's keys in words: what each one means, the file the first start of
+`referee serve` writes from them (every key with its default, a comment above each), and a
+changed file's differences as the runner says them.
 
-The defaults themselves live where the keys are read (RunnerSettings, ServerLimits,
-LeagueSettings, Limits, RatingParams); this table adds the words, so the written file, the
-season page and docs/server.md never hold a copy of a default that could drift.
+The keys and their defaults live in `seasonkeys` (RunnerSettings, ServerLimits) and the rooms
+below (LeagueSettings, Limits, RatingParams); this table adds the words, so the written file,
+the season page and docs/server.md never hold a copy of a default that could drift.
 """
 
 from __future__ import annotations
@@ -20,6 +21,15 @@ from referee.bots.spec import Limits
 from referee.league.config import LeagueSettings
 from referee.league.season import season_table_sizes
 from referee.ratings.trueskill import RatingParams
+from referee.server.shared.seasonkeys import (
+    AT_START,
+    CEILINGS,
+    DEFAULT_HOUSE,
+    LIVE,
+    SAMPLES,
+    RunnerSettings,
+    ServerLimits,
+)
 
 HEADER = """\
 # season.toml: the club's season ({where}).
@@ -135,9 +145,6 @@ KEYS: tuple[Key, ...] = (
 def defaults() -> dict[str, Any]:
     """Every written key's default as the file spells it ({table: {key: value}} for tables),
     read from the settings classes themselves."""
-    from referee.server.club.limits import ServerLimits
-    from referee.server.runner.settings import CEILINGS, DEFAULT_HOUSE, RunnerSettings
-
     runner, league, web = RunnerSettings(), LeagueSettings(bots=[]), ServerLimits()
     rules = league.rules
     top: dict[str, Any] = {
@@ -193,21 +200,8 @@ def write_default(path: Path) -> bool:
     return True
 
 
-# Keys the runner applies between rounds; the others of the runner wait for its next start or,
-# those that define the season's games, for the next season.
-LIVE = frozenset({"games_per_bot_per_hour", "limits", "house_bots", "house_in_final_table",
-                  "forfeits_to_take_out"})
-AT_START = frozenset({"check_concurrency", "check_timeout_s", "write_max_mb",
-                      "test_game_timeout_s", "refit_games", "refit_seconds", "concurrency",
-                      "sandbox", "cluster", "human_move_seconds", "human_bank_seconds",
-                      "human_games_at_once", "human_idle_seconds",
-                      "human_game_seconds", "unconfined_uploads"})
-
-
 def house_label(spec: Path) -> str:
     """A house bot as the file names it: a sample bot's name, else its spec's path."""
-    from referee.server.runner.settings import SAMPLES
-
     spec = Path(spec)
     return spec.stem if spec.parent.resolve() == SAMPLES.resolve() else str(spec)
 

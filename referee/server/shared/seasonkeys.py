@@ -1,6 +1,10 @@
-"""The runner's part of the season file: the league's keys plus the keys of the check queue,
-the rounds, the refits and the house bots (the web process reads the upload and rate keys
-itself)."""
+"""The season file's keys, typed, with their defaults: the league's keys (LeagueSettings), the
+runner's (`RunnerSettings`: the check queue, the rounds, the refits, the house bots) and the web
+process's (`ServerLimits` and two switches), and when a changed key applies (LIVE, AT_START).
+
+The file's words for each key and the file `referee serve` writes are `seasonfile`'s; reading
+the file as a process uses it at each request is `seasonread`'s.
+"""
 
 from __future__ import annotations
 
@@ -21,14 +25,59 @@ DEFAULT_PACE = 60   # games per bot per hour
 START_FAILURES_OUT = 3
 ZERO_ALLOWED = frozenset({"max_rounds", "games_per_bot_per_hour"})   # 0: no bound
 
-# Keys the web process reads (referee.server.club.limits): known here so that they are no typo.
-WEB_KEYS = frozenset({"max_bots_per_student", "test_games_per_hour", "upload_max_bytes",
-                      "unpacked_max_bytes", "max_files", "uploads_per_hour", "name",
-                      "student_disk_mb",
-                      "sign_in_failures_per_address", "sign_in_failures_per_name_and_address",
-                      "sign_in_failures_per_name", "api_requests_per_hour",
-                      "public_leaderboard",
-                      "play_against_students", "streams_per_student"})
+@dataclass(frozen=True)
+class ServerLimits:
+    """The season file's keys the web process reads at each request: caps on uploads, bots,
+    test games, sign-ins and streams (defaults for a file or key left out)."""
+
+    max_bots_per_student: int = 3
+    test_games_per_hour: int = 10
+    upload_max_bytes: int = 50 * 1024 * 1024
+    unpacked_max_bytes: int = 200 * 1024 * 1024
+    max_files: int = 5000
+    uploads_per_hour: int = 30
+    # All a student's uploads take on disk, archives and built folders (MiB): an upload
+    # past it is refused, a build that takes it past fails its check (shared.diskuse).
+    student_disk_mb: int = 2048
+    # Failed sign-ins an hour (referee.server.club.signin): from one address, for one name
+    # from one address, and for one name from browsers that never signed in as it.
+    sign_in_failures_per_address: int = 30
+    sign_in_failures_per_name_and_address: int = 10
+    sign_in_failures_per_name: int = 50
+    # Live games one viewer (a student; anyone else by address) watches at once, across
+    # every web process (referee.server.club.streamslots); the organiser is not held to it.
+    streams_per_student: int = 4
+    # Requests an hour with one API token: one a second on average (`referee submit` polls
+    # once a second while a check runs).
+    api_requests_per_hour: int = 3600
+
+
+# The web process's true/false keys (default false), read at each request.
+SWITCHES = ("public_leaderboard", "play_against_students")
+# Keys the web process reads: known to the runner so that they are no typo.
+WEB_KEYS = frozenset({"name", *SWITCHES, *(item.name for item in fields(ServerLimits))})
+
+
+def server_limits_of(data: dict[str, Any], path: Path) -> ServerLimits:
+    """The server keys of the season table `data` read from `path`. ValueError, one line, for
+    a key that is not a positive whole number."""
+    values = {}
+    for item in fields(ServerLimits):
+        if item.name in data:
+            value = data[item.name]
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{path}: key {item.name!r} must be a whole number above 0")
+            values[item.name] = value
+    return ServerLimits(**values)
+
+
+def switch(data: dict[str, Any], path: Path, key: str) -> bool:
+    """The true/false key `key` of the season table `data` (default false); ValueError, one
+    line, for another value."""
+    value = data.get(key, False)
+    if not isinstance(value, bool):
+        raise ValueError(f"{path}: key {key!r} must be true or false")
+    return value
 
 
 # A server's ceiling on every bot limit (a spec's [limits] key): the season file's [limits]
@@ -89,8 +138,8 @@ class RunnerSettings:
     human_games_at_once: int = 4
     human_idle_seconds: int = 180
     human_game_seconds: int = 3600
-    # True: where the sandbox does not work, uploads run without it (referee.server.confinement);
-    # by default they are then stored but not built or run.
+    # True: where the sandbox does not work, uploads run without it (shared.confinement); by
+    # default they are then stored but not built or run.
     unconfined_uploads: bool = False
 
 
@@ -155,3 +204,14 @@ def house_specs(value: Any, path: Path) -> list[Path]:
                               f"({', '.join(DEFAULT_HOUSE)}, greedy-js) nor a spec file")
         specs.append(spec.resolve())
     return specs
+
+
+# Keys the runner applies between rounds; the others of the runner wait for its next start or,
+# those that define the season's games, for the next season.
+LIVE = frozenset({"games_per_bot_per_hour", "limits", "house_bots", "house_in_final_table",
+                  "forfeits_to_take_out"})
+AT_START = frozenset({"check_concurrency", "check_timeout_s", "write_max_mb",
+                      "test_game_timeout_s", "refit_games", "refit_seconds", "concurrency",
+                      "sandbox", "cluster", "human_move_seconds", "human_bank_seconds",
+                      "human_games_at_once", "human_idle_seconds",
+                      "human_game_seconds", "unconfined_uploads"})

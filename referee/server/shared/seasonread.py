@@ -1,5 +1,6 @@
-"""The season file's server keys the web process needs (caps on uploads, bots, test games;
-whether spectators see the leaderboard).
+"""The season file as a process uses it at each request: its keys (seasonkeys) from the last
+good file; the web process's caps on uploads, bots, test games, and whether spectators see the
+leaderboard.
 
 The season file ($REFEREE_SEASON_FILE, default DIR/season.toml) holds the league's keys and
 these top-level server keys; a missing file or key means the default here. A file that cannot
@@ -14,44 +15,24 @@ import contextlib
 import os
 import threading
 import tomllib
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from django.conf import settings
-
 from referee.present.text import safe_line
-
-SEASON_FILE_ENV = "REFEREE_SEASON_FILE"
-
-
-@dataclass(frozen=True)
-class ServerLimits:
-    max_bots_per_student: int = 3
-    test_games_per_hour: int = 10
-    upload_max_bytes: int = 50 * 1024 * 1024
-    unpacked_max_bytes: int = 200 * 1024 * 1024
-    max_files: int = 5000
-    uploads_per_hour: int = 30
-    # All a student's uploads take on disk, archives and built folders (MiB): an upload
-    # past it is refused, a build that takes it past fails its check (club.diskuse).
-    student_disk_mb: int = 2048
-    # Failed sign-ins an hour (referee.server.club.signin): from one address, for one name
-    # from one address, and for one name from browsers that never signed in as it.
-    sign_in_failures_per_address: int = 30
-    sign_in_failures_per_name_and_address: int = 10
-    sign_in_failures_per_name: int = 50
-    # Live games one viewer (a student; anyone else by address) watches at once, across
-    # every web process (referee.server.club.streamslots); the organiser is not held to it.
-    streams_per_student: int = 4
-    # Requests an hour with one API token: one a second on average (`referee submit` polls
-    # once a second while a check runs).
-    api_requests_per_hour: int = 3600
+from referee.server.shared.clubfolder import ClubFolder
+from referee.server.shared.seasonkeys import (
+    RunnerSettings,
+    ServerLimits,
+    runner_settings_from_table,
+    server_limits_of,
+    switch,
+)
 
 
 def season_file() -> Path:
     """Where the season file is: $REFEREE_SEASON_FILE, or DIR/season.toml."""
-    return Path(os.environ.get(SEASON_FILE_ENV) or settings.DATA_DIR / "season.toml")
+    return ClubFolder.of_django().season_file()
 
 
 @dataclass(frozen=True)
@@ -61,11 +42,10 @@ class SeasonRead:
     as it is now cannot be used (it names the file: the organiser's page only shows it)."""
 
     table: dict[str, Any]
-    runner: Any            # RunnerSettings
+    runner: RunnerSettings
     problem: str = ""
 
 
-LAST_GOOD_NAME = "season.last-good.toml"   # in the data folder: the last good file's text
 _LOCK = threading.Lock()
 _SEEN: dict[str, Any] = {"path": None, "stamp": None, "read": None, "good": None}
 
@@ -128,7 +108,6 @@ def _read_text(path: Path) -> str | None:
 def _parse(text: str, path: Path) -> SeasonRead:
     """The season of the file text `text` (read from `path`); ValueError, one line naming the
     file, for a text that is no TOML or a key the server or the runner refuses."""
-    from referee.server.runner.settings import runner_settings_from_table
     from referee.util.config import ConfigError
 
     try:
@@ -148,17 +127,15 @@ def _parse(text: str, path: Path) -> SeasonRead:
 
 
 def _defaults() -> SeasonRead:
-    from referee.server.runner.settings import RunnerSettings
-
     return SeasonRead({}, RunnerSettings())
 
 
-def _last_good(path: Path) -> tuple[dict[str, Any], Any]:
+def _last_good(path: Path) -> tuple[dict[str, Any], RunnerSettings]:
     """The last good season's table and runner settings: this process's, else the data
     folder's copy, else the defaults."""
     good = _SEEN["good"]
     if good is None:
-        copy = Path(settings.DATA_DIR) / LAST_GOOD_NAME
+        copy = ClubFolder.of_django().last_good
         try:
             good = _parse(copy.read_text(encoding="utf-8"), path)
         except (OSError, ValueError):
@@ -172,7 +149,7 @@ def _keep(good_text: str | None) -> None:
     file is broken (written whole or not at all; a disk that refuses it costs nothing else)."""
     if good_text is None:
         return
-    copy = Path(settings.DATA_DIR) / LAST_GOOD_NAME
+    copy = ClubFolder.of_django().last_good
     with contextlib.suppress(OSError):
         if copy.exists() and copy.read_text(encoding="utf-8") == good_text:
             return
@@ -190,28 +167,6 @@ def season_table() -> dict[str, Any]:
 def season_problem() -> str:
     """"" or the one line saying why the season file cannot be used now (names the file)."""
     return season_read().problem
-
-
-def server_limits_of(data: dict[str, Any], path: Path) -> ServerLimits:
-    """The server keys of the season table `data` read from `path`. ValueError, one line, for
-    a key that is not a positive whole number."""
-    values = {}
-    for item in fields(ServerLimits):
-        if item.name in data:
-            value = data[item.name]
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{path}: key {item.name!r} must be a whole number above 0")
-            values[item.name] = value
-    return ServerLimits(**values)
-
-
-def switch(data: dict[str, Any], path: Path, key: str) -> bool:
-    """The true/false key `key` of the season table `data` (default false); ValueError, one
-    line, for another value."""
-    value = data.get(key, False)
-    if not isinstance(value, bool):
-        raise ValueError(f"{path}: key {key!r} must be true or false")
-    return value
 
 
 def server_limits() -> ServerLimits:
