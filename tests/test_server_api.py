@@ -127,8 +127,8 @@ def test_a_row_has_one_shape_in_the_table_file_the_snapshot_and_both_jsons(
     but the bots' note values, in the organiser's table file only (they are their owners')."""
     copy = tmp_path / "season"
     copy.mkdir()
-    source, target = (sqlite3.connect(path) for path in (club["data"] / "season" / "league.db",
-                                                         copy / "league.db"))
+    source, target = (sqlite3.connect(path) for path in (
+        ClubFolder(club["data"]).season_league.store_path, LeagueFolder(copy).store_path))
     try:
         source.backup(target)   # the store as the runner left it, its log included
     finally:
