@@ -70,8 +70,9 @@ class ApiToken(models.Model):
 
 
 class Season(models.Model):
-    """The one running season (pk=1)."""
+    """The one running season: its one row, `Season.current()` (migration 0002 makes it)."""
 
+    ONE = 1   # the primary key of the season's one row
     RUNNING, PAUSED, CLOSED = "running", "paused", "closed"
     STATES = [(RUNNING, "running"), (PAUSED, "paused"), (CLOSED, "closed")]
 
@@ -83,6 +84,16 @@ class Season(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.state})"
+
+    @classmethod
+    def current(cls) -> Season:
+        """The season's one row (made if a database lost it: both processes always find it)."""
+        return cls.objects.get_or_create(pk=cls.ONE)[0]
+
+    @classmethod
+    def row(cls) -> models.QuerySet[Season]:
+        """The season's one row as a query, for a change made in one statement (`update`)."""
+        return cls.objects.filter(pk=cls.ONE)
 
 
 class Bot(models.Model):

@@ -80,8 +80,7 @@ def requeue_interrupted() -> tuple[int, int]:
 
 def season_state() -> str:
     """running, paused or closed."""
-    season, _ = Season.objects.get_or_create(pk=1)
-    return season.state
+    return Season.current().state
 
 
 # ---------------------------------------------------------------------------- checks
@@ -393,7 +392,7 @@ def grow_histories(rows: list[dict], when: float) -> None:
 
 def set_report(path: str) -> None:
     """The closed season's static report is written at `path` (relative to DIR)."""
-    Season.objects.filter(pk=1).update(report_path=path, closed_at=timezone.now())
+    Season.row().update(report_path=path, closed_at=timezone.now())
 
 
 def notify(user_id: int | None, text: str, version_id: int | None = None) -> None:
