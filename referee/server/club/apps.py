@@ -8,4 +8,4 @@ class ClubConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from referee.server.club import signals  # noqa: F401  (connects the receivers)
+        from referee.server.club import jobsync, signals  # noqa: F401  (connects the receivers)

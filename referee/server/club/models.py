@@ -327,3 +327,32 @@ class RateCounter(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["key", "window_start"],
                                                name="one_counter_per_key_and_window")]
+
+
+class Job(models.Model):
+    """One entry of the runner's one job queue: a version's check, a test game or a game in
+    the browser, by `kind` and the id of its row (`ref`). The row keeps what its page shows;
+    this keeps what the queue needs to claim fairly (whose it is, when it was queued, when it
+    started), so that one claim (referee.server.runner.jobqueue) serves all three kinds.
+    Kept in step with its row by club.jobsync on every save of the row."""
+
+    CHECK, TEST_GAME, BROWSER_GAME = "check", "testgame", "browsergame"
+    KINDS = [(CHECK, "check"), (TEST_GAME, "test game"), (BROWSER_GAME, "browser game")]
+    QUEUED, RUNNING, ENDED = "queued", "running", "ended"
+    STATES = [(QUEUED, "queued"), (RUNNING, "running"), (ENDED, "ended")]
+
+    kind = models.CharField(max_length=12, choices=KINDS)
+    ref = models.PositiveIntegerField()             # the CheckRun, TestGame or HumanGame id
+    owner_id = models.IntegerField(null=True, blank=True)   # the student's; None: a house bot
+    house = models.BooleanField(default=False)      # a house bot's check
+    state = models.CharField(max_length=10, choices=STATES, default=QUEUED)
+    queued_at = models.DateTimeField()
+    started_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["kind", "ref"],
+                                               name="club_job_one_per_row")]
+        indexes = [models.Index(fields=["kind", "state"], name="club_job_kind_state")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.ref} ({self.state})"

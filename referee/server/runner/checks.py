@@ -15,7 +15,8 @@ from typing import Any
 from referee.bots.confinement import NO_SANDBOX
 from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB
 from referee.checking.isolated import check_process, time_limit_line
-from referee.server.runner import records
+from referee.server.club.models import Job
+from referee.server.runner import jobqueue, records
 
 MAX_LINES = 2000       # lines kept of one check's output; the rest are counted
 
@@ -101,9 +102,10 @@ async def check_queue(db: Db, data: Any, concurrency: int, timeout: float,
             if not uploads_run:
                 await db(records.hold_upload_checks, NO_SANDBOX)
             while len(running) < concurrency:
-                claimed = await db(records.claim_check, data, not uploads_run)
-                if claimed is None:
+                job = await db(jobqueue.claim, Job.CHECK, not uploads_run)
+                if job is None:
                     break
+                claimed = await db(records.claimed_check, data, job.ref)
                 task = asyncio.create_task(run_check(db, claimed, timeout, write_max_mb,
                                                       cluster, limits))
                 running.add(task)
