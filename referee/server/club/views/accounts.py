@@ -24,8 +24,9 @@ from referee.server.club.people import (
     new_token,
     revoke_token,
 )
+from referee.server.club.services import over_limit
 from referee.server.club.signin import remember_browser, sign_in_name
-from referee.server.club.views.common import over_limit, rate_limited
+from referee.server.club.views.common import rate_limited
 
 JOINS_PER_ADDRESS = 20   # an hour
 
