@@ -1,5 +1,5 @@
-"""The forms a student submits: an upload, a test game, a game in the browser. Each says
-which versions the student may choose; club.services does what they ask."""
+"""The forms a student submits: joining the club, an upload, a test game, a game in the
+browser. Each says which versions the student may choose; club.services does what they ask."""
 
 from __future__ import annotations
 
@@ -16,7 +16,22 @@ MAX_TEST_OPPONENTS = 7      # a table of eight at most, the student's version in
 MAX_BROWSER_OPPONENTS = 4   # a table of five at most, the player's seat included
 
 
+class JoinForm(forms.Form):
+    """An account made with the organiser's join code (no e-mail address)."""
+
+    code = forms.CharField(max_length=32, label="Join code")
+    display_name = forms.CharField(max_length=40, label="Display name",
+                                   help_text="2 to 40 letters, digits, '.', '_' or '-'; "
+                                             "you sign in with it")
+    password = forms.CharField(widget=forms.PasswordInput, max_length=128)
+    password_again = forms.CharField(widget=forms.PasswordInput, max_length=128,
+                                     label="Password again")
+
+
 class UploadForm(forms.Form):
+    """A bot's archive, under one of the student's bots or a new name."""
+
+
     bot = forms.CharField(max_length=32, required=False, label="Bot name",
                           help_text="one of your bots, or a new name; empty: the spec's name")
     archive = forms.FileField(label="Bot archive",

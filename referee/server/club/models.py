@@ -1,8 +1,9 @@
 """The club's records (the contract between the web process and the runner).
 
-The web process writes accounts, uploads, versions with their checks, test-game requests and
-the season's state; the runner claims checks and test games, enters and retires versions and
-writes standings. They talk only through these tables and the files in the data folder.
+The web process writes accounts, uploads, versions with their checks, test-game and
+browser-game requests and the season's state; the runner claims them from the one job queue
+(Job), enters and retires versions and writes standings. They talk only through these tables
+and the files in the data folder.
 """
 
 from __future__ import annotations
