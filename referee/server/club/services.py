@@ -1,7 +1,7 @@
 """What a student asks of the club, one function each, called by the pages and by the token
-API alike: upload a version, ask for a test game, start a game in the browser. Each checks
-the request's limits, then writes its rows in one transaction (the runner's job queue picks
-them up, club.jobsync), or raises Refused with one line and its HTTP status."""
+API alike: upload a version, ask for a test game, start a game in the browser, answer its
+moves. Each checks the request's limits, then writes its rows in one transaction (the runner's
+job queue picks them up, club.jobsync), or raises Refused with one line and its HTTP status."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.utils import timezone
 
 from referee.server.club import ratecount
 from referee.server.club.forms import BrowserGameForm, TestGameForm
 from referee.server.club.limits import ServerLimits, server_limits
-from referee.server.club.models import BotVersion, HumanGame, TestGame
+from referee.server.club.models import BotVersion, HumanGame, HumanMove, TestGame
 from referee.server.club.uploads import accept_upload
 
 MULTIPART_SLACK = 64 * 1024   # form fields and boundaries around the file itself
@@ -89,6 +90,14 @@ def start_browser_game(user: User, form: BrowserGameForm) -> HumanGame | None:
     game = _queued_with_opponents(HumanGame, form.cleaned_data["opponents"], owner=user)
     assert isinstance(game, HumanGame)
     return game
+
+
+def answer_move(move: HumanMove, choice: int) -> bool:
+    """The player's `choice` for the question `move` (checked against it by the caller);
+    False when it was no longer open. Only an open question takes an answer, once: two quick
+    clicks answer it once."""
+    return bool(HumanMove.objects.filter(pk=move.pk, state=HumanMove.OPEN).update(
+        state=HumanMove.ANSWERED, choice=choice, answered_at=timezone.now()))
 
 
 def _queued_with_opponents(model: type[TestGame] | type[HumanGame], opponents: Any,

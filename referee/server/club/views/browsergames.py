@@ -16,7 +16,6 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from referee.server.club import games, services
@@ -132,10 +131,7 @@ def play_answer(request: HttpRequest, play_id: int) -> HttpResponse:
     if why:
         return _answered(request, game, why, status)
     assert move is not None
-    # Only an open question takes an answer, once: two quick clicks answer it once.
-    taken = HumanMove.objects.filter(pk=move.pk, state=HumanMove.OPEN).update(
-        state=HumanMove.ANSWERED, choice=choice, answered_at=timezone.now())
-    if not taken:
+    if not services.answer_move(move, choice):
         return _answered(request, game, "that move is no longer asked", 409)
     return _answered(request, game, "your move is in", 200)
 
