@@ -152,7 +152,7 @@ def signed_in(server: ServerProcess, name: str, address: str) -> Browser:
 def test_parallel_uploads_meet_their_limit(server: ServerProcess,
                                            tokens: dict[str, str]) -> None:
     # `referee submit`'s request; no archive in it (each is refused once counted). The web
-    # form's uploads are counted by the same function (`upload_refused`).
+    # form's uploads are counted by the same function (`services.check_upload`).
     headers = {"Authorization": f"Bearer {tokens['cid']}", "Content-Type": "application/zip"}
     statuses = at_once(AT_ONCE, lambda _i: post(server, "/api/submit?bot=x&filename=x.zip",
                                                 b"not a zip", headers))

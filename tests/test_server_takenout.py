@@ -65,13 +65,12 @@ def test_put_back_is_refused_with_the_reason() -> None:
     other = version_of(Bot.objects.create(owner=bot.owner, name=f"x{bot.name}"), 1,
                        season_state="disabled")   # disabled by its bot, not taken out
     assert put_back(other.pk)[0] is False
-    Season.objects.get_or_create(pk=1)
-    state = Season.objects.get(pk=1).state
-    Season.objects.filter(pk=1).update(state="closed")
+    state = Season.current().state
+    Season.row().update(state="closed")
     try:
         assert put_back(version.pk) == (False, "not put back: the season is closed")
     finally:
-        Season.objects.filter(pk=1).update(state=state)
+        Season.row().update(state=state)
     version.refresh_from_db()
     assert (version.season_state, version.taken_out) == ("disabled", True)
     assert put_back(version.pk)[0] is True

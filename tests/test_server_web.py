@@ -576,13 +576,13 @@ def test_the_admin_moves_the_season_only_by_its_actions(folder: Path) -> None:
     from referee.server.club.models import Season
 
     boss = signed_in(organiser())
-    saved = Season.objects.get(pk=1).state
+    saved = Season.current().state
     try:
-        Season.objects.filter(pk=1).update(state="running")
+        Season.row().update(state="running")
 
         def act(action: str) -> str:
             boss.post("/admin/club/season/", {"action": action, "_selected_action": ["1"]})
-            return Season.objects.get(pk=1).state
+            return Season.current().state
 
         assert act("pause") == "paused"
         assert act("resume") == "running"
@@ -591,7 +591,7 @@ def test_the_admin_moves_the_season_only_by_its_actions(folder: Path) -> None:
         page = boss.get("/admin/club/season/1/change/").content.decode()
         assert 'name="state"' not in page        # no field to type a state into
     finally:
-        Season.objects.filter(pk=1).update(state=saved, closed_at=None)
+        Season.row().update(state=saved, closed_at=None)
     answer = boss.post("/admin/club/joincode/add/", {"note": "from the admin", "max_uses": 4})
     assert answer.status_code == 302
     code = JoinCode.objects.get(note="from the admin")
@@ -776,11 +776,11 @@ def test_a_bot_page_says_what_its_bot_waits_for(folder: Path) -> None:
     assert "v1: it passed its check and is entering the season" in waiting()
     BotVersion.objects.filter(pk=version.pk).update(season_state="active")
     assert "v1: in the season, waiting for its first game" in waiting()
-    Season.objects.filter(pk=1).update(state="paused")
+    Season.row().update(state="paused")
     try:
         assert "the season is paused" in waiting()
     finally:
-        Season.objects.filter(pk=1).update(state="running")
+        Season.row().update(state="running")
 
     house = Bot.objects.create(owner=None, house=True, name=unique("house-"))
     board_version(house, 1, "active")

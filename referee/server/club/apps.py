@@ -9,3 +9,4 @@ class ClubConfig(AppConfig):
 
     def ready(self) -> None:
         from referee.server.club import signals  # noqa: F401  (connects the receivers)
+        from referee.server.shared import jobsync  # noqa: F401

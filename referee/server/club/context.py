@@ -14,7 +14,7 @@ from referee.server.club.people import is_organiser
 def club(request: HttpRequest) -> dict[str, Any]:
     """The season row, and for the organiser `sandbox_banner`: "" or the one line saying that
     uploads run unconfined or not at all (referee.server.shared.confinement)."""
-    facts: dict[str, Any] = {"season": Season.objects.filter(pk=1).first()}
+    facts: dict[str, Any] = {"season": Season.current()}
     if is_organiser(request.user):
         facts["sandbox_banner"] = sandbox_line()
     return facts

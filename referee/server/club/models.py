@@ -1,8 +1,9 @@
 """The club's records (the contract between the web process and the runner).
 
-The web process writes accounts, uploads, versions with their checks, test-game requests and
-the season's state; the runner claims checks and test games, enters and retires versions and
-writes standings. They talk only through these tables and the files in the data folder.
+The web process writes accounts, uploads, versions with their checks, test-game and
+browser-game requests and the season's state; the runner claims them from the one job queue
+(Job), enters and retires versions and writes standings. They talk only through these tables
+and the files in the data folder.
 """
 
 from __future__ import annotations
@@ -70,8 +71,9 @@ class ApiToken(models.Model):
 
 
 class Season(models.Model):
-    """The one running season (pk=1)."""
+    """The one running season: its one row, `Season.current()` (migration 0002 makes it)."""
 
+    ONE = 1   # the primary key of the season's one row
     RUNNING, PAUSED, CLOSED = "running", "paused", "closed"
     STATES = [(RUNNING, "running"), (PAUSED, "paused"), (CLOSED, "closed")]
 
@@ -83,6 +85,16 @@ class Season(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.state})"
+
+    @classmethod
+    def current(cls) -> Season:
+        """The season's one row (made if a database lost it: both processes always find it)."""
+        return cls.objects.get_or_create(pk=cls.ONE)[0]
+
+    @classmethod
+    def row(cls) -> models.QuerySet[Season]:
+        """The season's one row as a query, for a change made in one statement (`update`)."""
+        return cls.objects.filter(pk=cls.ONE)
 
 
 class Bot(models.Model):
@@ -316,3 +328,32 @@ class RateCounter(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["key", "window_start"],
                                                name="one_counter_per_key_and_window")]
+
+
+class Job(models.Model):
+    """One entry of the runner's one job queue: a version's check, a test game or a game in
+    the browser, by `kind` and the id of its row (`ref`). The row keeps what its page shows;
+    this keeps what the queue needs to claim fairly (whose it is, when it was queued, when it
+    started), so that one claim (referee.server.runner.jobqueue) serves all three kinds.
+    Kept in step with its row by shared.jobsync on every save of the row."""
+
+    CHECK, TEST_GAME, BROWSER_GAME = "check", "testgame", "browsergame"
+    KINDS = [(CHECK, "check"), (TEST_GAME, "test game"), (BROWSER_GAME, "browser game")]
+    QUEUED, RUNNING, ENDED = "queued", "running", "ended"
+    STATES = [(QUEUED, "queued"), (RUNNING, "running"), (ENDED, "ended")]
+
+    kind = models.CharField(max_length=12, choices=KINDS)
+    ref = models.PositiveIntegerField()             # the CheckRun, TestGame or HumanGame id
+    owner_id = models.IntegerField(null=True, blank=True)   # the student's; None: a house bot
+    house = models.BooleanField(default=False)      # a house bot's check
+    state = models.CharField(max_length=10, choices=STATES, default=QUEUED)
+    queued_at = models.DateTimeField()
+    started_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["kind", "ref"],
+                                               name="club_job_one_per_row")]
+        indexes = [models.Index(fields=["kind", "state"], name="club_job_kind_state")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.ref} ({self.state})"

@@ -22,7 +22,8 @@ def move_season(action: str) -> tuple[bool, str]:
     changes = {"state": state, "updated_at": timezone.now()}
     if state == Season.CLOSED:
         changes["closed_at"] = timezone.now()
-    Season.objects.get_or_create(pk=1)
-    if Season.objects.filter(pk=1, state__in=allowed).update(**changes):
+    season = Season.current()
+    if Season.row().filter(state__in=allowed).update(**changes):
         return True, f"the season is {state} now"
-    return False, f"the season cannot {action} from {Season.objects.get(pk=1).state}"
+    season.refresh_from_db(fields=["state"])
+    return False, f"the season cannot {action} from {season.state}"

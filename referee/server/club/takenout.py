@@ -26,8 +26,7 @@ def put_back_refusal(version: BotVersion) -> str | None:
     label = f"{version.bot.name} v{version.number}"
     if not version.taken_out or version.season_state != BotVersion.DISABLED:
         return f"{label} is not taken out of the season"
-    season = Season.objects.filter(pk=1).first()
-    if season is not None and season.state == Season.CLOSED:
+    if Season.current().state == Season.CLOSED:
         return "the season is closed"
     if version.bot.disabled:
         return f"{version.bot.name} is disabled: enable the bot first"

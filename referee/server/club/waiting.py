@@ -21,8 +21,7 @@ def waiting_for(bot: Bot, versions: list[BotVersion], played: bool) -> list[str]
     paused season. `versions` are the bot's, newest first; `played`: it has recorded games."""
     if bot.disabled:
         return []
-    season = Season.objects.filter(pk=1).first()
-    state = season.state if season else Season.RUNNING
+    state = Season.current().state
     lines = []
     for version in versions:
         label = f"v{version.number}"

@@ -14,7 +14,8 @@ from typing import Any
 from referee.bots.confinement import NO_SANDBOX
 from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB
 from referee.checking.isolated import check_process
-from referee.server.runner import clubdb
+from referee.server.club.models import Job
+from referee.server.runner import clubdb, jobqueue
 from referee.server.runner.checklines import CheckLines, record_verdict
 from referee.server.shared.database import Db
 
@@ -53,9 +54,10 @@ async def check_queue(db: Db, data: Any, concurrency: int, timeout: float,
             if not uploads_run:
                 await db(clubdb.hold_upload_checks, NO_SANDBOX)
             while len(running) < concurrency:
-                claimed = await db(clubdb.claim_check, data, not uploads_run)
-                if claimed is None:
+                job = await db(jobqueue.claim, Job.CHECK, not uploads_run)
+                if job is None:
                     break
+                claimed = await db(clubdb.claimed_check, data, job.ref)
                 task = asyncio.create_task(run_check(db, claimed, timeout, write_max_mb,
                                                       cluster, limits))
                 running.add(task)

@@ -7,11 +7,10 @@ loop that plays games: a write waiting for SQLite's lock must not hold up a bot'
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 from django.db import transaction
-from django.db.models import Max, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from referee.league.season import SeasonRow
@@ -78,37 +77,28 @@ def requeue_interrupted() -> tuple[int, int]:
             check.save(update_fields=["state", "started_at"])
             BotVersion.objects.filter(pk=check.version_id).update(
                 check_state=BotVersion.QUEUED)
-        games = TestGame.objects.filter(state=TestGame.RUNNING).update(
-            state=TestGame.QUEUED, started_at=None)
-    return len(checks), games
+        running = list(TestGame.objects.filter(state=TestGame.RUNNING))
+        for game in running:
+            game.state, game.started_at = TestGame.QUEUED, None
+            game.save(update_fields=["state", "started_at"])   # its job is queued again too
+    return len(checks), len(running)
 
 
 def season_state() -> str:
     """running, paused or closed."""
-    season, _ = Season.objects.get_or_create(pk=1)
-    return season.state
+    return Season.current().state
 
 
 # ---------------------------------------------------------------------------- checks
 
-def claim_check(data: Path, house_only: bool = False) -> Claimed | None:
-    """Take the next queued check by the fair order of `next_check` (marking it and its
-    version running; a line it held while it waited is dropped), or None when no student may
-    start one now. `house_only`: only a house bot's (uploads may not run here)."""
-    with transaction.atomic():
-        check = next_check(house_only)
-        if check is None:
-            return None
-        check.lines.all().delete()
-        check.state, check.started_at = CheckRun.RUNNING, timezone.now()
-        check.attempts += 1
-        check.save(update_fields=["state", "started_at", "attempts"])
-        version = check.version
-        version.check_state = BotVersion.RUNNING
-        version.save(update_fields=["check_state"])
-        folder = data / version.folder
-        return Claimed(check.pk, version.pk, version.league_name, spec_path(data, version),
-                       version.bot.owner_id, folder, inside(folder, ClubFolder(data).uploads), data)
+def claimed_check(data: Path, check_id: int) -> Claimed:
+    """What the runner needs to run check `check_id`, claimed from the job queue
+    (referee.server.runner.jobqueue.claim)."""
+    check = CheckRun.objects.select_related("version__bot").get(pk=check_id)
+    version = check.version
+    folder = data / version.folder
+    return Claimed(check.pk, version.pk, version.league_name, spec_path(data, version),
+                   version.bot.owner_id, folder, inside(folder, ClubFolder(data).uploads), data)
 
 
 def hold_upload_checks(line: str) -> int:
@@ -121,33 +111,6 @@ def hold_upload_checks(line: str) -> int:
         CheckLine.objects.create(run=check, seq=1, text=line)
         count += 1
     return count
-
-
-def next_check(house_only: bool = False) -> CheckRun | None:
-    """The check to start next: round robin between students. A student with a check running
-    starts no other; of the rest, the student whose last check started longest ago (or never)
-    goes first, with their oldest queued check. So no student has more than one check running
-    or waiting ahead of another student's, however often they upload."""
-    queued = (CheckRun.objects.select_related("version__bot")
-              .filter(state=CheckRun.QUEUED).order_by("queued_at", "id"))
-    if house_only:
-        queued = queued.filter(version__bot__house=True)
-    busy = set(CheckRun.objects.filter(state=CheckRun.RUNNING)
-               .values_list("version__bot__owner_id", flat=True))
-    first: dict[int, CheckRun] = {}
-    for check in queued:
-        owner = check.version.bot.owner_id
-        if owner not in busy:
-            first.setdefault(owner, check)
-    if not first:
-        return None
-    last_start = dict(CheckRun.objects.filter(version__bot__owner_id__in=list(first))
-                      .values("version__bot__owner_id")
-                      .annotate(last=Max("started_at"))
-                      .values_list("version__bot__owner_id", "last"))
-    never = datetime.min.replace(tzinfo=UTC)
-    return min(first.values(), key=lambda c: (last_start.get(c.version.bot.owner_id) or never,
-                                              c.queued_at, c.pk))
 
 
 def over_disk_budget(claimed: Claimed) -> str | None:
@@ -399,7 +362,7 @@ def grow_histories(rows: list[dict], when: float) -> None:
 
 def set_report(path: str) -> None:
     """The closed season's static report is written at `path` (relative to DIR)."""
-    Season.objects.filter(pk=1).update(report_path=path, closed_at=timezone.now())
+    Season.row().update(report_path=path, closed_at=timezone.now())
 
 
 def notify(user_id: int | None, text: str, version_id: int | None = None) -> None:
@@ -431,18 +394,13 @@ class TestRequest:
     seats: tuple[tuple[str, Path], ...]    # (league name, spec) per seat; the version first
 
 
-def claim_test_game(data: Path) -> TestRequest | None:
-    """Take the oldest queued test game (marking it running), or None."""
-    with transaction.atomic():
-        game = (TestGame.objects.select_related("version__bot").filter(state=TestGame.QUEUED)
-                .order_by("requested_at", "id").first())
-        if game is None:
-            return None
-        game.state, game.started_at = TestGame.RUNNING, timezone.now()
-        game.save(update_fields=["state", "started_at"])
-        versions = [game.version, *game.opponents.select_related("bot").order_by("id")]
-        return TestRequest(game.pk, game.requester_id,
-                           tuple((v.league_name, spec_path(data, v)) for v in versions))
+def test_request(data: Path, game_id: int) -> TestRequest:
+    """What the runner needs to play test game `game_id`, claimed from the job queue
+    (referee.server.runner.jobqueue.claim)."""
+    game = TestGame.objects.select_related("version__bot").get(pk=game_id)
+    versions = [game.version, *game.opponents.select_related("bot").order_by("id")]
+    return TestRequest(game.pk, game.requester_id,
+                       tuple((v.league_name, spec_path(data, v)) for v in versions))
 
 
 def finish_test_game(game_id: int, record_file: str, error: str) -> None:

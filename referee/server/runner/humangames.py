@@ -27,12 +27,10 @@ import threading
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
 from django.db import transaction
-from django.db.models import Max
 from django.utils import timezone
 
 from referee.bots.errors import told
@@ -45,7 +43,8 @@ from referee.game.single import play_one
 from referee.league.stored import StoredLeague
 from referee.present.render import Narrator, money, notes_text, target_name
 from referee.present.text import safe_line
-from referee.server.club.models import HumanGame, HumanMove
+from referee.server.club.models import HumanGame, HumanMove, Job
+from referee.server.runner import jobqueue
 from referee.server.runner.clubdb import names_by_league_name, notify, spec_path
 from referee.server.runner.logline import log
 from referee.server.runner.testgames import HIDDEN
@@ -79,50 +78,24 @@ def seat_name(username: str, taken: Collection[str] = ()) -> str:
 
 # ---------------------------------------------------------------- the database (db thread)
 
-def claim_human_game(data: Path) -> HumanRequest | None:
-    """Take the next queued human game by the fair order of `next_human_game` (marking it
-    running), or None."""
-    with transaction.atomic():
-        game = next_human_game()
-        if game is None:
-            return None
-        game.state, game.started_at = HumanGame.RUNNING, timezone.now()
-        game.save(update_fields=["state", "started_at"])
-        opponents = game.opponents.select_related("bot").order_by("id")
-        taken = {v.league_name for v in opponents}
-        return HumanRequest(game.pk, game.owner_id, seat_name(game.owner.username, taken),
-                            tuple((v.league_name, spec_path(data, v)) for v in opponents))
-
-
-def next_human_game() -> HumanGame | None:
-    """The human game to start next: round robin between students, as checks are
-    (clubdb.next_check). A student with a game running starts no other; of the rest, the
-    student whose last game started longest ago (or never) goes first, with their oldest
-    queued game. So no student holds more than one of the runner's places for games in the
-    browser, however many they queue."""
-    queued = (HumanGame.objects.select_related("owner").filter(state=HumanGame.QUEUED)
-              .order_by("created_at", "id"))
-    busy = set(HumanGame.objects.filter(state=HumanGame.RUNNING)
-               .values_list("owner_id", flat=True))
-    first: dict[int, HumanGame] = {}
-    for game in queued:
-        if game.owner_id not in busy:
-            first.setdefault(game.owner_id, game)
-    if not first:
-        return None
-    last_start = dict(HumanGame.objects.filter(owner_id__in=list(first))
-                      .values("owner_id").annotate(last=Max("started_at"))
-                      .values_list("owner_id", "last"))
-    never = datetime.min.replace(tzinfo=UTC)
-    return min(first.values(), key=lambda g: (last_start.get(g.owner_id) or never,
-                                              g.created_at, g.pk))
+def human_request(data: Path, game_id: int) -> HumanRequest:
+    """What the runner needs to play game `game_id` in the browser, claimed from the job
+    queue (referee.server.runner.jobqueue.claim)."""
+    game = HumanGame.objects.select_related("owner").get(pk=game_id)
+    opponents = game.opponents.select_related("bot").order_by("id")
+    taken = {v.league_name for v in opponents}
+    return HumanRequest(game.pk, game.owner_id, seat_name(game.owner.username, taken),
+                        tuple((v.league_name, spec_path(data, v)) for v in opponents))
 
 
 def fail_interrupted() -> int:
     """Human games a runner that died left running cannot go on (their player's seat and the
     bots' state are gone): they end as failed, saying why. Their count."""
-    return HumanGame.objects.filter(state=HumanGame.RUNNING).update(
-        state=HumanGame.FAILED, finished_at=timezone.now(), error=INTERRUPTED)
+    running = list(HumanGame.objects.filter(state=HumanGame.RUNNING))
+    for game in running:   # saved one by one: each one's job ends with it
+        game.state, game.finished_at, game.error = HumanGame.FAILED, timezone.now(), INTERRUPTED
+        game.save(update_fields=["state", "finished_at", "error"])
+    return len(running)
 
 
 def save_progress(game_id: int, steps: list[str], board: dict[str, Any],
@@ -416,10 +389,11 @@ async def human_game_queue(db: Db, data: Path, stored: StoredLeague, settings: A
         if len(running) >= settings.human_games_at_once:
             await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
             continue
-        request = await db(claim_human_game, data)
-        if request is None:
+        job = await db(jobqueue.claim, Job.BROWSER_GAME)
+        if job is None:
             await asyncio.sleep(idle)
             continue
+        request = await db(human_request, data, job.ref)
         limits = human_limits(settings.human_move_seconds, settings.human_bank_seconds)
         idle, game_s = settings.human_idle_seconds, settings.human_game_seconds
         # The player's part ends by `game_s` (they leave at the question after it, a move's

@@ -443,5 +443,4 @@ def file_stamp(path: Path | None) -> tuple[int, int] | None:
 def _report_written() -> bool:
     from referee.server.club.models import Season as SeasonRow
 
-    row = SeasonRow.objects.filter(pk=1).first()
-    return bool(row and row.report_path)
+    return bool(SeasonRow.current().report_path)

@@ -26,7 +26,8 @@ from referee.league.executors import Executor, make_executor
 from referee.league.playing import OnSaved, play_schedule
 from referee.league.schedule import ScheduledGame
 from referee.league.stored import StoredLeague
-from referee.server.runner import clubdb
+from referee.server.club.models import Job
+from referee.server.runner import clubdb, jobqueue
 from referee.server.shared.clubfolder import ClubFolder
 from referee.server.shared.database import Db
 from referee.util.seeds import draw_secret, keyed_seed, opaque_id
@@ -135,8 +136,9 @@ async def test_game_queue(db: Db, data: Path, stored: StoredLeague, timeout: flo
                           idle: float = 1.0, cluster: Any = None) -> None:
     """Claim and play queued test games forever, one at a time (on `cluster` if given)."""
     while True:
-        request = await db(clubdb.claim_test_game, data)
-        if request is None:
+        job = await db(jobqueue.claim, Job.TEST_GAME)
+        if job is None:
             await asyncio.sleep(idle)
             continue
+        request = await db(clubdb.test_request, data, job.ref)
         await play_test_game(db, data, request, stored, timeout, cluster)

@@ -14,6 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render, resolve_url
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from referee.server.club.forms import JoinForm
 from referee.server.club.models import TOKEN_LIFETIME, ApiToken
 from referee.server.club.people import (
     JoinRefused,
@@ -23,21 +24,12 @@ from referee.server.club.people import (
     new_token,
     revoke_token,
 )
+from referee.server.club.services import over_limit
 from referee.server.club.signin import remember_browser, sign_in_name
-from referee.server.club.views.common import over_limit, rate_limited
+from referee.server.club.views.common import rate_limited
 from referee.server.shared.seasonread import server_limits
 
 JOINS_PER_ADDRESS = 20   # an hour
-
-
-class JoinForm(forms.Form):
-    code = forms.CharField(max_length=32, label="Join code")
-    display_name = forms.CharField(max_length=40, label="Display name",
-                                   help_text="2 to 40 letters, digits, '.', '_' or '-'; "
-                                             "you sign in with it")
-    password = forms.CharField(widget=forms.PasswordInput, max_length=128)
-    password_again = forms.CharField(widget=forms.PasswordInput, max_length=128,
-                                     label="Password again")
 
 
 def join_view(request: HttpRequest) -> HttpResponse:

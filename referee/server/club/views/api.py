@@ -11,10 +11,11 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from referee.server.club import services
 from referee.server.club.models import BotVersion
 from referee.server.club.uploads import UploadRefused
 from referee.server.club.views.common import api_user, own_version, refusal, token_user
-from referee.server.club.views.pages import shown_line, store_upload, upload_refused
+from referee.server.club.views.pages import content_length, shown_line
 from referee.server.shared.seasonread import server_limits
 from referee.util.numbers import NumberError, whole_number
 
@@ -43,9 +44,10 @@ def submit(request: HttpRequest) -> HttpResponse:
         return refusal(request, "no valid token: make one on your Tokens page and pass "
                                 "--token or REFEREE_TOKEN", 401)
     limits = server_limits()
-    why = upload_refused(request, user, limits)
-    if why:
-        return refusal(request, why[1], why[0])
+    try:
+        services.check_upload(user, content_length(request), limits)
+    except services.Refused as why:
+        return refusal(request, why.line, why.status)
     filename = os.path.basename(request.GET.get("filename", "upload"))[:200] or "upload"
     handle, name = tempfile.mkstemp(prefix="submit-", dir=settings.FILE_UPLOAD_TEMP_DIR)
     path = Path(name)
@@ -58,8 +60,8 @@ def submit(request: HttpRequest) -> HttpResponse:
                     return refusal(request, f"the upload is more than the limit of "
                                             f"{limits.upload_max_bytes} bytes", 413)
                 out.write(chunk)
-        version = store_upload(user, path, filename, request.GET.get("bot", "").strip(),
-                               limits)
+        version = services.upload_version(user, path, filename,
+                                          request.GET.get("bot", "").strip(), limits)
     except UploadRefused as exc:
         return refusal(request, str(exc), 400)
     except OSError as exc:

@@ -77,13 +77,6 @@ def replay_coming(request: HttpRequest, page_url: str) -> HttpResponse:
 COMING_TRIES = 30
 
 
-def over_limit(kind: str, who: str, most: int, window_s: int = ratecount.HOUR) -> bool:
-    """Count this request of `kind` by `who` (an address, "user:7") in its window of
-    `window_s` seconds; True once it is over `most` (refuse it). Atomic across the web
-    workers (referee.server.club.ratecount)."""
-    return ratecount.over(ratecount.Bucket(ratecount.key(kind, who), most, window_s))
-
-
 def organiser_only(view: View) -> View:
     """Only the organiser: everyone else gets 404 (the page does not exist for them)."""
 

@@ -54,7 +54,7 @@ def usage() -> list[dict[str, Any]]:
 
 @organiser_only
 def organiser(request: HttpRequest) -> HttpResponse:
-    season, _ = Season.objects.get_or_create(pk=1)
+    season = Season.current()
     runner, problem = file_settings()
     initial = form_initial(runner)
     return render(request, "club/organiser.html", {
@@ -159,8 +159,8 @@ def season_report(request: HttpRequest, path: str = "") -> HttpResponse:
     from django.conf import settings
     from django.http import FileResponse, Http404
 
-    season = Season.objects.filter(pk=1).first()
-    if season is None or not season.report_path:
+    season = Season.current()
+    if not season.report_path:
         raise Http404("the season has no report yet")
     root = (Path(settings.DATA_DIR) / season.report_path).resolve()
     if root.is_file():

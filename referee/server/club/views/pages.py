@@ -11,12 +11,10 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
-from django.db import transaction
 from django.db.models import Prefetch, QuerySet
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -26,18 +24,18 @@ from django.views.decorators.http import require_POST
 
 from referee.bots.errors import STRIKE_TYPES
 from referee.report.site import single_game_html
-from referee.server.club import games
+from referee.server.club import games, services
 from referee.server.club.board import newest_board
+from referee.server.club.forms import TestGameForm, UploadForm
 from referee.server.club.models import Bot, BotVersion, ClubMessage, Notice, TestGame
 from referee.server.club.people import is_organiser
 from referee.server.club.templatetags.club import local_time
-from referee.server.club.uploads import UploadRefused, accept_upload
+from referee.server.club.uploads import UploadRefused
 from referee.server.club.views import live
 from referee.server.club.views.common import (
     framed,
     leaderboard_open,
     may_see_code,
-    over_limit,
     own_test_game,
     own_version,
     refusal,
@@ -46,8 +44,6 @@ from referee.server.club.waiting import waiting_for
 from referee.server.shared.diskuse import RULE as RETENTION_RULE
 from referee.server.shared.diskuse import mib, student_use
 from referee.server.shared.seasonread import server_limits
-
-MULTIPART_SLACK = 64 * 1024   # form fields and boundaries around the file itself
 
 
 def shown_line(text: str) -> str:
@@ -80,13 +76,12 @@ def leaderboard_json(request: HttpRequest) -> HttpResponse:
 
 # ------------------------------------------------------------------------- my page, uploads
 
-class UploadForm(forms.Form):
-    bot = forms.CharField(max_length=32, required=False, label="Bot name",
-                          help_text="one of your bots, or a new name; empty: the spec's name")
-    archive = forms.FileField(label="Bot archive",
-                              help_text="a zip or tar.gz of your bot's spec and the folder it "
-                                        "names (zip -r mybot.zip mybot.toml mybot), or a "
-                                        "container image archive (podman save)")
+def content_length(request: HttpRequest) -> int:
+    """The request's Content-Length; -1 when it says none (or nonsense)."""
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or -1)
+    except ValueError:
+        return -1
 
 
 @login_required
@@ -102,36 +97,14 @@ def home(request: HttpRequest) -> HttpResponse:
         "max_bots": getattr(getattr(user, "profile", None), "max_bots", None)})
 
 
-def upload_refused(request: HttpRequest, user: User, limits: Any) -> tuple[int, str] | None:
-    """Why this upload request is refused before its body is read (HTTP status, one line),
-    or None."""
-    try:
-        length = int(request.META.get("CONTENT_LENGTH") or -1)
-    except ValueError:
-        length = -1
-    if length < 0:
-        return 411, "the upload has no Content-Length; send it as one file of known size"
-    if length > limits.upload_max_bytes + MULTIPART_SLACK:
-        return 413, (f"the upload is {length} bytes, more than the limit of "
-                     f"{limits.upload_max_bytes}")
-    if over_limit("upload", f"user:{user.pk}", limits.uploads_per_hour):
-        return 429, f"you uploaded {limits.uploads_per_hour} times this hour; wait a while"
-    return None
-
-
-def store_upload(user: User, path: Path, original: str, bot: str | None,
-                 limits: Any) -> BotVersion:
-    """The one way an upload becomes a version (web form and `referee submit`)."""
-    return accept_upload(user, path, original, bot or None, limits)
-
-
 @login_required
 @require_POST
 def upload(request: HttpRequest) -> HttpResponse:
     limits = server_limits()
-    why = upload_refused(request, request.user, limits)
-    if why:
-        messages.error(request, f"upload refused: {why[1]}")
+    try:
+        services.check_upload(request.user, content_length(request), limits)
+    except services.Refused as why:
+        messages.error(request, f"upload refused: {why.line}")
         return redirect("club:home")
     try:
         form = UploadForm(request.POST, request.FILES)
@@ -146,8 +119,9 @@ def upload(request: HttpRequest) -> HttpResponse:
         return redirect("club:home")
     archive = form.cleaned_data["archive"]
     try:
-        version = store_upload(request.user, Path(archive.temporary_file_path()),
-                               archive.name, form.cleaned_data["bot"].strip(), limits)
+        version = services.upload_version(request.user, Path(archive.temporary_file_path()),
+                                          archive.name, form.cleaned_data["bot"].strip(),
+                                          limits)
     except UploadRefused as exc:
         # Tagged so the page links the upload's layout beside the line (base.html).
         messages.error(request, f"upload refused: {exc}", extra_tags="upload-refused")
@@ -287,14 +261,6 @@ def game_viewer(request: HttpRequest, index: int) -> HttpResponse:
 
 # ------------------------------------------------------------------------- test games
 
-class OpponentChoice(forms.ModelMultipleChoiceField):
-    """Season bots by league name and owner (`mine.v2 (ann)`), the house bots marked
-    `(house)`: students' bots share names the guides give them."""
-
-    def label_from_instance(self, obj: BotVersion) -> str:
-        return obj.with_owner
-
-
 def with_owners(queryset: QuerySet[Any]) -> QuerySet[Any]:
     """Games (test or in the browser) with their opponents and their owners fetched at once."""
     return queryset.prefetch_related(Prefetch(
@@ -302,42 +268,16 @@ def with_owners(queryset: QuerySet[Any]) -> QuerySet[Any]:
         .order_by("id")))
 
 
-class TestGameForm(forms.Form):
-    __test__ = False
-    version = forms.ModelChoiceField(queryset=BotVersion.objects.none(), label="Your version")
-    opponents = OpponentChoice(queryset=BotVersion.objects.none(),
-                               label="Opponents (season bots, house bots included)")
-
-    def __init__(self, user: User, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        # A retired version's built folder is removed (shared.diskuse): it plays no more games.
-        self.fields["version"].queryset = BotVersion.objects.filter(
-            bot__owner=user, check_state=BotVersion.PASSED, bot__disabled=False).exclude(
-            season_state=BotVersion.RETIRED)
-        self.fields["opponents"].queryset = BotVersion.objects.select_related(
-            "bot__owner").filter(season_state=BotVersion.ACTIVE, bot__disabled=False)
-
-    def clean_opponents(self) -> Any:
-        chosen = self.cleaned_data["opponents"]
-        if not 1 <= len(chosen) <= 7:
-            raise forms.ValidationError("choose 1 to 7 opponents")
-        return chosen
-
-
 @login_required
 def test_games(request: HttpRequest) -> HttpResponse:
     user: User = request.user
     form = TestGameForm(user, request.POST or None)
     if request.method == "POST":
-        per_hour = server_limits().test_games_per_hour
-        if over_limit("testgame", f"user:{user.pk}", per_hour):
-            return refusal(request, f"you asked for {per_hour} test games this hour; "
-                                    f"wait a while", 429)
-        if form.is_valid():
-            with transaction.atomic():   # the runner never claims a game without its opponents
-                game = TestGame.objects.create(requester=user,
-                                               version=form.cleaned_data["version"])
-                game.opponents.set(form.cleaned_data["opponents"])
+        try:
+            game = services.ask_test_game(user, form)
+        except services.Refused as why:
+            return refusal(request, why.line, why.status)
+        if game is not None:
             messages.success(request, f"test game {game.pk} queued; the runner plays it soon")
             return redirect("club:testgame", game_id=game.pk)
     mine = with_owners(TestGame.objects.filter(requester=user).select_related("version")

@@ -1,4 +1,4 @@
-// A game in the browser (templates/club/play.html, views/play.py): polls the game's state,
+// A game in the browser (templates/club/play.html, views/browsergames.py): polls the game's state,
 // draws the board, the roll, the choices as buttons and the steps so far, and posts the
 // player's choice. Everything from the server is set as text, never as HTML.
 (function () {

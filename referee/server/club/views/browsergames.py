@@ -11,75 +11,34 @@ from __future__ import annotations
 
 from typing import Any
 
-from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
-from django.db import transaction
-from django.db.models import Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from referee.server.club import games
-from referee.server.club.models import BotVersion, HumanGame, HumanMove
+from referee.server.club import games, services
+from referee.server.club.forms import BrowserGameForm
+from referee.server.club.models import HumanGame, HumanMove
 from referee.server.club.people import is_organiser
-from referee.server.club.views.common import framed, over_limit, refusal
-from referee.server.club.views.pages import OpponentChoice, replay_html, with_owners
-from referee.server.shared.seasonread import play_against_students, server_limits
+from referee.server.club.views.common import framed, refusal
+from referee.server.club.views.pages import replay_html, with_owners
+from referee.server.shared.seasonread import play_against_students
 from referee.util.numbers import NumberError, whole_number, whole_number_or
-
-MAX_OPPONENTS = 4   # a table of five at most, the player's seat included
-GOING = (HumanGame.QUEUED, HumanGame.RUNNING)
-
-
-def opponent_choices(user: User) -> QuerySet[BotVersion]:
-    """The versions `user` may play against: their own that passed their check and are not
-    retired, the house bots in the season and, where the organiser allows
-    (`play_against_students`), the other students' current (active) versions."""
-    mine = Q(bot__owner=user, check_state=BotVersion.PASSED) & ~Q(
-        season_state=BotVersion.RETIRED)   # its built folder is removed (shared.diskuse)
-    house = Q(bot__house=True, season_state=BotVersion.ACTIVE)
-    allowed = mine | house
-    if play_against_students():
-        allowed |= Q(season_state=BotVersion.ACTIVE)
-    return (BotVersion.objects.select_related("bot__owner").filter(allowed, bot__disabled=False)
-            .order_by("bot__name", "number"))
-
-
-class PlayForm(forms.Form):
-    opponents = OpponentChoice(queryset=BotVersion.objects.none(), label="Opponents")
-
-    def __init__(self, user: User, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["opponents"].queryset = opponent_choices(user)
-
-    def clean_opponents(self) -> Any:
-        chosen = self.cleaned_data["opponents"]
-        if not 1 <= len(chosen) <= MAX_OPPONENTS:
-            raise forms.ValidationError(f"choose 1 to {MAX_OPPONENTS} opponents")
-        return chosen
 
 
 @login_required
 def play_games(request: HttpRequest) -> HttpResponse:
     """Start a game in the browser (rate-limited as test games are), and the list of yours."""
     user: User = request.user
-    form = PlayForm(user, request.POST or None)
+    form = BrowserGameForm(user, request.POST or None)
     if request.method == "POST":
-        going = (HumanGame.objects.filter(owner=user, state__in=GOING)
-                 .values_list("pk", flat=True).first())
-        if going is not None:   # one game at a time: the runner's places are for everyone
-            return refusal(request, f"your game {going} in the browser is still going: finish "
-                                    f"it (or leave it: it ends on its own) before another", 429)
-        per_hour = server_limits().test_games_per_hour
-        if over_limit("humangame", f"user:{user.pk}", per_hour):
-            return refusal(request, f"you started {per_hour} games this hour; wait a while", 429)
-        if form.is_valid():
-            with transaction.atomic():   # the runner never claims a game without its opponents
-                game = HumanGame.objects.create(owner=user)
-                game.opponents.set(form.cleaned_data["opponents"])
+        try:
+            game = services.start_browser_game(user, form)
+        except services.Refused as why:
+            return refusal(request, why.line, why.status)
+        if game is not None:
             return redirect("club:play-game", play_id=game.pk)
     mine = with_owners(HumanGame.objects.filter(owner=user).order_by("-created_at"))[:50]
     return render(request, "club/play_list.html", {
@@ -172,10 +131,7 @@ def play_answer(request: HttpRequest, play_id: int) -> HttpResponse:
     if why:
         return _answered(request, game, why, status)
     assert move is not None
-    # Only an open question takes an answer, once: two quick clicks answer it once.
-    taken = HumanMove.objects.filter(pk=move.pk, state=HumanMove.OPEN).update(
-        state=HumanMove.ANSWERED, choice=choice, answered_at=timezone.now())
-    if not taken:
+    if not services.answer_move(move, choice):
         return _answered(request, game, "that move is no longer asked", 409)
     return _answered(request, game, "your move is in", 200)
 
