@@ -51,7 +51,32 @@ def sandbox_required() -> bool:
     return os.environ.get("REFEREE_REQUIRE_SANDBOX") == "1" or shutil.which("bwrap") is not None
 
 
+# The terminal's size as the run was started with it. A pytest-xdist worker (README's test
+# command) finds COLUMNS=80 and LINES=24 set in its environment where the run had none, and the
+# `referee` commands the tests start would then wrap their lines at 80 columns.
+_SIZE_VARIABLES = ("COLUMNS", "LINES")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:  # noqa: ANN001 (xdist's WorkerController)
+    """In the controller, for each worker: the run's own terminal size variables."""
+    node.workerinput["referee_size"] = {name: os.environ.get(name) for name in _SIZE_VARIABLES}
+
+
+def _terminal_size_as_started(config: pytest.Config) -> None:
+    """In a worker: COLUMNS and LINES as the run had them (unset where it had none)."""
+    started = getattr(config, "workerinput", {}).get("referee_size")
+    if started is None:
+        return
+    for name, value in started.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    _terminal_size_as_started(config)
     # A test run started in the background of a non-interactive shell (nohup, `cmd &`) inherits
     # SIGINT ignored, and so would every process it starts: the tests that press Ctrl-C on a
     # referee or a bot would see nothing happen. A handler of our own is reset to the default

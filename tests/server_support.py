@@ -3,6 +3,7 @@ bots made from the sample random bot, and a real `referee serve` process on a fr
 
 from __future__ import annotations
 
+import contextlib
 import http.cookiejar
 import os
 import re
@@ -14,12 +15,16 @@ import urllib.parse
 import urllib.request
 import uuid
 import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from cli_support import REFEREE, free_port, referee
 from orphans import stops_with_pytest
+from runner_support import Club, write_season
 from wait_support import wait_for
 
+from referee.league.store import games_stored
 from referee.server.shared.clubfolder import ClubFolder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -259,3 +264,65 @@ def signed_in_organiser(server: ServerProcess) -> WebClient:
     client = WebClient(server.url)
     client.sign_in("organiser", server.organiser_password())
     return client
+
+
+@dataclass
+class RatedClub:
+    """A running club whose season played and rated one round of its students' bots."""
+
+    server: ServerProcess
+    data: Path                 # the club's data folder
+    tokens: dict[str, str]     # student -> personal API token
+    ids: dict[str, int]        # student -> the id of their bot (named as the student)
+
+
+@contextlib.contextmanager
+def rated_club(top: Path, markers: dict[str, str], *, seed: int, round_games: int = 4,
+               noting: bool = False) -> Iterator[RatedClub]:
+    """The server tests' common club: in `top`, a season file (two seats, one round of
+    `round_games` games), one student per name of `markers` with a token and a passed bot of
+    the same name (the sample random bot printing, and with `noting` noting, its marker), and a
+    real `referee serve` on it, yielded once the round is played and rated on all its games.
+    The server must stop cleanly (exit 0) afterwards."""
+    data = top / "club-data"
+    club = Club(data)
+    try:
+        write_season(data, f"""
+            seed = {seed}
+            players = 2
+            round_games = {round_games}
+            max_rounds = 1
+            refit_seconds = 1
+        """)
+        tokens, ids = {}, {}
+        for name, marker in markers.items():
+            owner = club.student(name)
+            tokens[name] = club(f"""
+                from referee.server.club.people import new_token
+                result = new_token(User.objects.get(pk={owner}))[0]
+            """)
+            source = student_bot(top / "src" / name, name, marker, noting=noting)
+            club.version(owner, name, source / "main.py", passed=True,
+                         files={"randbot.py": source / "randbot.py"})
+            ids[name] = club.value(f"Bot.objects.get(name={name!r}).pk")
+    finally:
+        club.close()
+    server = ServerProcess(data)
+    try:
+        token = next(iter(tokens.values()))
+        # Every game stored, and the table refitted on all of them (each game rates two seats):
+        # nothing changes after.
+        wait_for("the round's games, rated",
+                 lambda: games_stored(ClubFolder(data).season_league.store_path) == round_games
+                 and sum(row["table"]["games"] for row in _bearer(server.url, "/api/leaderboard",
+                                                                   token)
+                     ["rows"]) == 2 * round_games, server, timeout=900)
+        yield RatedClub(server, data, tokens, ids)
+    finally:
+        assert server.stop() == 0, server.output()
+
+
+def _bearer(url: str, path: str, token: str) -> dict:
+    answer = WebClient(url).request("GET", path, headers={"Authorization": f"Bearer {token}"})
+    assert answer.status == 200, (path, answer.status, answer.text[:300])
+    return answer.json()

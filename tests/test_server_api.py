@@ -8,6 +8,7 @@ import dataclasses
 import json
 import re
 import sqlite3
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -15,13 +16,10 @@ from typing import Any
 import pytest
 from cli_support import referee
 from doc_support import ROOT, Step, clean_env, guide_steps, run_step
-from runner_support import Club, write_season
-from server_support import ServerProcess, WebClient, student_bot
-from wait_support import wait_for
+from server_support import WebClient, rated_club
 
 from referee.league.folder import LeagueFolder
 from referee.league.season import Season, snapshot
-from referee.league.store import games_stored
 from referee.league.tables import Row
 from referee.server.shared.clubfolder import ClubFolder
 from referee.server.shared.seasonkeys import load_runner_settings
@@ -33,42 +31,13 @@ ROUND_GAMES = 4                  # one round of two bots at two seats: 4 games i
 
 
 @pytest.fixture(scope="module")
-def club(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def club(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """A real server whose runner plays one round of alice's and bob's bots (each printing
     and noting its own marker) and rates it; both students with a token."""
-    top = tmp_path_factory.mktemp("api")
-    data = top / "club-data"
-    club = Club(data)
-    write_season(data, f"""
-        seed = 11
-        players = 2
-        round_games = {ROUND_GAMES}
-        max_rounds = 1
-        refit_seconds = 1
-    """)
-    tokens, ids = {}, {}
-    for name, marker in MARKERS.items():
-        owner = club.student(name)
-        tokens[name] = club(f"""
-            from referee.server.club.people import new_token
-            result = new_token(User.objects.get(pk={owner}))[0]
-        """)
-        club.version(owner, name, student_bot(top / "src" / name, name, marker, noting=True) /
-                     "main.py", passed=True, files={"randbot.py": top / "src" / name /
-                                                    "randbot.py"})
-        ids[name] = club.value(f"Bot.objects.get(name={name!r}).pk")
-    club.close()
-    server = ServerProcess(data)
-    try:
-        db = ClubFolder(data).season_league.store_path
-        page = WebClient(server.url)
-        page.sign_in("alice", PASSWORD)
-        # The round is played and the table refitted on all of it: nothing changes after.
-        wait_for("the round's games, rated", lambda: games_stored(db) == ROUND_GAMES and
-                 session_json(page, "/leaderboard.json")["games"] == ROUND_GAMES, timeout=900)
-        yield {"server": server, "data": data, "tokens": tokens, "ids": ids}
-    finally:
-        assert server.stop() == 0, server.output()
+    with rated_club(tmp_path_factory.mktemp("api"), MARKERS, seed=11, round_games=ROUND_GAMES,
+                    noting=True) as rated:
+        yield {"server": rated.server, "data": rated.data, "tokens": rated.tokens,
+               "ids": rated.ids}
 
 
 def bearer(client: WebClient, path: str, token: str) -> Any:

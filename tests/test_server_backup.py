@@ -8,13 +8,9 @@ import tarfile
 from pathlib import Path
 
 from cli_support import referee
-from runner_support import Club, write_season
-from server_support import ServerProcess, WebClient, student_bot
-from wait_support import wait_for
+from server_support import ServerProcess, WebClient, rated_club
 
 from referee.league.folder import LeagueFolder
-from referee.league.store import games_stored
-from referee.server.shared.clubfolder import ClubFolder
 
 PASSWORD = "a long password 1"   # every student Club.student makes
 ROUND_GAMES = 4
@@ -32,40 +28,15 @@ def rows(board: dict) -> list[tuple]:
 
 
 def test_a_running_club_backed_up_and_restored_shows_the_same_club(tmp_path: Path) -> None:
-    data = tmp_path / "club-data"
-    club = Club(data)
-    write_season(data, f"""
-        seed = 5
-        players = 2
-        round_games = {ROUND_GAMES}
-        max_rounds = 1
-        refit_seconds = 1
-    """)
-    for name in ("alice", "bob"):
-        owner = club.student(name)
-        club.version(owner, name, student_bot(tmp_path / "src" / name, name, name.upper()) /
-                     "main.py", passed=True,
-                     files={"randbot.py": tmp_path / "src" / name / "randbot.py"})
-    token = club("""
-        from referee.server.club.people import new_token
-        result = new_token(User.objects.get(username="alice"))[0]
-    """)
-    club.close()
-
-    server = ServerProcess(data)
-    try:
-        wait_for("the round's games, rated",
-                 lambda: games_stored(ClubFolder(data).season_league.store_path) == ROUND_GAMES and
-                 sum(g for _, g in rows(bearer(server, "/api/leaderboard", token))) ==
-                 2 * ROUND_GAMES, server, timeout=900)
+    with rated_club(tmp_path, {"alice": "ALICE", "bob": "BOB"}, seed=5,
+                    round_games=ROUND_GAMES) as club:
+        data, server, token = club.data, club.server, club.tokens["alice"]
         board = bearer(server, "/api/leaderboard", token)
         game = bearer(server, "/api/games/0", token)
         organiser = server.organiser_password()
         archive = tmp_path / "saved" / "club.tar.gz"
         archive.parent.mkdir()
         done = referee("backup", "--data", data, archive)   # while the server runs
-    finally:
-        assert server.stop() == 0, server.output()
     in_archive = LeagueFolder(Path("season")).store_path   # the season's store, as archived
     assert done.stdout.startswith(f"backed up {data} to {archive}: 2 databases "
                                   f"(server.sqlite3, {in_archive})"), done.stdout

@@ -130,6 +130,9 @@ def test_the_organiser_changes_the_limits_and_the_house_bots(first_start: Server
     """The runner applies the form's new ceiling and house bots between rounds (once the house
     bots' checks are done) and says so in one line: the left-out house bot is disabled with
     its games kept, the ceiling is the season's from its next game on."""
+    # The runner must have read the file before the form changes it: else it starts on the
+    # changed file and has no change to tell (this test can come within a second of the start).
+    wait_for("the runner's start", lambda: log_lines(first_start, ": started on "), first_start)
     client = organiser(first_start)
     form = {"games_per_bot_per_hour": "60", "house_bots": "random, greedy",
             "house_in_final_table": "on", "decision_ms": "500"}
