@@ -34,8 +34,8 @@ class Row:
     """One bot's line of the league table. Averages and percentages are None without games.
 
     Its JSON form (`to_json`, read back by `from_json`) is the one every output gives: the
-    table files' `table.json`, the club's season snapshot, its leaderboard and its API; its
-    fields are listed once, in docs/ratings.md."""
+    table files' JSON (`LeagueFolder.table_json`), the club's season snapshot, its leaderboard
+    and its API; its fields are listed once, in docs/ratings.md."""
 
     rank: int | None                    # None: fitted, not ranked (a season's retired version)
     bot: str

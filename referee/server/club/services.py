@@ -12,6 +12,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
+from referee.errors import UserError
 from referee.server.club import ratecount
 from referee.server.club.forms import BrowserGameForm, TestGameForm
 from referee.server.club.models import BotVersion, HumanGame, HumanMove, TestGame
@@ -23,7 +24,7 @@ MULTIPART_SLACK = 64 * 1024   # form fields and boundaries around the file itsel
 GOING = (HumanGame.QUEUED, HumanGame.RUNNING)
 
 
-class Refused(Exception):
+class Refused(UserError):
     """A request the club does not carry out: one line for the student, and its status."""
 
     def __init__(self, line: str, status: int) -> None:
