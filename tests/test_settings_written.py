@@ -175,7 +175,7 @@ def test_keys_an_older_referee_left_out_read_as_they_meant_and_stay_out(
     old = {"rules": preset("classic").to_dict(), "seed": str(SECRET), "strikes_to_forfeit": 3,
            "autoplay_forced": False, "players": [2, 2], "bot_names": ["ann", "ben"],
            "games": 4}
-    store = LeagueStore(tmp_path / "league.db")
+    store = LeagueStore(LeagueFolder(tmp_path).store_path)
     try:
         store.create(old, {}, [])
         before = read_league(store)
@@ -193,10 +193,11 @@ def test_keys_an_older_referee_left_out_read_as_they_meant_and_stay_out(
 
 # ------------------------------------------------------------------ every writer
 
-def stores_its_typed_form(folder: Path, name: str = "league.db") -> StoredLeague:
-    """The league in `folder`, after checking that its store holds exactly the typed object's
-    stored form: every key a writer wrote is one the typed object writes, with its value."""
-    store = LeagueStore.open_readonly(folder / name)
+def stores_its_typed_form(path: Path) -> StoredLeague:
+    """The league in the store at `path`, after checking that the store holds exactly the typed
+    object's stored form: every key a writer wrote is one the typed object writes, with its
+    value."""
+    store = LeagueStore.open_readonly(path)
     try:
         league = read_league(store)
         assert league is not None
@@ -218,7 +219,7 @@ def tiny_league(tmp_path: Path, **given: object) -> LeagueSettings:
 
 def test_a_league_stores_its_typed_settings(tmp_path: Path) -> None:
     tiny_league(tmp_path, duplicate=True, strikes_to_forfeit=4)
-    league = stores_its_typed_form(tmp_path / "league")
+    league = stores_its_typed_form(LeagueFolder(tmp_path / "league").store_path)
     assert (league.kind, league.secret, league.players) == (LEAGUE, SECRET, (2, 2))
     assert league.limits == {"decision_ms": 2000} and league.duplicate
     assert league.options == MatchOptions(4, False) and league.bot_names == ("ann", "ben")
@@ -226,14 +227,14 @@ def test_a_league_stores_its_typed_settings(tmp_path: Path) -> None:
 
 def test_until_settled_and_add_store_their_typed_settings(tmp_path: Path) -> None:
     settings = tiny_league(tmp_path)
-    first = stores_its_typed_form(tmp_path / "league")
+    first = stores_its_typed_form(LeagueFolder(tmp_path / "league").store_path)
     asyncio.run(run_until_settled(settings, resume=True, max_games=4))
-    settled = stores_its_typed_form(tmp_path / "league")
+    settled = stores_its_typed_form(LeagueFolder(tmp_path / "league").store_path)
     assert settled.looks == 2 and settled.blocks in (1, 2)
     assert settled.games == first.games * settled.blocks
     newcomer = install_test_bot(tmp_path, "cy", "honest")
     asyncio.run(add_bots(settings, [newcomer]))
-    added = stores_its_typed_form(tmp_path / "league")
+    added = stores_its_typed_form(LeagueFolder(tmp_path / "league").store_path)
     assert added.bot_names == ("ann", "ben", "cy") and added.additions == 1
     assert added.games > settled.games
     assert dataclasses.replace(added, bot_names=settled.bot_names, additions=0,
@@ -245,7 +246,7 @@ def test_a_season_stores_its_typed_settings_at_every_change(tmp_path: Path) -> N
                               limits={"decision_ms": 900})
     out = tmp_path / "season"
     with open_season(out, settings, round_games=2, max_rounds=4, max_catch_up=6) as season:
-        seen = [stores_its_typed_form(out)]
+        seen = [stores_its_typed_form(LeagueFolder(out).store_path)]
         for step in (lambda: season.enter("ann", "v1", None),
                      lambda: season.enter("ben", "v1", None),
                      lambda: season.enter("cy", "v1", None),
@@ -255,7 +256,7 @@ def test_a_season_stores_its_typed_settings_at_every_change(tmp_path: Path) -> N
                      lambda: season.restore("ben"),
                      lambda: season.set_limits({"memory_mb": 512})):
             step()
-            seen.append(stores_its_typed_form(out))
+            seen.append(stores_its_typed_form(LeagueFolder(out).store_path))
     last = seen[-1]
     assert last.kind == SEASON and last.limits == {"memory_mb": 512}
     assert last.season is not None and last.season.states == {
@@ -274,7 +275,7 @@ def test_a_gauntlet_stores_its_typed_settings(tmp_path: Path) -> None:
         _create(store, settings)   # what run_gauntlet stores when it makes a gauntlet
     finally:
         store.close()
-    gauntlet = stores_its_typed_form(tmp_path / "g", "gauntlet.db")
+    gauntlet = stores_its_typed_form(LeagueFolder(tmp_path / "g").gauntlet_store)
     assert gauntlet.kind == GAUNTLET and gauntlet.gauntlet is not None
     assert gauntlet.gauntlet.params == params and gauntlet.gauntlet.test == TEST_NAME
     assert (gauntlet.gauntlet.candidate, gauntlet.gauntlet.field) == ("new", ("f1",))

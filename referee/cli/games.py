@@ -110,9 +110,9 @@ def _stored_indexes(store_path: Path) -> set[int]:
     """The indexes of the games the league store at `store_path` holds (none if no store)."""
     from referee.league.store import LeagueStore
 
-    if not store_path.exists():
+    store = LeagueStore.open_made(store_path)
+    if store is None:
         return set()
-    store = LeagueStore.open_readonly(store_path)
     try:
         return store.done()
     finally:
@@ -124,9 +124,9 @@ def _missed_games(store_path: Path, known: set[int], told: set[str]) -> list[dic
     live (their ids not in `told`, which it extends), in schedule order."""
     from referee.league.store import LeagueStore
 
-    if not store_path.exists():
+    store = LeagueStore.open_made(store_path)
+    if store is None:
         return []
-    store = LeagueStore.open_readonly(store_path)
     try:
         new = sorted(store.done() - known)
         records = [(index, store.record(index)) for index in new]

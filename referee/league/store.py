@@ -245,6 +245,20 @@ class LeagueStore:
             raise
         return store
 
+    @classmethod
+    def open_made(cls, path: Path) -> LeagueStore | None:
+        """The store at `path` opened for reading only, or None while there is none to read: no
+        file yet, or a file whose writer has not made its tables yet (a reader that starts
+        beside a new league, `referee league --watch` or a club's page, finds it so)."""
+        if not path.exists():
+            return None
+        store = cls.open_readonly(path)
+        if store.db.execute("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'games'"
+                            ).fetchone() is None:
+            store.close()
+            return None
+        return store
+
     def close(self) -> None:
         """Close the database."""
         self.db.close()

@@ -55,10 +55,10 @@ def season_store() -> Iterator[LeagueStore | None]:
     stores when the file may be another one (a new season's). A read-only connection in
     autocommit mode sees every game the runner has committed."""
     path = season_db()
-    if not path.exists():
+    store = STORES.take(str(path)) or LeagueStore.open_made(path)
+    if store is None:
         yield None
         return
-    store = STORES.take(str(path)) or LeagueStore.open_readonly(path)
     healthy = True
     try:
         yield store
