@@ -82,7 +82,10 @@ def start_game(browser, url: str, opponents: list[str], watched: ServerProcess) 
                     == "play" and browser.current_url, timeout=60)
 
 
+# A page still being parsed has no #play yet: that is not the game's end (a loaded browser is
+# often caught there right after the game's URL opens).
 PAGE_NOW = """
+if (document.readyState === 'loading') return '';
 if (document.getElementById('replay') || !document.getElementById('play')) return 'over';
 const open = document.querySelectorAll('#choice-buttons button:not([disabled])');
 return open.length ? 'move' : '';

@@ -870,14 +870,14 @@ def test_the_pages_read_the_season_store_that_is_there_now(folder: Path) -> None
             path.unlink()
         with sqlite3.connect(path) as db:
             db.execute("PRAGMA journal_mode=WAL")
-            db.execute("CREATE TABLE IF NOT EXISTS t (n INTEGER)")
-            db.executemany("INSERT INTO t VALUES (?)", [(n,) for n in rows])
+            db.execute("CREATE TABLE IF NOT EXISTS games (n INTEGER)")
+            db.executemany("INSERT INTO games VALUES (?)", [(n,) for n in rows])
         db.close()
 
     def seen() -> list[int]:
         with season_store() as store:
             assert store is not None
-            return [n for (n,) in store.db.execute("SELECT n FROM t ORDER BY n")]
+            return [n for (n,) in store.db.execute("SELECT n FROM games ORDER BY n")]
 
     write([1])
     with season_store() as first:
