@@ -26,7 +26,6 @@ from referee.errors import UserError
 from referee.server.club.models import RateCounter
 
 HOUR = 3600
-MINUTE = 60
 
 _BUMP = (f"INSERT INTO {RateCounter._meta.db_table} (key, window_start, window_end, count) "
          "VALUES (%s, %s, %s, 1) ON CONFLICT (key, window_start) DO UPDATE "

@@ -52,7 +52,6 @@ from referee.server.shared.clubfolder import ClubFolder
 from referee.server.shared.database import Db
 from referee.util.seeds import draw_secret
 
-MAX_DECISIONS = 64      # more than a seat is ever asked in a game
 POLL_S = 0.2            # how often the human seat looks for the page's answer
 PLAYER_SEAT = HumanGame.PLAYER_SEAT
 INTERRUPTED = "the season runner stopped during the game; start a new one"

@@ -164,11 +164,6 @@ def season_table() -> dict[str, Any]:
     return season_read().table
 
 
-def season_problem() -> str:
-    """"" or the one line saying why the season file cannot be used now (names the file)."""
-    return season_read().problem
-
-
 def server_limits() -> ServerLimits:
     """The server keys of the season file (defaults where it has none; the last good file's
     while it cannot be used)."""
