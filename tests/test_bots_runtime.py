@@ -547,14 +547,24 @@ def test_no_bot_survives_a_sigkilled_referee(tmp_path: Path) -> None:
                 os.kill(pid, signal.SIGKILL)
 
 
+@pytest.mark.parametrize("kind", ["command", "container"])
 def test_a_bots_socket_fits_the_kernels_limit_however_deep_tmpdir_is(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A club's check runs with TMPDIR deep in its data folder: a bot's socket there could pass
     the 107 bytes of a Unix socket's path (gRPC then cannot listen); the instance folder goes
-    to the system's /tmp instead. A shallow TMPDIR is kept."""
+    to the system's /tmp instead, a container bot's as a command bot's. A shallow TMPDIR is
+    kept."""
     import tempfile
 
-    from referee.bots.process import SOCKET_PATH_MAX, instance_dir
+    from referee.bots.container import ContainerProcess
+    from referee.bots.process import instance_dir
+    from referee.bots.spec import BotSpec
+    from referee.util.sockets import SOCKET_PATH_MAX
+
+    def made() -> Path:
+        if kind == "command":
+            return instance_dir()
+        return ContainerProcess(BotSpec(name="c", image="localhost/none"))._prepare_dir()
 
     shallow = Path(tempfile.mkdtemp(prefix="s-", dir="/tmp"))
     for deep, kept in ((shallow, True),
@@ -562,7 +572,7 @@ def test_a_bots_socket_fits_the_kernels_limit_however_deep_tmpdir_is(
         deep.mkdir(parents=True, exist_ok=True)
         monkeypatch.setenv("TMPDIR", str(deep))
         monkeypatch.setattr(tempfile, "tempdir", None)   # read TMPDIR again
-        folder = instance_dir()
+        folder = made()
         try:
             assert len(os.fsencode(folder / "bot.sock")) <= SOCKET_PATH_MAX
             assert folder.parent == (deep if kept else Path("/tmp")), folder

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -162,6 +163,28 @@ def test_the_human_seat_is_held_to_the_referees_clock_like_any_bot() -> None:
     assert sum("[timeout strike: no decision within 1 ms; substitute move]" in line
                for line in lines) == 3
     assert any("[forfeited]" in line for line in lines)
+
+
+@pytest.mark.sandbox
+def test_a_human_seat_listens_however_deep_tmpdir_is(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`referee serve` puts TMPDIR in its data folder, which may be deep: the human seat's
+    socket there would pass the kernel's 107 bytes, gRPC could not listen, and the referee
+    saw a seat that never answered (a club's browser game failed at its start). The seat's
+    folder goes to /tmp then, as a bot instance's does, and nothing stays behind."""
+    deep = tmp_path.joinpath(*["a-rather-long-folder"] * 5)
+    deep.mkdir(parents=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    lines: list[str] = []
+    session = PlaySession(rules=preset("classic"), seed=11, seat=0, name="ann",
+                          opponents=[load_spec(ROOT / "sample_bots" / "greedy.toml")],
+                          read=lambda prompt: "1", write=lines.append,
+                          limits=Limits(decision_ms=600_000, game_bank_ms=600_000))
+    result = session.run()
+    assert result.record.meta["bots"][0]["human"] is True
+    assert sum(result.seats[0].strikes.values()) == 0 and not result.seats[0].forfeited
+    assert len(result.places) == 2
+    assert list(deep.iterdir()) == []
 
 
 @pytest.mark.sandbox

@@ -33,7 +33,6 @@ import os
 import shlex
 import shutil
 import subprocess
-import tempfile
 import threading
 import uuid
 from collections.abc import Iterable, Mapping
@@ -43,6 +42,7 @@ from referee.bots.archive import ArchiveError, load_archive, runtime_program
 from referee.bots.errors import BotStartError
 from referee.bots.process import GRACE_SECONDS, RUN_ID, GuardedProcess
 from referee.bots.spec import BotSpec
+from referee.util.sockets import socket_folder
 from referee.util.trusted import SYSTEM_PATH, TRUSTED_CWD
 
 RUNTIMES = ("podman", "docker")       # tried in this order when a spec names none
@@ -250,7 +250,7 @@ class ContainerProcess(GuardedProcess):
 
     def _prepare_dir(self) -> Path:
         """A fresh host directory for the socket, owned by the container user."""
-        path = Path(tempfile.mkdtemp(prefix="referee-ctr-"))
+        path = socket_folder("referee-ctr-", "bot.sock")
         try:
             os.chown(path, *CONTAINER_USER)
             os.chmod(path, 0o700)

@@ -13,7 +13,6 @@ import re
 import shutil
 import signal
 import sys
-import tempfile
 import uuid
 from collections import deque
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from referee.bots.sandbox import SandboxError
 from referee.bots.spec import BotSpec, resolve_inside
 from referee.present.text import safe_block
 from referee.util.resources import proto_file, resource
+from referee.util.sockets import socket_folder
 from referee.util.trusted import TRUSTED_CWD, bot_command
 
 GRACE_SECONDS = 2.0
@@ -148,18 +148,12 @@ class OutputLog:
 
 
 
-SOCKET_PATH_MAX = 107   # bytes of a Unix socket's path (sun_path, less its NUL)
-
-
 def instance_dir() -> Path:
-    """A bot instance's own folder (its socket and private /tmp), in TMPDIR; in the system's
-    temporary folder when TMPDIR is so deep that the socket's path would pass the kernel's limit
+    """A bot instance's own folder (its socket and private /tmp), in TMPDIR, or in the
+    system's /tmp when TMPDIR is so deep that the socket's path would pass the kernel's limit
     (a club's check runs with TMPDIR in its data folder)."""
-    folder = Path(tempfile.mkdtemp(prefix="referee-"))
-    if len(os.fsencode(folder / "bot.sock")) <= SOCKET_PATH_MAX:
-        return folder
-    folder.rmdir()
-    return Path(tempfile.mkdtemp(prefix="referee-", dir="/tmp"))
+    return socket_folder("referee-", "bot.sock")
+
 
 @dataclass
 class Launch:

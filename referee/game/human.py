@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import queue
-import tempfile
+import shutil
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +33,7 @@ from referee.present.render import Narrator, money, notes_text, printable, targe
 from referee.sdk.bot import Bot, serve
 from referee.util.numbers import NumberError, whole_number
 from referee.util.seeds import keyed_seed, opaque_id
+from referee.util.sockets import socket_folder
 
 # A person thinks in seconds to minutes: 5 minutes per decision plus a 30-minute bank, stated
 # in the prompt. Past them the referee's usual timeout strike and substitute move apply.
@@ -217,8 +218,8 @@ class PlaySession:
         self.narrator = Narrator(self.names(), details=True, rules=self.rules)
         # The human bot's "listening on" notice is the referee's business, not the player's.
         logging.getLogger("referee.sdk").setLevel(logging.WARNING)
-        folder = tempfile.TemporaryDirectory(prefix="referee-play-")
-        address = f"unix:{folder.name}/human.sock"
+        folder = socket_folder("referee-play-", "human.sock")
+        address = f"unix:{folder / 'human.sock'}"
         human = human_seat_server(self.name, self.ask, address)
         referee = _Loop(lambda stop: self._referee(address, stop))
         asked: _Ask | None = None
@@ -250,7 +251,7 @@ class PlaySession:
             human.stop()
             referee.join()
             human.join()
-            folder.cleanup()
+            shutil.rmtree(folder, ignore_errors=True)
 
     async def _referee(self, address: str, stop: asyncio.Event) -> None:
         """Play the game until it ends or `stop` is set; tell the terminal thread."""

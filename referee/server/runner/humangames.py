@@ -22,7 +22,6 @@ import dataclasses
 import json
 import os
 import re
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Collection
@@ -51,6 +50,7 @@ from referee.server.runner.testgames import HIDDEN
 from referee.server.shared.clubfolder import ClubFolder
 from referee.server.shared.database import Db
 from referee.util.seeds import draw_secret
+from referee.util.sockets import socket_address
 
 POLL_S = 0.2            # how often the human seat looks for the page's answer
 PLAYER_SEAT = HumanGame.PLAYER_SEAT
@@ -312,8 +312,13 @@ async def play_human_game(db: Db, data: Path, request: HumanRequest, stored: Sto
     owners = await db(names_by_league_name)
     names = [request.player, *(name for name, _ in request.seats)]
     seat = PageSeat(request, names, limits, db, asyncio.get_running_loop(), idle_s, game_s)
-    folder = tempfile.TemporaryDirectory(prefix="referee-human-")
-    address = f"unix:{folder.name}/human.sock"
+    with socket_address("referee-human-") as address:
+        await _play(db, data, request, stored, limits, timeout, seat, owners, address)
+
+
+async def _play(db: Db, data: Path, request: HumanRequest, stored: StoredLeague, limits: Limits,
+                timeout: float, seat: PageSeat, owners: dict[str, tuple[str, int, int | None]],
+                address: str) -> None:
     human = human_seat_server(request.player, seat.ask, address)
     try:
         specs = [BotSpec(name=request.player, address=address, limits=limits),
@@ -334,7 +339,6 @@ async def play_human_game(db: Db, data: Path, request: HumanRequest, stored: Sto
         seat.stopped.set()
         human.stop()
         await asyncio.to_thread(human.join)
-        folder.cleanup()
     relative = write_record(data, request, result.record, owners)
     if relative is None:
         await _finish(db, seat, request, "", "its record could not be written")
