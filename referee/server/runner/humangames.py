@@ -313,32 +313,26 @@ async def play_human_game(db: Db, data: Path, request: HumanRequest, stored: Sto
     names = [request.player, *(name for name, _ in request.seats)]
     seat = PageSeat(request, names, limits, db, asyncio.get_running_loop(), idle_s, game_s)
     with socket_address("referee-human-") as address:
-        await _play(db, data, request, stored, limits, timeout, seat, owners, address)
-
-
-async def _play(db: Db, data: Path, request: HumanRequest, stored: StoredLeague, limits: Limits,
-                timeout: float, seat: PageSeat, owners: dict[str, tuple[str, int, int | None]],
-                address: str) -> None:
-    human = human_seat_server(request.player, seat.ask, address)
-    try:
-        specs = [BotSpec(name=request.player, address=address, limits=limits),
-                 *(capped_limits(dataclasses.replace(load_spec(path), name=name),
-                                 stored.limits) for name, path in request.seats)]
-        human.start()
-        result = await asyncio.wait_for(
-            play_one(specs, stored.rules, draw_secret(), observer=seat.observe,
-                     options=stored.options, sandbox=None), timeout)
-    except TimeoutError:
-        await _finish(db, seat, request, "", f"not finished within {timeout:.0f} s")
-        return
-    except Exception as exc:  # noqa: BLE001 - a bot that cannot start, a spec gone: one line
-        mine = {name for name, (_, _, owner) in owners.items() if owner == request.owner_id}
-        await _finish(db, seat, request, "", told(exc, mine))
-        return
-    finally:
-        seat.stopped.set()
-        human.stop()
-        await asyncio.to_thread(human.join)
+        human = human_seat_server(request.player, seat.ask, address)
+        try:
+            specs = [BotSpec(name=request.player, address=address, limits=limits),
+                     *(capped_limits(dataclasses.replace(load_spec(path), name=name),
+                                     stored.limits) for name, path in request.seats)]
+            human.start()
+            result = await asyncio.wait_for(
+                play_one(specs, stored.rules, draw_secret(), observer=seat.observe,
+                         options=stored.options, sandbox=None), timeout)
+        except TimeoutError:
+            await _finish(db, seat, request, "", f"not finished within {timeout:.0f} s")
+            return
+        except Exception as exc:  # noqa: BLE001 - a bot that cannot start, a spec gone: one line
+            mine = {name for name, (_, _, owner) in owners.items() if owner == request.owner_id}
+            await _finish(db, seat, request, "", told(exc, mine))
+            return
+        finally:
+            seat.stopped.set()
+            human.stop()
+            await asyncio.to_thread(human.join)
     relative = write_record(data, request, result.record, owners)
     if relative is None:
         await _finish(db, seat, request, "", "its record could not be written")
