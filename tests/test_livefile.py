@@ -12,7 +12,7 @@ import pytest
 
 from referee.engine import Game, preset
 from referee.engine.record import event_to_dict
-from referee.game.livefile import LiveFile
+from referee.game.livefile import LiveFile, decision_json
 
 
 @pytest.mark.parametrize(("rules", "players", "seed"),
@@ -53,3 +53,19 @@ def test_step_lines_are_the_json_of_their_data(tmp_path: Path, rules: str, playe
         assert line == json.dumps({"events": [event_to_dict(e) for e in events],
                                    "decision": decision, "t": t}, separators=(",", ":"))
     assert kinds >= {"round", "roll", "place", "score", "end"}
+
+
+@pytest.mark.parametrize("decision", [
+    None,
+    {"seat": 0, "latency_us": 812, "action": [3, False]},
+    {"seat": 3, "latency_us": 0, "action": [6, True]},
+    {"latency_us": 812, "seat": 0, "action": [3, False]},   # another order: json's own
+    {"seat": 1, "latency_us": 812, "action": [3, 1]},       # not a bool: json's own
+    {"seat": 1, "auto": "forced", "action": [2, False]},
+    {"seat": 2, "latency_us": 9, "strike": "timeout", "detail": "x", "action": [1, False]},
+    {"seat": 2, "latency_us": 9, "note": "é", "action": [1, False]},
+])
+def test_a_decision_reads_as_its_json(decision: dict | None) -> None:
+    """The usual decision, written directly, and every other shape read exactly as json.dumps
+    writes them."""
+    assert decision_json(decision) == json.dumps(decision, separators=(",", ":"))

@@ -9,10 +9,12 @@ from referee.league.progress import Progress
 from referee.league.schedule import make_schedule
 from referee.util.seeds import (
     SECRET_BITS,
+    RequestIds,
     draw_secret,
     keyed_seed,
     opaque_id,
     parse_secret,
+    request_id,
     weak_secret_warning,
 )
 
@@ -24,6 +26,19 @@ def test_game_seeds_follow_the_documented_keyed_blake2b():
     assert keyed_seed(secret, "game", 7) == int.from_bytes(digest, "big")
     ident = hashlib.blake2b(b"lasvegas/secret/v1/id/game/7", key=key, digest_size=8).hexdigest()
     assert opaque_id(secret, "game", 7) == "g" + ident
+
+
+def test_a_games_request_ids_are_the_documented_ones():
+    """RequestIds (the referee's, its key made once per game) gives request_id's ids, which
+    follow docs/replay-format.md: keyed BLAKE2b of "lasvegas/secret/v1/request/N", bit 62 set."""
+    for seed in (0, 5, 2**64 - 1, 123456789012345678901234567890, 2**256 - 1):
+        ids = RequestIds(seed)
+        key = seed.to_bytes(32, "big")
+        for index in (1, 2, 9, 137, 10**6):
+            digest = hashlib.blake2b(f"lasvegas/secret/v1/request/{index}".encode(), key=key,
+                                     digest_size=8).digest()
+            expected = (1 << 62) | (int.from_bytes(digest, "big") >> 2)
+            assert ids(index) == request_id(seed, index) == expected
 
 
 def test_schedule_seeds_and_ids_reveal_nothing_of_the_secret():

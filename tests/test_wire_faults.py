@@ -76,6 +76,34 @@ def test_a_bot_that_never_reads_its_stream_times_out_and_the_game_goes_on() -> N
         assert STALLED in details   # a write was held back, not only answers missing
 
 
+def test_a_lone_write_that_stalls_is_given_up_by_the_streams_watch() -> None:
+    """Item 4, one write at a time: requests sent one after the other, each awaited, to a bot
+    that never reads. No write ever waits behind another, so the stream's watch timer alone
+    (GameStream.send's usual path, no timer per write) must give up the write that stalls,
+    WRITE_GRACE_S after it began: the stream is STALLED and the call cancelled. Without the
+    watch the send would wait forever (the bound below fails the test)."""
+    async def send_until_stalled() -> tuple[str | None, int]:
+        async with Roster([spec("no_reader")]) as roster:
+            await roster.start()
+            lease = await roster.runners["no_reader"].lease()
+            stream = lease.open_game()
+            game = Game(CLASSIC, 2, 1)
+            message = convert.request_message(game.view(0), 1)
+            sent = 0
+            error = None
+            async with asyncio.timeout(120):
+                while error is None:
+                    error = await stream.send(message, 0.0)
+                    sent += 1
+            await stream.finish(None)
+            await lease.runner.release(lease)
+            return error, sent
+
+    error, sent = asyncio.run(send_until_stalled())
+    assert error == STALLED
+    assert sent > 1   # the first writes went through: it is the window that held one back
+
+
 def test_default_ping_policy_servers_keep_their_streams_while_another_seat_thinks() -> None:
     """Item 5a: a stream left idle for 35 s (another seat thinking, far within its limits) to a
     server with gRPC's default keepalive enforcement (a ping without data every 5 minutes at

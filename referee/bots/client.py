@@ -207,6 +207,13 @@ class GameStream:
         self._settled = False              # failure waited for a dying process once
         self._writing = False              # a write is in flight (see send)
         self._write_waiters: deque[asyncio.Future[None]] = deque()
+        # The bound of the write in flight when no other write waits (see send): one timer
+        # per stream watches them all, instead of a timer made and cancelled per write.
+        self._loop = asyncio.get_running_loop()
+        self._write_due: float | None = None   # loop.time() by which that write must complete
+        self._write_watch: asyncio.TimerHandle | None = None
+        self._watch_due = 0.0                  # when the watch timer fires
+        self._stalled = False                  # the watch gave a write up: the stream is STALLED
         # The reader task owns the stream's reads: a read cancelled on a timeout would cancel
         # the whole RPC, so `decide` waits on the inbox instead.
         self.reader = asyncio.create_task(self._read())
@@ -306,13 +313,50 @@ class GameStream:
         if self.broken is not None:
             return self.broken
         data = message.SerializeToString()
+        limit = max(WRITE_GRACE_S, timeout)
+        if self._writing:
+            # Another write of this stream is in flight (rare, see _write): this one waits its
+            # turn, and the wait and the write are bounded together.
+            try:
+                async with asyncio.timeout(limit):
+                    await self._write(data)
+            except TimeoutError:
+                self.broken = self.broken or STALLED
+                self.call.cancel()
+            return self.broken
+        # The usual case, once per decision: the write starts at once, and the stream's one
+        # watch timer bounds it (a timer per write cost more than the rest of this method).
+        due = self._write_due = self._loop.time() + limit
+        if self._write_watch is None or self._watch_due > due:
+            self._watch_writes(due)
         try:
-            async with asyncio.timeout(max(WRITE_GRACE_S, timeout)):
-                await self._write(data)
-        except TimeoutError:
-            self.broken = self.broken or STALLED
-            self.call.cancel()
+            await self._write(data)
+        finally:
+            self._write_due = None
         return self.broken
+
+    def _watch_writes(self, due: float) -> None:
+        """Arm the stream's watch timer to fire at `due`. Writes complete far sooner than their
+        bound, so a timer armed for an earlier write usually finds none in flight and stops;
+        the next write arms it again."""
+        if self._write_watch is not None:
+            self._write_watch.cancel()
+        self._watch_due = due
+        self._write_watch = self._loop.call_at(due, self._on_write_watch)
+
+    def _on_write_watch(self) -> None:
+        """The watch timer fired: give the write in flight up if its bound has passed (the
+        stream is STALLED, and cancelling the call ends the write), else wait on for it."""
+        self._write_watch = None
+        due = self._write_due
+        if due is None:
+            return
+        if self._loop.time() < due:
+            self._watch_writes(due)
+            return
+        self._stalled = True
+        self.broken = self.broken or STALLED
+        self.call.cancel()
 
     async def _write(self, data: bytes) -> None:
         # gRPC takes one write at a time per call. Writes can overlap: a fast bot's answer can
@@ -335,7 +379,9 @@ class GameStream:
         try:
             await self.call.write(data)
         except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError) as exc:
-            self.broken = await self._write_failure(exc)
+            failure = await self._write_failure(exc)
+            if not self._stalled:   # a write the watch gave up ends as the call's cancel says
+                self.broken = failure
         except asyncio.CancelledError:
             if cancelled_task():
                 raise
@@ -472,6 +518,9 @@ class GameStream:
                     await self.reader
         self.call.cancel()
         self.reader.cancel()
+        if self._write_watch is not None:
+            self._write_watch.cancel()
+            self._write_watch = None
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await self.reader
 

@@ -28,6 +28,19 @@ _COMPACT = (",", ":")
 _dumps = json.JSONEncoder(separators=_COMPACT).encode
 
 
+def decision_json(decision: dict[str, Any] | None) -> str:
+    """The compact JSON text of a step's decision, as `json.dumps` writes it; the usual one
+    (a bot's answer without strike or notes: seat, latency and action) written directly."""
+    if decision is not None and len(decision) == 3:
+        (k1, seat), (k2, latency), (k3, action) = decision.items()
+        if (k1 == "seat" and k2 == "latency_us" and k3 == "action" and type(seat) is int
+                and type(latency) is int and type(action) is list and len(action) == 2
+                and type(action[0]) is int and type(action[1]) is bool):
+            return (f'{{"seat":{seat},"latency_us":{latency},"action":[{action[0]},'
+                    f'{"true" if action[1] else "false"}]}}')
+    return _dumps(decision)
+
+
 class LiveFile:
     """The writer of one game's live file; its `observe` is a play_match observer."""
 
@@ -63,8 +76,9 @@ class LiveFile:
         # The same text as json.dumps of {"events": [...], "decision": ..., "t": ...}, the
         # events written by the record's own encoder (a step per decision: the referee's
         # hottest path after the protocol).
+        # "t" as json writes a float: its repr (time.time() is always finite).
         self._write_text(f'{{"events":[{event_texts(events)}],"decision":'
-                         f'{_dumps(decision)},"t":{_dumps(time.time())}}}')
+                         f'{decision_json(decision)},"t":{time.time()!r}}}')
 
     def finish(self, ended: bool) -> None:
         """Write the end line (`ended`: the game was played out, else it was stopped), close

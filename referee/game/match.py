@@ -26,7 +26,7 @@ from referee.errors import FailureKind
 from referee.present.text import safe_line
 from referee.protocol import convert, pb
 from referee.protocol.convert import read_decision
-from referee.util.seeds import derive_seed, request_id
+from referee.util.seeds import RequestIds, derive_seed
 
 
 class SeatBot(Protocol):
@@ -153,6 +153,7 @@ class _Match:
         self.last_latency = [0] * players
         self.decisions: list[dict[str, Any]] = []
         self.seed = seed
+        self.request_id = RequestIds(seed)
         self.asked = 0   # decision requests sent so far (their ids: seeds.request_id)
         self.seen = 0
         self.pending: _Pending | None = None
@@ -195,7 +196,7 @@ class _Match:
                 self.play(seat, action, decision)
                 continue
             self.asked += 1
-            rid = request_id(self.seed, self.asked)
+            rid = self.request_id(self.asked)
             bank_ms = self.bank_ms[seat]
             limits = self.limits[seat]
             stream = self.streams[seat]
@@ -306,15 +307,17 @@ class _Match:
     def spawn(self, step: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Go on with the game in a task of its own, running `step()` (a bug in it ends
         play_match)."""
-        async def guarded() -> None:
-            try:
-                await step()
-            except Exception as exc:
-                self.fail(exc)
+        self.tasks.add(self.loop.create_task(self._guarded(step)))
 
-        task = self.loop.create_task(guarded())
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+    async def _guarded(self, step: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        # The task leaves `tasks` itself as it ends: a done callback would cost the loop
+        # one more turn per decision.
+        try:
+            await step()
+        except Exception as exc:
+            self.fail(exc)
+        finally:
+            self.tasks.discard(asyncio.current_task())
 
     async def _broken_stream(self, pending: _Pending, error: str) -> None:
         """The request `pending` could not be sent: strike it as the broken stream's failure

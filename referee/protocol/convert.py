@@ -285,12 +285,11 @@ class GameRequests:
                                     neutral=p.neutral)
         own, big, neutral = game.roll_faces()
         roll = request.roll
-        del roll.ordinary[:]
-        roll.ordinary.extend(sorted(own))
-        del roll.big[:]
-        roll.big.extend(sorted(big))
-        del roll.neutral[:]
-        roll.neutral.extend(sorted(neutral))
+        roll.ordinary[:] = sorted(own)
+        if big or roll.big:   # most rules roll no big or neutral dice: nothing to change
+            roll.big[:] = sorted(big)
+        if neutral or roll.neutral:
+            roll.neutral[:] = sorted(neutral)
         legal = game.legal_actions()
         if legal is not self._legal:   # the engine shares the tuples of recurring choices
             self._legal = legal
@@ -312,14 +311,20 @@ def _update_casinos(messages: Any, built: list[CasinoView], casinos: Sequence[Ca
             continue
         built[i] = casino
         message = messages[i]
-        message.target = casino.target
+        if casino.target != was.target:
+            message.target = casino.target
         if casino.notes != was.notes:
             del message.notes[:]
             message.notes.extend(casino.notes)
-        for dice, ordinary, big in zip(message.dice, casino.ordinary, casino.big, strict=True):
-            dice.ordinary = ordinary
-            dice.big = big
-        message.neutral_dice = casino.neutral
+        # A move changes one seat's dice here: only the seats whose counts differ are set.
+        ordinary, big, was_ordinary, was_big = casino.ordinary, casino.big, was.ordinary, was.big
+        for seat in range(len(ordinary)):
+            if ordinary[seat] != was_ordinary[seat] or big[seat] != was_big[seat]:
+                dice = message.dice[seat]
+                dice.ordinary = ordinary[seat]
+                dice.big = big[seat]
+        if casino.neutral != was.neutral:
+            message.neutral_dice = casino.neutral
 
 
 def _update_seats(messages: Any, built: list[SeatView], seats: Sequence[SeatView]) -> None:

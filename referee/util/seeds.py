@@ -83,6 +83,22 @@ def request_id(seed: int, index: int) -> int:
     return (1 << 62) | (bits >> 2)
 
 
+class RequestIds:
+    """`request_id(seed, index)` of one game's seed, its key made once: the referee asks for
+    one per decision."""
+
+    __slots__ = ("_key",)
+
+    def __init__(self, seed: int) -> None:
+        self._key = check_secret(seed).to_bytes(32, "big")
+
+    def __call__(self, index: int) -> int:
+        text = f"lasvegas/secret/v1/request/{index}"   # _keyed's text of ("request", index)
+        bits = int.from_bytes(blake2b(text.encode(), key=self._key, digest_size=8).digest(),
+                              "big")
+        return (1 << 62) | (bits >> 2)
+
+
 def parse_secret(value: object, where: str) -> int:
     """A secret from an int or a decimal string (TOML integers stop at 2**63-1)."""
     if isinstance(value, str) and is_whole(value.strip(), digits=78):
