@@ -22,9 +22,15 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from lane_support import item_heavy, pytest_runtest_makereport  # noqa: F401 (a hook)
 
 from referee.bots.sandbox import sandbox_available
+
+# Tests never assert timings: hypothesis's per-example deadline (200 ms) is one, and a loaded
+# machine passes it on a check of a few microseconds.
+settings.register_profile("referee", deadline=None)
+settings.load_profile("referee")
 
 pytest_plugins = ["pytester"]   # tests/test_lane.py runs pytest on test files it writes
 HERE = Path(__file__).resolve().parent

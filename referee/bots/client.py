@@ -38,6 +38,12 @@ CHANNEL_OPTIONS = [
     # which would break every stream of an honest bot that waits while another seat thinks.
     # A silent bot is found by its request's deadline instead.
     ("grpc.keepalive_time_ms", 2**31 - 1),
+    # A bot is dialled before it listens: gRPC's reconnect backoff (1 s, growing 1.6x to
+    # 2 min) would leave a bot that started listening after 10 s of a loaded machine unheard
+    # until after its start-up limit. Retry at least every second, as the handshake asks.
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.min_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 1000),
 ]
 END = object()   # the stream ended
 UNDECODABLE = object()   # an answer that is not a BotMessage
