@@ -362,8 +362,10 @@ def model_section(args, params: SprtParams) -> dict[str, tuple[int, int]]:
                 missed = found[NOT_BETTER]
                 fp = sum(verdict == BETTER for verdict, _ in equal)
                 runs = args.power_runs
-                fails = [f"not better {missed / runs:.3f}"] if missed / runs > miss_at else []
-                fails += [f"better {fp / runs:.3f}"] if fp / runs > fp_at else []
+                # by counts: 14/400 is at a bound of 0.035, not above it in floating point
+                fails = [f"not better {missed / runs:.3f}"] if missed > miss_at * runs + 1e-9 \
+                    else []
+                fails += [f"better {fp / runs:.3f}"] if fp > fp_at * runs + 1e-9 else []
                 print(f"   {mix:>6} {spread:>4.0f} {key:<7} {missed:>5}/{runs} "
                       f"{missed / runs:.3f}      {found[BETTER]:>7} "
                       f"{statistics.median(n for _, n in good):>12.0f} {fp:>5}/{runs} "
