@@ -22,9 +22,11 @@ issues 24 and 32), each alone on its line ("not met" where a target is not):
    --delta is read) plus Gumbel noise (which is Plackett-Luce); the opponents' noise is the
    same in both games of a pair and the tested seat's with probability 0.3 (the pairing), so
    that a pair's difference varies about as much as with the engine bots. Per mix and S, the
-   test now (one chance per opponent pooled over the sizes) and, at mixed sizes, the test
-   before (one per opponent and size), at tables of 4 the test before that: false "not
-   better" for a candidate --delta better and false "better" for an equal one. Then the games
+   test now (each opponent's chance from both tested bots' games, the gain bet against at the
+   cautious end of its estimate) and the test before (from the baseline's games, at the
+   estimate): false "not better" for a candidate --delta better and false "better" for an
+   equal one, with the median pairs of each, and a verdict against the test's own bounds
+   (margin x beta and margin x alpha, 0.035 at the defaults). Then the games
    two identical deterministic bots (greedy against itself, field random and greedy, tables
    of 3, as in tests/test_gauntlet.py) need to settle "not better", now and before.
 3. **--until-settled with two equal bots.** A pool of real games at tables of 3 of a strong
