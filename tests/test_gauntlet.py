@@ -23,6 +23,7 @@ from referee.league.store import games_stored
 from referee.ratings.results import PlayedGame
 from referee.ratings.sprt import (
     BETTER,
+    CAUTION,
     INCONCLUSIVE,
     MAX_STAKE,
     NOT_BETTER,
@@ -101,70 +102,90 @@ def logistic(x):
 
 
 def pooled_edge(counts):
-    """The baseline's log-odds against one opponent on the league table's scale from its
-    (factor, ahead, games) at each table size, one game level at factor 1 as the prior: the
-    root of the likelihood's slope, by bisection."""
-    counts = [*counts, (1.0, 0.5, 1)]
+    """The baseline's log-odds against one opponent on the league table's scale and its standard
+    error, from (factor, offset, ahead, games) at each table size (offset: the candidate's
+    games, read at delta better), one game level at factor 1 as the prior: the root of the
+    likelihood's slope by bisection, and one over the root of its curvature there."""
+    counts = [*counts, (1.0, 0.0, 0.5, 1)]
 
     def slope(r):
-        return sum(a * (ahead - games * logistic(a * r)) for a, ahead, games in counts)
+        return sum(a * (ahead - games * logistic(a * (r + off))) for a, off, ahead, games in counts)
 
     low, high = -40.0, 40.0
     for _ in range(200):
         mid = (low + high) / 2
         low, high = (mid, high) if slope(mid) > 0 else (low, mid)
-    return (low + high) / 2
+    edge = (low + high) / 2
+    curve = sum(a * a * games * logistic(a * (edge + off)) * (1 - logistic(a * (edge + off)))
+                for a, off, _, games in counts)
+    return edge, 1 / math.sqrt(curve)
 
 
-def wealth(pairs, params, delta_at):
+def gain_at(x, delta_elo):
+    """The gain in the chance to finish ahead from log-odds x for a bot delta_elo better."""
+    return elo_shift(logistic(x), delta_elo) - logistic(x)
+
+
+def wealth(pairs, params, delta_at, caution=CAUTION):
     """The two gamblers' log wealth, written out from the docstring of sprt.py."""
     evidence = against = total = square = 0.0
-    versus = {}   # (opponent, size) -> (ahead, games) of the baseline
+    versus = {}   # (opponent, size, offset) -> (ahead, games): the baseline's and the candidate's
+    offset = params.delta * math.log(10) / 400
     for n, pair in enumerate(pairs):
         mean = total / n if n else 0.0
         var = (square - n * mean * mean + 0.25) / (n + 1)
-        gains = []
+        points, cautious = [], []
+        factor = delta_at[pair.players] / params.delta
         for opponent in pair.opponents:
-            counts = [(delta_at[k] / params.delta, ahead, games)
-                      for (name, k), (ahead, games) in versus.items() if name == opponent]
-            p = logistic(delta_at[pair.players] / params.delta * pooled_edge(counts))
-            gains.append(elo_shift(p, delta_at[pair.players]) - p)
-        gain = sum(gains) / len(gains)
-        stake = min(MAX_STAKE, gain / (var + gain * gain))
+            counts = [(delta_at[k] / params.delta, off, ahead, games)
+                      for (name, k, off), (ahead, games) in versus.items() if name == opponent]
+            edge, se = pooled_edge(counts)
+            points.append(gain_at(factor * edge, delta_at[pair.players]))
+            cautious.append(min(gain_at(factor * (edge + side * caution * se),
+                                        delta_at[pair.players]) for side in (-1, 1)))
+        point, gain = sum(points) / len(points), sum(cautious) / len(cautious)
+        stake = min(MAX_STAKE, point / (var + point * point))
         diff = pair.candidate - pair.baseline
         evidence += math.log(1 + stake * diff)
         against += math.log(1 + stake * (gain - diff))
         total, square = total + diff, square + diff * diff
-        for opponent, result in zip(pair.opponents, pair.baseline_results, strict=True):
-            ahead, games = versus.get((opponent, pair.players), (0.0, 0))
-            versus[opponent, pair.players] = (ahead + result, games + 1)
+        for results, off in ((pair.baseline_results, 0.0), (pair.candidate_results, offset)):
+            for opponent, result in zip(pair.opponents, results, strict=True):
+                ahead, games = versus.get((opponent, pair.players, off), (0.0, 0))
+                versus[opponent, pair.players, off] = (ahead + result, games + 1)
     return evidence, against
 
 
 def test_the_gain_comes_from_the_opponents_seated_and_earlier_pairs_only():
     params = SprtParams(delta=100)
     test = SequentialTest(params, {3: 100.0, 4: 60.0})
-    # first pair: nothing known, every opponent level (1/2) at tables of 3
+    # first pair: nothing known, every opponent level (1/2) with the prior's standard error, 2
+    # (one level game: curvature 1/4): the stake's gain at 1/2, the bet's at log-odds -+1
     first = Pair(3, ("weak", "strong"), (1.0, 0.5), (1.0, 0.0))
-    assert test.gain(first) == pytest.approx(elo_shift(0.5, 100) - 0.5)
+    point, cautious = test.gains(first)
+    assert point == pytest.approx(elo_shift(0.5, 100) - 0.5)
+    assert cautious == pytest.approx(min(gain_at(1.0, 100), gain_at(-1.0, 100)))
+    assert cautious < point and test.gain(first) == cautious
     test.add(first)
-    # the baseline beat "weak" once and lost to "strong" once: (1 + 1/2) / 2 and (0 + 1/2) / 2
+    # "weak": the baseline and the candidate ahead once each; "strong": the baseline behind,
+    # the candidate level: both feed the estimate, the candidate's read 100 Elo better
     later = Pair(3, ("strong", "weak"), (0.0, 1.0), (0.0, 1.0))
-    expected = ((elo_shift(0.25, 100) - 0.25) + (elo_shift(0.75, 100) - 0.75)) / 2
-    assert test.gain(later) == pytest.approx(expected)
-    # the gain of the mean chance (the test before) is larger: its bet over-asked
-    assert elo_shift(0.5, 100) - 0.5 > expected
-    # at tables of 4 gaps are 0.6 times those at 3 (delta 60 Elo there): the chances against
-    # "strong" and "weak" carry over at 0.6 times their log-odds, "new" is level
-    at_4 = [logistic(0.6 * math.log(3)), logistic(-0.6 * math.log(3)), 0.5]
-    assert test.gain(Pair(4, ("strong", "weak", "new"), (1.0,) * 3, (1.0,) * 3)) == \
-        pytest.approx(sum(elo_shift(p, 60) - p for p in at_4) / 3)
+    offset = 100 * math.log(10) / 400
+    expected = {name: pooled_edge([(1.0, 0.0, mine, 1), (1.0, offset, theirs, 1)])
+                for name, mine, theirs in (("weak", 1.0, 1.0), ("strong", 0.0, 0.5))}
+    assert test._edge("weak") == pytest.approx(expected["weak"])
+    assert test._edge("strong") == pytest.approx(expected["strong"])
+    assert expected["weak"][0] > 0 > expected["strong"][0]
+    # at tables of 4 gaps are 0.6 times those at 3 (delta 60 Elo there); "new" is level
+    at_4 = test.gains(Pair(4, ("strong", "weak", "new"), (1.0,) * 3, (1.0,) * 3))
+    assert at_4[0] == pytest.approx(sum(
+        gain_at(0.6 * edge, 60) for edge, _ in (*expected.values(), (0.0, 2.0))) / 3)
     # an opponent not seated does not count; a shared place counts half
     alone = Pair(3, ("weak", "other"), (0.5, 0.5), (0.5, 0.5))
-    assert test.gain(alone) == pytest.approx(
-        ((elo_shift(0.75, 100) - 0.75) + (elo_shift(0.5, 100) - 0.5)) / 2)
+    assert test.gains(alone)[0] == pytest.approx(
+        (gain_at(expected["weak"][0], 100) + gain_at(0.0, 100)) / 2)
     got = test.add(later)
-    assert got.gain == pytest.approx(expected) and (got.evidence, got.against) == \
+    assert (got.evidence, got.against) == \
         pytest.approx(wealth([first, later], params, {3: 100.0, 4: 60.0}))
     # games at two sizes make one estimate per opponent: the bets as written out
     mixed = [first, later, Pair(4, ("weak", "strong", "new"), (1.0, 0.0, 1.0), (1.0, 1.0, 0.0)),
@@ -176,27 +197,109 @@ def test_the_gain_comes_from_the_opponents_seated_and_earlier_pairs_only():
                                                                                4: 60.0}))
 
 
+def model_pair(rng, size, seated, edge, factor, gap):
+    """A pair at a table of `size` drawn from the model: the baseline finishes ahead of
+    opponent o with log-odds factor * edge[o], the candidate with factor * (edge[o] + gap)."""
+    def results(shift):
+        return tuple(float(rng.random() < logistic(factor[size] * (edge[o] + shift)))
+                     for o in seated)
+    return Pair(size, seated, results(gap), results(0.0))
+
+
 def test_at_mixed_table_sizes_the_gain_converges_to_the_true_gain():
-    """Pairs from the model at tables of 2 and 5 against opponents of known strength: after
-    many pairs the bet's gain is the candidate's true expected gain at each size, for an
-    opponent met at one size only too (the pooled estimate carries over)."""
+    """Pairs from the model at tables of 2 and 5 against opponents of known strength, the
+    candidate delta better: after many pairs both the stake's and the bet's gain are the
+    candidate's true expected gain at each size, for an opponent met at one size only too (the
+    pooled estimate carries over)."""
     params = SprtParams(delta=50)
     delta_at = delta_by_size(50, [2, 5])
     factor = {k: delta_at[k] / 50 for k in (2, 5)}
+    gap = 50 * math.log(10) / 400
     edge = {"strong": -1.0, "weak": 1.2, "level": 0.0}   # baseline's log-odds, league table
     rng = random.Random(4)
     test = SequentialTest(params, delta_at)
-    for n in range(3000):
+    for n in range(6000):
         size = 2 if n % 2 else 5
         seated = ("level",) if size == 2 else ("strong", "weak", "level", "strong")
-        results = tuple(float(rng.random() < logistic(factor[size] * edge[o])) for o in seated)
-        # only the baseline's results feed the estimate (a verdict would stop the adding)
-        test._record(Pair(size, seated, results, results))
-    for size, seated in ((2, ("strong", "weak")), (5, ("weak", "level"))):
-        true = sum(logistic(factor[size] * (edge[o] + 50 * math.log(10) / 400))
-                   - logistic(factor[size] * edge[o]) for o in seated) / len(seated)
-        assert test.gain(Pair(size, seated, (0.5,) * 2, (0.5,) * 2)) == \
-            pytest.approx(true, rel=0.03)
+        # recorded without the bets (a verdict would stop the adding)
+        test._record(model_pair(rng, size, seated, edge, factor, gap))
+    for name, truth in edge.items():       # each estimate within 3 of its standard errors
+        estimate, se = test._edge(name)
+        assert abs(estimate - truth) < 3 * se < 0.2
+    # the gains at a size the opponents were (or were not) met at; at tables of 2 an error in
+    # the estimate from tables of 5 is magnified 3.4 times
+    for size, seated, within in ((2, ("strong", "weak"), 0.08), (5, ("weak", "level"), 0.03)):
+        true = sum(gain_at(factor[size] * edge[o], delta_at[size]) for o in seated) / len(seated)
+        point, cautious = test.gains(Pair(size, seated, (0.5,) * 2, (0.5,) * 2))
+        assert point == pytest.approx(true, rel=within)
+        assert cautious == pytest.approx(true, rel=within) and cautious < point
+
+
+FIELD_300 = {f"o{i}": -300 + 120 * i for i in range(6)}    # +-300 league-table Elo
+
+
+def early_gains(kind, runs, pairs, seed):
+    """The mean over `runs` gauntlets of the first `pairs` pairs at tables of 2-5 against
+    FIELD_300 of the gain bet against, over the candidate's true expected gain (a candidate 50
+    Elo better, drawn from the model)."""
+    params = SprtParams(delta=50)
+    sizes = [2, 3, 4, 5]
+    delta_at = delta_by_size(50, sizes)
+    factor = {k: delta_at[k] / 50 for k in sizes}
+    edge = {o: -elo * math.log(10) / 400 for o, elo in FIELD_300.items()}
+    gap = 50 * math.log(10) / 400
+    rng = random.Random(seed)
+    bet = true = 0.0
+    for _ in range(runs):
+        test = kind(params, delta_at)
+        for _ in range(pairs):
+            size = rng.choice(sizes)
+            seated = tuple(rng.sample(sorted(edge), size - 1))
+            bet += test.gain(Pair(size, seated, (0.5,) * len(seated), (0.5,) * len(seated)))
+            true += sum(gain_at(factor[size] * edge[o], delta_at[size])
+                        for o in seated) / len(seated)
+            test._record(model_pair(rng, size, seated, edge, factor, gap))
+    return bet / true
+
+
+class BaselineOnly(SequentialTest):
+    """The estimate before: the baseline's games alone, the gain bet against at the estimate."""
+
+    caution = 0.0
+    from_both = False
+
+
+def test_the_early_gain_is_not_overstated_on_a_field_of_known_chances():
+    """At tables of 2-5 against +-300 Elo, the gain the first pairs bet against over the
+    candidate's true gain (summed over 40 gauntlets, seed fixed): the estimate before (the
+    baseline's games, at the estimate) overstated it (1.053 over the first 20 pairs), which
+    called a candidate 50 Elo better "not better" too often; the cautious gain from both bots'
+    games stays below it (0.766) and comes closer with more pairs (0.892 over 150)."""
+    assert early_gains(BaselineOnly, 40, 20, seed=1) > 1.03
+    assert early_gains(SequentialTest, 40, 20, seed=1) < 0.8
+    assert 0.85 < early_gains(SequentialTest, 40, 150, seed=1) < 1.0
+
+
+def test_the_same_pairs_give_the_same_decisions():
+    """Model pairs at tables of 2-5 from a seed: the same seed gives the same pairs and so the
+    same states pair by pair and the same verdict; another seed other pairs."""
+    sizes = [2, 3, 4, 5]
+    delta_at = delta_by_size(50, sizes)
+    factor = {k: delta_at[k] / 50 for k in sizes}
+    edge = {o: -elo * math.log(10) / 400 for o, elo in FIELD_300.items()}
+
+    def run(seed):
+        rng = random.Random(seed)
+        pairs = []
+        for _ in range(2000):
+            size = rng.choice(sizes)
+            seated = tuple(rng.sample(sorted(edge), size - 1))
+            pairs.append(model_pair(rng, size, seated, edge, factor, 50 * math.log(10) / 400))
+        return trail(pairs, SprtParams(delta=50), delta_at)
+
+    first, again, other = run(8), run(8), run(9)
+    assert first == again and first[-1].verdict in (BETTER, NOT_BETTER)
+    assert other != first
 
 
 def test_delta_in_league_table_elo_becomes_elo_at_each_size():

@@ -24,13 +24,17 @@ to detect is the average over the seated opponents
 candidate's expected gain whatever the field's spread; only its estimates p_j are
 approximate, measured in bench/fairness.py.) p_j comes from one number per opponent, the
 baseline's log-odds r_j against it on the league table's scale: at a table of k the log-odds
-are r_j times delta_k / delta (the size's scale over the typical one), and r_j is the maximum
-likelihood estimate from the baseline's earlier games against j at every size (a shared place
-counting half), with one game finishing level as a prior. At one table size that is p_j =
-(ahead + 1/2) / (games + 1). Estimated apart at each size (24 opponent-and-size cells at tables
-of 2-5), each cell shrunk towards 1/2, the early gains were overstated (the shrinkage puts p_j
-where the gain is largest) and a candidate delta better was called not better 0.07 of the time
-at --players 2-5 against a field of +-300 Elo.
+are r_j times delta_k / delta (the size's scale over the typical one). r_j is the maximum
+likelihood estimate from the earlier games against j at every size (a shared place counting
+half), the baseline's and the candidate's, the candidate's read as those of a bot delta better
+(as the hypothesis bet on says they are), with one game finishing level as a prior; se_j its
+standard error. The gain bet against is, per opponent, the smaller of the gains at r_j -+
+CAUTION * se_j (the stake is chosen at r_j itself). Why: an estimate shrunk towards 1/2, or
+merely noisy, overstates the gain early on (the gain is largest near an even chance and,
+against opponents far apart, convex in the log-odds), and a gambler betting on an overstated
+gain wins even against a candidate exactly delta better: estimated from the baseline's games
+alone, at the estimate, a candidate 50 Elo better was called not better 0.046 of the time at
+--players 2-5 against a field of +-300 Elo (0.077 with one estimate per opponent and size).
 
 The test is a sequential test *by betting* (Shafer; Waudby-Smith and Ramdas): two gamblers
 start with 1 each and, before every pair, stake a share lambda (chosen from the pairs before it
@@ -71,13 +75,14 @@ from typing import Any
 BETTER, NOT_BETTER, INCONCLUSIVE = "better", "not better", "inconclusive at the budget"
 # stored with a gauntlet: a gauntlet made with another test cannot be resumed
 TEST_NAME = ("test by betting, delta in league-table Elo, gain from the seated opponents, one "
-             "chance per opponent over table sizes")
+             "chance per opponent over table sizes from both bots' games, cautious gain")
 _PER_ELO = math.log(10) / 400    # theta units per Elo point
 #: Each table size's scale against tables of 2 (bench/fairness.py, "Table sizes": 600 games at
 #: each size of five greedy bots with 0-100% random moves). Larger tables use the scale of 5.
 #: Also the centre of the league fit's prior on its scales (plackett.py, CENTRED_SCALE_PRIOR).
 TABLE_SCALES = {2: 1.0, 3: 0.40, 4: 0.35, 5: 0.29}
 _PRIOR_GAMES = 1.0   # each estimate p_j starts from one game finishing level
+CAUTION = 0.5       # standard errors of each chance's estimate the bet's gain is read off by
 MAX_STAKE = 0.75    # the largest share of its wealth a gambler stakes on one pair (see above)
 
 
@@ -203,6 +208,11 @@ def delta_by_size(delta: float, sizes: Sequence[int]) -> dict[int, float]:
     return {k: delta * scale_at(k) / typical for k in sorted(set(sizes))}
 
 
+def _shifted(x: float, shift: float) -> float:
+    """The gain in the chance to finish ahead from log-odds `x` to `x + shift`."""
+    return logistic(x + shift) - logistic(x)
+
+
 def ahead_chance(elo: float) -> float:
     """The chance to finish ahead of an equal opponent for a bot `elo` better."""
     return logistic(elo * _PER_ELO)
@@ -251,6 +261,9 @@ def seat_results(place_groups: Sequence[Sequence[int]], seat: int) -> dict[int, 
 class SequentialTest:
     """The test, updated one pair at a time."""
 
+    caution = CAUTION     # the gain bet against: at its estimate -+ this many standard errors
+    from_both = True      # the baseline's chances estimated from the candidate's games too
+
     def __init__(self, params: SprtParams, delta_at: Mapping[int, float] | None = None) -> None:
         """`delta_at`: `params.delta` as Elo at each table size (`delta_by_size`); without it,
         `params.delta` at every size (right for a gauntlet of one size)."""
@@ -259,55 +272,71 @@ class SequentialTest:
         self.n = 0
         self.total = self.square = self.base = 0.0
         self.evidence = self.against = 0.0
-        self.versus: dict[tuple[str, int], list[float]] = {}   # (opponent, size) -> [ahead, games]
-        self._edges: dict[str, float] = {}     # opponent -> `_edge`, until its next game
+        # (opponent, size) -> [ahead, games] of the baseline, and of the candidate
+        self.versus: dict[tuple[str, int], list[float]] = {}
+        self.candidate_versus: dict[tuple[str, int], list[float]] = {}
+        self._edges: dict[str, tuple[float, float]] = {}   # opponent -> `_edge`, until it plays
         self.current = SprtState(0, 0.0, 0.0, 0.0, None)
 
     def gain(self, pair: Pair) -> float:
         """d_i for `pair`: the score gain of a candidate delta better than the baseline against
-        the opponents seated at its table, from the earlier pairs only."""
+        the opponents seated at its table, from the earlier pairs only, each opponent's at the
+        cautious end of its estimate (`gains`)."""
+        return self.gains(pair)[1]
+
+    def gains(self, pair: Pair) -> tuple[float, float]:
+        """The gain against the opponents seated at `pair`'s table at the estimates of the
+        baseline's chances (the stake's), and cautious (the one bet against): for each
+        opponent the smaller of the gains at its estimate -+ `caution` standard errors (the
+        gain is largest near an even chance and falls off on both sides)."""
         factor = self._factor(pair.players)
         shift = factor * self.params.delta * _PER_ELO
-        gains = []
+        point = cautious = 0.0
         for opponent in pair.opponents:
-            x = factor * self._edge(opponent)
-            gains.append(logistic(x + shift) - logistic(x))
-        return sum(gains) / len(gains) if gains else 0.0
+            edge, se = self._edge(opponent)
+            point += _shifted(factor * edge, shift)
+            cautious += min(_shifted(factor * (edge - self.caution * se), shift),
+                            _shifted(factor * (edge + self.caution * se), shift))
+        seated = len(pair.opponents) or 1
+        return point / seated, cautious / seated
 
     def _factor(self, players: int) -> float:
         """The scale of gaps at tables of `players` over the league table's (1 without
         `delta_at`)."""
         return self.delta_at.get(players, self.params.delta) / self.params.delta
 
-    def _edge(self, opponent: str) -> float:
-        """The baseline's log-odds of finishing ahead of `opponent` on the league table's scale:
-        one number per opponent from its games at every table size (at a table of k the odds
-        are this times the size's factor), fitted by maximum likelihood with one game finishing
-        level at the league table's scale as a prior (at one table size, the logit of
-        (ahead + 1/2) / (games + 1)). Pooled so that a mix of sizes does not split the early
-        pairs into many small cells, each shrunk towards 1/2, which overstated the gain."""
+    def _edge(self, opponent: str) -> tuple[float, float]:
+        """The baseline's log-odds of finishing ahead of `opponent` on the league table's scale
+        and its standard error: one number per opponent from the games at every table size (at
+        a table of k the log-odds are this times the size's factor), fitted by maximum
+        likelihood with one game finishing level at the league table's scale as a prior. With
+        `from_both`, the candidate's results count too, read as those of a bot delta better
+        (what the "not better" gambler stakes on: under that hypothesis they are), which halves
+        the estimate's variance early on. Pooled over sizes so that a mix of sizes does not
+        split the early pairs into many small cells, each shrunk towards 1/2."""
         if opponent in self._edges:
             return self._edges[opponent]
-        counts = [(self._factor(k), ahead, games)
+        offset = self.params.delta * _PER_ELO
+        counts = [(self._factor(k), 0.0, ahead, games)
                   for (name, k), (ahead, games) in self.versus.items() if name == opponent]
-        counts.append((1.0, _PRIOR_GAMES / 2, _PRIOR_GAMES))
-        if len({a for a, _, _ in counts}) == 1:       # one scale: the closed form
-            a = counts[0][0]
-            edge = logit(sum(h for _, h, _ in counts) / sum(g for _, _, g in counts)) / a
-        else:
-            edge = 0.0
-            for _ in range(50):           # Newton's method on a concave log-likelihood
-                slope = curve = 0.0
-                for a, ahead, games in counts:
-                    p = logistic(a * edge)
-                    slope += a * (ahead - games * p)
-                    curve += a * a * games * p * (1 - p)
-                step = slope / curve
-                edge += step
-                if abs(step) < 1e-10:
-                    break
-        self._edges[opponent] = edge
-        return edge
+        if self.from_both:
+            counts += [(self._factor(k), offset, ahead, games)
+                       for (name, k), (ahead, games) in self.candidate_versus.items()
+                       if name == opponent]
+        counts.append((1.0, 0.0, _PRIOR_GAMES / 2, _PRIOR_GAMES))
+        edge = curve = 0.0
+        for _ in range(100):          # Newton's method on a concave log-likelihood
+            slope = curve = 0.0
+            for a, shift, ahead, games in counts:
+                p = logistic(a * (edge + shift))
+                slope += a * (ahead - games * p)
+                curve += a * a * games * p * (1 - p)
+            step = max(-2.0, min(2.0, slope / curve))     # bounded: no overshooting far out
+            edge += step
+            if abs(step) < 1e-10:
+                break
+        self._edges[opponent] = (edge, 1 / math.sqrt(curve))
+        return self._edges[opponent]
 
     def add(self, pair: Pair) -> SprtState:
         """The test after one more pair; once decided, further pairs change nothing."""
@@ -318,8 +347,8 @@ class SequentialTest:
         n = self.n
         mean = self.total / n if n else 0.0
         var = (self.square - n * mean * mean + 0.25) / (n + 1)
-        gain = self.gain(pair)
-        stake = min(MAX_STAKE, gain / (var + gain * gain)) if gain > 0 else 0.0
+        point, gain = self.gains(pair)
+        stake = min(MAX_STAKE, point / (var + point * point)) if point > 0 else 0.0
         diff = pair.candidate - pair.baseline
         self.evidence += math.log1p(stake * diff)
         self.against += math.log1p(stake * (gain - diff))
@@ -346,11 +375,13 @@ class SequentialTest:
         self.total += diff
         self.square += diff * diff
         self.base += pair.baseline
-        for opponent, result in zip(pair.opponents, pair.baseline_results, strict=True):
+        for opponent, mine, theirs in zip(pair.opponents, pair.candidate_results,
+                                          pair.baseline_results, strict=True):
             self._edges.pop(opponent, None)
-            counts = self.versus.setdefault((opponent, pair.players), [0.0, 0.0])
-            counts[0] += result
-            counts[1] += 1
+            for versus, result in ((self.candidate_versus, mine), (self.versus, theirs)):
+                counts = versus.setdefault((opponent, pair.players), [0.0, 0.0])
+                counts[0] += result
+                counts[1] += 1
 
 
 def trail(pairs: Sequence[Pair], params: SprtParams,
