@@ -34,3 +34,28 @@ def test_every_command_in_the_cli_modules_is_registered_on_the_group() -> None:
     missing = [where for where, command in defined.items()
                if registered.get(command.name or "") is not command]
     assert not missing, f"commands not registered on `referee`: {missing}"
+
+
+THREADS = ("import referee.cli, numpy, re; numpy.ones((64, 64)) @ numpy.ones((64, 64)); "
+           "print(re.search(r'Threads:\\s+(\\d+)', open('/proc/self/status').read()).group(1))")
+
+
+def test_the_command_line_runs_blas_in_one_thread_unless_told() -> None:
+    """A league's closing standings are small solves: a second BLAS thread only busy-waits on
+    a loaded machine (a 200-bot league's standings ran for minutes). The command line sets
+    one thread before numpy loads; a count the user set is kept."""
+    import os
+    import subprocess
+    import sys
+
+    from referee.util.blas import ONE_THREAD
+
+    def threads(**given: str) -> int:
+        env = {k: v for k, v in os.environ.items() if k not in ONE_THREAD} | given
+        done = subprocess.run([sys.executable, "-c", THREADS], env=env, capture_output=True,
+                              text=True, check=True)
+        return int(done.stdout)
+
+    assert threads() == 1
+    if (os.cpu_count() or 1) >= 2:   # OpenBLAS makes no second thread on one core
+        assert threads(OPENBLAS_NUM_THREADS="2") == 2

@@ -1,4 +1,4 @@
-# ruff: noqa: E402 (gRPC's logging is silenced before the imports below load grpc)
+# ruff: noqa: E402 (gRPC's logging and BLAS's threads are set before the imports below load them)
 """The `referee` command line: the `referee` group, which reports every command's errors by
 whose fault they are (`referee.cli.errors`), and the registration of its commands, thin click
 commands over the library, each in a module of its own beside this one.
@@ -6,9 +6,11 @@ commands over the library, each in a module of its own beside this one.
 
 from __future__ import annotations
 
+from referee.util.blas import one_blas_thread
 from referee.util.quiet import quiet_transport
 
 quiet_transport()   # before anything imports grpc: the C core reads its settings at import
+one_blas_thread()   # before anything imports numpy: its BLAS reads its thread count at import
 
 from typing import Any
 

@@ -19,16 +19,13 @@ from typing import Any
 
 from referee.league.folder import LeagueFolder
 from referee.ratings.trueskill import RatingState
+from referee.util.blas import ONE_THREAD
 from referee.util.trusted import TRUSTED_CWD, python_module, trusted_env
-
-#: The refit's linear algebra runs in one thread: its matrices are small (bots x bots), and a
-#: second BLAS thread only busy-waits for the core that a game or a page needs (on a loaded
-#: machine a 100 x 100 solve took 40 ms with two threads, well under 1 ms with one).
-ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 def refit_env() -> dict[str, str]:
-    """The environment of the refit's subprocess: this process's, BLAS in one thread."""
+    """The environment of the refit's subprocess: this process's, BLAS in one thread
+    (`referee.util.blas`: its matrices are small, a second thread only busy-waits)."""
     return trusted_env(ONE_THREAD)
 
 
