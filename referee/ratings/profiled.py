@@ -13,7 +13,9 @@ The objective profiled is the one the fit maximises (its weak priors in, so that
 is finite). Where the objective is a parabola to within `_QUADRATIC` at the curvature's
 bounds (a league of more than a few hundred games per bot), one Newton step on the drop from
 there is the bound and no profile is computed: a refit of a big league costs one objective
-evaluation per bound more.
+evaluation per bound more. Elsewhere (a few games per bot: every bound) each held fit's Newton
+step is solved by the league's components (blocks.py): the same steps as a dense solve over
+every bot, at a cost that grows with the bots a bot met rather than with the league's cube.
 """
 
 from __future__ import annotations
