@@ -212,6 +212,9 @@ class _Held:
             bend = float(nu @ across)
             if bend > 0:
                 return (towards - (nu @ towards) / bend * across)[self.kept]
+        damped = self._damped(grad, info, q)
+        if damped is not None:
+            return damped
         # C^T H C and C^T grad without forming C: H without theta_i's row and column, plus
         # the terms of its row
         kept = self.kept
@@ -219,6 +222,62 @@ class _Held:
         hessian = (info[np.ix_(kept, kept)] + np.outer(column, q) + np.outer(q, column)
                    + info[i, i] * np.outer(q, q))
         return _ascent(grad[kept] + grad[i] * q, hessian)
+
+    def _damped(self, grad: np.ndarray, info: np.ndarray, q: np.ndarray) -> np.ndarray | None:
+        """plackett's `_ascent` on the Hessian in y, by the components: the same dampings
+        tried in turn, the same step. With theta_i and the scales out, the strength block T
+        (H's, without theta_i's row and column, plus the damping) is block-diagonal and
+        positive definite; the rest is low rank: C^T H C + d I = diag(T, I) + Z G Z^T, Z's
+        columns theta_i's (H's column i and q), the scales' border and the scales, G =
+        diag(((0, 1), (1, H_ii)), ((0, I), (I, D + d I - I))) with D the scales' block of H.
+        Then it is positive definite exactly when the small matrix G^-1 + Z^T diag(T, I)^-1 Z
+        has as many negative eigenvalues as G (the inertia of the bordered matrix), and its
+        solve is Woodbury's. None where T is not positive definite, or where a component is
+        too big to be solved apart (its solve is then as dense as the dense step's, which
+        only factorizes while it looks for its damping)."""
+        f, n, i, kept = self.f, self.f.n, self.i, self.kept
+        if f.solver.large:
+            return None
+        scales = len(f.w)
+        column, corner = info[kept, i], float(info[i, i])
+        towards = grad[kept] + grad[i] * q
+        diagonal = np.diagonal(info)[kept] + 2 * column * q + corner * q * q
+        size = float(np.max(np.abs(diagonal))) or 1.0
+        # Z in y's coordinates (the others' strengths, then the scales), G^-1 without d
+        border = info[kept[:n - 1], n:]
+        z = np.zeros((n - 1 + scales, 2 + 2 * scales))
+        z[:, 0], z[:, 1] = column, q
+        z[:n - 1, 2:2 + scales] = border
+        z[n - 1:, 2 + scales:] = np.eye(scales)
+        inverse_g = np.zeros((2 + 2 * scales, 2 + 2 * scales))
+        inverse_g[:2, :2] = [[-corner, 1.0], [1.0, 0.0]]
+        inverse_g[2:2 + scales, 2 + scales:] = np.eye(scales)
+        inverse_g[2 + scales:, 2:2 + scales] = np.eye(scales)
+        scale_block = info[n:, n:] - np.eye(scales)
+        rhs = np.zeros((n, 3 + 2 * scales))
+        rhs[kept[:n - 1]] = np.column_stack([towards[:n - 1], z[:n - 1]])
+        block = info[:n, :n].copy()
+        block[i, :] = 0.0
+        block[:, i] = 0.0
+        strengths = np.diagonal(block).copy()
+        damping = 0.0
+        for _ in range(60):
+            np.fill_diagonal(block, strengths + damping)
+            block[i, i] = 1.0
+            solved = f.solver.solve(block, rhs)
+            if solved is None:
+                return None
+            solved = solved[kept[:n - 1]]
+            # diag(T, I)^-1 applied to the step's right side and to Z
+            t_towards = np.concatenate([solved[:, 0], towards[n - 1:]])
+            t_z = np.concatenate([solved[:, 1:], z[n - 1:]])
+            inverse_g[2:2 + scales, 2:2 + scales] = -(scale_block + damping * np.eye(scales))
+            small = inverse_g + z.T @ t_z
+            values = np.linalg.eigvalsh(small)
+            if (values < 0).sum() == 1 + scales and (values > 0).sum() == 1 + scales:
+                return t_towards - t_z @ np.linalg.solve(small, z.T @ t_towards)
+            damping = max(2 * damping, 1e-6 * size)
+        return towards   # a gradient step: uphill, if slow (as `_ascent`)
 
     def slope(self, y: np.ndarray, s: float) -> float:
         """The derivative of the objective in s at y (the others held)."""
