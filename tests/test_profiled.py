@@ -214,11 +214,22 @@ def test_the_bounds_are_the_ones_before_the_held_fits_were_solved_by_components(
     assert bounds[1] == pytest.approx(want_high, abs=1e-5)
 
 
-def test_a_held_step_is_the_dense_newton_step():
+@pytest.mark.parametrize("per_bot", [1, 2])
+def test_a_held_step_is_the_dense_newton_step(per_bot, monkeypatch):
     """At points along the held fits of a 40-bot league at tables of 2-5 (joint scales), the
-    step by components is the dense reduced Newton step (damped or not)."""
-    _, design, theta, log_scale, with_priors = league_fit(40, 2, (2, 3, 4, 5), 1)
+    step by components is the dense reduced Newton step, damped or not: a game per bot (small
+    components, the damped steps by components too) and two (one component of most bots)."""
+    _, design, theta, log_scale, with_priors = league_fit(40, per_bot, (2, 3, 4, 5), 1)
     objective = profiled._Objective(design)
+    real = profiled._Held._damped
+    damped: list[bool] = []
+
+    def counted(*args):
+        found = real(*args)
+        damped.append(found is not None)
+        return found
+
+    monkeypatch.setattr(profiled._Held, "_damped", counted)
     x0 = objective.pack(theta, log_scale)
     point = objective.reported(x0)[0]
     compared = 0
@@ -237,6 +248,7 @@ def test_a_held_step_is_the_dense_newton_step():
                 compared += 1
                 y, current, _, _ = Design._line_search(current, value, y, want)
     assert compared == 24
+    assert any(damped) == (per_bot == 1)     # damped steps by components, where small
 
 
 def test_a_league_of_200_bots_that_played_a_game_each_gets_its_bounds():
