@@ -63,6 +63,10 @@ def test_a_second_competition_plays_beside_the_first_in_turns_and_pauses_and_clo
             services.enter_bot(user, Bot.objects.get(name="{name}-bot"),
                                Competition.objects.get(pk={biggy}))
         """)
+    club("""
+        from referee.server.club import services
+        services.move(services.open_competition("Empty", "empty", {}), "close")
+    """)   # closed before it played a game: it ends without stopping the others
     first = ClubFolder(data).season_league.store_path
     second = ClubFolder(data).competition_league("competitions/biggy").store_path
     runner = RunnerProcess(data)
@@ -120,6 +124,7 @@ def test_a_second_competition_plays_beside_the_first_in_turns_and_pauses_and_clo
         assert report == "competitions/biggy/report/index.html"
         assert (data / report).is_file()
         assert club.value("Competition.first().state") == "running"
+        assert "Empty:" not in runner.output()   # closed before it played: never started
         runner.alive()
     finally:
         assert runner.stop() == 0, runner.output()
@@ -270,5 +275,13 @@ def test_competitions_on_a_real_server_opened_entered_shown_and_paused(tmp_path:
         assert "Biggy month: the competition is paused now" in boss.get("/organiser/").text
         assert 'id="competition-state">paused<' in ann.get("/c/biggy/").text
         assert ann.post_form(f"/organiser/competitions/{biggy}/close", {}).status == 404
+        # Closed: its report, for the organiser's eyes only (its replays hold every output).
+        assert boss.post_form(f"/organiser/competitions/{biggy}/close", {}).status == 302
+        wait_for("its report linked", lambda: "/c/biggy/report/" in boss.get(
+            "/organiser/").text, server, timeout=600)
+        answer = boss.get("/c/biggy/report/")
+        assert answer.status == 200 and "<html" in answer.text.lower()
+        assert ann.get("/c/biggy/report/").status == 404
+        assert ann.get("/c/biggy/leaderboard.json").json()["rows"]   # its final table stays
     finally:
         assert server.stop() == 0, server.output()

@@ -54,6 +54,8 @@ RULES = {
     "club:competition": (BOARD, "GET"),
     "club:competition-json": (BOARD, "GET"),
     "club:competition-season": (BOARD, "GET"),
+    "club:competition-report": (ORGANISER, "GET"),
+    "club:competition-report-file": (ORGANISER, "GET"),
     "club:bot-enter": (SELF, "POST"),       # only the bot's owner enters it, or withdraws it
     "club:bot-withdraw": (SELF, "POST"),
     "club:bot": (SIGNED_IN, "GET"),
@@ -151,6 +153,10 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
     (ClubFolder(root).season / "final" / "index.html").write_text("<p>report</p>")
     other = Competition.objects.create(name=f"routes {tag}", slug=f"routes-{tag}",
                                        folder=ClubFolder.competition_folder(f"routes-{tag}"))
+    report = ClubFolder.competition_report(other.folder)   # closed, its report written
+    (root / report).parent.mkdir(parents=True)
+    (root / report).write_text("<p>its report</p>")
+    Competition.objects.filter(pk=other.pk).update(report_path=report)
     _, token = new_token(users["owner"])
     kwargs = {"name": bot.name, "version_id": version.pk, "index": 0, "game_id": test_game.pk,
               "play_id": human_game.pk, "token_id": token.pk, "action": "resume", "bot_id": bot.pk,

@@ -51,6 +51,8 @@ urlpatterns = [
     path("c/<slug:slug>/", competitions.board, name="competition"),
     path("c/<slug:slug>/leaderboard.json", competitions.board_json, name="competition-json"),
     path("c/<slug:slug>/season/", competitions.season_page, name="competition-season"),
+    path("c/<slug:slug>/report/", competitions.report, name="competition-report"),
+    path("c/<slug:slug>/report/<path:path>", competitions.report, name="competition-report-file"),
     path("bots/<str:name>/enter/<id:competition_id>", competitions.bot_enter,
          name="bot-enter"),
     path("bots/<str:name>/withdraw/<id:competition_id>", competitions.bot_withdraw,

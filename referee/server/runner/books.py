@@ -155,13 +155,18 @@ class EntryBook:
 Book = FirstBook | EntryBook
 
 
-def open_books() -> list[EntryBook]:
+def open_books(data: Path) -> list[EntryBook]:
     """The books of the competitions other than the first that are not closed, or closed
-    without their report yet (their loop writes it)."""
+    without their report yet after games (their loop writes it): one closed before its
+    first game has nothing to write."""
+    from referee.league.store import games_stored
+
     rows = (Competition.objects.exclude(pk=Competition.FIRST)
             .filter(Q(state__in=[Competition.RUNNING, Competition.PAUSED]) | Q(report_path=""))
             .order_by("pk"))
-    return [EntryBook(row.pk, row.name, row.folder) for row in rows]
+    return [EntryBook(row.pk, row.name, row.folder) for row in rows
+            if row.state != Competition.CLOSED
+            or games_stored(ClubFolder(data).competition_league(row.folder).store_path)]
 
 
 def competition_table(competition: int) -> dict:

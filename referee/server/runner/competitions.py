@@ -49,7 +49,7 @@ class Competitions:
         from referee.server.shared.seasonread import season_read
 
         table = season_read().table
-        for book in await self.db(books.open_books):
+        for book in await self.db(books.open_books, self.data):
             if book.id in self.settings or book.id in self.refused:
                 continue
             own = await self.db(books.competition_table, book.id)
@@ -118,12 +118,19 @@ class Competitions:
             try:
                 await loop_.apply_limits()
                 await loop_.run()   # until it is closed and its report written
+            except Exception as exc:   # noqa: BLE001 - one line for the organiser
+                # One competition's failure (a report that cannot be written, a folder gone)
+                # stops it, not the runner and the others: one line says why.
+                await self.refuse(book, f"stopped: {type(exc).__name__}: {exc}")
+                season.close()
+                return
             finally:
                 refits.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await refits
+                await loop_.close_executor()
+                self.loops.pop(book.id, None)
             await refit_once(self.db, loop_)   # its final table on the board
             season.close()
-            self.loops.pop(book.id, None)
 
         self.tasks[book.id] = asyncio.create_task(play(), name=f"competition {book.name}")

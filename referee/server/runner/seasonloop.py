@@ -432,6 +432,9 @@ class SeasonLoop:
 
         if await self.db(self.book.report_written):
             return
+        if not self.season.store.count():   # nothing was played: there is nothing to rate
+            await self.db(self.book.notify, "closed before its first game: no report")
+            return
         # One ranked row per bot (its version that plays now), ranked among those shown.
         house: set[str] = set() if self.settings.house_in_final_table else \
             set(await self.db(clubdb.house_names))

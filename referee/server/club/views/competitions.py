@@ -100,6 +100,15 @@ def competition_facts(competition: Competition) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------- the organiser
 
+@organiser_only
+def report(request: HttpRequest, slug: str, path: str = "") -> HttpResponse:
+    """GET /c/<slug>/report/[path]: the closed competition's static report (the organiser's
+    only, as the season's: its replays hold every seat's output)."""
+    from referee.server.club.views.organiser import report_file
+
+    return report_file(competition_of(slug), path)
+
+
 FORM_KEYS = ("rules", "players", "games_per_bot_per_hour", "round_games", "decision_ms",
              "house_bots")
 

@@ -157,15 +157,20 @@ def version_put_back(request: HttpRequest, version_id: int) -> HttpResponse:
 def season_report(request: HttpRequest, path: str = "") -> HttpResponse:
     """The closed season's static report (written by the runner). The organiser's only: its
     replays hold every seat's output."""
+    return report_file(Competition.first(), path)
+
+
+def report_file(competition: Competition, path: str) -> HttpResponse:
+    """A file of a closed competition's static report (404 before it is written, and for a
+    path outside it)."""
     from pathlib import Path
 
     from django.conf import settings
     from django.http import FileResponse, Http404
 
-    season = Competition.first()
-    if not season.report_path:
-        raise Http404("the season has no report yet")
-    root = (Path(settings.DATA_DIR) / season.report_path).resolve()
+    if not competition.report_path:
+        raise Http404("the competition has no report yet")
+    root = (Path(settings.DATA_DIR) / competition.report_path).resolve()
     if root.is_file():
         root = root.parent
     target = (root / (path or "index.html")).resolve()
