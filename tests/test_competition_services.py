@@ -146,3 +146,23 @@ def test_entries_that_may_not_be_made_are_refused() -> None:
     assert refused(services.enter_bot, ann, mine, biggy("other")).line == \
         f"{mine.name} is disabled: copied"
     assert not CompetitionEntry.objects.filter(bot=mine).exists()
+
+
+def test_a_retired_versions_folder_another_competition_plays_is_not_pruned(
+        tmp_path: Path) -> None:
+    """The first competition retires a version (a newer one passed) while another competition
+    still plays it: the retention rule keeps its built folder until that one retires it too."""
+    from referee.server.club.models import BotVersion
+    from referee.server.shared.clubfolder import ClubFolder
+    from referee.server.shared.diskuse import prunable
+
+    bot = bot_of(student())
+    folder = ClubFolder(tmp_path).version_upload(bot.name, 1) / "bot"
+    folder.mkdir(parents=True)
+    old = BotVersion.objects.create(
+        bot=bot, number=1, archive_name="a.zip", archive_sha256="0" * 64, archive_size=1,
+        folder=ClubFolder.version_folder(bot.name, 1), spec="bot.toml",
+        league_name=f"{bot.name}.v1", check_state="passed", season_state="retired")
+    assert folder.resolve() in [path.resolve() for path in prunable(tmp_path)]
+    assert folder.resolve() not in [path.resolve()
+                                    for path in prunable(tmp_path, {old.league_name})]
