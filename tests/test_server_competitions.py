@@ -226,6 +226,10 @@ def test_competitions_on_a_real_server_opened_entered_shown_and_paused(tmp_path:
         refit_seconds = 1
     """)
     club.ann_and_ben_passed()
+    token = club("""
+        from referee.server.club.people import new_token
+        result = new_token(User.objects.get(username="ann"))[0]
+    """)
     club.close()
     server = ServerProcess(data)
     try:
@@ -260,6 +264,14 @@ def test_competitions_on_a_real_server_opened_entered_shown_and_paused(tmp_path:
         wait_for("Biggy month's table of its three bots", lambda: sorted(
             row["bot"] for row in ann.get("/c/biggy/leaderboard.json").json()["rows"]) ==
             ["ann-bot", "ben-bot", "house-greedy"], server, timeout=900)
+        api = WebClient(server.url)   # the JSON API, with a token, for a competition too
+        bearer = {"Authorization": f"Bearer {token}"}
+        rows = api.request("GET", "/api/leaderboard?competition=biggy", headers=bearer).json()[
+            "rows"]
+        assert sorted(row["bot"] for row in rows) == ["ann-bot", "ben-bot", "house-greedy"]
+        assert {row["games_url"] for row in rows} == {""}   # the season's games API only
+        missing = api.request("GET", "/api/leaderboard?competition=nope", headers=bearer)
+        assert missing.status == 404 and "no competition 'nope'" in missing.text
         board = ann.get("/c/biggy/").text
         assert "<h1>Biggy month</h1>" in board and "/c/biggy/leaderboard.json" in board
         season = ann.get("/c/biggy/season/").text
