@@ -4,7 +4,6 @@ a slug for its pages; other competitions are rows beside it, each with its bots'
 standing belongs to a competition (the season's standings to the first)."""
 
 from django.db import migrations, models
-from django.utils.text import slugify
 
 FIRST = 1
 
@@ -12,7 +11,8 @@ FIRST = 1
 def first_competition(apps, schema_editor):   # noqa: ANN001, ANN201 - Django's signature
     Competition = apps.get_model("club", "Competition")
     for row in Competition.objects.all():
-        row.slug = (slugify(row.name)[:40] or "season") if row.pk == FIRST else f"c{row.pk}"
+        # The first's pages are /c/season/ whatever its name (services.RESERVED_SLUGS keeps it).
+        row.slug = "season" if row.pk == FIRST else f"c{row.pk}"
         row.folder = "season"
         row.created_at = row.updated_at
         row.save(update_fields=["slug", "folder", "created_at"])
