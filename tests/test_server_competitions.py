@@ -272,6 +272,9 @@ def test_competitions_on_a_real_server_opened_entered_shown_and_paused(tmp_path:
         assert {row["games_url"] for row in rows} == {""}   # the season's games API only
         missing = api.request("GET", "/api/leaderboard?competition=nope", headers=bearer)
         assert missing.status == 404 and "no competition 'nope'" in missing.text
+        page = ann.get("/bots/ann-bot/").text   # its place in each competition it is in
+        places = re.findall(r'<tr data-slug="(\w+)">.*?<td class="places">([^<]*)</td>', page)
+        assert dict(places)["biggy"].startswith("v1: rank "), places
         board = ann.get("/c/biggy/").text
         assert "<h1>Biggy month</h1>" in board and "/c/biggy/leaderboard.json" in board
         season = ann.get("/c/biggy/season/").text

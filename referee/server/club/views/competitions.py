@@ -215,7 +215,11 @@ def bot_competitions(bot: Bot) -> list[dict[str, Any]]:
         if not inside and (competition.state == Competition.CLOSED
                            or competition.who_may_enter != Competition.STUDENTS):
             continue
+        # Its place there: its rows of that board (one per version that played there).
+        placed = newest_board(competition.pk).rows_of(bot.name) if inside else []
         rows.append({"competition": competition, "entered": inside,
                      "may_change": not competition.is_first
-                     and competition.state != Competition.CLOSED})
+                     and competition.state != Competition.CLOSED,
+                     "places": [(row.version, row.table.rank, row.table.games, row.state)
+                                for row in placed]})
     return rows
