@@ -590,6 +590,7 @@ def test_the_admin_moves_the_season_only_by_its_actions(folder: Path) -> None:
         assert act("resume") == "closed"          # a closed season stays closed
         page = boss.get("/admin/club/competition/1/change/").content.decode()
         assert 'name="state"' not in page        # no field to type a state into
+        assert 'name="settings"' not in page     # nor settings the service layer did not check
     finally:
         Competition.first_row().update(state=saved, closed_at=None)
     answer = boss.post("/admin/club/joincode/add/", {"note": "from the admin", "max_uses": 4})

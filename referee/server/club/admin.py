@@ -51,7 +51,10 @@ class CompetitionAdmin(admin.ModelAdmin):
     checks their settings)."""
 
     list_display = ["name", "slug", "state", "updated_at", "closed_at", "report_path"]
-    readonly_fields = ["slug", "folder", "state", "updated_at", "closed_at", "report_path"]
+    # Its settings and entry rules are checked by the service layer when it is opened, and
+    # the runner reads them then: not typed in here.
+    readonly_fields = ["slug", "folder", "state", "settings", "who_may_enter", "bots_per_student",
+                       "created_at", "updated_at", "closed_at", "report_path"]
     actions = ["pause", "resume", "close"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
