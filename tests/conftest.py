@@ -45,6 +45,7 @@ SLOW_MODULES = frozenset({
     "test_server_botpage", "test_server_browser", "test_server_datafolder", "test_server_docs",
     "test_server_guards", "test_server_hostile_specs", "test_server_queue", "test_server_routes",
     "test_server_runner", "test_server_season", "test_server_serve", "test_server_signin",
+    "test_server_competitions", "test_competition_browser",
     "test_store_size", "test_submit", "test_terminal", "test_wheel", "test_wire_faults",
 })
 

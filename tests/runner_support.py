@@ -125,7 +125,7 @@ class Club:
         """)
 
     def season_state(self, state: str) -> None:
-        self(f"Season.row().update(state={state!r})")
+        self(f"Competition.first_row().update(state={state!r})")
 
     def value(self, expression: str) -> Any:
         return self(f"result = {expression}")

@@ -78,7 +78,7 @@ def club(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
             "for row in Standing.objects.latest('id').data['rows'])"))
         helper.season_state("closed")
         wait_for("the season's report", lambda: helper.value(
-            "Season.current().report_path"))
+            "Competition.first().report_path"))
         web = WebClient(server.url)
         db = ClubFolder(data).season_league.store_path
         # The refit after the close rates every game: the leaderboard counts them all.

@@ -123,7 +123,7 @@ def test_nothing_of_the_data_folder_is_readable_by_another_user(tmp_path: Path) 
             assert open_to_others(data) == []
             # Closed: the season's static report is written into the data folder too.
             club.season_state("closed")
-            wait_for("the report", lambda: club.value("Season.current().report_path"))
+            wait_for("the report", lambda: club.value("Competition.first().report_path"))
         finally:
             club.close()
     finally:

@@ -1,6 +1,6 @@
 """The runner's one job queue on the club's real SQLite database, in process: checks, test
 games and games in the browser claimed by one function (referee.server.runner.jobqueue) in a
-fair order, a job claimed once when two claimers race for it, and `Season.current()`."""
+fair order, a job claimed once when two claimers race for it, and `Competition.first()`."""
 
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ from referee.server.club.models import (  # noqa: E402
     Bot,
     BotVersion,
     CheckRun,
+    Competition,
     HumanGame,
     Job,
-    Season,
     TestGame,
 )
 from referee.server.runner.jobqueue import claim  # noqa: E402
@@ -177,17 +177,17 @@ def test_two_claimers_racing_take_each_job_once() -> None:
 
 
 def test_season_current_is_the_one_row(alone: None) -> None:
-    season = Season.current()
-    assert season.pk == Season.ONE and Season.objects.count() == 1
-    Season.row().update(state=Season.PAUSED)
-    assert Season.current().state == Season.PAUSED
-    Season.objects.all().delete()
-    made = Season.current()   # a database that lost it: both processes find one again
-    assert (made.pk, made.state) == (Season.ONE, Season.RUNNING)
+    season = Competition.first()
+    assert season.pk == Competition.FIRST and Competition.objects.filter(slug="season").count() == 1
+    Competition.first_row().update(state=Competition.PAUSED)
+    assert Competition.first().state == Competition.PAUSED
+    Competition.objects.all().delete()
+    made = Competition.first()   # a database that lost it: both processes find one again
+    assert (made.pk, made.state) == (Competition.FIRST, Competition.RUNNING)
 
 
 def test_no_module_fetches_the_season_by_its_key() -> None:
-    """Every fetch of the season row goes through Season.current() (the migrations that made
+    """Every fetch of the season row goes through Competition.first() (the migrations that made
     it aside)."""
     spelled = [f"{path.relative_to(ROOT)}:{number}"
                for path in sorted((ROOT / "referee").rglob("*.py"))

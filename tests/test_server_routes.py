@@ -24,9 +24,9 @@ from referee.server.club.models import (  # noqa: E402
     BotVersion,
     CheckRun,
     ClubMessage,
+    Competition,
     HumanGame,
     JoinCode,
-    Season,
     TestGame,
 )
 from referee.server.club.people import join, make_join_code, new_token  # noqa: E402
@@ -51,6 +51,13 @@ RULES = {
     "club:leaderboard": (BOARD, "GET"),
     "club:leaderboard-json": (BOARD, "GET"),
     "club:season": (BOARD, "GET"),
+    "club:competition": (BOARD, "GET"),
+    "club:competition-json": (BOARD, "GET"),
+    "club:competition-season": (BOARD, "GET"),
+    "club:competition-report": (ORGANISER, "GET"),
+    "club:competition-report-file": (ORGANISER, "GET"),
+    "club:bot-enter": (SELF, "POST"),       # only the bot's owner enters it, or withdraws it
+    "club:bot-withdraw": (SELF, "POST"),
     "club:bot": (SIGNED_IN, "GET"),
     "club:version": (OWNER, "GET"),
     "club:download": (OWNER, "GET"),
@@ -81,6 +88,8 @@ RULES = {
     "club:organiser": (ORGANISER, "GET"),
     "club:screen": (ORGANISER, "GET"),
     "club:season-action": (ORGANISER, "POST"),
+    "club:competition-new": (ORGANISER, "POST"),
+    "club:competition-action": (ORGANISER, "POST"),
     "club:season-settings": (ORGANISER, "POST"),
     "club:code-new": (ORGANISER, "POST"),
     "club:message-new": (ORGANISER, "POST"),
@@ -142,11 +151,18 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
                                           record_file=ClubFolder.test_game_record("1"))
     (ClubFolder(root).season / "final").mkdir()
     (ClubFolder(root).season / "final" / "index.html").write_text("<p>report</p>")
+    other = Competition.objects.create(name=f"routes {tag}", slug=f"routes-{tag}",
+                                       folder=ClubFolder.competition_folder(f"routes-{tag}"))
+    report = ClubFolder.competition_report(other.folder)   # closed, its report written
+    (root / report).parent.mkdir(parents=True)
+    (root / report).write_text("<p>its report</p>")
+    Competition.objects.filter(pk=other.pk).update(report_path=report)
     _, token = new_token(users["owner"])
     kwargs = {"name": bot.name, "version_id": version.pk, "index": 0, "game_id": test_game.pk,
               "play_id": human_game.pk, "token_id": token.pk, "action": "resume", "bot_id": bot.pk,
               "code_id": JoinCode.objects.first().pk, "path": "index.html",
-              "message_id": ClubMessage.objects.create(text="Finals on Friday").pk}
+              "message_id": ClubMessage.objects.create(text="Finals on Friday").pk,
+              "slug": other.slug, "competition_id": other.pk}
     return {"root": root, "users": users, "kwargs": kwargs}
 
 
@@ -184,9 +200,9 @@ def test_every_route_answers_each_kind_of_user_as_its_rule_says(
     season_file = tmp_path / "season.toml"
     season_file.write_text(f"public_leaderboard = {'true' if public else 'false'}\n")
     monkeypatch.setenv("REFEREE_SEASON_FILE", str(season_file))
-    season = Season.current()
+    season = Competition.first()
     saved = (season.state, season.report_path)
-    Season.row().update(report_path="season/final/index.html")
+    Competition.first_row().update(report_path="season/final/index.html")
     wrong = []
     try:
         with override_settings(DATA_DIR=world["root"]):
@@ -200,7 +216,7 @@ def test_every_route_answers_each_kind_of_user_as_its_rule_says(
                 if not expected(status, answer):
                     wrong.append(f"{who} {method} {url} ({rule}): {status}")
     finally:
-        Season.row().update(state=saved[0], report_path=saved[1])
+        Competition.first_row().update(state=saved[0], report_path=saved[1])
     assert not wrong, "\n".join(wrong)
 
 

@@ -99,7 +99,7 @@ def test_a_version_is_checked_enters_and_plays_paused_resumed_and_closed(tmp_pat
         # Close: the final tables and the static report in DIR/season, and its path.
         club.season_state("closed")
         report = wait_for("the report", lambda: club.value(
-            "Season.current().report_path"), runner)
+            "Competition.first().report_path"), runner)
         assert report == "season/report/index.html" and (data / report).is_file()
         assert ClubFolder(data).season_league.table_md.is_file()
         final = games_stored(ClubFolder(data).season_league.store_path)
@@ -184,7 +184,7 @@ def test_a_new_version_takes_its_bots_row_and_ranks_count_bots(tmp_path: Path) -
                    for row in rows), rows
 
         club.season_state("closed")
-        wait_for("the report", lambda: club.value("Season.current().report_path"),
+        wait_for("the report", lambda: club.value("Competition.first().report_path"),
                  runner)
     finally:
         runner.stop()
@@ -260,7 +260,7 @@ def kill_season(tmp_path: Path, name: str, kills: bool) -> tuple[list[tuple], li
         wait_for("eve's check", lambda: club.value(
             f"CheckRun.objects.get(version_id={eve}).state") == "passed", runner)
         club.season_state("closed")
-        wait_for("the report", lambda: club.value("Season.current().report_path"),
+        wait_for("the report", lambda: club.value("Competition.first().report_path"),
                  runner)
         seen["attempts"] = club.value(f"CheckRun.objects.get(version_id={eve}).attempts")
         seen["eve_lines"] = club.value(
@@ -442,7 +442,7 @@ def test_house_bots_play_from_the_first_start_and_a_first_student_joins_them_at_
         print(f"dora-bot.v1 played its first game {time.monotonic() - passed:.1f} s after "
               f"its check passed")
         club.season_state("closed")
-        wait_for("the report", lambda: club.value("Season.current().report_path"),
+        wait_for("the report", lambda: club.value("Competition.first().report_path"),
                  runner)
     finally:
         runner.stop()

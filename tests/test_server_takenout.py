@@ -14,7 +14,7 @@ club_django()
 from django.contrib.auth.models import User  # noqa: E402
 from django.test import Client  # noqa: E402
 
-from referee.server.club.models import Bot, BotVersion, Notice, Season  # noqa: E402
+from referee.server.club.models import Bot, BotVersion, Competition, Notice  # noqa: E402
 from referee.server.club.takenout import put_back, taken_out_versions  # noqa: E402
 from referee.server.shared.clubfolder import ClubFolder  # noqa: E402
 
@@ -65,12 +65,12 @@ def test_put_back_is_refused_with_the_reason() -> None:
     other = version_of(Bot.objects.create(owner=bot.owner, name=f"x{bot.name}"), 1,
                        season_state="disabled")   # disabled by its bot, not taken out
     assert put_back(other.pk)[0] is False
-    state = Season.current().state
-    Season.row().update(state="closed")
+    state = Competition.first().state
+    Competition.first_row().update(state="closed")
     try:
         assert put_back(version.pk) == (False, "not put back: the season is closed")
     finally:
-        Season.row().update(state=state)
+        Competition.first_row().update(state=state)
     version.refresh_from_db()
     assert (version.season_state, version.taken_out) == ("disabled", True)
     assert put_back(version.pk)[0] is True

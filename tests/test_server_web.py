@@ -573,25 +573,26 @@ def test_a_full_disk_during_an_upload_is_one_line_and_leaves_nothing(folder: Pat
 
 
 def test_the_admin_moves_the_season_only_by_its_actions(folder: Path) -> None:
-    from referee.server.club.models import Season
+    from referee.server.club.models import Competition
 
     boss = signed_in(organiser())
-    saved = Season.current().state
+    saved = Competition.first().state
     try:
-        Season.row().update(state="running")
+        Competition.first_row().update(state="running")
 
         def act(action: str) -> str:
-            boss.post("/admin/club/season/", {"action": action, "_selected_action": ["1"]})
-            return Season.current().state
+            boss.post("/admin/club/competition/", {"action": action, "_selected_action": ["1"]})
+            return Competition.first().state
 
         assert act("pause") == "paused"
         assert act("resume") == "running"
         assert act("close") == "closed"
         assert act("resume") == "closed"          # a closed season stays closed
-        page = boss.get("/admin/club/season/1/change/").content.decode()
+        page = boss.get("/admin/club/competition/1/change/").content.decode()
         assert 'name="state"' not in page        # no field to type a state into
+        assert 'name="settings"' not in page     # nor settings the service layer did not check
     finally:
-        Season.row().update(state=saved, closed_at=None)
+        Competition.first_row().update(state=saved, closed_at=None)
     answer = boss.post("/admin/club/joincode/add/", {"note": "from the admin", "max_uses": 4})
     assert answer.status_code == 302
     code = JoinCode.objects.get(note="from the admin")
@@ -746,7 +747,7 @@ def test_a_bot_page_says_what_its_bot_waits_for(folder: Path) -> None:
     """A queued check with its place in the queue, a running check, a passed version entering,
     an entered one waiting for its first game, a paused season; a house bot is marked as such
     on its page and offered for test games."""
-    from referee.server.club.models import Season
+    from referee.server.club.models import Competition
 
     user = student()
     client = signed_in(user)
@@ -776,11 +777,11 @@ def test_a_bot_page_says_what_its_bot_waits_for(folder: Path) -> None:
     assert "v1: it passed its check and is entering the season" in waiting()
     BotVersion.objects.filter(pk=version.pk).update(season_state="active")
     assert "v1: in the season, waiting for its first game" in waiting()
-    Season.row().update(state="paused")
+    Competition.first_row().update(state="paused")
     try:
         assert "the season is paused" in waiting()
     finally:
-        Season.row().update(state="running")
+        Competition.first_row().update(state="running")
 
     house = Bot.objects.create(owner=None, house=True, name=unique("house-"))
     board_version(house, 1, "active")

@@ -8,7 +8,7 @@ from django.http import HttpRequest
 
 from referee.server.club import models
 from referee.server.club.people import make_join_code
-from referee.server.club.seasonstate import move_season
+from referee.server.club.seasonstate import move_competition
 
 
 @admin.register(models.Profile)
@@ -44,36 +44,42 @@ class ApiTokenAdmin(admin.ModelAdmin):
     readonly_fields = ["token_hash", "prefix", "created_at", "last_used_at"]
 
 
-@admin.register(models.Season)
-class SeasonAdmin(admin.ModelAdmin):
-    """The state changes only by the actions (as on the Organiser page): a closed season stays
-    closed."""
+@admin.register(models.Competition)
+class CompetitionAdmin(admin.ModelAdmin):
+    """A state changes only by the actions (as on the Organiser page): a closed competition
+    stays closed. Competitions are opened on the Organiser page (services.open_competition
+    checks their settings)."""
 
-    list_display = ["name", "state", "updated_at", "closed_at", "report_path"]
-    readonly_fields = ["state", "updated_at", "closed_at", "report_path"]
+    list_display = ["name", "slug", "state", "updated_at", "closed_at", "report_path"]
+    # Its settings and entry rules are checked by the service layer when it is opened, and
+    # the runner reads them then: not typed in here.
+    readonly_fields = ["slug", "folder", "state", "settings", "who_may_enter", "bots_per_student",
+                       "created_at", "updated_at", "closed_at", "report_path"]
     actions = ["pause", "resume", "close"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
-        return False   # one season: its row is made by the migrations
+        return False   # the first is made by the migrations, the others on the Organiser page
 
     def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
 
-    def _move(self, request: HttpRequest, action: str) -> None:
-        done, text = move_season(action)
-        self.message_user(request, text, messages.SUCCESS if done else messages.ERROR)
+    def _move(self, request: HttpRequest, queryset: QuerySet, action: str) -> None:
+        for row in queryset:
+            done, text = move_competition(row.pk, action)
+            self.message_user(request, f"{row.name}: {text}",
+                              messages.SUCCESS if done else messages.ERROR)
 
     @admin.action(description="Pause play")
     def pause(self, request: HttpRequest, queryset: QuerySet) -> None:
-        self._move(request, "pause")
+        self._move(request, queryset, "pause")
 
     @admin.action(description="Resume play")
     def resume(self, request: HttpRequest, queryset: QuerySet) -> None:
-        self._move(request, "resume")
+        self._move(request, queryset, "resume")
 
-    @admin.action(description="Close the season (final tables and report)")
+    @admin.action(description="Close (final tables and report)")
     def close(self, request: HttpRequest, queryset: QuerySet) -> None:
-        self._move(request, "close")
+        self._move(request, queryset, "close")
 
 
 class VersionInline(admin.TabularInline):

@@ -30,7 +30,7 @@ from django.utils.safestring import SafeString
 
 from referee.league.season import SeasonRow
 from referee.league.tables import Row
-from referee.server.club.models import Bot, BotVersion, Standing
+from referee.server.club.models import Bot, BotVersion, Competition, Standing
 from referee.server.club.templatetags.club import ranks, signed
 
 NO_RANK = "\u2013"   # a retired version's rank cell
@@ -179,10 +179,13 @@ def _separated(upper: Row, lower: Row) -> bool | None:
 Stored = tuple[str | None, int | None, SeasonRow]
 
 
-def board_rows(rows: Sequence[Stored]) -> tuple[list[BoardRow], list[BoardRow]]:
+def board_rows(rows: Sequence[Stored], club_states: bool = True
+               ) -> tuple[list[BoardRow], list[BoardRow]]:
     """(ranked, retired): the standing's rows split by the versions' current state, each with
     its owner, ranked 1, 2, 3... and marked by the tables' rule among the rows shown; the
-    retired ones without rank nor mark."""
+    retired ones without rank nor mark. `club_states`: the state is the club's record of the
+    version (the first competition's); else the standing's own (another competition's, whose
+    entrants' states its store keeps)."""
     # Plain tuples of the columns shown: model instances cost more than the rest of the rows.
     versions = {name: (state, (bot, house, owner)) for name, state, bot, house, owner in
                 BotVersion.objects.filter(league_name__in=[row.table.bot for _, _, row in rows])
@@ -195,6 +198,8 @@ def board_rows(rows: Sequence[Stored]) -> tuple[list[BoardRow], list[BoardRow]]:
     retired: list[BoardRow] = []
     for (_, number, row), fallback in zip(rows, named, strict=True):
         state, bot = versions.get(row.table.bot, (None, None))
+        if not club_states:
+            state = row.state
         if bot is None:
             bot = bots.get(fallback)
         name, house, owner = bot or (fallback, False, None)
@@ -213,43 +218,48 @@ def board_rows(rows: Sequence[Stored]) -> tuple[list[BoardRow], list[BoardRow]]:
 
 
 _lock = threading.Lock()
-_cached: Board | None = None
+_cached: dict[int, Board] = {}   # competition id -> its newest board
 
 
-def newest_board() -> Board:
-    """The newest standing as a Board (the one decoded before while it is still the newest).
+def newest_board(competition: int = Competition.FIRST) -> Board:
+    """The newest standing of a competition as a Board (the one decoded before while it is
+    still the newest).
 
     One request shapes a newer standing; the others are served the board in hand meanwhile
     (a refit older), so a standing's arrival never holds a page. Only the process's first
     requests wait for the first board."""
-    global _cached
-    newest = Standing.objects.order_by("-id").values_list("pk", flat=True).first()
+    newest = (Standing.objects.filter(competition_id=competition).order_by("-id")
+              .values_list("pk", flat=True).first())
+    first = competition == Competition.FIRST
     # A version retired or entering changes the ranks before the next refit: two index reads.
+    # (Another competition's entrants change state in its store, which its next refit tells.)
     playing = tuple(BotVersion.objects.filter(season_state=BotVersion.ACTIVE)
-                    .order_by("pk").values_list("pk", flat=True))
-    board = _cached
+                    .order_by("pk").values_list("pk", flat=True)) if first else ()
+    board = _cached.get(competition)
     if board is not None and (board.standing, board.playing) == (newest, playing):
         return board
     if not _lock.acquire(blocking=board is None):
         assert board is not None
         return board   # another request is shaping the newer one
     try:
-        board = _cached
+        board = _cached.get(competition)
         if board is None or (board.standing, board.playing) != (newest, playing):
-            board = _cached = _shape(Standing.objects.filter(pk=newest).first(), playing)
+            board = _cached[competition] = _shape(
+                Standing.objects.filter(pk=newest).first(), playing, first)
     finally:
         _lock.release()
     return board
 
 
-def _shape(standing: Standing | None, playing: tuple[int, ...]) -> Board:
+def _shape(standing: Standing | None, playing: tuple[int, ...],
+           club_states: bool = True) -> Board:
     """A standing (or none yet) as the pages show it: its rows ranked or retired by
     `board_rows`, each with its owner."""
     if standing is None:
         return Board(None, playing, (), (), EMPTY, json.dumps(EMPTY).encode(), SafeString(""),
                      SafeString(""), {})
     data = standing.data if isinstance(standing.data, dict) else {}
-    ranked, retired = board_rows(stored_rows(data.get("rows", [])))
+    ranked, retired = board_rows(stored_rows(data.get("rows", [])), club_states)
     payload = {"standing": standing.pk, "created_at": standing.created_at.isoformat(),
                "fitted": standing.created_at.strftime("%Y-%m-%d %H:%M:%S UTC"),
                "fitted_at": standing.created_at.timestamp(),   # local_time, club/times.js

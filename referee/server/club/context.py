@@ -7,14 +7,14 @@ from typing import Any
 
 from django.http import HttpRequest
 
-from referee.server.club.models import Season
+from referee.server.club.models import Competition
 from referee.server.club.people import is_organiser
 
 
 def club(request: HttpRequest) -> dict[str, Any]:
     """The season row, and for the organiser `sandbox_banner`: "" or the one line saying that
     uploads run unconfined or not at all (referee.server.shared.confinement)."""
-    facts: dict[str, Any] = {"season": Season.current()}
+    facts: dict[str, Any] = {"season": Competition.first()}
     if is_organiser(request.user):
         facts["sandbox_banner"] = sandbox_line()
     return facts

@@ -70,31 +70,59 @@ class ApiToken(models.Model):
         return self.created_at + TOKEN_LIFETIME
 
 
-class Season(models.Model):
-    """The one running season: its one row, `Season.current()` (migration 0002 makes it)."""
+class Competition(models.Model):
+    """A competition of the club: a season with its own rules, table sizes, pace, limits, house
+    bots and entry rules, its own league folder (`folder`, relative to DIR) and state. The
+    first (`Competition.first()`, pk 1: the club's one season before there were several,
+    migration 0012) takes its settings from the season file, and every bot of the club plays
+    in it; another takes them from `settings` (a season file's table: the same keys, read by
+    the same parser, shared.seasonkeys.competition_settings) and plays the bots entered in it
+    (CompetitionEntry)."""
 
-    ONE = 1   # the primary key of the season's one row
-    RUNNING, PAUSED, CLOSED = "running", "paused", "closed"
-    STATES = [(RUNNING, "running"), (PAUSED, "paused"), (CLOSED, "closed")]
+    FIRST = 1   # the primary key of the first competition (migration 0002 made its row)
+    RUNNING, PAUSED, CLOSED = "running", "paused", "closed"   # running: open, playing
+    STATES = [(RUNNING, "open"), (PAUSED, "paused"), (CLOSED, "closed")]
+    STUDENTS, HOUSE_ONLY = "students", "house"
+    ENTRY = [(STUDENTS, "every student"), (HOUSE_ONLY, "the house bots only")]
 
     name = models.CharField(max_length=100, default="season")
+    slug = models.SlugField(max_length=40, unique=True)
+    folder = models.CharField(max_length=100, default="season")   # relative to DIR
     state = models.CharField(max_length=10, choices=STATES, default=RUNNING)
+    settings = models.JSONField(default=dict, blank=True)   # {}: the season file's (the first)
+    who_may_enter = models.CharField(max_length=10, choices=ENTRY, default=STUDENTS)
+    bots_per_student = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
     closed_at = models.DateTimeField(null=True, blank=True)
     report_path = models.CharField(max_length=300, blank=True)
 
+    class Meta:
+        ordering = ["pk"]
+
     def __str__(self) -> str:
-        return f"{self.name} ({self.state})"
+        return f"{self.name} ({self.state_word})"
+
+    @property
+    def is_first(self) -> bool:
+        """The club's first competition (its settings are the season file's)."""
+        return self.pk == self.FIRST
+
+    @property
+    def state_word(self) -> str:
+        """open, paused or closed."""
+        return dict(self.STATES).get(self.state, self.state)
 
     @classmethod
-    def current(cls) -> Season:
-        """The season's one row (made if a database lost it: both processes always find it)."""
-        return cls.objects.get_or_create(pk=cls.ONE)[0]
+    def first(cls) -> Competition:
+        """The first competition's row (made if a database lost it: both processes always
+        find it)."""
+        return cls.objects.get_or_create(pk=cls.FIRST, defaults={"slug": "season"})[0]
 
     @classmethod
-    def row(cls) -> models.QuerySet[Season]:
-        """The season's one row as a query, for a change made in one statement (`update`)."""
-        return cls.objects.filter(pk=cls.ONE)
+    def first_row(cls) -> models.QuerySet[Competition]:
+        """The first competition's row as a query, for a change made in one statement."""
+        return cls.objects.filter(pk=cls.FIRST)
 
 
 class Bot(models.Model):
@@ -111,6 +139,25 @@ class Bot(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class CompetitionEntry(models.Model):
+    """A bot entered in a competition other than the first (every bot plays in the first):
+    its newest version that passed its check plays there, from the competition's next round.
+    Withdrawing the bot deletes the row; its games stay in the competition's store."""
+
+    competition = models.ForeignKey(Competition, on_delete=models.CASCADE,
+                                    related_name="entries")
+    bot = models.ForeignKey("Bot", on_delete=models.CASCADE, related_name="entries")
+    entered_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["competition", "bot"],
+                                               name="club_entry_once")]
+        ordering = ["competition", "bot"]
+
+    def __str__(self) -> str:
+        return f"{self.bot_id} in {self.competition_id}"
 
 
 class BotVersion(models.Model):
@@ -227,8 +274,11 @@ class TestGame(models.Model):
 
 
 class Standing(models.Model):
-    """A snapshot of the season's table after a refit; pages show the newest one."""
+    """A snapshot of a competition's table after a refit; pages show the newest one."""
 
+    # (an older club's standings, and one written without saying, are the first's)
+    competition = models.ForeignKey(Competition, on_delete=models.CASCADE,
+                                    default=Competition.FIRST, related_name="standings")
     created_at = models.DateTimeField(auto_now_add=True)
     games = models.PositiveIntegerField()
     data = models.JSONField()

@@ -1,29 +1,39 @@
-"""The organiser's moves of the season: pause, resume, close (the runner follows the state)."""
+"""The organiser's moves of a competition: pause, resume, close (the runner follows the
+state). The first competition is the club's season: its moves keep their words."""
 
 from __future__ import annotations
 
 from django.utils import timezone
 
-from referee.server.club.models import Season
+from referee.server.club.models import Competition
 
-# action -> (the state it leads to, the states it may start from); a closed season stays closed.
+# action -> (the state it leads to, the states it may start from); a closed one stays closed.
 MOVES = {
-    "pause": (Season.PAUSED, {Season.RUNNING}),
-    "resume": (Season.RUNNING, {Season.PAUSED}),
-    "close": (Season.CLOSED, {Season.RUNNING, Season.PAUSED}),
+    "pause": (Competition.PAUSED, {Competition.RUNNING}),
+    "resume": (Competition.RUNNING, {Competition.PAUSED}),
+    "close": (Competition.CLOSED, {Competition.RUNNING, Competition.PAUSED}),
 }
 
 
-def move_season(action: str) -> tuple[bool, str]:
-    """Apply `action` to the season; (done, one line for the organiser)."""
+def move_competition(competition: int, action: str) -> tuple[bool, str]:
+    """Apply `action` to the competition of id `competition`; (done, one line for the
+    organiser)."""
+    what = "the season" if competition == Competition.FIRST else "the competition"
     if action not in MOVES:
-        return False, f"no season action {action!r}"
+        return False, f"no {what.removeprefix('the ')} action {action!r}"
     state, allowed = MOVES[action]
     changes = {"state": state, "updated_at": timezone.now()}
-    if state == Season.CLOSED:
+    if state == Competition.CLOSED:
         changes["closed_at"] = timezone.now()
-    season = Season.current()
-    if Season.row().filter(state__in=allowed).update(**changes):
-        return True, f"the season is {state} now"
-    season.refresh_from_db(fields=["state"])
-    return False, f"the season cannot {action} from {season.state}"
+    row = Competition.objects.filter(pk=competition)
+    if row.filter(state__in=allowed).update(**changes):
+        return True, f"{what} is {dict(Competition.STATES)[state]} now"
+    found = row.values_list("state", flat=True).first()
+    if found is None:
+        return False, "no such competition"
+    return False, f"{what} cannot {action} from {dict(Competition.STATES)[found]}"
+
+
+def move_season(action: str) -> tuple[bool, str]:
+    """Apply `action` to the season (the first competition); (done, one line)."""
+    return move_competition(Competition.FIRST, action)

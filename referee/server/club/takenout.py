@@ -12,7 +12,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from referee.present.text import safe_line
-from referee.server.club.models import BotVersion, Notice, Season
+from referee.server.club.models import BotVersion, Competition, Notice
 
 
 def taken_out_versions() -> QuerySet[BotVersion]:
@@ -26,7 +26,7 @@ def put_back_refusal(version: BotVersion) -> str | None:
     label = f"{version.bot.name} v{version.number}"
     if not version.taken_out or version.season_state != BotVersion.DISABLED:
         return f"{label} is not taken out of the season"
-    if Season.current().state == Season.CLOSED:
+    if Competition.first().state == Competition.CLOSED:
         return "the season is closed"
     if version.bot.disabled:
         return f"{version.bot.name} is disabled: enable the bot first"

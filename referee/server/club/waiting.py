@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import Q
 
-from referee.server.club.models import Bot, BotVersion, CheckRun, Season
+from referee.server.club.models import Bot, BotVersion, CheckRun, Competition
 
 
 def queue_position(check: CheckRun) -> int:
@@ -21,7 +21,7 @@ def waiting_for(bot: Bot, versions: list[BotVersion], played: bool) -> list[str]
     paused season. `versions` are the bot's, newest first; `played`: it has recorded games."""
     if bot.disabled:
         return []
-    state = Season.current().state
+    state = Competition.first().state
     lines = []
     for version in versions:
         label = f"v{version.number}"
@@ -36,12 +36,12 @@ def waiting_for(bot: Bot, versions: list[BotVersion], played: bool) -> list[str]
                          f"{'check' if ahead == 1 else 'checks'} before it")
         elif version.check_state == BotVersion.RUNNING:
             lines.append(f"{label}: its check is running")
-        elif version.check_state == BotVersion.PASSED and state != Season.CLOSED:
+        elif version.check_state == BotVersion.PASSED and state != Competition.CLOSED:
             lines.append(f"{label}: it passed its check and is entering the season (when the "
                          f"games now in play end)")
     active = next((v for v in versions if v.season_state == BotVersion.ACTIVE), None)
-    if state == Season.PAUSED:
+    if state == Competition.PAUSED:
         lines.append("the season is paused: no games are played until the organiser resumes it")
-    elif active is not None and not played and state == Season.RUNNING:
+    elif active is not None and not played and state == Competition.RUNNING:
         lines.append(f"v{active.number}: in the season, waiting for its first game")
     return lines

@@ -15,13 +15,10 @@ once, and the games not stored are played again.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import fcntl
-import math
 import os
 import signal
-import time
 from pathlib import Path
 from typing import Any
 
@@ -40,53 +37,6 @@ def setup_django(data: Path, season_file: Path) -> None:
     import django
 
     django.setup()
-
-
-async def refit_loop(db: Database, loop_: Any, games_every: int, seconds: float) -> None:
-    """Refit after every `games_every` new games, or `seconds` after the last refit when there
-    are new games, or at once when `loop_.refit_now` asks (the season closed, or a ranked
-    version left the ranks); the fit runs in a subprocess while the games go on."""
-    from referee.server.runner import clubdb
-    from referee.server.runner.refit import refit
-
-    out = loop_.season.store.path.parent
-    seen = 0                                  # loop_.saved at the last refit
-    due = loop_.season.store.count() > 0      # a restart refits what is stored at once
-    last = time.monotonic()
-    while True:
-        fresh = loop_.saved - seen
-        due |= loop_.refit_now or (fresh > 0 and (fresh >= games_every
-                                                  or time.monotonic() - last >= seconds))
-        if due:
-            due, loop_.refit_now = False, False
-            seen, last = loop_.saved, time.monotonic()
-            try:
-                data = await refit(out)
-            except RuntimeError as exc:
-                log(str(exc))
-                continue
-            names = await db(clubdb.names_by_league_name)
-            for row in data["rows"]:   # a SeasonRow's JSON, with the club's name of it
-                league_name = row["table"]["bot"]
-                bot, number, _ = names.get(league_name, (league_name, 0, 0))
-                row["bot"], row["version"] = bot, number
-            data = _finite(data)
-            await db(clubdb.write_standing, data["facts"]["games_recorded"], data)
-            continue
-        loop_.game_saved.clear()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(loop_.game_saved.wait(), 1.0)
-
-
-def _finite(value: Any) -> Any:
-    """JSON without NaN or infinities (they are no JSON): None in their place."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_finite(item) for item in value]
-    return value
 
 
 async def run(data: Path, season_file: Path, cluster: str | None) -> None:
@@ -144,7 +94,9 @@ async def serve(data: Path, season_file: Path, settings: Any, cluster: str | Non
     from referee.league.season import open_season
     from referee.server.runner import clubdb
     from referee.server.runner.checks import check_queue
+    from referee.server.runner.competitions import Competitions
     from referee.server.runner.humangames import human_game_queue
+    from referee.server.runner.refitloop import refit_loop
     from referee.server.runner.seasonloop import SeasonLoop
     from referee.server.runner.testgames import test_game_queue
 
@@ -162,17 +114,21 @@ async def serve(data: Path, season_file: Path, settings: Any, cluster: str | Non
     if moved:
         log(f"the season reads {len(moved)} entrants' specs from {data} now (the data folder "
             f"was moved or restored elsewhere)")
+    others = Competitions(db, data, season_file, cluster, connection)
+    await others.read()   # the other competitions' settings: their house bots are kept
     if not season.states():   # the season's first start: the house bots join it
         house = await db(clubdb.add_house_bots, settings.house_bots)
         if house:
             log(f"house bots queued for their checks: {', '.join(house)}")
     else:   # later starts: the season file's house bots, as it says them now
-        added, removed = await db(clubdb.sync_house_bots, settings.house_bots)
+        added, removed = await db(clubdb.sync_house_bots,
+                                  settings.house_bots + others.house_bots())
         if added or removed:
             log(f"house bots as the season file names them: "
                 f"{', '.join([*(f'+{n}' for n in added), *(f'-{n}' for n in removed)])}")
     loop_ = SeasonLoop(db, data, season, settings, cluster, connection=connection,
-                       season_file=season_file)
+                       season_file=season_file, turns=others.turns,
+                       elsewhere=others.active_names, other_house=others.house_bots)
     await loop_.apply_limits()   # a [limits] changed while the runner was stopped
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -196,6 +152,7 @@ async def serve(data: Path, season_file: Path, settings: Any, cluster: str | Non
                                        settings.refit_seconds), name="refit"),
     ]
     season_task = asyncio.create_task(loop_.run(), name="season")
+    tasks.append(asyncio.create_task(others.run(), name="competitions"))
     stop_task = asyncio.create_task(stopping.wait())
     log(f"started on {data} (season file {season_file})")
     try:

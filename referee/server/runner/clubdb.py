@@ -6,6 +6,7 @@ loop that plays games: a write waiting for SQLite's lock must not hold up a bot'
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,9 +22,9 @@ from referee.server.club.models import (
     BotVersion,
     CheckLine,
     CheckRun,
+    Competition,
     Notice,
     RatingHistory,
-    Season,
     Standing,
     TestGame,
 )
@@ -86,7 +87,7 @@ def requeue_interrupted() -> tuple[int, int]:
 
 def season_state() -> str:
     """running, paused or closed."""
-    return Season.current().state
+    return Competition.first().state
 
 
 # ---------------------------------------------------------------------------- checks
@@ -125,9 +126,10 @@ def over_disk_budget(claimed: Claimed) -> str | None:
     return over_budget(student_use(claimed.data, claimed.owner_id), 0, budget)
 
 
-def prune_folders(data: Path) -> list[Path]:
-    """The built folders the retention rule (referee.server.shared.diskuse) removes now."""
-    return prunable(data)
+def prune_folders(data: Path, keep: Collection[str] = ()) -> list[Path]:
+    """The built folders the retention rule (referee.server.shared.diskuse) removes now, but
+    those of the versions named in `keep` (they play in another competition)."""
+    return prunable(data, keep)
 
 
 def add_check_line(check_id: int, seq: int, text: str) -> None:
@@ -164,11 +166,13 @@ class Entry:
     retire: tuple[str, ...]    # the bot's versions active now (they become retired)
 
 
-def waiting_entries(data: Path) -> list[Entry]:
+def waiting_entries(data: Path, house: Collection[str]) -> list[Entry]:
     """Versions that passed and wait, of bots and owners still allowed to play, oldest first
-    (the order they enter in); only a bot's newest passed version enters."""
+    (the order they enter in); only a bot's newest passed version enters. Of the house bots
+    only those named `house` (the season file's: another competition's house bots play
+    there only)."""
     waiting = (BotVersion.objects.select_related("bot__owner")
-               .filter(Q(bot__owner__is_active=True) | Q(bot__house=True),
+               .filter(Q(bot__owner__is_active=True) | Q(bot__house=True, bot__name__in=house),
                        check_state=BotVersion.PASSED, season_state=BotVersion.WAITING,
                        bot__disabled=False)
                .order_by("id"))
@@ -234,6 +238,20 @@ def sync_house_bots(specs: list[Path]) -> tuple[list[str], list[str]]:
             bot.save(update_fields=["disabled", "disabled_reason"])
             removed.append(bot.name)
     return added, removed
+
+
+def house_bot_names(specs: list[Path]) -> set[str]:
+    """The house bots' names of `specs` (the season file's `house_bots`); a spec that cannot
+    be read names none (its notice was written when it was added)."""
+    from referee.bots.spec import BotSpecError, load_spec
+
+    names = set()
+    for spec in specs:
+        try:
+            names.add(house_name(load_spec(spec).name))
+        except (BotSpecError, OSError):
+            continue
+    return names
 
 
 def _house_name(spec: Path) -> str | None:
@@ -316,11 +334,11 @@ def names_by_league_name() -> dict[str, tuple[str, int, int | None]]:
             for v in BotVersion.objects.select_related("bot")}
 
 
-def house_checking() -> bool:
-    """True while a house bot's check is queued or running: they enter the season together, so
-    no house bot starts with a backlog of catch-up games that a first student's would wait
-    behind."""
-    return BotVersion.objects.filter(bot__house=True, check_state__in=[
+def house_checking(house: Collection[str]) -> bool:
+    """True while the check of a house bot named `house` (a competition's) is queued or
+    running: they enter the competition together, so no house bot starts with a backlog of
+    catch-up games that a first student's would wait behind."""
+    return BotVersion.objects.filter(bot__house=True, bot__name__in=house, check_state__in=[
         BotVersion.QUEUED, BotVersion.RUNNING]).exists()
 
 
@@ -330,14 +348,18 @@ def house_names() -> set[str]:
 STANDINGS_KEPT = 5   # pages read only the newest; a few older ones for the organiser's admin
 
 
-def write_standing(games: int, data: dict) -> None:
-    """A new snapshot of the table (the leaderboard shows the newest); all but the newest
-    STANDINGS_KEPT are removed, so a season's age costs no page anything. Each bot's rating
-    history gains the standing's points in the same transaction."""
+def write_standing(games: int, data: dict, competition: int = Competition.FIRST) -> None:
+    """A new snapshot of a competition's table (its leaderboard shows the newest); all but its
+    newest STANDINGS_KEPT are removed, so a season's age costs no page anything. In the first
+    competition each bot's rating history gains the standing's points in the same
+    transaction."""
     with transaction.atomic():
-        newest = Standing.objects.create(games=games, data=data)
-        Standing.objects.filter(pk__lte=newest.pk - STANDINGS_KEPT).delete()
-        grow_histories(data.get("rows", []), newest.created_at.timestamp())
+        newest = Standing.objects.create(games=games, data=data, competition_id=competition)
+        older = Standing.objects.filter(competition_id=competition).order_by("-pk")
+        Standing.objects.filter(pk__in=list(older.values_list("pk", flat=True)
+                                            [STANDINGS_KEPT:])).delete()
+        if competition == Competition.FIRST:
+            grow_histories(data.get("rows", []), newest.created_at.timestamp())
 
 
 def grow_histories(rows: list[dict], when: float) -> None:
@@ -362,7 +384,7 @@ def grow_histories(rows: list[dict], when: float) -> None:
 
 def set_report(path: str) -> None:
     """The closed season's static report is written at `path` (relative to DIR)."""
-    Season.row().update(report_path=path, closed_at=timezone.now())
+    Competition.first_row().update(report_path=path, closed_at=timezone.now())
 
 
 def notify(user_id: int | None, text: str, version_id: int | None = None) -> None:

@@ -1,4 +1,7 @@
-"""The season's games: entries and rounds from the database, games on the league's executors.
+"""A competition's games: entries and rounds from the database, games on the league's
+executors. One SeasonLoop plays one competition (the first: the club's season in DIR/season;
+another: in its own folder with its own settings); the runner's competitions take turns at
+its machines (turns.Turns); what differs between the two kinds is their book (books.py).
 
 Between rounds the loop enters the versions that passed their check (retiring the bot's older
 version) and appends the next round; while games play, a watcher stops new games from starting
@@ -13,6 +16,7 @@ import asyncio
 import contextlib
 import dataclasses
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +30,9 @@ from referee.league.schedule import ScheduledGame
 from referee.league.season import ACTIVE, DISABLED, Season, play_pending, season_specs
 from referee.report.table_files import write_outputs
 from referee.server.runner import clubdb
+from referee.server.runner.books import Book, FirstBook
 from referee.server.runner.logline import log
-from referee.server.shared.clubfolder import ClubFolder
+from referee.server.runner.turns import Turns
 from referee.server.shared.confinement import confinement
 from referee.server.shared.database import Db
 from referee.server.shared.diskuse import remove_folders
@@ -47,10 +52,23 @@ class SeasonLoop:
 
     def __init__(self, db: Db, data: Path, season: Season, settings: RunnerSettings,
                  cluster: str | None, poll: float = 1.0, connection: Any = None,
-                 season_file: Path | None = None) -> None:
+                 season_file: Path | None = None, book: Book | None = None,
+                 turns: Turns | None = None,
+                 elsewhere: Callable[[], set[str]] = set,
+                 other_house: Callable[[], list[Path]] = list) -> None:
         """`connection`: the runner's dask.Cluster when it has one (the executors use it);
-        `season_file`: the file `settings` came from, read again when it changes."""
+        `season_file`: the file `settings` came from, read again when it changes (the first
+        competition's); `book`: the competition's database side (default the first's);
+        `turns`: the turns it takes with the other competitions at the runner's machines;
+        `elsewhere`: the league names active in the other competitions (their folders are
+        not pruned); `other_house`: the house bots the other competitions name (the season
+        file's changes keep them)."""
         self.db, self.data, self.season, self.settings = db, data, season, settings
+        self.book: Book = book or FirstBook()
+        self.turns = turns or Turns()
+        self.elsewhere, self.other_house = elsewhere, other_house
+        self.first = isinstance(self.book, FirstBook)
+        self.said = "" if self.first else f"{self.book.name}: "   # its log lines' start
         self.season_file = season_file
         self.file_stamp = file_stamp(season_file)
         # The season's [limits] as the checks and test games read them: updated in place when
@@ -83,7 +101,7 @@ class SeasonLoop:
         """Enter, schedule and play until the season is closed; then write its report."""
         try:
             while True:
-                state = await self.db(clubdb.season_state)
+                state = await self.db(self.book.state)
                 await self.leave_disabled()
                 if state != self.state:
                     await self.changed(state)
@@ -95,7 +113,9 @@ class SeasonLoop:
                     await self.close_executor()   # paused may be long: the bots stop
                     await asyncio.sleep(self.poll)
                     continue
-                if not self.season.pending() and not await self.db(clubdb.house_checking):
+                house = await self.db(clubdb.house_bot_names, self.settings.house_bots)
+                if not self.season.pending() and not await self.db(clubdb.house_checking,
+                                                                   house):
                     await self.reread()   # between rounds: the organiser's changes
                     await self.enter_waiting()   # newcomers' first games are never held back
                     await self.prune()
@@ -115,10 +135,10 @@ class SeasonLoop:
         self.state = state
         count = self.season.store.count()
         words = {PAUSED: "paused", RUNNING: "resumed", CLOSED: "closed"}
-        log(f"play {words[state]} with {count} games recorded")
+        log(f"{self.said}play {words[state]} with {count} games recorded")
         if state != CLOSED:
-            await self.db(clubdb.notify, None, f"play is {words[state]}: {count} games "
-                                                f"recorded")
+            await self.db(self.book.notify, f"play is {words[state]}: {count} games "
+                                            f"recorded")
 
     # ------------------------------------------------------------------ the season file
 
@@ -143,7 +163,7 @@ class SeasonLoop:
         old, self.settings = self.settings, new
         await self.apply_limits()
         if [str(p) for p in old.house_bots] != [str(p) for p in new.house_bots]:
-            await self.db(clubdb.sync_house_bots, new.house_bots)
+            await self.db(clubdb.sync_house_bots, new.house_bots + self.other_house())
         if said:
             text = "season file changed: " + "; ".join(said)
             log(text)
@@ -185,11 +205,12 @@ class SeasonLoop:
 
     async def enter_waiting(self) -> None:
         """Enter every version that passed and waits (the season is between rounds)."""
-        for entry in await self.db(clubdb.waiting_entries, self.data):
+        house = await self.db(clubdb.house_bot_names, self.settings.house_bots)
+        for entry in await self.db(self.book.waiting, self.data, self.season.states(), house):
             try:
                 version = load_spec(entry.spec).files_hash()
             except (BotSpecError, OSError) as exc:
-                await self.db(clubdb.mark_disabled, entry.version_id,
+                await self.db(self.book.mark_disabled, entry.version_id,
                               f"its spec cannot be read: {exc}", False)
                 continue
             state = self.season.states().get(entry.league_name)
@@ -203,7 +224,7 @@ class SeasonLoop:
                 self.forget_rows(entry.league_name)
                 self.ranked_changed()
             # else: entered, then the runner was killed before it said so
-            await self.db(clubdb.mark_entered, entry)
+            await self.db(self.book.mark_entered, entry)
 
     def ranked_changed(self) -> None:
         """A version that was ranked left the ranks (retired or disabled): the board's rank
@@ -217,7 +238,9 @@ class SeasonLoop:
         """Between rounds (no season game in play): remove the built folders of replaced,
         failed and retired versions that no test or browser game in play names (the
         retention rule of referee.server.shared.diskuse; their archives and reports stay)."""
-        folders = await self.db(clubdb.prune_folders, self.data)
+        if not self.first:
+            return   # the first competition's loop prunes for all
+        folders = await self.db(clubdb.prune_folders, self.data, self.elsewhere())
         if folders:
             await asyncio.to_thread(remove_folders, folders)
             log(f"removed the built folders of {len(folders)} replaced, failed or retired "
@@ -228,12 +251,12 @@ class SeasonLoop:
         playing (active) in the season."""
         states = self.season.states()
         playing = False
-        for version_id, name, why in await self.db(clubdb.to_disable):
+        for version_id, name, why in await self.db(self.book.to_disable, states):
             was_active = states.get(name) == ACTIVE
             if name in states and states[name] != DISABLED:
                 self.season.disable(name)
             playing |= was_active
-            await self.db(clubdb.mark_disabled, version_id, why, was_active)
+            await self.db(self.book.mark_disabled, version_id, why, was_active)
         if playing:
             self.ranked_changed()
         return playing
@@ -241,7 +264,13 @@ class SeasonLoop:
     # ------------------------------------------------------------------ games
 
     async def play(self, pending: list[ScheduledGame]) -> None:
-        """Play the pending games until they are done or the watcher says stop."""
+        """Play the pending games, in the competition's turn at the runner's machines, until
+        they are done, the watcher says stop, or the turn is over (another competition has
+        games waiting and this one started its share: the rest wait for its next turn)."""
+        async with self.turns.turn(self.book.id):
+            await self.play_turn(pending)
+
+    async def play_turn(self, pending: list[ScheduledGame]) -> None:
         need = frozenset(bot for game in pending for bot in game.bots)
         add = getattr(self.executor, "add", None)
         if self.executor is not None and add is not None and not need <= self.names:
@@ -254,9 +283,18 @@ class SeasonLoop:
             await self.open_executor(need)
         assert self.executor is not None
         self.stop = False
+        started = 0
+
+        def stop() -> bool:   # asked before each game starts
+            nonlocal started
+            if self.stop or self.turns.over(started):
+                return True
+            started += 1
+            return False
+
         watcher = asyncio.create_task(self.watch())
         try:
-            await play_pending(self.season, self.executor, lambda: self.stop, self.heard)
+            await play_pending(self.season, self.executor, stop, self.heard)
         finally:
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -298,8 +336,9 @@ class SeasonLoop:
         while True:
             await asyncio.sleep(self.poll)
             await self.flush_notices()
-            state = await self.db(clubdb.season_state)
-            gone = {name for _, name, _ in await self.db(clubdb.to_disable)}
+            state = await self.db(self.book.state)
+            gone = {name for _, name, _ in await self.db(self.book.to_disable,
+                                                         self.season.states())}
             if state != RUNNING or gone & self.names:
                 self.stop = True
                 return
@@ -371,8 +410,8 @@ class SeasonLoop:
                 self.season.disable(name)
                 self.ranked_changed()
             self.forget_rows(name)
-            log(f"{name} {why}")
-            await self.db(clubdb.take_out, name, why)
+            log(f"{self.said}{name} {why}")
+            await self.db(self.book.take_out, name, why)
 
     def note(self, name: str, what: str, text: str) -> None:
         """Tell `name`'s owner once per kind of trouble while this runner runs."""
@@ -383,7 +422,7 @@ class SeasonLoop:
     async def flush_notices(self) -> None:
         notices, self.notices = self.notices, []
         for name, text in notices:
-            await self.db(clubdb.notify_owner, name, text)
+            await self.db(self.book.notify_owner, name, text)
 
     # ------------------------------------------------------------------ closing
 
@@ -391,7 +430,10 @@ class SeasonLoop:
         """Write the final tables and the static report into DIR/season (once)."""
         from referee.report.site import build_report
 
-        if await self.db(_report_written):
+        if await self.db(self.book.report_written):
+            return
+        if not self.season.store.count():   # nothing was played: there is nothing to rate
+            await self.db(self.book.notify, "closed before its first game: no report")
             return
         # One ranked row per bot (its version that plays now), ranked among those shown.
         house: set[str] = set() if self.settings.house_in_final_table else \
@@ -401,12 +443,11 @@ class SeasonLoop:
             outcome = without_entrants(outcome, house)
         write_outputs(outcome)
         await asyncio.to_thread(build_report, self.season.store.path.parent, None, outcome)
-        report = ClubFolder(self.data).season_report
-        await self.db(clubdb.set_report, report)
+        report = await self.db(self.book.set_report, self.data)
         self.refit_now = True
         self.game_saved.set()
-        await self.db(clubdb.notify, None, f"the season is closed: {len(outcome.games)} games; "
-                                            f"its report is {report}")
+        await self.db(self.book.notify, f"{'the season' if self.first else 'it'} is closed: "
+                                        f"{len(outcome.games)} games; its report is {report}")
 
 
 def without_entrants(outcome: LeagueOutcome, names: set[str]) -> LeagueOutcome:
@@ -439,8 +480,3 @@ def file_stamp(path: Path | None) -> tuple[int, int] | None:
         return None
     return None if info is None else (info.st_mtime_ns, info.st_size)
 
-
-def _report_written() -> bool:
-    from referee.server.club.models import Season as SeasonRow
-
-    return bool(SeasonRow.current().report_path)

@@ -3,7 +3,9 @@
     DIR/server.sqlite3           the club's database (accounts, bots, queues, standings)
     DIR/season.toml              the season file (unless --season names another)
     DIR/season.last-good.toml    the last season file that could be used (seasonread)
-    DIR/season/                  the season's league folder (its store, tables, live files)
+    DIR/season/                  the first competition's league folder (its store, tables,
+                                 live files): the club's one season before competitions
+    DIR/competitions/<slug>/     another competition's league folder
     DIR/uploads/<bot>/<n>/       the students' uploads: `archive` and the `bot` folder
     DIR/testgames/<id>.json      a test game's record; testgames/live/<id>/: while it plays
     DIR/humangames/<id>.json     a browser game's record
@@ -42,6 +44,7 @@ class ClubFolder:
     SEASON_FILE = "season.toml"
     LAST_GOOD = "season.last-good.toml"
     SEASON = "season"
+    COMPETITIONS = "competitions"
     UPLOADS = UPLOADS_NAME
     TEST_GAMES = "testgames"
     HUMAN_GAMES = "humangames"
@@ -87,6 +90,24 @@ class ClubFolder:
     def season_report(self) -> str:
         """The closed season's static report, relative to DIR (as the database keeps it)."""
         return f"{self.SEASON}/{REPORT_NAME}/index.html"
+
+    @classmethod
+    def competition_folder(cls, slug: str) -> str:
+        """A new competition's league folder relative to DIR (as the database keeps it)."""
+        return f"{cls.COMPETITIONS}/{slug}"
+
+    def competition(self, folder: str) -> Path:
+        """A competition's league folder from its `folder` (relative to DIR: `season` for the
+        first competition, competitions/<slug> for the others)."""
+        return self.root / folder
+
+    def competition_league(self, folder: str) -> LeagueFolder:
+        return LeagueFolder(self.competition(folder))
+
+    @classmethod
+    def competition_report(cls, folder: str) -> str:
+        """A closed competition's static report, relative to DIR (as the database keeps it)."""
+        return f"{folder}/{REPORT_NAME}/index.html"
 
     @property
     def uploads(self) -> Path:

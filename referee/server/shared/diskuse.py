@@ -14,6 +14,7 @@ version and no queued or running test game or browser game names it.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Collection
 from pathlib import Path
 
 from django.db.models import Q
@@ -69,12 +70,14 @@ def in_play() -> set[int]:
     return needed
 
 
-def prunable(data: Path) -> list[Path]:
+def prunable(data: Path, keep: Collection[str] = ()) -> list[Path]:
     """The `bot` folders the retention rule removes now: of versions replaced, failed or
-    retired, that no game in play names, and that are still there."""
+    retired, that no game in play names, that no other competition plays (their league
+    names `keep`), and that are still there."""
     done = BotVersion.objects.filter(
         Q(check_state__in=[BotVersion.REPLACED, BotVersion.FAILED])
-        | Q(season_state=BotVersion.RETIRED), bot__house=False).exclude(pk__in=in_play())
+        | Q(season_state=BotVersion.RETIRED), bot__house=False).exclude(
+        pk__in=in_play()).exclude(league_name__in=list(keep))
     found = []
     for version in done:
         folder = uploaded_folder(data, version)

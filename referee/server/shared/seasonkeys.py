@@ -14,6 +14,7 @@ from typing import Any
 
 from referee.bots.diskwatch import DEFAULT_WRITE_MAX_MB
 from referee.league.config import LeagueSettings, league_from_table
+from referee.league.season import season_table_sizes
 from referee.util.config import ConfigError, read_toml
 from referee.util.resources import sample_bots
 
@@ -215,3 +216,33 @@ AT_START = frozenset({"check_concurrency", "check_timeout_s", "write_max_mb",
                       "sandbox", "cluster", "human_move_seconds", "human_bank_seconds",
                       "human_games_at_once", "human_idle_seconds",
                       "human_game_seconds", "unconfined_uploads"})
+
+
+# The keys a competition other than the first sets for itself (its row's `settings`, a table
+# of the season file's shape); every other key (the sandbox, the checks, the cluster...) is the
+# season file's, for the whole club. A key it leaves out has its default, not the season
+# file's: a competition's rules never leak from the first's.
+COMPETITION_KEYS = frozenset({
+    "rules", "players", "seed", "strikes_to_forfeit", "limits", "games_per_bot_per_hour",
+    "round_games", "max_rounds", "max_catch_up", "forfeits_to_take_out", "house_bots",
+    "house_in_final_table"})
+
+
+def competition_settings(season: dict[str, Any], own: dict[str, Any], path: Path
+                         ) -> RunnerSettings:
+    """A competition's settings: its own keys (`own`, COMPETITION_KEYS only) over the club's
+    keys of the season file's table `season` (read from `path`, whose folder house bots'
+    paths are relative to). ConfigError, one line, for a key it may not set or a bad value."""
+    foreign = sorted(set(own) - COMPETITION_KEYS)
+    if foreign:
+        raise ConfigError(f"a competition sets only {', '.join(sorted(COMPETITION_KEYS))}; "
+                          f"not {foreign[0]!r}")
+    table = {key: value for key, value in season.items() if key not in COMPETITION_KEYS}
+    table.setdefault("house_bots", [])   # a competition has only the house bots it names
+    settings = runner_settings_from_table({**table, **own}, path)
+    rules = settings.league.rules   # what the season's store refuses when it is made, now
+    low, high = season_table_sizes(settings.league)
+    if low < rules.min_players or high > rules.max_players or low > high:
+        raise ConfigError(f"tables of {low}-{high} players do not fit rules {rules.preset!r} "
+                          f"({rules.min_players}-{rules.max_players})")
+    return settings

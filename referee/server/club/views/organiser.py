@@ -15,8 +15,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from referee.engine import PRESET_NOTES
 from referee.server.club import streamslots
-from referee.server.club.models import Bot, ClubMessage, HumanGame, JoinCode, Notice, Season
+from referee.server.club.models import Bot, ClubMessage, Competition, HumanGame, JoinCode, Notice
 from referee.server.club.people import make_join_code
 from referee.server.club.seasonstate import move_season
 from referee.server.club.takenout import put_back, taken_out_versions
@@ -54,11 +55,13 @@ def usage() -> list[dict[str, Any]]:
 
 @organiser_only
 def organiser(request: HttpRequest) -> HttpResponse:
-    season = Season.current()
+    season = Competition.first()
     runner, problem = file_settings()
     initial = form_initial(runner)
     return render(request, "club/organiser.html", {
         "season_row": season, "codes": JoinCode.objects.order_by("-created_at")[:50],
+        "competitions": Competition.objects.order_by("pk"),
+        "presets": list(PRESET_NOTES.items()),
         "settings_form": initial, "settings_problem": problem, "season_file": season_file(),
         "form_limits": [(name, LIMIT_WORDS[name], initial[name]) for name in FORM_LIMITS],
         "code_form": JoinCodeForm(), "usage": usage(),
@@ -154,15 +157,20 @@ def version_put_back(request: HttpRequest, version_id: int) -> HttpResponse:
 def season_report(request: HttpRequest, path: str = "") -> HttpResponse:
     """The closed season's static report (written by the runner). The organiser's only: its
     replays hold every seat's output."""
+    return report_file(Competition.first(), path)
+
+
+def report_file(competition: Competition, path: str) -> HttpResponse:
+    """A file of a closed competition's static report (404 before it is written, and for a
+    path outside it)."""
     from pathlib import Path
 
     from django.conf import settings
     from django.http import FileResponse, Http404
 
-    season = Season.current()
-    if not season.report_path:
-        raise Http404("the season has no report yet")
-    root = (Path(settings.DATA_DIR) / season.report_path).resolve()
+    if not competition.report_path:
+        raise Http404("the competition has no report yet")
+    root = (Path(settings.DATA_DIR) / competition.report_path).resolve()
     if root.is_file():
         root = root.parent
     target = (root / (path or "index.html")).resolve()

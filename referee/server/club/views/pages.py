@@ -40,6 +40,7 @@ from referee.server.club.views.common import (
     own_version,
     refusal,
 )
+from referee.server.club.views.competitions import bot_competitions
 from referee.server.club.waiting import waiting_for
 from referee.server.shared.diskuse import RULE as RETENTION_RULE
 from referee.server.shared.diskuse import mib, student_use
@@ -153,7 +154,8 @@ def bot_page(request: HttpRequest, name: str) -> HttpResponse:
         "organiser": is_organiser(request.user),
         "rows": board.rows_of(bot.name), "chart": rating_chart_of(bot),
         "opponents": board.opponents_html(names), "show": show, "recent": recent,
-        "recent_rows": recent_rows(recent), "waiting": waiting_for(bot, versions, played)})
+        "recent_rows": recent_rows(recent), "waiting": waiting_for(bot, versions, played),
+        "competitions": bot_competitions(bot)})
 
 
 def rating_chart_of(bot: Bot) -> SafeString:

@@ -17,7 +17,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
 
 from referee.server.club import games
-from referee.server.club.models import Bot
+from referee.server.club.board import newest_board
+from referee.server.club.models import Bot, Competition
 from referee.server.club.views.common import api_user, refusal
 from referee.server.club.views.pages import standing_payload
 from referee.server.shared.seasonread import public_leaderboard
@@ -69,14 +70,24 @@ def whole_number(request: HttpRequest, key: str, default: int | None, low: int,
 
 @reader(public=True)
 def leaderboard(request: HttpRequest, user: User | None) -> HttpResponse:
-    """GET /api/leaderboard: the newest standing's rows as the leaderboard's JSON gives them
-    (board.BoardRow), each with the API address of its bot's games."""
-    shared = standing_payload()   # shared between requests: copied before rows gain a field
+    """GET /api/leaderboard[?competition=SLUG]: the newest standing's rows of the first
+    competition (the season), or of the competition SLUG names, as the leaderboard's JSON
+    gives them (board.BoardRow), each with the API address of its bot's games (the season's
+    games: another competition's rows have none)."""
+    slug = request.GET.get("competition", "")
+    competition = Competition.objects.filter(slug=slug).first() if slug else None
+    if slug and competition is None:
+        return refusal(request, f"no competition {slug[:40]!r}", 404)
+    first = competition is None or competition.is_first
+    # shared between requests: copied before rows gain a field
+    shared = standing_payload() if first or competition is None \
+        else newest_board(competition.pk).payload
     board = {**shared, "rows": [dict(row) for row in shared["rows"]]}
     ids = dict(Bot.objects.filter(name__in=[row["bot"] for row in board["rows"]])
                .values_list("name", "pk"))
     for row in board["rows"]:
-        row["games_url"] = f"/api/bots/{ids[row['bot']]}/games" if row["bot"] in ids else ""
+        row["games_url"] = f"/api/bots/{ids[row['bot']]}/games" \
+            if row["bot"] in ids and first else ""
     return JsonResponse(board)
 
 
