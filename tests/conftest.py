@@ -1,3 +1,4 @@
+# ruff: noqa: E402 (gRPC's fork handlers are turned off before the imports below load grpc)
 """Shared test set-up: the slow lane, and tests marked `sandbox` that need a working
 bubblewrap sandbox.
 
@@ -20,6 +21,12 @@ import shutil
 import signal
 import tempfile
 from pathlib import Path
+
+from referee.util.grpcfork import no_grpc_fork_handlers
+
+# Before anything imports grpc: the tests start servers and terminals with a preexec_fn (a
+# fork), which gRPC's fork handlers made abort before exec now and then (referee.util.grpcfork).
+no_grpc_fork_handlers()
 
 import pytest
 from hypothesis import settings

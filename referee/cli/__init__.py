@@ -7,9 +7,11 @@ commands over the library, each in a module of its own beside this one.
 from __future__ import annotations
 
 from referee.util.blas import one_blas_thread
+from referee.util.grpcfork import no_grpc_fork_handlers
 from referee.util.quiet import quiet_transport
 
 quiet_transport()   # before anything imports grpc: the C core reads its settings at import
+no_grpc_fork_handlers()
 one_blas_thread()   # before anything imports numpy: its BLAS reads its thread count at import
 
 from typing import Any
