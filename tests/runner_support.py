@@ -17,6 +17,7 @@ from typing import Any
 
 from orphans import stops_with_pytest
 
+from referee.league.store import LeagueStore
 from referee.server.shared.clubfolder import ClubFolder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -175,3 +176,15 @@ class RunnerProcess:
         if self.proc.poll() is not None:
             raise AssertionError(f"the runner stopped ({self.proc.returncode}):\n"
                                  f"{self.output()}")
+
+
+def season_rows(data: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """The rows `sql` selects from the club's season store, read-only; [] while there is none
+    to read (no file yet, or the runner has not made its tables yet)."""
+    store = LeagueStore.open_made(ClubFolder(data).season_league.store_path)
+    if store is None:
+        return []
+    try:
+        return store.db.execute(sql, params).fetchall()
+    finally:
+        store.close()

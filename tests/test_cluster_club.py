@@ -7,7 +7,6 @@ bot and a container bot handed in as an image archive alike; the runner runs no 
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
 import uuid
 from pathlib import Path
@@ -16,11 +15,10 @@ import pytest
 from container_support import TEST_REPO, bot_image, need_runtime
 from net_support import dask_scheduler, dask_worker, tls_credentials
 from proc_support import descendants
-from runner_support import Club, RunnerProcess, sample, write_season
+from runner_support import Club, RunnerProcess, sample, season_rows, write_season
 from wait_support import wait_for
 
 from referee.bots.archive import archive_image_id
-from referee.server.shared.clubfolder import ClubFolder
 
 pytestmark = pytest.mark.sandbox
 
@@ -140,13 +138,8 @@ def test_a_club_on_a_tls_cluster_checks_and_plays_every_bot_on_its_workers(
 
 def stored(data: Path) -> list[tuple[str, str, str]]:
     """(bots, versions, worker) of each stored game of the season."""
-    db = ClubFolder(data).season_league.store_path
-    if not db.exists():
-        return []
-    with sqlite3.connect(db) as connection:
-        return connection.execute(
-            "SELECT g.bots, g.versions, w.worker FROM games g "
-            "LEFT JOIN game_workers w ON w.idx = g.idx ORDER BY g.idx").fetchall()
+    return season_rows(data, "SELECT g.bots, g.versions, w.worker FROM games g "
+                             "LEFT JOIN game_workers w ON w.idx = g.idx ORDER BY g.idx")
 
 
 def test_a_check_on_a_worker_keeps_its_time_limit_and_leaves_nothing_running(

@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import json
 import socket
-import sqlite3
 import uuid
 from pathlib import Path
 
 import pytest
 from proc_support import descendants
-from runner_support import ROOT, Club, RunnerProcess, sample, write_season
+from runner_support import ROOT, Club, RunnerProcess, sample, season_rows, write_season
 from server_support import ServerProcess, WebClient
 from wait_support import wait_for
-
-from referee.server.shared.clubfolder import ClubFolder
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
@@ -90,13 +87,8 @@ def http_status(port: int, path: str) -> str:
 
 def games_of(data: Path, name: str) -> list[tuple[int, list[str], list[bool], list[dict], str]]:
     """(index, bots, forfeited, strikes, worker) of the stored games `name` sat at."""
-    db = ClubFolder(data).season_league.store_path
-    if not db.exists():
-        return []
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as connection:
-        rows = connection.execute(
-            "SELECT g.idx, g.bots, g.forfeited, g.strikes, w.worker FROM games g "
-            "LEFT JOIN game_workers w ON w.idx = g.idx ORDER BY g.idx").fetchall()
+    rows = season_rows(data, "SELECT g.idx, g.bots, g.forfeited, g.strikes, w.worker FROM games g "
+                             "LEFT JOIN game_workers w ON w.idx = g.idx ORDER BY g.idx")
     return [(idx, json.loads(bots), json.loads(out), json.loads(strikes), worker)
             for idx, bots, out, strikes, worker in rows if name in json.loads(bots)]
 

@@ -7,7 +7,6 @@ games with it."""
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 import uuid
 from pathlib import Path
@@ -15,10 +14,8 @@ from pathlib import Path
 import pytest
 from cli_support import referee
 from container_support import BUILD_SCRIPT, ROOT, need_runtime
-from runner_support import Club, RunnerProcess, sample, write_season
+from runner_support import Club, RunnerProcess, sample, season_rows, write_season
 from wait_support import wait_for
-
-from referee.server.shared.clubfolder import ClubFolder
 
 pytestmark = pytest.mark.slow
 
@@ -86,9 +83,5 @@ def test_the_guides_image_passes_a_clubs_check_and_plays_its_season(handed_in: P
 
 
 def _games_with(data: Path, bot: str) -> int:
-    db = ClubFolder(data).season_league.store_path
-    if not db.exists():
-        return 0
-    with sqlite3.connect(db) as connection:
-        return connection.execute("SELECT COUNT(*) FROM games WHERE bots LIKE ?",
-                                  (f"%{bot}%",)).fetchone()[0]
+    rows = season_rows(data, "SELECT COUNT(*) FROM games WHERE bots LIKE ?", (f"%{bot}%",))
+    return rows[0][0] if rows else 0

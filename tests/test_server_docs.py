@@ -5,11 +5,9 @@ league commands on a played season folder, the backup lines, the season file as 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
-import sqlite3
 import subprocess
 import sys
 import tomllib
@@ -18,10 +16,9 @@ from pathlib import Path
 
 import pytest
 from doc_support import ROOT, SERVER, TOKEN, shell_commands
+from runner_support import season_rows
 from server_support import ServerProcess, make_student, play_season, student_bot
 from wait_support import wait_for
-
-from referee.server.shared.clubfolder import ClubFolder
 
 SERVE = f"{sys.executable} {ROOT}/tests/serve_briefly.py"
 SERVER_RUNS = {
@@ -161,13 +158,9 @@ def replay_block(doc: str) -> str:
 
 def game_of(data: Path, bot: str) -> list[int]:
     """[the index of a stored season game with one seat of `bot` (any version)], or []."""
-    db = ClubFolder(data).season_league.store_path
-    if not db.exists():
-        return []
-    with contextlib.closing(sqlite3.connect(db)) as conn:
-        for index, bots in conn.execute("SELECT idx, bots FROM games ORDER BY idx"):
-            if sum(1 for name in json.loads(bots) if name.split(".v")[0] == bot) == 1:
-                return [int(index)]
+    for index, bots in season_rows(data, "SELECT idx, bots FROM games ORDER BY idx"):
+        if sum(1 for name in json.loads(bots) if name.split(".v")[0] == bot) == 1:
+            return [int(index)]
     return []
 
 

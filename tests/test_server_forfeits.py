@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from pathlib import Path
 
 import pytest
-from runner_support import Club, write_season
+from runner_support import Club, season_rows, write_season
 from server_support import (
     PASSWORD,
     ServerProcess,
@@ -25,8 +24,6 @@ from server_support import (
     zip_of,
 )
 from wait_support import wait_for
-
-from referee.server.shared.clubfolder import ClubFolder
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
@@ -101,20 +98,12 @@ def bot_folder(folder: Path, name: str, source: str) -> Path:
 
 def games_of(data: Path, name: str) -> list[tuple[int, bool]]:
     """(index, forfeited) of the stored games `name` sat at, in schedule order."""
-    db = ClubFolder(data).season_league.store_path
-    if not db.exists():
-        return []
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as connection:
-        try:
-            rows = connection.execute("SELECT idx, bots, forfeited FROM games ORDER BY idx")
-        except sqlite3.OperationalError:   # the runner is creating the store
-            return []
-        found = []
-        for idx, bots, out in rows:
-            names = json.loads(bots)
-            if name in names:
-                found.append((idx, json.loads(out)[names.index(name)]))
-        return found
+    found = []
+    for idx, bots, out in season_rows(data, "SELECT idx, bots, forfeited FROM games ORDER BY idx"):
+        names = json.loads(bots)
+        if name in names:
+            found.append((idx, json.loads(out)[names.index(name)]))
+    return found
 
 
 def taken_out(club: Club, league_name: str) -> bool:

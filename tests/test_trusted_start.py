@@ -8,17 +8,15 @@ folder ran outside the sandbox would leave a marker, and none does."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
 from cli_support import referee
 from hostile_support import make_hostile_bot, markers_found
-from runner_support import Club, RunnerProcess, sample, write_season
+from runner_support import Club, RunnerProcess, sample, season_rows, write_season
 from wait_support import wait_for
 
 from referee.bots.spec import BotSpecError, load_spec
-from referee.server.shared.clubfolder import ClubFolder
 from referee.util.trusted import bot_command, python_module, trusted_env
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
@@ -119,11 +117,8 @@ def test_a_season_runs_nothing_of_an_upload_outside_the_sandbox(
 
 
 def _season_games(data: Path) -> int:
-    db = ClubFolder(data).season_league.store_path
-    if not db.exists():
-        return 0
-    with sqlite3.connect(db) as connection:
-        return connection.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+    rows = season_rows(data, "SELECT COUNT(*) FROM games")
+    return rows[0][0] if rows else 0
 
 
 @pytest.mark.parametrize("name", ["PYTHONPATH", "REFEREE_BOT_ADDRESS", "REFEREE_ANYTHING"])

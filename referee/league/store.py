@@ -209,7 +209,8 @@ class LeagueStore:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute(f"PRAGMA journal_size_limit={WAL_LIMIT_BYTES}")
-        self.db.executescript(SCHEMA)
+        # In one transaction: a reader beside a new store sees all its tables or none.
+        self.db.executescript(f"BEGIN;\n{SCHEMA}\nCOMMIT;")
         columns = {row[1] for row in self.db.execute("PRAGMA table_info(games)")}
         if "note_values" not in columns:   # a league stored before bots sent notes
             self.db.execute("ALTER TABLE games ADD COLUMN note_values TEXT NOT NULL DEFAULT '[]'")
