@@ -5,7 +5,10 @@ command written in a new module cannot be left out of `referee --help`."""
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
+import subprocess
+import sys
 
 import click
 
@@ -44,10 +47,6 @@ def test_the_command_line_runs_blas_in_one_thread_unless_told() -> None:
     """A league's closing standings are small solves: a second BLAS thread only busy-waits on
     a loaded machine (a 200-bot league's standings ran for minutes). The command line sets
     one thread before numpy loads; a count the user set is kept."""
-    import os
-    import subprocess
-    import sys
-
     from referee.util.blas import ONE_THREAD
 
     def threads(**given: str) -> int:
@@ -86,10 +85,6 @@ def test_children_forked_beside_grpc_reach_their_exec() -> None:
     support on, the child restarted gRPC's poller and closed its descriptors before exec, and
     the poller aborted it (here 36 of 300 children; `referee serve` died so once, SIGABRT).
     The command line turns the fork handlers off: every child reaches its exec."""
-    import os
-    import subprocess
-    import sys
-
     from referee.util.grpcfork import FORK_SUPPORT
 
     env = {k: v for k, v in os.environ.items() if k != FORK_SUPPORT}
